@@ -1,0 +1,175 @@
+/**
+ * Consistency of a mixed-isolation client history (paper Algorithm 3; semantics.md §4).
+ *
+ *   1. well-formedness (model.ts)                        -> inconsistent, named anomaly
+ *   2. pco := FIX(saturate)((so ∪ wr)+)                   -> cycle: inconsistent, explained cycle
+ *   3. conflicts (r, x) with 1ˣʳ ≠ ∅; 0ˣʳ = ∅           -> inconsistent, missing row
+ *   4. for each choice of a writer in 0ˣʳ per conflict (DFS, re-saturating after each choice, pruning cycles)
+ *   5.   consistent-prefix search (prefix.ts)             -> consistent, with the commit order
+ *   6. nothing found                                      -> inconsistent, explained on a shrunk sub-history
+ * A deadline or step budget turns any stage into `unknown`, reporting what was explored.
+ */
+import type { History } from '../history/history.js';
+import type { Anomaly } from './anomaly.js';
+import { findConflicts, valueOf, type Conflict } from './conflicts.js';
+import { cycleAnomaly, txnName } from './cycle.js';
+import { levelName, type IsoOverride } from './levels.js';
+import { buildModel, describeKey, INIT, type CheckModel } from './model.js';
+import { Budget, BudgetExceeded, explorePrefixes } from './prefix.js';
+import { Relations, sharedWriters } from './relations.js';
+import { saturate } from './saturate.js';
+import { shrink } from './shrink.js';
+
+export type Verdict = 'consistent' | 'inconsistent' | 'unknown';
+
+export interface CheckOptions {
+  iso?: IsoOverride;
+  checkAbortedReads?: boolean;
+  /** Wall-clock limit for the whole check, in milliseconds. */
+  timeoutMs?: number;
+  /** Limit on search steps (deterministic alternative to the timeout, for tests). */
+  maxSteps?: number;
+  /** Shrink inconsistent histories whose contradiction is not a single cycle (default true). */
+  shrink?: boolean;
+}
+
+export interface CheckStats {
+  transactions: number;
+  committed: number;
+  aborted: number;
+  unknown: number;
+  sessions: number;
+  events: number;
+  reads: number;
+  keys: number;
+  conflicts: number;
+  saturationEdges: number;
+  extensions: number;
+  prefixes: number;
+  timeMs: number;
+}
+
+export interface CheckResult {
+  verdict: Verdict;
+  /** Why the verdict is unknown (timeout), or a short summary. */
+  reason?: string;
+  anomalies: Anomaly[];
+  /** For a consistent history: a commit order of the committed transactions (ids) that satisfies every axiom. */
+  commitOrder?: string[];
+  notes: string[];
+  stats: CheckStats;
+  /** For an inconsistent history whose explanation needed shrinking: the transactions of the small sub-history. */
+  subHistory?: string[];
+}
+
+export function checkHistory(history: History, options: CheckOptions = {}): CheckResult {
+  const started = Date.now();
+  const budget = new Budget(options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity, options.maxSteps ?? Infinity);
+  const model = buildModel(history, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
+  const result = checkModel(model, budget, options);
+  result.stats.timeMs = Date.now() - started;
+  if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
+    const sub = shrink(history, options, (h) => checkModel(buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads }), new Budget(Date.now() + 2000), { ...options, shrink: false }), started + Math.max(5000, (options.timeoutMs ?? 30000) / 4));
+    if (sub) {
+      result.subHistory = sub.txns;
+      const explained = sub.result.anomalies.filter((a) => a.type !== 'no-consistent-order');
+      if (explained.length) result.anomalies.push(...explained.map((a) => ({ ...a, message: `${a.message} (in a sub-history of ${sub.txns.length} transactions)` })));
+      const first = result.anomalies[0];
+      if (first?.type === 'no-consistent-order') first.details = { ...first.details, subHistory: sub.txns };
+    }
+  }
+  return result;
+}
+
+function needsShrinking(result: CheckResult): boolean {
+  return result.anomalies.length > 0 && result.anomalies.every((a) => a.type === 'no-consistent-order');
+}
+
+function emptyStats(model: CheckModel): CheckStats {
+  const s = model.stats;
+  return { transactions: s.transactions, committed: s.committed, aborted: s.aborted, unknown: s.unknown, sessions: s.sessions, events: s.events, reads: s.reads, keys: s.keys, conflicts: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 };
+}
+
+export function checkModel(model: CheckModel, budget: Budget, _options: CheckOptions = {}): CheckResult {
+  const stats = emptyStats(model);
+  const notes = model.notes.slice();
+  const inconsistent = (anomalies: Anomaly[]): CheckResult => ({ verdict: 'inconsistent', anomalies, notes, stats });
+  if (model.anomalies.length > 0) return inconsistent(model.anomalies);
+
+  const sharesWrite = sharedWriters(model);
+  const base = Relations.base(model);
+  const satStats = { rounds: 0, added: 0 };
+  if (!saturate(base, sharesWrite, satStats)) {
+    stats.saturationEdges = satStats.added;
+    return inconsistent([cycleAnomaly(base)]);
+  }
+  stats.saturationEdges = satStats.added;
+
+  const { conflicts, missing } = findConflicts(model, base.pco);
+  stats.conflicts = conflicts.length;
+  if (missing.length > 0) return inconsistent(missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
+
+  // Fewest choices first: forced choices prune the rest early.
+  conflicts.sort((a, b) => a.zeros.length - b.zeros.length);
+  const prefixStats = { prefixes: 0, memoHits: 0 };
+  const extend = (i: number, rel: Relations): number[] | undefined => {
+    if (i === conflicts.length) {
+      stats.extensions++;
+      return explorePrefixes(rel, sharesWrite, budget, prefixStats);
+    }
+    const c: Conflict = conflicts[i];
+    const read = model.reads[c.read];
+    for (const w of c.zeros) {
+      budget.tick();
+      if (rel.pco.has(read.txn, w)) continue;
+      const next = rel.clone();
+      next.addWitness(read, c.key, w);
+      if (next.pco.cyclic || !saturate(next, sharesWrite)) continue;
+      const order = extend(i + 1, next);
+      if (order) return order;
+    }
+    return undefined;
+  };
+  let order: number[] | undefined;
+  try {
+    order = extend(0, base);
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e;
+    stats.prefixes = prefixStats.prefixes;
+    return {
+      verdict: 'unknown',
+      reason: `search stopped by the time limit after ${stats.extensions} extension(s) and ${prefixStats.prefixes} prefix(es) (${conflicts.length} conflict(s))`,
+      anomalies: [],
+      notes,
+      stats,
+    };
+  }
+  stats.prefixes = prefixStats.prefixes;
+  if (order) {
+    return { verdict: 'consistent', anomalies: [], commitOrder: order.map((t) => model.txns[t].id), notes, stats };
+  }
+  const what = conflicts.length === 0
+    ? 'no commit order satisfies every axiom, although no single cycle is forced'
+    : `no choice of the versions that hide the ${conflicts.length} unreturned row(s) with a matching version admits a commit order`;
+  return inconsistent([{ type: 'no-consistent-order', message: what, txns: [], details: conflicts.length ? { conflicts: conflicts.slice(0, 20).map((c) => describeConflict(model, c)) } : undefined }]);
+}
+
+function describeConflict(model: CheckModel, c: Conflict): string {
+  const read = model.reads[c.read];
+  return `${model.txns[read.txn].id} event ${read.ref.event} (${read.ref.op} ${read.ref.where ?? ''}) did not return ${describeKey(model, c.key)}, which ${c.ones.map((t) => model.txns[t].id).join(', ')} wrote matching the WHERE; it may have read the version of ${c.zeros.map((t) => model.txns[t].id).join(' or ')}`;
+}
+
+function missingRowAnomaly(model: CheckModel, readId: number, key: number, ones: number[]): Anomaly {
+  const read = model.reads[readId];
+  const reader = model.txns[read.txn];
+  const keyText = describeKey(model, key);
+  const versions = ones.map((t) => `${t === INIT ? 'init' : model.txns[t].id}: ${JSON.stringify(valueOf(model, t, key))}`);
+  return {
+    type: 'missing-row',
+    message: `${reader.id} (${levelName(reader.level)}) ${read.ref.op} with WHERE ${read.ref.where ?? '(none)'}${read.ref.params ? ` ${JSON.stringify(read.ref.params)}` : ''} did not return ${keyText}, but every version it could have seen matches the WHERE (${versions.join('; ')}), and no transaction it could have read from deleted it or changed it to not match`,
+    txns: [reader.id, ...ones.filter((t) => t !== INIT).map((t) => model.txns[t].id)],
+    levels: [levelName(reader.level)],
+    events: [read.ref],
+    details: { key: model.keys[key].values, table: model.tables[model.keys[key].table].schema.name, reader: txnName(model, read.txn), versions },
+  };
+}

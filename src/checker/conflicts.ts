@@ -1,0 +1,104 @@
+/**
+ * Conflicts of a client history (paper §5, Equation 4; semantics.md §4.3).
+ *
+ * For a non-partial read r of t3 and a key x of its table that r neither returned nor read locally:
+ *   1ˣʳ = {t : (t3, t) ∉ pco, t writes x (init writes every key), WHERE(r)(value(t, x)) = true}
+ *   0ˣʳ = the same with false († is false).
+ * (r, x) is a conflict when 1ˣʳ ≠ ∅; a conflict with 0ˣʳ = ∅ is a missing row: no witness exists.
+ *
+ * Keys nobody but init wrote are looked up through the WHERE's point constraints on the primary key when it
+ * has them (no scan of the table per read); otherwise the table's initial rows are scanned once per read.
+ */
+import type { Row } from '../history/format.js';
+import { INIT, type CheckModel, type ReadEvent } from './model.js';
+import type { Order } from './order.js';
+
+export interface Conflict {
+  read: number;
+  key: number;
+  /** Writers whose value satisfies the WHERE (the 1 set). */
+  ones: number[];
+  /** Writers whose value does not (the 0 set): the witness choices. */
+  zeros: number[];
+}
+
+export interface MissingRow {
+  read: number;
+  key: number;
+  /** Writers whose version satisfies the WHERE and that the read should have seen. */
+  ones: number[];
+}
+
+export function valueOf(model: CheckModel, t: number, key: number): Row | null {
+  if (t === INIT) return model.initRow[key] ?? null;
+  const v = model.writes[t].get(key);
+  return v === undefined ? null : v;
+}
+
+/** Keys of the read's table that only init wrote and whose initial row satisfies the WHERE. */
+function matchingInitKeys(model: CheckModel, read: ReadEvent): number[] {
+  const table = model.tables[read.table];
+  const schema = table.schema;
+  const result: number[] = [];
+  const consider = (key: number): void => {
+    if (model.writersOf[key].length > 0) return; // handled with the written keys
+    const row = model.initRow[key];
+    if (row !== undefined && read.pred.test(row)) result.push(key);
+  };
+  const points = schema.key.map((col) => read.pred.pointConstraints.get(col));
+  if (points.every((p) => p !== undefined)) {
+    // Enumerate the key tuples the WHERE allows and look each up.
+    let prefixes = [String(read.table)];
+    for (const values of points as string[][]) {
+      const next: string[] = [];
+      for (const p of prefixes) for (const v of values) next.push(p + '\u001f' + v);
+      prefixes = next;
+      if (prefixes.length > 100_000) break;
+    }
+    if (prefixes.length <= 100_000) {
+      for (const text of prefixes) {
+        const key = model.keyIds.get(text);
+        if (key !== undefined) consider(key);
+      }
+      return result;
+    }
+  }
+  for (const key of table.initKeys) consider(key);
+  return result;
+}
+
+export interface ConflictResult {
+  conflicts: Conflict[];
+  missing: MissingRow[];
+}
+
+/** Computes the conflicts and missing rows of every non-partial read, against the partial commit order `pco`. */
+export function findConflicts(model: CheckModel, pco: Order): ConflictResult {
+  const conflicts: Conflict[] = [];
+  const missing: MissingRow[] = [];
+  for (const read of model.reads) {
+    if (read.partial) continue;
+    const t3 = read.txn;
+    const skip = (key: number) => read.returned.has(key) || read.local.has(key);
+    for (const key of matchingInitKeys(model, read)) {
+      if (!skip(key)) missing.push({ read: read.id, key, ones: [INIT] });
+    }
+    for (const key of model.tables[read.table].writtenKeys) {
+      if (skip(key)) continue;
+      const ones: number[] = [];
+      const zeros: number[] = [];
+      const writers = model.writersOf[key];
+      for (let i = -1; i < writers.length; i++) {
+        const t = i < 0 ? INIT : writers[i];
+        if (t === t3 || pco.has(t3, t)) continue;
+        const value = valueOf(model, t, key);
+        if (value !== null && read.pred.test(value)) ones.push(t);
+        else zeros.push(t);
+      }
+      if (ones.length === 0) continue;
+      if (zeros.length === 0) missing.push({ read: read.id, key, ones });
+      else conflicts.push({ read: read.id, key, ones, zeros });
+    }
+  }
+  return { conflicts, missing };
+}

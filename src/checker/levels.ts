@@ -1,0 +1,81 @@
+/**
+ * Isolation levels as dense integers, the strength lattice SER ⊂ SI ⊂ PC ⊂ CC ⊂ RA ⊂ RC (semantics.md §2), and
+ * the `--iso` override: `SER` for every transaction, or `Label=LEVEL,...,*=LEVEL` by transaction label.
+ */
+import { ISOLATION_LEVELS, type IsolationLevel } from '../history/format.js';
+import { InputError } from '../history/errors.js';
+
+export const RC = 0;
+export const RA = 1;
+export const CC = 2;
+export const PC = 3;
+export const SI = 4;
+export const SER = 5;
+
+/** Level index: the position in ISOLATION_LEVELS, weakest first. */
+export function levelIndex(level: IsolationLevel): number {
+  return ISOLATION_LEVELS.indexOf(level);
+}
+
+export function levelName(index: number): IsolationLevel {
+  return ISOLATION_LEVELS[index];
+}
+
+export const LEVEL_DESCRIPTIONS: Record<IsolationLevel, string> = {
+  RC: 'Read Committed: a statement sees every transaction that committed before an earlier statement of its transaction read from it',
+  RA: 'Read Atomic: sees all or nothing of each transaction it read from',
+  CC: 'Causal Consistency: sees everything that causally precedes it (session order and reads, transitively)',
+  PC: 'Prefix Consistency: sees a prefix of the commit order that includes everything it read from',
+  SI: 'Snapshot Isolation: Prefix plus Conflict (no two concurrent writers of one key)',
+  SER: 'Serializability: sees every transaction committed before it',
+};
+
+/** A `--iso` override: a level for every transaction, or one per label with a default. */
+export interface IsoOverride {
+  all?: IsolationLevel;
+  byLabel: Map<string, IsolationLevel>;
+  fallback?: IsolationLevel;
+}
+
+function parseLevel(text: string, spec: string): IsolationLevel {
+  const up = text.trim().toUpperCase();
+  const aliases: Record<string, IsolationLevel> = {
+    SERIALIZABLE: 'SER',
+    'REPEATABLE READ': 'SI',
+    'REPEATABLE-READ': 'SI',
+    'READ COMMITTED': 'RC',
+    'READ-COMMITTED': 'RC',
+  };
+  const level = (aliases[up] ?? up) as IsolationLevel;
+  if (!(ISOLATION_LEVELS as readonly string[]).includes(level)) {
+    throw new InputError(`--iso ${spec}: unknown level "${text}" (levels: ${ISOLATION_LEVELS.join(', ')})`);
+  }
+  return level;
+}
+
+/** Parses `SER` or `Payment=SER,NewOrder=SI,*=RC`. */
+export function parseIsoOverride(spec: string): IsoOverride {
+  const result: IsoOverride = { byLabel: new Map() };
+  if (!spec.includes('=')) {
+    result.all = parseLevel(spec, spec);
+    return result;
+  }
+  for (const part of spec.split(',')) {
+    if (part.trim() === '') continue;
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new InputError(`--iso ${spec}: "${part}" should be Label=LEVEL or *=LEVEL`);
+    const label = part.slice(0, eq).trim();
+    const level = parseLevel(part.slice(eq + 1), spec);
+    if (label === '*') result.fallback = level;
+    else result.byLabel.set(label, level);
+  }
+  return result;
+}
+
+/** The level a transaction is checked at: the override's, else the recorded one. */
+export function effectiveLevel(recorded: IsolationLevel, label: string | undefined, override?: IsoOverride): IsolationLevel {
+  if (!override) return recorded;
+  if (override.all) return override.all;
+  if (label !== undefined && override.byLabel.has(label)) return override.byLabel.get(label)!;
+  return override.fallback ?? recorded;
+}

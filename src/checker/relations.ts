@@ -1,0 +1,170 @@
+/**
+ * The relations of one (extension of a) client history that the axioms of semantics.md §2 read, and the
+ * visibility predicate `vis_iso(t2, r)` of Figure 3 with a partial commit order standing for `co`.
+ *
+ * An extension adds witness edges `wr_x(w, r)` for conflicts (paper Algorithm 3); `Relations` holds the base
+ * `wr` plus those, so cloning it per choice keeps the search's states independent.
+ *
+ *   model -> base(): triples (r, x, t1), wrPred, rcFirst, hb = (so ∪ wr)+, pco = (so ∪ wr)+
+ *         -> addWitness(r, x, w) -> saturate.ts
+ */
+import { INIT, type CheckModel, type ReadEvent } from './model.js';
+import { CC, PC, RA, RC, SER, SI } from './levels.js';
+import { Order, newSet, setAdd, setHas } from './order.js';
+
+/** One instance of "read r read key x from t1". */
+export interface Triple {
+  read: number;
+  key: number;
+  from: number;
+  /** Index into the read's from-arrays, or -1 for a witness edge chosen by the search. */
+  index: number;
+}
+
+/** Why an edge of pco is there (for explanations). */
+export interface ForcedEdge {
+  from: number;
+  to: number;
+  /** The triple whose axiom forced it: reader tr(read) read key from `to`, `from` wrote key and is visible. */
+  triple: Triple;
+  /** How `from` was visible to the read. */
+  via: Visibility;
+  level: number;
+}
+
+export type Visibility = 'so' | 'wr-earlier' | 'wr' | 'causal' | 'prefix' | 'conflict' | 'co';
+
+export class Relations {
+  constructor(
+    readonly model: CheckModel,
+    public pco: Order,
+    /** (so ∪ wr)+, for CC. */
+    public hb: Order,
+    /** wrPred[t] as bitsets: transactions t reads from (base and witness edges). */
+    public wrPred: Uint32Array[],
+    /** rcFirst[t3].get(t2): the first program position at which t3 read something from t2. */
+    public rcFirst: Map<number, number>[],
+    public triples: Triple[],
+    /** Triples of each key (for the prefix search and saturation). */
+    public triplesOfKey: Map<number, number[]>,
+    public forced: ForcedEdge[],
+    /** Witness edges chosen so far: (conflict index, writer). */
+    public witnesses: { read: number; key: number; writer: number }[],
+  ) {}
+
+  static base(model: CheckModel): Relations {
+    const { n, soPrev, reads } = model;
+    const succ: number[][] = Array.from({ length: n }, () => []);
+    for (let t = 1; t < n; t++) succ[soPrev[t]].push(t);
+    const wrPred = Array.from({ length: n }, () => newSet(n));
+    const rcFirst = Array.from({ length: n }, () => new Map<number, number>());
+    const triples: Triple[] = [];
+    const triplesOfKey = new Map<number, number[]>();
+    for (const r of reads) {
+      for (let i = 0; i < r.fromKeys.length; i++) {
+        const w = r.fromTxns[i];
+        if (!setHas(wrPred[r.txn], w)) {
+          setAdd(wrPred[r.txn], w);
+          succ[w].push(r.txn);
+        }
+        const first = rcFirst[r.txn].get(w);
+        if (first === undefined || r.po < first) rcFirst[r.txn].set(w, r.po);
+        pushTriple(triples, triplesOfKey, { read: r.id, key: r.fromKeys[i], from: w, index: i });
+      }
+    }
+    const hb = Order.closureOf(n, succ);
+    return new Relations(model, hb.clone(), hb, wrPred, rcFirst, triples, triplesOfKey, [], []);
+  }
+
+  clone(): Relations {
+    const triplesOfKey = new Map<number, number[]>();
+    for (const [k, list] of this.triplesOfKey) triplesOfKey.set(k, list.slice());
+    return new Relations(
+      this.model,
+      this.pco.clone(),
+      this.hb.clone(),
+      this.wrPred.map((s) => s.slice()),
+      this.rcFirst.map((m) => new Map(m)),
+      this.triples.slice(),
+      triplesOfKey,
+      this.forced.slice(),
+      this.witnesses.slice(),
+    );
+  }
+
+  /** Adds the witness edge wr_x(w, r): r read key x (which it did not return) from w. */
+  addWitness(read: ReadEvent, key: number, w: number): void {
+    const t3 = read.txn;
+    setAdd(this.wrPred[t3], w);
+    const first = this.rcFirst[t3].get(w);
+    if (first === undefined || read.po < first) this.rcFirst[t3].set(w, read.po);
+    this.hb.add(w, t3);
+    this.pco.add(w, t3);
+    pushTriple(this.triples, this.triplesOfKey, { read: read.id, key, from: w, index: -1 });
+    this.witnesses.push({ read: read.id, key, writer: w });
+  }
+
+  soBefore(a: number, b: number): boolean {
+    return a === INIT ? b !== INIT : a < b && this.model.txns[a].session === this.model.txns[b].session;
+  }
+
+  /**
+   * vis_iso(t3)(t2, r) with pco standing for co (semantics.md §2), and how it holds; undefined when it does not.
+   * `sharesWrite` lists, for SI, the transactions that write a key t3 also writes.
+   */
+  visibility(t2: number, read: ReadEvent, level: number, sharesWrite: number[][]): Visibility | undefined {
+    const t3 = read.txn;
+    const { pco } = this;
+    switch (level) {
+      case RC: {
+        if (this.soBefore(t2, t3)) return 'so';
+        const first = this.rcFirst[t3].get(t2);
+        return first !== undefined && first < read.po ? 'wr-earlier' : undefined;
+      }
+      case RA:
+        if (this.soBefore(t2, t3)) return 'so';
+        return setHas(this.wrPred[t3], t2) ? 'wr' : undefined;
+      case CC:
+        if (this.soBefore(t2, t3)) return 'so';
+        if (setHas(this.wrPred[t3], t2)) return 'wr';
+        return this.hb.has(t2, t3) ? 'causal' : undefined;
+      case PC:
+      case SI: {
+        if (this.soBefore(t2, t3)) return 'so';
+        if (setHas(this.wrPred[t3], t2)) return 'wr';
+        const prev = this.model.soPrev[t3];
+        if (prev >= 0 && pco.has(t2, prev)) return 'prefix';
+        if (pco.precedesAny(t2, this.wrPred[t3])) return 'prefix';
+        if (level === SI) {
+          for (const t4 of sharesWrite[t3]) {
+            if (pco.has(t4, t3) && (t4 === t2 || pco.has(t2, t4))) return 'conflict';
+          }
+        }
+        return undefined;
+      }
+      case SER:
+        return pco.has(t2, t3) ? 'co' : undefined;
+      default:
+        throw new Error(`unknown level ${level}`);
+    }
+  }
+}
+
+function pushTriple(triples: Triple[], byKey: Map<number, number[]>, t: Triple): void {
+  const id = triples.length;
+  triples.push(t);
+  let list = byKey.get(t.key);
+  if (!list) byKey.set(t.key, (list = []));
+  list.push(id);
+}
+
+/** For each transaction, the others that write a key it writes (SI's Conflict axiom). */
+export function sharedWriters(model: CheckModel): number[][] {
+  const result: Set<number>[] = Array.from({ length: model.n }, () => new Set());
+  for (let t = 1; t < model.n; t++) {
+    for (const key of model.writes[t].keys()) {
+      for (const other of model.writersOf[key]) if (other !== t) result[t].add(other);
+    }
+  }
+  return result.map((s) => [...s].sort((a, b) => a - b));
+}

@@ -1,0 +1,44 @@
+/**
+ * Saturation (paper Algorithm 1 iterated to its least fixpoint, semantics.md §4.2).
+ *
+ * For every read r of t3, key x read from t1, and writer t2 ∉ {t1, t3} of x: if vis_iso(t3)(t2, r) holds with
+ * pco standing for co, then t2 must commit before t1: add (t2, t1) and re-close pco at once. Repeat until
+ * nothing changes. A cycle means no commit order exists for this (extension of the) history.
+ *
+ *   Relations (pco = (so ∪ wr)+) -> saturate -> pco fixpoint | cyclic (with the forced edges recorded)
+ */
+import type { Relations } from './relations.js';
+
+export interface SaturateStats {
+  rounds: number;
+  added: number;
+}
+
+/** Saturates `rel.pco` in place. Returns false when pco became cyclic. */
+export function saturate(rel: Relations, sharesWrite: number[][], stats?: SaturateStats): boolean {
+  const { model, pco } = rel;
+  if (pco.cyclic) return false;
+  const { reads, txns, writersOf } = model;
+  let changed = true;
+  while (changed) {
+    changed = false;
+    if (stats) stats.rounds++;
+    for (const triple of rel.triples) {
+      const read = reads[triple.read];
+      const t3 = read.txn;
+      const t1 = triple.from;
+      const level = txns[t3].level;
+      for (const t2 of writersOf[triple.key]) {
+        if (t2 === t1 || t2 === t3 || pco.has(t2, t1)) continue;
+        const via = rel.visibility(t2, read, level, sharesWrite);
+        if (via === undefined) continue;
+        pco.add(t2, t1);
+        rel.forced.push({ from: t2, to: t1, triple, via, level });
+        if (stats) stats.added++;
+        changed = true;
+        if (pco.cyclic) return false;
+      }
+    }
+  }
+  return true;
+}
