@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHistory } from '../src/history/reader.js';
-import { HistoryFormatError, InputError } from '../src/history/errors.js';
+import { HistoryFormatError, InputError } from '../src/history/input-errors.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { buildModel } from '../src/checker/model.js';
 import { writeHistoryFile } from '../src/history/writer.js';

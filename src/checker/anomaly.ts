@@ -41,7 +41,7 @@ export interface EventRef {
   params?: unknown[];
 }
 
-export type EdgeKind = 'so' | 'wr' | 'ww' | 'axiom' | 'witness';
+export type EdgeKind = 'so' | 'wr' | 'ww' | 'axiom' | 'witness' | 'assumed';
 
 /** One ordering fact used by an explanation: `from` must commit before `to`. */
 export interface Edge {

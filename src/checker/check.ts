@@ -19,6 +19,7 @@ import { Budget, BudgetExceeded, explorePrefixes } from './prefix.js';
 import { Relations, sharedWriters } from './relations.js';
 import { saturate } from './saturate.js';
 import { shrink } from './shrink.js';
+import { explainByCases } from './cases.js';
 
 export type Verdict = 'consistent' | 'inconsistent' | 'unknown';
 
@@ -31,6 +32,8 @@ export interface CheckOptions {
   maxSteps?: number;
   /** Shrink inconsistent histories whose contradiction is not a single cycle (default true). */
   shrink?: boolean;
+  /** Build explanations for inconsistent verdicts (default true; shrinking turns it off for its trials). */
+  explain?: boolean;
 }
 
 export interface CheckStats {
@@ -43,6 +46,8 @@ export interface CheckStats {
   reads: number;
   keys: number;
   conflicts: number;
+  /** Conflicts whose witness was forced (a single possible writer). */
+  forcedWitnesses: number;
   saturationEdges: number;
   extensions: number;
   prefixes: number;
@@ -69,10 +74,18 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
   const result = checkModel(model, budget, options);
   result.stats.timeMs = Date.now() - started;
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
-    const sub = shrink(history, options, (h) => checkModel(buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads }), new Budget(Date.now() + 2000), { ...options, shrink: false }), started + Math.max(5000, (options.timeoutMs ?? 30000) / 4));
+    const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
+    const sub = shrink(history, options, (h) => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false }), started + Math.max(5000, (options.timeoutMs ?? 30000) / 4));
     if (sub) {
       result.subHistory = sub.txns;
-      const explained = sub.result.anomalies.filter((a) => a.type !== 'no-consistent-order');
+      const subHistory = { ...history, txns: history.txns.filter((t) => sub.txns.includes(t.id)) };
+      let explainedResult = sub.result;
+      try {
+        explainedResult = checkModel(modelOf(subHistory), new Budget(Date.now() + 5000), options);
+      } catch (e) {
+        if (!(e instanceof BudgetExceeded)) throw e;
+      }
+      const explained = explainedResult.anomalies.filter((a) => a.type !== 'no-consistent-order');
       if (explained.length) result.anomalies.push(...explained.map((a) => ({ ...a, message: `${a.message} (in a sub-history of ${sub.txns.length} transactions)` })));
       const first = result.anomalies[0];
       if (first?.type === 'no-consistent-order') first.details = { ...first.details, subHistory: sub.txns };
@@ -87,10 +100,10 @@ function needsShrinking(result: CheckResult): boolean {
 
 function emptyStats(model: CheckModel): CheckStats {
   const s = model.stats;
-  return { transactions: s.transactions, committed: s.committed, aborted: s.aborted, unknown: s.unknown, sessions: s.sessions, events: s.events, reads: s.reads, keys: s.keys, conflicts: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 };
+  return { transactions: s.transactions, committed: s.committed, aborted: s.aborted, unknown: s.unknown, sessions: s.sessions, events: s.events, reads: s.reads, keys: s.keys, conflicts: 0, forcedWitnesses: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 };
 }
 
-export function checkModel(model: CheckModel, budget: Budget, _options: CheckOptions = {}): CheckResult {
+export function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {}): CheckResult {
   const stats = emptyStats(model);
   const notes = model.notes.slice();
   const inconsistent = (anomalies: Anomaly[]): CheckResult => ({ verdict: 'inconsistent', anomalies, notes, stats });
@@ -105,9 +118,24 @@ export function checkModel(model: CheckModel, budget: Budget, _options: CheckOpt
   }
   stats.saturationEdges = satStats.added;
 
-  const { conflicts, missing } = findConflicts(model, base.pco);
+  // Conflicts whose witness has a single possible writer are forced: add them, saturate again, and
+  // recompute (the extension is a client history in its own right, paper Algorithm 3 applied to it).
+  let conflicts: Conflict[] = [];
+  for (;;) {
+    budget.tick();
+    const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k));
+    if (found.missing.length > 0) return inconsistent(found.missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
+    conflicts = found.conflicts;
+    const forced = conflicts.filter((c) => c.zeros.length === 1);
+    if (forced.length === 0) break;
+    for (const c of forced) base.addWitness(model.reads[c.read], c.key, c.zeros[0]);
+    stats.forcedWitnesses += forced.length;
+    if (base.pco.cyclic || !saturate(base, sharesWrite, satStats)) {
+      stats.saturationEdges = satStats.added;
+      return inconsistent([cycleAnomaly(base)]);
+    }
+  }
   stats.conflicts = conflicts.length;
-  if (missing.length > 0) return inconsistent(missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
 
   // Fewest choices first: forced choices prune the rest early.
   conflicts.sort((a, b) => a.zeros.length - b.zeros.length);
@@ -147,6 +175,10 @@ export function checkModel(model: CheckModel, budget: Budget, _options: CheckOpt
   stats.prefixes = prefixStats.prefixes;
   if (order) {
     return { verdict: 'consistent', anomalies: [], commitOrder: order.map((t) => model.txns[t].id), notes, stats };
+  }
+  if (conflicts.length === 0 && options.explain !== false) {
+    const split = explainByCases(base, sharesWrite, budget);
+    if (split) return inconsistent([split]);
   }
   const what = conflicts.length === 0
     ? 'no commit order satisfies every axiom, although no single cycle is forced'

@@ -73,13 +73,13 @@ export interface ConflictResult {
 }
 
 /** Computes the conflicts and missing rows of every non-partial read, against the partial commit order `pco`. */
-export function findConflicts(model: CheckModel, pco: Order): ConflictResult {
+export function findConflicts(model: CheckModel, pco: Order, decided?: (read: number, key: number) => boolean): ConflictResult {
   const conflicts: Conflict[] = [];
   const missing: MissingRow[] = [];
   for (const read of model.reads) {
     if (read.partial) continue;
     const t3 = read.txn;
-    const skip = (key: number) => read.returned.has(key) || read.local.has(key);
+    const skip = (key: number) => read.returned.has(key) || read.local.has(key) || (decided !== undefined && decided(read.id, key));
     for (const key of matchingInitKeys(model, read)) {
       if (!skip(key)) missing.push({ read: read.id, key, ones: [INIT] });
     }

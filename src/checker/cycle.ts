@@ -79,6 +79,9 @@ function directEdges(rel: Relations): DirectEdge[][] {
     });
   }
   for (const f of rel.forced) out[f.from].push({ to: f.to, forced: f, edge: () => forcedEdgeToEdge(model, f) });
+  for (const [a, b] of rel.assumed) {
+    out[a].push({ to: b, edge: () => ({ from: model.txns[a].id, to: model.txns[b].id, kind: 'assumed', reason: `suppose ${model.txns[a].id} commits before ${model.txns[b].id}` }) });
+  }
   return out;
 }
 

@@ -38,7 +38,13 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
       lines.push(`${indent}  at ${e.txn} statement ${e.event} (line ${e.line}): ${e.op} ${e.table}${e.where ? ` WHERE ${e.where}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`);
     }
   }
-  if (a.edges?.length) {
+  const cases = a.details?.cases as { assume: string; edges: Anomaly['edges'] }[] | undefined;
+  if (cases) {
+    cases.forEach((c, i) => {
+      lines.push(`${indent}  Case ${i + 1}: suppose ${c.assume}. Then a cycle is forced:`);
+      c.edges!.forEach((e, j) => lines.push(`${indent}   ${j + 1}. [${e.kind}] ${e.from} -> ${e.to}: ${e.reason}`));
+    });
+  } else if (a.edges?.length) {
     lines.push(`${indent}  Why (each step is forced; together they form a cycle):`);
     a.edges.forEach((e, i) => {
       lines.push(`${indent}   ${i + 1}. [${e.kind}] ${e.from} -> ${e.to}: ${e.reason}`);

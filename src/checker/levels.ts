@@ -3,7 +3,7 @@
  * the `--iso` override: `SER` for every transaction, or `Label=LEVEL,...,*=LEVEL` by transaction label.
  */
 import { ISOLATION_LEVELS, type IsolationLevel } from '../history/format.js';
-import { InputError } from '../history/errors.js';
+import { InputError } from '../history/input-errors.js';
 
 export const RC = 0;
 export const RA = 1;

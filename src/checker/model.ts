@@ -16,7 +16,7 @@ import type { HistoryEvent, IsolationLevel, Row, SqlValue } from '../history/for
 import { INIT_WID } from '../history/format.js';
 import type { History, TableSchema, Txn } from '../history/history.js';
 import { canonicalValue, compilePredicate, valuesEqual, PredicateError, type CompiledPredicate } from '../history/predicate.js';
-import { InputError } from '../history/errors.js';
+import { InputError } from '../history/input-errors.js';
 import type { Anomaly, EventRef } from './anomaly.js';
 import { effectiveLevel, levelIndex, type IsoOverride } from './levels.js';
 
@@ -492,11 +492,11 @@ function findInformationFlowCycle(model: CheckModel): Anomaly | undefined {
       } else if (color[v] === 1) {
         const path = [v];
         for (let x = u; x !== v; x = parent[x]) path.push(x);
-        path.reverse(); // v ... u, and u -> v closes it
-        const cyc = [v, ...path.slice(1)];
+        path.reverse(); // child of v, ..., u, v
+        const cyc = [v, ...path.slice(0, -1)]; // v -> ... -> u, and u -> v closes it
         const edges = cyc.map((a, j) => {
           const b = cyc[(j + 1) % cyc.length];
-          if (soPrev[b] === a && txns[a].session === txns[b].session) return { from: txns[a].id, to: txns[b].id, kind: 'so' as const, reason: `${txns[a].id} precedes ${txns[b].id} in session ${txns[b].session}` };
+          if (soPrev[b] === a) return { from: txns[a].id, to: txns[b].id, kind: 'so' as const, reason: `${txns[a].id} precedes ${txns[b].id} in session ${txns[b].session}` };
           const wr = wrEdge(model, a, b)!;
           return { from: txns[a].id, to: txns[b].id, kind: 'wr' as const, reason: `${txns[b].id} read ${describeKey(model, wr.read.fromKeys[wr.i])} written by ${txns[a].id} (wid ${wr.read.fromWids[wr.i]})`, read: wr.read.ref, wid: wr.read.fromWids[wr.i] };
         });

@@ -50,7 +50,20 @@ export class Relations {
     public forced: ForcedEdge[],
     /** Witness edges chosen so far: (conflict index, writer). */
     public witnesses: { read: number; key: number; writer: number }[],
+    /** Commit-order edges assumed by a case split of an explanation (never by the decision procedure). */
+    public assumed: [number, number][] = [],
   ) {}
+
+  /** Whether a witness was already chosen for (read, key). */
+  hasWitness(read: number, key: number): boolean {
+    return this.witnesses.some((w) => w.read === read && w.key === key);
+  }
+
+  /** Assumes a -> b in the commit order (case analysis for explanations). */
+  assume(a: number, b: number): void {
+    this.assumed.push([a, b]);
+    this.pco.add(a, b);
+  }
 
   static base(model: CheckModel): Relations {
     const { n, soPrev, reads } = model;
@@ -89,6 +102,7 @@ export class Relations {
       triplesOfKey,
       this.forced.slice(),
       this.witnesses.slice(),
+      this.assumed.slice(),
     );
   }
 
@@ -109,44 +123,55 @@ export class Relations {
   }
 
   /**
-   * vis_iso(t3)(t2, r) with pco standing for co (semantics.md §2), and how it holds; undefined when it does not.
+   * vis_iso(t3)(t2, r) with pco standing for co (semantics.md §2).
    * `sharesWrite` lists, for SI, the transactions that write a key t3 also writes.
    */
-  visibility(t2: number, read: ReadEvent, level: number, sharesWrite: number[][]): Visibility | undefined {
+  visible(t2: number, read: ReadEvent, level: number, sharesWrite: number[][]): boolean {
     const t3 = read.txn;
     const { pco } = this;
     switch (level) {
       case RC: {
-        if (this.soBefore(t2, t3)) return 'so';
+        if (this.soBefore(t2, t3)) return true;
         const first = this.rcFirst[t3].get(t2);
-        return first !== undefined && first < read.po ? 'wr-earlier' : undefined;
+        return first !== undefined && first < read.po;
       }
       case RA:
-        if (this.soBefore(t2, t3)) return 'so';
-        return setHas(this.wrPred[t3], t2) ? 'wr' : undefined;
+        return this.soBefore(t2, t3) || setHas(this.wrPred[t3], t2);
       case CC:
-        if (this.soBefore(t2, t3)) return 'so';
-        if (setHas(this.wrPred[t3], t2)) return 'wr';
-        return this.hb.has(t2, t3) ? 'causal' : undefined;
+        return this.hb.has(t2, t3);
       case PC:
       case SI: {
-        if (this.soBefore(t2, t3)) return 'so';
-        if (setHas(this.wrPred[t3], t2)) return 'wr';
+        if (this.soBefore(t2, t3) || setHas(this.wrPred[t3], t2)) return true;
         const prev = this.model.soPrev[t3];
-        if (prev >= 0 && pco.has(t2, prev)) return 'prefix';
-        if (pco.precedesAny(t2, this.wrPred[t3])) return 'prefix';
+        if (prev >= 0 && pco.has(t2, prev)) return true;
+        if (pco.precedesAny(t2, this.wrPred[t3])) return true;
         if (level === SI) {
           for (const t4 of sharesWrite[t3]) {
-            if (pco.has(t4, t3) && (t4 === t2 || pco.has(t2, t4))) return 'conflict';
+            if (pco.has(t4, t3) && (t4 === t2 || pco.has(t2, t4))) return true;
           }
         }
-        return undefined;
+        return false;
       }
       case SER:
-        return pco.has(t2, t3) ? 'co' : undefined;
+        return pco.has(t2, t3);
       default:
         throw new Error(`unknown level ${level}`);
     }
+  }
+
+  /** Why t2 is visible to the read (the most specific reason, for explanations); call only when visible. */
+  visibilityReason(t2: number, read: ReadEvent, level: number, sharesWrite: number[][]): Visibility {
+    const t3 = read.txn;
+    if (this.soBefore(t2, t3)) return 'so';
+    if (level === RC) return 'wr-earlier';
+    if (setHas(this.wrPred[t3], t2)) return 'wr';
+    if (this.hb.has(t2, t3)) return 'causal';
+    if (level === PC || level === SI) {
+      const prev = this.model.soPrev[t3];
+      if ((prev >= 0 && this.pco.has(t2, prev)) || this.pco.precedesAny(t2, this.wrPred[t3])) return 'prefix';
+      if (level === SI) return 'conflict';
+    }
+    return 'co';
   }
 }
 

@@ -30,8 +30,8 @@ export function saturate(rel: Relations, sharesWrite: number[][], stats?: Satura
       const level = txns[t3].level;
       for (const t2 of writersOf[triple.key]) {
         if (t2 === t1 || t2 === t3 || pco.has(t2, t1)) continue;
-        const via = rel.visibility(t2, read, level, sharesWrite);
-        if (via === undefined) continue;
+        if (!rel.visible(t2, read, level, sharesWrite)) continue;
+        const via = rel.visibilityReason(t2, read, level, sharesWrite);
         pco.add(t2, t1);
         rel.forced.push({ from: t2, to: t1, triple, via, level });
         if (stats) stats.added++;

@@ -6,7 +6,7 @@
  * inconsistent or bad).
  */
 import { readHistory } from '../history/reader.js';
-import { InputError } from '../history/errors.js';
+import { InputError } from '../history/input-errors.js';
 import { loadPredicateParser } from '../history/predicate.js';
 import { checkHistory, type CheckResult, type Verdict } from '../checker/check.js';
 import { renderResult } from '../checker/explain.js';

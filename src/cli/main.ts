@@ -3,7 +3,7 @@
  * codes (2 for the user's, a bug report request for ours). Heavy modules load lazily per command.
  */
 import { Command, CommanderError } from 'commander';
-import { InputError } from '../history/errors.js';
+import { InputError } from '../history/input-errors.js';
 
 const program = new Command();
 

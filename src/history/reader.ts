@@ -8,7 +8,7 @@
  * does not match its WHERE) is not a format error: those are anomalies, reported by the checker.
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
@@ -23,7 +23,7 @@ import {
   type Row,
   type SqlValue,
 } from './format.js';
-import { HistoryFormatError, InputError, type FormatProblem } from './errors.js';
+import { HistoryFormatError, InputError, type FormatProblem } from './input-errors.js';
 import type { History, TableSchema, Txn } from './history.js';
 
 const MAX_PROBLEMS = 20;
@@ -244,6 +244,19 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
   }
 }
 
+async function endsWithNewline(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size === 0) return false;
+    const buf = Buffer.alloc(1);
+    await handle.read(buf, 0, 1, size - 1);
+    return buf[0] === 0x0a;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Lines of a (possibly gzip) file, streamed. */
 export async function* readLines(file: string): AsyncGenerator<string> {
   let input: Readable = createReadStream(file);
@@ -311,8 +324,8 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
       throw new InputError(`${file}: cannot read (${code ?? (e as Error).message})`);
     }
   }
-  // A crash may cut the very last line in half: a truncated file, not a malformed one.
-  if (lastLineBroken && !state.endLine && problems.length === 1 && problems[0].line === lineNo && problems[0].message.startsWith('not valid JSON')) {
+  // A crash may cut the very last line in half (no newline after it): a truncated file, not a malformed one.
+  if (lastLineBroken && !state.endLine && (file.endsWith('.gz') || !(await endsWithNewline(file))) && problems.length === 1 && problems[0].line === lineNo && problems[0].message.startsWith('not valid JSON')) {
     problems.pop();
   }
   if (!state.sawHeader && problems.length === 0) problems.push({ file, line: Math.max(lineNo, 1), message: 'empty file: no "history" header' });

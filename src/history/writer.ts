@@ -31,7 +31,8 @@ export class HistoryWriter {
   private write(line: Line): void {
     if (this.fd === undefined) throw new Error(`history writer for ${this.file} is closed`);
     const text = JSON.stringify(line) + '\n';
-    writeSync(this.fd, this.gzip ? gzipSync(text) : text);
+    if (this.gzip) writeSync(this.fd, gzipSync(text));
+    else writeSync(this.fd, text);
   }
 
   header(meta: Record<string, unknown>): void {

@@ -1,0 +1,500 @@
+/**
+ * A brute-force oracle for consistency (semantics.md §1–3), written independently of the real checker
+ * (check.ts, model.ts, relations.ts, saturate.ts, conflicts.ts, prefix.ts are deliberately not imported): its
+ * only purpose is to be obviously right on small histories so that tests can cross-check the real checker.
+ *
+ *   History -> well-formedness (§1)                                  -> inconsistent
+ *           -> DFS over every total commit order extending so ∪ wr (init first), and, while placing each
+ *              transaction t3, over every witness for t3's unreturned keys (a committed writer placed before
+ *              t3 whose value of the key fails the WHERE; init writes † for keys it has no row for)
+ *           -> every axiom instance of §2 for t3's reads                 -> prune on the first violation
+ *           -> a full order                                             -> consistent (that order)
+ *           -> nothing                                                  -> inconsistent
+ *           -> more than maxWork witness combinations tried              -> unknown
+ *
+ * Why checking t3's axiom instances when t3 is placed is exact: every instance of a read of t3 only depends on
+ * so, on the wr edges into t3 and into its (so ∪ wr)+ predecessors, and on the commit order among transactions
+ * placed before t3 (vis(t2, r) at every level implies t2 commits before t3), and all of these are fixed once t3
+ * and its witness are chosen. So the DFS visits exactly the (order, witness) pairs a plain enumeration would,
+ * minus branches in which some instance already fails. After placing t3, the only thing later transactions
+ * can observe about t3's witness is the set of transactions t3 reads from (through CC's (so ∪ wr)+), so
+ * witness choices giving the same set are explored once.
+ *
+ * Decisions followed (semantics.md): aborted transactions write nothing and their reads are not checked; an
+ * `unknown` transaction counts as committed iff a checked transaction read one of its writes (least fixpoint);
+ * `partial` reads say nothing about rows they did not return; a read of a key its transaction already wrote is
+ * local (must see the transaction's own latest value, returned iff it matches the WHERE) and is not in wr.
+ */
+import type { History, Txn } from '../history/history.js';
+import { INIT_WID, type IsolationLevel, type Row, type SqlValue } from '../history/format.js';
+import { canonicalValue, compilePredicate, valuesEqual } from '../history/predicate.js';
+import { effectiveLevel, type IsoOverride } from './levels.js';
+
+export interface NaiveOptions {
+  /** The level each transaction is judged at (default: its recorded level, or `iso` if given). */
+  levelOf?: (txn: Txn) => IsolationLevel;
+  /** The `--iso` override, as parsed by parseIsoOverride. Ignored when levelOf is given. */
+  iso?: IsoOverride;
+  /** Bound on the witness combinations tried; beyond it the verdict is 'unknown'. Default 2,000,000. */
+  maxWork?: number;
+}
+
+export interface NaiveResult {
+  verdict: 'consistent' | 'inconsistent' | 'unknown';
+  /** Committed transactions (ids, init excluded) in a commit order that satisfies every axiom. */
+  commitOrder?: string[];
+  /** Why it is inconsistent (well-formedness), or why unknown. */
+  reason?: string;
+  work: number;
+}
+
+/** `null` is † (no row). */
+type Value = Row | null;
+
+interface NRead {
+  /** Index of the event in its transaction (program order). */
+  event: number;
+  table: string;
+  test: (row: Row) => boolean;
+  partial: boolean;
+  /** Non-local keys returned, with the transaction (index) they were read from. */
+  from: Map<string, number>;
+  /** Keys the transaction had already written before this event (local reads). */
+  local: Set<string>;
+}
+
+interface NTxn {
+  /** 0 is init. */
+  index: number;
+  id: string;
+  line?: Txn;
+  level: IsolationLevel;
+  /** Checked transactions before it in its session (init included). */
+  soPreds: number[];
+  /** Last value written per key. */
+  writes: Map<string, Value>;
+  reads: NRead[];
+}
+
+interface Ctx {
+  txns: NTxn[];
+  /** Keys per table: every key of init or written by a checked transaction. */
+  tableKeys: Map<string, string[]>;
+  /** Writers (indices, init = 0 included) per key. */
+  writers: Map<string, number[]>;
+}
+
+class Inconsistent extends Error {}
+class WorkExceeded extends Error {}
+
+function bad(message: string): never {
+  throw new Inconsistent(message);
+}
+
+const DEFAULT_MAX_WORK = 2_000_000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Building the model and checking well-formedness (§1)
+
+function keyOf(history: History, table: string, values: SqlValue[]): string {
+  const schema = history.tables.get(table)!;
+  return table + '\u0000' + schema.key.map((k, i) => canonicalValue(values[i], schema.columns[k])).join('\u0000');
+}
+
+function rowKey(history: History, table: string, row: Row): string {
+  const schema = history.tables.get(table)!;
+  return keyOf(history, table, schema.key.map((k) => row[k]));
+}
+
+interface WidInfo {
+  txn: Txn;
+  event: number;
+  table: string;
+  /** What this event wrote, per key. */
+  writes: Map<string, Value>;
+}
+
+function levelFn(options: NaiveOptions): (txn: Txn) => IsolationLevel {
+  if (options.levelOf) return options.levelOf;
+  const iso = options.iso;
+  return (txn) => effectiveLevel(txn.iso, txn.label, iso);
+}
+
+/** Builds the model; throws Inconsistent on a well-formedness failure. */
+function build(history: History, options: NaiveOptions): Ctx {
+  const levelOf = levelFn(options);
+  // Every write event, by wid.
+  const wids = new Map<string, WidInfo>();
+  for (const txn of history.txns) {
+    txn.events.forEach((e, i) => {
+      if (e.op === 'select') return;
+      const writes = new Map<string, Value>();
+      if (e.op === 'insert') for (const r of e.rows) writes.set(rowKey(history, e.table, r.row), r.row);
+      if (e.op === 'update') for (const r of e.rows) writes.set(rowKey(history, e.table, r.row), r.row);
+      if (e.op === 'delete') for (const r of e.rows) writes.set(keyOf(history, e.table, r.key), null);
+      wids.set(e.wid, { txn, event: i, table: e.table, writes });
+    });
+  }
+  const initValue = new Map<string, Row>();
+  for (const [table, rows] of history.init) for (const r of rows) initValue.set(rowKey(history, table, r.row), r.row);
+
+  /** The wids a transaction's events returned / updated / deleted. */
+  const widsRead = (txn: Txn): string[] => {
+    const out: string[] = [];
+    for (const e of txn.events) {
+      if (e.op === 'select') for (const r of e.rows) out.push(r.wid);
+      else if (e.op === 'update' || e.op === 'delete') for (const r of e.rows) out.push(r.read);
+    }
+    return out;
+  };
+
+  // Checked transactions: committed, plus (least fixpoint) unknown ones whose writes a checked one read.
+  const checked = new Set<Txn>(history.txns.filter((t) => t.status === 'committed'));
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const t of [...checked]) {
+      for (const w of widsRead(t)) {
+        const info = wids.get(w);
+        if (info && info.txn !== t && info.txn.status === 'unknown' && !checked.has(info.txn)) {
+          checked.add(info.txn);
+          changed = true;
+        }
+      }
+    }
+  }
+
+  const txns: NTxn[] = [{ index: 0, id: INIT_WID, level: 'SER', soPreds: [], writes: new Map(), reads: [] }];
+  const indexOf = new Map<Txn, number>();
+  for (const t of history.txns) {
+    if (!checked.has(t)) continue;
+    indexOf.set(t, txns.length);
+    txns.push({ index: txns.length, id: t.id, line: t, level: levelOf(t), soPreds: [0], writes: new Map(), reads: [] });
+  }
+  for (const a of txns) {
+    if (!a.line) continue;
+    for (const b of txns) if (b.line && b.line.session === a.line.session && b.line.seq < a.line.seq) a.soPreds.push(b.index);
+  }
+
+  // Last writes per key of each checked transaction.
+  for (const t of txns) {
+    if (!t.line) continue;
+    for (const e of t.line.events) {
+      if (e.op === 'select') continue;
+      for (const [k, v] of wids.get(e.wid)!.writes) t.writes.set(k, v);
+    }
+  }
+
+  // Reads, with the well-formedness conditions.
+  for (const t of txns) {
+    if (!t.line) continue;
+    const txn = t.line;
+    const own = new Map<string, { wid: string; value: Value }>();
+    txn.events.forEach((e, ei) => {
+      const where = `${txn.id} event ${ei + 1} (${e.op})`;
+      if (e.op !== 'insert') {
+        const schema = history.tables.get(e.table)!;
+        let partial = e.partial === true;
+        let test: (row: Row) => boolean;
+        try {
+          const p = compilePredicate(e.where, e.params ?? [], schema.columns);
+          test = (row) => p.test(row);
+        } catch {
+          // A WHERE we cannot evaluate: the read says nothing beyond the rows it returned.
+          partial = true;
+          test = () => true;
+        }
+        const read: NRead = { event: ei, table: e.table, test, partial, from: new Map(), local: new Set() };
+        for (const k of own.keys()) if (k.startsWith(e.table + '\u0000')) read.local.add(k);
+        const seen = new Set<string>();
+        const entries: { wid: string; key: string; row?: Row }[] =
+          e.op === 'select'
+            ? e.rows.map((r) => ({ wid: r.wid, key: rowKey(history, e.table, r.row), row: r.row }))
+            : e.op === 'update'
+              ? e.rows.map((r) => ({ wid: r.read, key: rowKey(history, e.table, r.row) }))
+              : e.rows.map((r) => ({ wid: r.read, key: keyOf(history, e.table, r.key) }));
+        for (const { wid, key, row } of entries) {
+          if (seen.has(key)) bad(`${where}: returned the same key twice`);
+          seen.add(key);
+          let value: Value;
+          const mine = own.get(key);
+          if (mine) {
+            // Local read: must see the transaction's own latest write.
+            if (wid !== mine.wid) bad(`${where}: internal inconsistency (read ${wid}, own latest write is ${mine.wid})`);
+            value = mine.value;
+            if (value === null) bad(`${where}: internal inconsistency (returned a row it deleted)`);
+          } else if (wid === INIT_WID) {
+            const v = initValue.get(key);
+            if (!v) bad(`${where}: garbage read (init has no row for this key)`);
+            value = v;
+            read.from.set(key, 0);
+          } else {
+            const info = wids.get(wid);
+            if (!info) {
+              if (history.truncated) {
+                read.partial = true; // unresolved in a truncated file
+                continue;
+              }
+              bad(`${where}: garbage read (wid ${wid} was never written)`);
+            }
+            if (info.txn.status === 'aborted') bad(`${where}: aborted read (G1a) of ${wid}`);
+            if (info.txn === txn) bad(`${where}: reads its own later write ${wid}`);
+            if (info.table !== e.table || !info.writes.has(key)) bad(`${where}: garbage read (${wid} did not write this key)`);
+            const writer = txns[indexOf.get(info.txn)!];
+            // The writer's last write of the key must be this event's.
+            let last = -1;
+            info.txn.events.forEach((we, wi) => {
+              if (we.op !== 'select' && wids.get(we.wid)!.writes.has(key)) last = wi;
+            });
+            if (last !== info.event) bad(`${where}: intermediate read (G1b) of ${wid}`);
+            value = info.writes.get(key)!;
+            if (value === null) bad(`${where}: garbage read (${wid} deleted this key)`);
+            read.from.set(key, writer.index);
+          }
+          if (!test(value)) bad(`${where}: predicate mismatch (${JSON.stringify(value)})`);
+          if (row) {
+            for (const [col, v] of Object.entries(row)) {
+              const type = schema.columns[col];
+              if (!(col in value) || !valuesEqual(v, value[col], type)) bad(`${where}: value mismatch in column ${col}`);
+            }
+          }
+        }
+        if (!read.partial) {
+          for (const k of read.local) {
+            const v = own.get(k)!.value;
+            if (!seen.has(k) && v !== null && test(v)) bad(`${where}: internal inconsistency (own row ${JSON.stringify(v)} matches but was not returned)`);
+          }
+        }
+        t.reads.push(read);
+      }
+      if (e.op !== 'select') for (const [k, v] of wids.get(e.wid)!.writes) own.set(k, { wid: e.wid, value: v });
+    });
+  }
+
+  // Keys and writers.
+  const tableKeys = new Map<string, string[]>();
+  const writers = new Map<string, number[]>();
+  const addKey = (k: string) => {
+    if (writers.has(k)) return;
+    writers.set(k, [0]);
+    const table = k.slice(0, k.indexOf('\u0000'));
+    if (!tableKeys.has(table)) tableKeys.set(table, []);
+    tableKeys.get(table)!.push(k);
+  };
+  for (const k of initValue.keys()) addKey(k);
+  for (const t of txns) {
+    for (const k of t.writes.keys()) {
+      addKey(k);
+      writers.get(k)!.push(t.index);
+    }
+  }
+  for (const [k, v] of initValue) txns[0].writes.set(k, v);
+  return { txns, tableKeys, writers };
+}
+
+/** value(t, x); init writes † for keys it has no row for. */
+function valueOf(ctx: Ctx, t: number, key: string): Value {
+  return ctx.txns[t].writes.get(key) ?? null;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The search (§2, §3)
+
+interface SearchState {
+  pos: Int32Array; // -1 when not placed
+  placed: number[];
+  /** (so ∪ wr)+ predecessors of each placed transaction. */
+  causal: (Set<number> | undefined)[];
+  work: number;
+  maxWork: number;
+}
+
+/**
+ * Tries to place t3 next. Calls `next` for each witness of t3 (up to the set of transactions read from) that
+ * satisfies every axiom instance of t3's reads; returns true as soon as `next` does.
+ */
+function place(ctx: Ctx, st: SearchState, t3: number, next: () => boolean): boolean {
+  const T = ctx.txns[t3];
+  for (const p of T.soPreds) if (st.pos[p] < 0) return false;
+  for (const r of T.reads) for (const t1 of r.from.values()) if (st.pos[t1] < 0) return false;
+
+  // Witness pairs: (read index, key, candidates).
+  const pairs: { read: number; key: string; cands: number[] }[] = [];
+  T.reads.forEach((r, ri) => {
+    if (r.partial) return;
+    for (const key of ctx.tableKeys.get(r.table) ?? []) {
+      if (r.from.has(key) || r.local.has(key)) continue;
+      const cands = ctx.writers.get(key)!.filter((w) => w !== t3 && st.pos[w] >= 0 && !matches(r, valueOf(ctx, w, key)));
+      pairs.push({ read: ri, key, cands });
+    }
+  });
+  if (pairs.some((p) => p.cands.length === 0)) return false;
+
+  st.pos[t3] = st.placed.length;
+  st.placed.push(t3);
+  const tried = new Set<string>();
+  const choice = new Array<number>(pairs.length).fill(0);
+  try {
+    for (;;) {
+      if (++st.work > st.maxWork) throw new WorkExceeded();
+      // from-maps of this witness
+      const from: Map<string, number>[] = T.reads.map((r) => new Map(r.from));
+      pairs.forEach((p, i) => from[p.read].set(p.key, p.cands[choice[i]]));
+      const sources = new Set<number>();
+      for (const f of from) for (const t of f.values()) sources.add(t);
+      const sig = [...sources].sort((a, b) => a - b).join(',');
+      if (!tried.has(sig) && axiomsHold(ctx, st, t3, from)) {
+        tried.add(sig);
+        const causal = new Set<number>();
+        for (const p of [...T.soPreds, ...sources]) {
+          causal.add(p);
+          for (const q of st.causal[p] ?? []) causal.add(q);
+        }
+        st.causal[t3] = causal;
+        if (next()) return true;
+        st.causal[t3] = undefined;
+      }
+      // odometer
+      let i = 0;
+      while (i < pairs.length && ++choice[i] === pairs[i].cands.length) choice[i++] = 0;
+      if (i === pairs.length) return false;
+    }
+  } finally {
+    st.placed.pop();
+    st.pos[t3] = -1;
+  }
+}
+
+function matches(r: NRead, v: Value): boolean {
+  return v !== null && r.test(v);
+}
+
+/** Every axiom instance of §2 for the reads of t3 (placed last), with `from` the key -> writer of each read. */
+function axiomsHold(ctx: Ctx, st: SearchState, t3: number, from: Map<string, number>[]): boolean {
+  const T = ctx.txns[t3];
+  const pos = st.pos;
+  const level = T.level;
+  const wrIn = new Set<number>();
+  for (const f of from) for (const t of f.values()) wrIn.add(t);
+  const soWr = new Set<number>([...T.soPreds, ...wrIn]);
+  // CC: (so ∪ wr)+ predecessors.
+  let causal: Set<number> | undefined;
+  if (level === 'CC') {
+    causal = new Set<number>();
+    for (const p of soWr) {
+      causal.add(p);
+      for (const q of st.causal[p] ?? []) causal.add(q);
+    }
+  }
+  // PC: t2 = t4 or (t2, t4) ∈ co for some t4 ∈ so ∪ wr predecessors: pos[t2] <= max pos of those.
+  let prefixPos = -1;
+  for (const p of soWr) prefixPos = Math.max(prefixPos, pos[p]);
+  // SI Conflict: t2 = t4 or (t2, t4) ∈ co for a t4 before t3 that writes a key t3 writes.
+  let conflictPos = -1;
+  if (level === 'SI') {
+    for (const t4 of st.placed) {
+      if (t4 === t3) continue;
+      for (const y of T.writes.keys()) {
+        if (ctx.txns[t4].writes.has(y) || t4 === 0) {
+          conflictPos = Math.max(conflictPos, pos[t4]);
+          break;
+        }
+      }
+    }
+  }
+  // RC: transactions read from by earlier events, grown in program order (reads are in program order).
+  const earlier = new Set<number>();
+  for (let ri = 0; ri < T.reads.length; ri++) {
+    const r = T.reads[ri];
+    const vis = (t2: number): boolean => {
+      switch (level) {
+        case 'RC':
+          return T.soPreds.includes(t2) || earlier.has(t2);
+        case 'RA':
+          return soWr.has(t2);
+        case 'CC':
+          return causal!.has(t2);
+        case 'PC':
+          return pos[t2] <= prefixPos;
+        case 'SI':
+          return pos[t2] <= prefixPos || pos[t2] <= conflictPos;
+        case 'SER':
+          return pos[t2] < pos[t3];
+      }
+    };
+    for (const [key, t1] of from[ri]) {
+      for (const t2 of ctx.writers.get(key)!) {
+        if (t2 === t1 || t2 === t3 || pos[t2] < 0) continue;
+        if (vis(t2) && !(pos[t2] < pos[t1])) return false;
+      }
+    }
+    // Reads of the same event would be "earlier" only for later events; one read per event here.
+    for (const t of from[ri].values()) earlier.add(t);
+  }
+  return true;
+}
+
+function runSearch(ctx: Ctx, maxWork: number, fixed?: number[]): { order?: number[]; work: number; exceeded: boolean } {
+  const n = ctx.txns.length;
+  const st: SearchState = { pos: new Int32Array(n).fill(-1), placed: [0], causal: new Array(n).fill(undefined), work: 0, maxWork };
+  st.pos[0] = 0;
+  st.causal[0] = new Set();
+  let found: number[] | undefined;
+  const dfs = (): boolean => {
+    if (st.placed.length === n) {
+      found = st.placed.slice(1);
+      return true;
+    }
+    if (fixed) return place(ctx, st, fixed[st.placed.length - 1], dfs);
+    for (let t = 1; t < n; t++) if (st.pos[t] < 0 && place(ctx, st, t, dfs)) return true;
+    return false;
+  };
+  try {
+    dfs();
+  } catch (e) {
+    if (e instanceof WorkExceeded) return { work: st.work, exceeded: true };
+    throw e;
+  }
+  return { order: found, work: st.work, exceeded: false };
+}
+
+/** Consistency of a (client) history by brute force. Requires loadPredicateParser() to have been awaited. */
+export function naiveCheck(history: History, options: NaiveOptions = {}): NaiveResult {
+  let ctx: Ctx;
+  try {
+    ctx = build(history, options);
+  } catch (e) {
+    if (e instanceof Inconsistent) return { verdict: 'inconsistent', reason: e.message, work: 0 };
+    throw e;
+  }
+  const { order, work, exceeded } = runSearch(ctx, options.maxWork ?? DEFAULT_MAX_WORK);
+  if (exceeded) return { verdict: 'unknown', reason: `more than ${options.maxWork ?? DEFAULT_MAX_WORK} witness combinations`, work };
+  if (!order) return { verdict: 'inconsistent', reason: 'no commit order and witness satisfy every axiom', work };
+  return { verdict: 'consistent', commitOrder: order.map((t) => ctx.txns[t].id), work };
+}
+
+/**
+ * Whether SOME witness makes exactly this total order of the committed transactions (ids, init optional at the
+ * front) satisfy so ∪ wr ⊆ co and every axiom. False when the history is not well-formed or the list is not a
+ * permutation of the transactions that count as committed.
+ */
+export function validateCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): boolean {
+  let ctx: Ctx;
+  try {
+    ctx = build(history, options);
+  } catch (e) {
+    if (e instanceof Inconsistent) return false;
+    throw e;
+  }
+  const ids = commitOrder[0] === INIT_WID && !ctx.txns.some((t, i) => i > 0 && t.id === INIT_WID) ? commitOrder.slice(1) : commitOrder;
+  const index = new Map<string, number>();
+  ctx.txns.forEach((t, i) => i > 0 && index.set(t.id, i));
+  if (ids.length !== ctx.txns.length - 1) return false;
+  const fixed: number[] = [];
+  for (const id of ids) {
+    const i = index.get(id);
+    if (i === undefined || fixed.includes(i)) return false;
+    fixed.push(i);
+  }
+  const { order } = runSearch(ctx, options.maxWork ?? Infinity, fixed);
+  return order !== undefined;
+}

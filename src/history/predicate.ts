@@ -1,0 +1,1377 @@
+// Evaluation of a recorded read's "where" clause (history-format.md "where" semantics): the SQL
+// boolean expression over one table's columns, with $1..$n bound to the read's JSON params, is
+// parsed with libpg-query and compiled once into a tree of JS closures that evaluates it on row
+// values with PostgreSQL semantics (three-valued logic, PostgreSQL's operator and unknown-literal
+// type resolution, exact numeric, COLLATE "C" text, bpchar padding rules, dates/timestamps).
+//
+// Conventions (see also values.ts):
+//  - Parameters behave like untyped ('unknown') literals whose text is what node-postgres sends
+//    for the JSON value (String(number), 'true'/'false', strings as is, arrays as array literals),
+//    so their type is deduced from the context (the first use fixes it), as PostgreSQL does for a
+//    statement prepared without parameter types.
+//  - Run-time errors PostgreSQL would raise (division by zero, integer overflow, failing casts)
+//    make test() return false: a read whose evaluation raised could not have succeeded. AND/OR
+//    are order-independent here: a FALSE conjunct (TRUE disjunct) wins over an error in another.
+//  - Errors PostgreSQL raises while planning (type errors, bad literals or params, constant
+//    subexpressions that fail) and anything unsupported throw PredicateError at compile time.
+//  - The session TimeZone is taken to be UTC; text collation is "C".
+
+import { loadModule, parseSync } from 'libpg-query';
+import { deparseSync } from 'pgsql-deparser';
+import { Decimal } from './decimal.js';
+import { EvalError, PredicateError } from './errors.js';
+import { asciiLower, likeEscape, likeRegex } from './likepattern.js';
+import {
+  CATEGORY,
+  DISPLAY,
+  canonicalFn,
+  castFn,
+  cmpFn,
+  eqFn,
+  fromSqlFn,
+  inputFn,
+  isFloat,
+  isImplicitCast,
+  isInt,
+  isPreferred,
+  keyFn,
+  parseTypeName,
+  spec,
+  typmodFn,
+  type BaseType,
+  type Internal,
+  type SqlValue,
+  type TypeSpec,
+} from './values.js';
+import { checkDateRange } from './datetime.js';
+
+export { PredicateError } from './errors.js';
+export { canonicalValue, valuesEqual } from './values.js';
+export type { SqlValue } from './values.js';
+
+export type Row = Record<string, SqlValue>;
+export type ColumnTypes = Record<string, string>;
+
+export interface CompiledPredicate {
+  /** true iff the WHERE evaluates to TRUE on the row (NULL/unknown counts as not satisfied).
+   *  Absent where => always true. Evaluation errors PostgreSQL would raise => false. Throws
+   *  PredicateError if the row lacks a column the predicate reads or holds a malformed value. */
+  test(row: Row): boolean;
+  /** Columns the predicate reads. */
+  columns: string[];
+  /** Point constraints implied by the top-level AND conjuncts: column -> the finite set of values
+   *  it must equal (canonicalValue strings for the column's type). */
+  pointConstraints: Map<string, string[]>;
+}
+
+let loadPromise: Promise<void> | undefined;
+let loaded = false;
+
+/** Must be called (awaited) once before compilePredicate; loads the parser WASM. Idempotent. */
+export async function loadPredicateParser(): Promise<void> {
+  if (!loadPromise) {
+    loadPromise = loadModule().then(() => {
+      loaded = true;
+    });
+  }
+  return loadPromise;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compiled expression nodes
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Node = any;
+type Ev = (row: Row) => Internal;
+type T = BaseType | 'unknown';
+
+interface Ex {
+  t: T;
+  ev: Ev;
+  /** independent of the row (then cval holds the value) */
+  konst: boolean;
+  cval?: Internal;
+  /** for 'unknown' literals/params: the text (null = NULL) */
+  text?: string | null;
+  /** for 'unknown' params: the 1-based number */
+  param?: number;
+  /** for a bare column reference: the column name */
+  col?: string;
+  canThrow: boolean;
+  node: Node;
+  /** implied point constraints (boolean expressions) */
+  points?: Map<string, string[]>;
+}
+
+interface Ctx {
+  params: unknown[];
+  /** parameters referenced by the clause */
+  referenced: Set<number>;
+  paramTypes: (string | undefined)[];
+  columns: ColumnTypes;
+  used: string[];
+}
+
+const NO_ROW = Object.freeze({}) as Row;
+
+function describe(node: Node): string {
+  try {
+    const s = deparseSync(node);
+    if (typeof s === 'string' && s.length > 0) return s;
+  } catch {
+    /* fall through */
+  }
+  return JSON.stringify(node).slice(0, 200);
+}
+
+function fail(node: Node, why: string): never {
+  throw new PredicateError(`${why} in "${describe(node)}"`);
+}
+
+function typeName(t: T): string {
+  return DISPLAY[t] ?? t;
+}
+
+function unreachableEv(): never {
+  throw new Error('internal error: evaluating an unresolved unknown-type expression');
+}
+
+function konstEx(t: T, v: Internal, node: Node): Ex {
+  return { t, ev: () => v, konst: true, cval: v, canThrow: false, node };
+}
+
+function unknownEx(text: string | null, node: Node, param?: number): Ex {
+  return { t: 'unknown', ev: unreachableEv, konst: true, cval: undefined, text, param, canThrow: false, node };
+}
+
+/** Builds a derived node; folds it to a constant if all its inputs are constant (PostgreSQL folds
+ *  immutable constant subexpressions while planning, so their errors fail the whole query). */
+function derive(t: T, ev: Ev, kids: Ex[], node: Node, canThrow: boolean): Ex {
+  const ct = canThrow || kids.some((k) => k.canThrow);
+  if (kids.every((k) => k.konst)) {
+    let v: Internal;
+    try {
+      v = ev(NO_ROW);
+    } catch (e) {
+      if (e instanceof EvalError) fail(node, `${e.message} (PostgreSQL raises this error while planning the query)`);
+      throw e;
+    }
+    return konstEx(t, v, node);
+  }
+  return { t, ev, konst: false, canThrow: ct, node };
+}
+
+function isNullConst(e: Ex): boolean {
+  return e.konst && e.t !== 'unknown' && e.cval === null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters
+
+function paramText(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (Array.isArray(v)) return arrayString(v);
+  return JSON.stringify(v);
+}
+
+/** node-postgres' serialisation of a JS array parameter. */
+function arrayString(a: unknown[]): string {
+  let r = '{';
+  a.forEach((x, i) => {
+    if (i > 0) r += ',';
+    if (x === null || x === undefined) r += 'NULL';
+    else if (Array.isArray(x)) r += arrayString(x);
+    else r += '"' + paramText(x)!.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
+  });
+  return r + '}';
+}
+
+/** Parses a PostgreSQL array literal ('{1,2,"a b",NULL}'), flattening nested dimensions. */
+function parseArrayLiteral(s: string): (string | null)[] {
+  const out: (string | null)[] = [];
+  let i = 0;
+  const ws = () => {
+    while (i < s.length && /\s/.test(s[i]!)) i++;
+  };
+  const bad = (): never => {
+    throw new EvalError(`malformed array literal: "${s}"`);
+  };
+  const level = () => {
+    if (s[i] !== '{') bad();
+    i++;
+    ws();
+    if (s[i] === '}') {
+      i++;
+      return;
+    }
+    for (;;) {
+      ws();
+      if (s[i] === '{') level();
+      else if (s[i] === '"') {
+        i++;
+        let v = '';
+        while (i < s.length && s[i] !== '"') {
+          if (s[i] === '\\') i++;
+          if (i >= s.length) bad();
+          v += s[i++];
+        }
+        if (s[i] !== '"') bad();
+        i++;
+        out.push(v);
+      } else {
+        let v = '';
+        let escaped = false;
+        let lastNonWs = 0;
+        while (i < s.length && s[i] !== ',' && s[i] !== '}') {
+          if (s[i] === '{' || s[i] === '"') bad();
+          if (s[i] === '\\') {
+            i++;
+            if (i >= s.length) bad();
+            escaped = true;
+            v += s[i++];
+            lastNonWs = v.length;
+            continue;
+          }
+          v += s[i];
+          if (!/\s/.test(s[i]!)) lastNonWs = v.length;
+          i++;
+        }
+        v = v.slice(0, lastNonWs);
+        if (v === '' && !escaped) bad();
+        out.push(!escaped && v.toUpperCase() === 'NULL' ? null : v);
+      }
+      ws();
+      if (s[i] === ',') {
+        i++;
+        continue;
+      }
+      if (s[i] === '}') {
+        i++;
+        return;
+      }
+      bad();
+    }
+  };
+  ws();
+  if (s[i] === '[') throw new PredicateError(`array literals with explicit bounds are not supported: "${s}"`);
+  level();
+  ws();
+  if (i !== s.length) bad();
+  return out;
+}
+
+function flattenJsonArray(a: unknown[], out: (string | null)[] = []): (string | null)[] {
+  for (const x of a) {
+    if (Array.isArray(x)) flattenJsonArray(x, out);
+    else out.push(paramText(x));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coercion
+
+/** Resolves an unknown literal/param to type `ts` (input function, then explicit length coercion). */
+function coerceUnknown(ctx: Ctx, e: Ex, ts: TypeSpec): Ex {
+  const base = ts.base as BaseType;
+  if (e.param !== undefined) {
+    const prev = ctx.paramTypes[e.param];
+    if (prev !== undefined && prev !== base) {
+      fail(e.node, `inconsistent types deduced for parameter $${e.param} (${typeName(prev as T)} and ${typeName(base)})`);
+    }
+    ctx.paramTypes[e.param] = base;
+  }
+  if (e.text === null || e.text === undefined) return konstEx(base, null, e.node);
+  try {
+    let v = inputFn(base)(e.text);
+    const tm = typmodFn(ts);
+    if (tm) v = tm(v);
+    return konstEx(base, v, e.node);
+  } catch (err) {
+    if (err instanceof EvalError) {
+      fail(e.node, `${err.message}${e.param !== undefined ? ` (parameter $${e.param} = ${JSON.stringify(ctx.params[e.param - 1])})` : ''}`);
+    }
+    throw err;
+  }
+}
+
+/** An unknown parameter whose type has been deduced meanwhile becomes a typed constant. */
+function refresh(ctx: Ctx, e: Ex): Ex {
+  if (e.t !== 'unknown' || e.param === undefined) return e;
+  const t = ctx.paramTypes[e.param];
+  return t === undefined || t.endsWith('[]') ? e : coerceUnknown(ctx, e, spec(t as BaseType));
+}
+
+function mapEx(t: T, e: Ex, fn: (v: Internal) => Internal, node: Node, canThrow: boolean): Ex {
+  const f = e.ev;
+  const out = derive(t, (row) => {
+    const v = f(row);
+    return v === null ? null : fn(v);
+  }, [e], node, canThrow);
+  return out;
+}
+
+const SAFE_IMPLICIT = new Set(['int2>int4', 'int2>int8', 'int4>int8', 'int2>numeric', 'int4>numeric', 'int8>numeric', 'int2>float8', 'int4>float8', 'int8>float8', 'int2>float4', 'int4>float4', 'int8>float4', 'float4>float8', 'text>varchar', 'varchar>text', 'text>bpchar', 'varchar>bpchar', 'bpchar>text', 'bpchar>varchar', 'timestamp>timestamptz']);
+
+/** Implicit coercion to `to` (the caller made sure it exists). */
+function coerceTo(ctx: Ctx, e: Ex, to: BaseType): Ex {
+  if (e.t === 'unknown') return coerceUnknown(ctx, e, spec(to));
+  if (e.t === to) return e;
+  const fn = castFn(e.t, to, false);
+  if (!fn) fail(e.node, `cannot coerce ${typeName(e.t)} to ${typeName(to)}`);
+  return mapEx(to, e, fn, e.node, !SAFE_IMPLICIT.has(`${e.t}>${to}`));
+}
+
+function toBool(ctx: Ctx, e: Ex, what: string): Ex {
+  if (e.t === 'unknown') return coerceUnknown(ctx, e, spec('bool'));
+  if (e.t !== 'bool') fail(e.node, `argument of ${what} must be type boolean, not type ${typeName(e.t)}`);
+  return e;
+}
+
+/** For LIKE patterns and ||: unknown -> text, string types -> text. */
+function toText(ctx: Ctx, e: Ex, what: string): Ex {
+  if (e.t === 'unknown' || e.t === 'text') return coerceTo(ctx, e, 'text');
+  if (CATEGORY[e.t] === 'S') return coerceTo(ctx, e, 'text');
+  fail(e.node, `${what}: expected a string, got type ${typeName(e.t)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operator resolution (a faithful subset of PostgreSQL's for the supported types)
+
+const CMP_OPS = new Set(['=', '<>', '<', '<=', '>', '>=']);
+
+function opError(node: Node, op: string, l: T, r: T): never {
+  fail(node, `operator does not exist: ${typeName(l)} ${op} ${typeName(r)}`);
+}
+
+/** The type both sides of a comparison are coerced to. */
+function compareType(node: Node, op: string, l: T, r: T): BaseType {
+  if (l === 'unknown' && r === 'unknown') return 'text';
+  if (l === 'unknown') return r === 'varchar' ? 'text' : (r as BaseType);
+  if (r === 'unknown') return l === 'varchar' ? 'text' : l;
+  if (l === r) return l === 'varchar' ? 'text' : l;
+  const cl = CATEGORY[l];
+  if (cl !== CATEGORY[r]) opError(node, op, l, r);
+  switch (cl) {
+    case 'N':
+      if (isFloat(l) || isFloat(r)) return 'float8';
+      if (l === 'numeric' || r === 'numeric') return 'numeric';
+      return l === 'int8' || r === 'int8' ? 'int8' : 'int4';
+    case 'S':
+      if (l === 'bpchar' || r === 'bpchar') return l === 'varchar' || r === 'varchar' ? 'bpchar' : 'text';
+      return 'text';
+    case 'D':
+      return l === 'timestamptz' || r === 'timestamptz' ? 'timestamptz' : 'timestamp';
+  }
+  opError(node, op, l, r);
+}
+
+function selectCommonType(exprs: Ex[], node: Node | undefined, what: string): BaseType | undefined {
+  let p: BaseType | undefined;
+  for (const e of exprs) {
+    if (e.t === 'unknown') continue;
+    if (p === undefined) {
+      p = e.t;
+      continue;
+    }
+    if (e.t === p) continue;
+    if (CATEGORY[e.t] !== CATEGORY[p]) {
+      if (node === undefined) return undefined;
+      fail(node, `${what} types ${typeName(p)} and ${typeName(e.t)} cannot be matched`);
+    }
+    if (!isPreferred(p) && isImplicitCast(p, e.t) && !isImplicitCast(e.t, p)) p = e.t;
+  }
+  return p ?? 'text';
+}
+
+interface ArithSig {
+  a: BaseType;
+  b: BaseType;
+  res: BaseType;
+}
+
+function numericSig(op: string, node: Node, l: BaseType, r: BaseType): ArithSig {
+  let t: BaseType;
+  if (isFloat(l) || isFloat(r)) {
+    if (op === '%') opError(node, op, l, r);
+    t = l === 'float4' && r === 'float4' ? 'float4' : 'float8';
+  } else if (l === 'numeric' || r === 'numeric') t = 'numeric';
+  else if (l === 'int8' || r === 'int8') t = 'int8';
+  else if (l === 'int2' && r === 'int2') t = 'int2';
+  else t = 'int4';
+  return { a: t, b: t, res: t };
+}
+
+function arithSig(node: Node, op: string, l: T, r: T): ArithSig {
+  if (l === 'unknown' && r === 'unknown') fail(node, `operator is not unique: unknown ${op} unknown`);
+  if (l === 'unknown' || r === 'unknown') {
+    const x = (l === 'unknown' ? r : l) as BaseType;
+    if (CATEGORY[x] === 'N') return numericSig(op, node, x, x);
+    if (x === 'date' && op === '-') return { a: 'date', b: 'date', res: 'int4' };
+    if (x === 'date' && op === '+') fail(node, `operator is not unique: ${typeName(l)} + ${typeName(r)}`);
+    opError(node, op, l, r);
+  }
+  if (CATEGORY[l] === 'N' && CATEGORY[r] === 'N') return numericSig(op, node, l, r);
+  const smallInt = (t: T) => t === 'int2' || t === 'int4';
+  if (l === 'date' && smallInt(r) && (op === '+' || op === '-')) return { a: 'date', b: 'int4', res: 'date' };
+  if (smallInt(l) && r === 'date' && op === '+') return { a: 'int4', b: 'date', res: 'date' };
+  if (l === 'date' && r === 'date' && op === '-') return { a: 'date', b: 'date', res: 'int4' };
+  opError(node, op, l, r);
+}
+
+const INT_MIN: Record<string, number> = { int2: -32768, int4: -2147483648 };
+const INT_MAX: Record<string, number> = { int2: 32767, int4: 2147483647 };
+const I8_MIN = -9223372036854775808n;
+const I8_MAX = 9223372036854775807n;
+
+function divZero(): never {
+  throw new EvalError('division by zero');
+}
+
+function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Internal {
+  const t = sig.res;
+  if (t === 'int2' || t === 'int4') {
+    const lo = INT_MIN[t]!;
+    const hi = INT_MAX[t]!;
+    const chk = (v: number) => {
+      if (v < lo || v > hi) throw new EvalError(`${typeName(t)} out of range`);
+      return v + 0;
+    };
+    switch (op) {
+      case '+':
+        return (x: number, y: number) => chk(x + y);
+      case '-':
+        return (x: number, y: number) => chk(x - y);
+      case '*':
+        return (x: number, y: number) => chk(x * y);
+      case '/':
+        return (x: number, y: number) => (y === 0 ? divZero() : chk(Math.trunc(x / y)));
+      case '%':
+        return (x: number, y: number) => (y === 0 ? divZero() : (x % y) + 0);
+    }
+  }
+  if (t === 'int8') {
+    const chk = (v: bigint) => {
+      if (v < I8_MIN || v > I8_MAX) throw new EvalError('bigint out of range');
+      return v;
+    };
+    switch (op) {
+      case '+':
+        return (x: bigint, y: bigint) => chk(x + y);
+      case '-':
+        return (x: bigint, y: bigint) => chk(x - y);
+      case '*':
+        return (x: bigint, y: bigint) => chk(x * y);
+      case '/':
+        return (x: bigint, y: bigint) => (y === 0n ? divZero() : chk(x / y));
+      case '%':
+        return (x: bigint, y: bigint) => (y === 0n ? divZero() : x % y);
+    }
+  }
+  if (t === 'numeric') {
+    switch (op) {
+      case '+':
+        return Decimal.add;
+      case '-':
+        return Decimal.sub;
+      case '*':
+        return Decimal.mul;
+      case '/':
+        return Decimal.div;
+      case '%':
+        return Decimal.mod;
+    }
+  }
+  if (t === 'float4' || t === 'float8') {
+    const r = t === 'float4' ? Math.fround : (v: number) => v;
+    const over = () => {
+      throw new EvalError('value out of range: overflow');
+    };
+    const under = () => {
+      throw new EvalError('value out of range: underflow');
+    };
+    switch (op) {
+      case '+':
+      case '-':
+        return (x: number, y: number) => {
+          const v = r(op === '+' ? x + y : x - y);
+          if (!Number.isFinite(v) && v === v && Number.isFinite(x) && Number.isFinite(y)) over();
+          return v;
+        };
+      case '*':
+        return (x: number, y: number) => {
+          const v = r(x * y);
+          if (!Number.isFinite(v) && v === v && Number.isFinite(x) && Number.isFinite(y)) over();
+          if (v === 0 && x !== 0 && y !== 0) under();
+          return v;
+        };
+      case '/':
+        return (x: number, y: number) => {
+          if (y === 0 && x === x) divZero();
+          const v = r(x / y);
+          if (!Number.isFinite(v) && v === v && Number.isFinite(x)) over();
+          if (v === 0 && x !== 0 && Number.isFinite(y)) under();
+          return v;
+        };
+    }
+  }
+  if (t === 'date') {
+    // date +/- int4, int4 + date
+    if (sig.a === 'date') {
+      return op === '+'
+        ? (d: number, n: number) => (Number.isFinite(d) ? checkDateRange(d + n) : d)
+        : (d: number, n: number) => (Number.isFinite(d) ? checkDateRange(d - n) : d);
+    }
+    return (n: number, d: number) => (Number.isFinite(d) ? checkDateRange(d + n) : d);
+  }
+  if (t === 'int4' && sig.a === 'date') {
+    return (x: number, y: number) => {
+      if (!Number.isFinite(x) || !Number.isFinite(y)) throw new EvalError('cannot subtract infinite dates');
+      return x - y;
+    };
+  }
+  throw new Error(`internal error: no arithmetic for ${op} ${t}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compilation
+
+function lastName(list: Node[]): string {
+  const n = list[list.length - 1];
+  return n?.String?.sval ?? '';
+}
+
+function nodeKind(node: Node): [string, Node] {
+  const keys = Object.keys(node);
+  if (keys.length !== 1) throw new PredicateError(`unexpected parse tree node ${JSON.stringify(node).slice(0, 100)}`);
+  return [keys[0]!, node[keys[0]!]];
+}
+
+function typeSpecOf(node: Node, typeNameNode: Node): { ts: TypeSpec; array: boolean } {
+  const names: string[] = (typeNameNode.names ?? []).map((n: Node) => n.String?.sval ?? '');
+  if (typeNameNode.setof || typeNameNode.pct_type) fail(node, 'unsupported type syntax');
+  let name: string;
+  if (names.length === 2 && names[0] === 'pg_catalog') name = names[1]!;
+  else if (names.length === 1 && names[0] !== 'char') name = names[0]!;
+  else fail(node, `unsupported type ${names.join('.')}`);
+  const mods: number[] = (typeNameNode.typmods ?? []).map((m: Node) => {
+    const v = m.A_Const?.ival;
+    if (v === undefined) fail(node, 'unsupported type modifier');
+    return v.ival ?? 0;
+  });
+  const ts = parseTypeName(mods.length ? `${name}(${mods.join(',')})` : name);
+  if (!ts.supported) fail(node, `unsupported type ${name}${mods.length ? `(${mods.join(',')})` : ''}`);
+  const bounds = typeNameNode.arrayBounds ?? [];
+  return { ts, array: bounds.length > 0 };
+}
+
+function compile(ctx: Ctx, node: Node): Ex {
+  const [kind, b] = nodeKind(node);
+  switch (kind) {
+    case 'A_Const':
+      return compileConst(node, b);
+    case 'ColumnRef':
+      return compileColumn(ctx, node, b);
+    case 'ParamRef':
+      return compileParam(ctx, node, b);
+    case 'TypeCast': {
+      const { ts, array } = typeSpecOf(node, b.typeName);
+      if (array) fail(node, 'array types are only supported as the right operand of ANY/ALL');
+      return castEx(ctx, compile(ctx, b.arg), ts, node);
+    }
+    case 'CollateClause': {
+      const coll = lastName(b.collname ?? []);
+      if (!['C', 'POSIX', 'ucs_basic', 'pg_c_utf8'].includes(coll)) fail(node, `unsupported collation "${coll}" (only "C" is modelled)`);
+      let e = compile(ctx, b.arg);
+      if (e.t === 'unknown') e = coerceTo(ctx, e, 'text');
+      if (CATEGORY[e.t as BaseType] !== 'S') fail(node, `collations are not supported by type ${typeName(e.t)}`);
+      return e;
+    }
+    case 'A_Expr':
+      return compileAExpr(ctx, node, b);
+    case 'BoolExpr':
+      return compileBoolExpr(ctx, node, b);
+    case 'NullTest': {
+      if (b.argisrow) fail(node, 'row-wise IS NULL is not supported');
+      const e = compile(ctx, b.arg);
+      const isNull = b.nulltesttype === 'IS_NULL';
+      if (e.t === 'unknown') return konstEx('bool', (e.text === null) === isNull, node);
+      const f = e.ev;
+      return derive('bool', isNull ? (row) => f(row) === null : (row) => f(row) !== null, [e], node, false);
+    }
+    case 'BooleanTest': {
+      const e = toBool(ctx, compile(ctx, b.arg), b.booltesttype);
+      const f = e.ev;
+      let ev: Ev;
+      switch (b.booltesttype) {
+        case 'IS_TRUE':
+          ev = (row) => f(row) === true;
+          break;
+        case 'IS_NOT_TRUE':
+          ev = (row) => f(row) !== true;
+          break;
+        case 'IS_FALSE':
+          ev = (row) => f(row) === false;
+          break;
+        case 'IS_NOT_FALSE':
+          ev = (row) => f(row) !== false;
+          break;
+        case 'IS_UNKNOWN':
+          ev = (row) => f(row) === null;
+          break;
+        case 'IS_NOT_UNKNOWN':
+          ev = (row) => f(row) !== null;
+          break;
+        default:
+          fail(node, `unsupported boolean test ${b.booltesttype}`);
+      }
+      const out = derive('bool', ev, [e], node, false);
+      if (b.booltesttype === 'IS_TRUE' && e.points) out.points = e.points;
+      return out;
+    }
+    case 'FuncCall':
+      fail(node, `function calls are not supported (${lastName(b.funcname ?? [])})`);
+    // eslint-disable-next-line no-fallthrough
+    case 'SubLink':
+      fail(node, 'subqueries are not supported');
+    // eslint-disable-next-line no-fallthrough
+    default:
+      fail(node, `unsupported expression (${kind})`);
+  }
+}
+
+function compileConst(node: Node, b: Node): Ex {
+  if (b.isnull) return unknownEx(null, node);
+  if (b.ival !== undefined) return konstEx('int4', b.ival.ival ?? 0, node);
+  if (b.fval !== undefined) {
+    const s: string = b.fval.fval ?? '0';
+    if (/^[+-]?\d+$/.test(s)) {
+      const v = BigInt(s);
+      if (v >= I8_MIN && v <= I8_MAX) return konstEx('int8', v, node);
+    }
+    const d = Decimal.parse(s);
+    if (d === undefined) fail(node, `invalid numeric constant ${s}`);
+    return konstEx('numeric', d, node);
+  }
+  if (b.sval !== undefined) return unknownEx(b.sval.sval ?? '', node);
+  if (b.boolval !== undefined) return konstEx('bool', b.boolval.boolval ?? false, node);
+  fail(node, 'unsupported constant (bit strings are not supported)');
+}
+
+function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
+  const fields: Node[] = b.fields ?? [];
+  const last = fields[fields.length - 1];
+  if (!last || last.A_Star !== undefined) fail(node, '"*" is not supported');
+  const name: string = last.String?.sval ?? '';
+  if (!Object.prototype.hasOwnProperty.call(ctx.columns, name)) {
+    fail(node, `unknown column "${name}" (known: ${Object.keys(ctx.columns).join(', ')})`);
+  }
+  const ts = parseTypeName(ctx.columns[name]!);
+  if (!ts.supported) fail(node, `column "${name}" has unsupported type ${ctx.columns[name]}`);
+  if (!ctx.used.includes(name)) ctx.used.push(name);
+  const t = ts.base as BaseType;
+  const missing = (): never => {
+    throw new PredicateError(`row has no value for column "${name}" read by the where clause`);
+  };
+  let ev: Ev;
+  if ((t === 'text' || t === 'varchar') && ts.mods.length === 0) {
+    ev = (row) => {
+      const v = row[name];
+      if (typeof v === 'string') return v;
+      if (v === null) return null;
+      if (v === undefined) missing();
+      return String(v);
+    };
+  } else {
+    const conv = fromSqlFn(ts, name);
+    if (t === 'int4' || t === 'int2' || t === 'float8') {
+      ev = (row) => {
+        const v = row[name];
+        if (typeof v === 'number' && (t === 'float8' || Number.isInteger(v))) return v;
+        if (v === null) return null;
+        if (v === undefined) missing();
+        return conv(v);
+      };
+    } else {
+      ev = (row) => {
+        const v = row[name];
+        if (v === null) return null;
+        if (v === undefined) missing();
+        return conv(v);
+      };
+    }
+  }
+  return { t, ev, konst: false, col: name, canThrow: false, node };
+}
+
+function compileParam(ctx: Ctx, node: Node, b: Node): Ex {
+  const n: number = b.number ?? 0;
+  if (n < 1 || n > ctx.params.length) fail(node, `there is no parameter $${n} (${ctx.params.length} given)`);
+  ctx.referenced.add(n);
+  const text = paramText(ctx.params[n - 1]);
+  const typed = ctx.paramTypes[n];
+  const u = unknownEx(text, node, n);
+  if (typed === undefined) return u;
+  if (typed.endsWith('[]')) fail(node, `parameter $${n} is used both as an array and as a scalar`);
+  return coerceUnknown(ctx, u, spec(typed as BaseType));
+}
+
+function castEx(ctx: Ctx, e: Ex, ts: TypeSpec, node: Node): Ex {
+  if (e.t === 'unknown') {
+    const out = coerceUnknown(ctx, e, ts);
+    return { ...out, node };
+  }
+  const to = ts.base as BaseType;
+  const fn = castFn(e.t, to, true);
+  if (!fn) fail(node, `cannot cast type ${typeName(e.t)} to ${typeName(to)}`);
+  const tm = typmodFn(ts);
+  if (e.t === to && !tm) return { ...e, col: undefined, points: undefined, node };
+  return mapEx(to, e, tm ? (v) => tm(fn(v)) : fn, node, true);
+}
+
+function compileAExpr(ctx: Ctx, node: Node, b: Node): Ex {
+  const op = lastName(b.name ?? []);
+  switch (b.kind) {
+    case 'AEXPR_OP': {
+      if (b.lexpr === undefined) {
+        if (b.rexpr === undefined) fail(node, 'malformed operator expression');
+        return compileUnary(ctx, node, op, compile(ctx, b.rexpr));
+      }
+      if (b.rexpr === undefined) fail(node, `unsupported postfix operator ${op}`);
+      if (CMP_OPS.has(op)) return compileCompare(ctx, node, op, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+      if (op === '+' || op === '-' || op === '*' || op === '/' || op === '%') {
+        return compileArith(ctx, node, op, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+      }
+      if (op === '||') return compileConcat(ctx, node, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+      fail(node, `unsupported operator ${op}`);
+    }
+    // eslint-disable-next-line no-fallthrough
+    case 'AEXPR_OP_ANY':
+    case 'AEXPR_OP_ALL':
+      return compileAnyAll(ctx, node, op, b.kind === 'AEXPR_OP_ANY', b.lexpr, b.rexpr);
+    case 'AEXPR_DISTINCT':
+    case 'AEXPR_NOT_DISTINCT': {
+      // like PostgreSQL: "x IS [NOT] DISTINCT FROM NULL" (an undecorated NULL) is "x IS [NOT] NULL"
+      const isNullLit = (n: Node) => n?.A_Const?.isnull === true;
+      if (isNullLit(b.lexpr) || isNullLit(b.rexpr)) {
+        const arg = isNullLit(b.rexpr) ? b.lexpr : b.rexpr;
+        return compile(ctx, { NullTest: { arg, nulltesttype: b.kind === 'AEXPR_DISTINCT' ? 'IS_NOT_NULL' : 'IS_NULL' } });
+      }
+      return compileDistinct(ctx, node, b.kind === 'AEXPR_NOT_DISTINCT', compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+    }
+    case 'AEXPR_IN':
+      return compileIn(ctx, node, op, b.lexpr, b.rexpr);
+    case 'AEXPR_LIKE':
+    case 'AEXPR_ILIKE':
+      return compileLike(ctx, node, op, b.kind === 'AEXPR_ILIKE', b.lexpr, b.rexpr);
+    case 'AEXPR_BETWEEN':
+    case 'AEXPR_NOT_BETWEEN':
+    case 'AEXPR_BETWEEN_SYM':
+    case 'AEXPR_NOT_BETWEEN_SYM':
+      return compileBetween(ctx, node, b.kind, b.lexpr, b.rexpr);
+    default:
+      fail(node, `unsupported expression kind ${b.kind}`);
+  }
+}
+
+function compileUnary(ctx: Ctx, node: Node, op: string, e: Ex): Ex {
+  if (op !== '-' && op !== '+') fail(node, `unsupported prefix operator ${op}`);
+  if (e.t === 'unknown') fail(node, `operator is not unique: ${op} unknown`);
+  if (CATEGORY[e.t] !== 'N') fail(node, `operator does not exist: ${op} ${typeName(e.t)}`);
+  if (op === '+') return { ...e, col: undefined, node };
+  if (isNullConst(e)) return konstEx(e.t, null, node);
+  const t = e.t;
+  let fn: (v: Internal) => Internal;
+  if (t === 'int2' || t === 'int4') {
+    const lo = INT_MIN[t]!;
+    fn = (v: number) => {
+      if (v === lo) throw new EvalError(`${typeName(t)} out of range`);
+      return 0 - v;
+    };
+  } else if (t === 'int8') {
+    fn = (v: bigint) => {
+      if (v === I8_MIN) throw new EvalError('bigint out of range');
+      return -v;
+    };
+  } else if (t === 'numeric') fn = (v: Decimal) => v.neg();
+  else fn = (v: number) => -v;
+  return mapEx(t, e, fn, node, isInt(t));
+}
+
+function makeCmp(op: string, t: BaseType): (a: Internal, b: Internal) => boolean {
+  const eq = eqFn(t);
+  const cmp = cmpFn(t);
+  const prim = isInt(t) || t === 'date' || t === 'timestamp' || t === 'timestamptz' || t === 'bool';
+  switch (op) {
+    case '=':
+      return eq ?? ((a, b) => a === b);
+    case '<>':
+      return eq ? (a, b) => !eq(a, b) : (a, b) => a !== b;
+    case '<':
+      return prim ? (a, b) => a < b : (a, b) => cmp(a, b) < 0;
+    case '<=':
+      return prim ? (a, b) => a <= b : (a, b) => cmp(a, b) <= 0;
+    case '>':
+      return prim ? (a, b) => a > b : (a, b) => cmp(a, b) > 0;
+    case '>=':
+      return prim ? (a, b) => a >= b : (a, b) => cmp(a, b) >= 0;
+  }
+  throw new Error(`internal error: comparison ${op}`);
+}
+
+/** Canonical value of a column whose comparison with `v` (in type t) is equality; null if no
+ *  value of the column can be equal; undefined if not derivable. */
+function pointValue(colType: string, t: BaseType, v: Internal): string | null | undefined {
+  const colBase = parseTypeName(colType).base;
+  if (t === colBase || (t === 'text' && colBase === 'varchar')) return canonicalFn(t)(v);
+  if (isInt(colBase) && isInt(t)) return String(v);
+  if (isInt(colBase) && t === 'numeric') {
+    const d = v as Decimal;
+    return d.isInteger() ? d.truncToBigInt().toString() : null;
+  }
+  return undefined;
+}
+
+function pointsFor(ctx: Ctx, col: string, t: BaseType, vals: Internal[]): Map<string, string[]> | undefined {
+  const out = new Set<string>();
+  for (const v of vals) {
+    if (v === null) continue;
+    const c = pointValue(ctx.columns[col]!, t, v);
+    if (c === undefined) return undefined;
+    if (c !== null) out.add(c);
+  }
+  return new Map([[col, [...out]]]);
+}
+
+function compileCompare(ctx: Ctx, node: Node, op: string, L: Ex, R: Ex): Ex {
+  const t = compareType(node, op, L.t, R.t);
+  const l = coerceTo(ctx, L, t);
+  const r = coerceTo(ctx, R, t);
+  if (isNullConst(l) || isNullConst(r)) return konstEx('bool', null, node);
+  const p = makeCmp(op, t);
+  const lf = l.ev;
+  const rf = r.ev;
+  let ev: Ev;
+  const prim = eqFn(t) === undefined;
+  if (r.konst) {
+    const c = r.cval;
+    if (op === '=' && prim) {
+      ev = (row) => {
+        const a = lf(row);
+        return a === null ? null : a === c;
+      };
+    } else {
+      ev = (row) => {
+        const a = lf(row);
+        return a === null ? null : p(a, c);
+      };
+    }
+  } else if (l.konst) {
+    const c = l.cval;
+    ev = (row) => {
+      const b = rf(row);
+      return b === null ? null : p(c, b);
+    };
+  } else {
+    ev = (row) => {
+      const a = lf(row);
+      const b = rf(row);
+      return a === null || b === null ? null : p(a, b);
+    };
+  }
+  const out = derive('bool', ev, [l, r], node, false);
+  if (op === '=' && !out.konst) {
+    if (L.col !== undefined && r.konst) out.points = pointsFor(ctx, L.col, t, [r.cval]);
+    else if (R.col !== undefined && l.konst) out.points = pointsFor(ctx, R.col, t, [l.cval]);
+  }
+  return out;
+}
+
+function compileArith(ctx: Ctx, node: Node, op: string, L: Ex, R: Ex): Ex {
+  const sig = arithSig(node, op, L.t, R.t);
+  const l = coerceTo(ctx, L, sig.a);
+  const r = coerceTo(ctx, R, sig.b);
+  if (isNullConst(l) || isNullConst(r)) return konstEx(sig.res, null, node);
+  const f = arithFn(op, sig);
+  const lf = l.ev;
+  const rf = r.ev;
+  return derive(sig.res, (row) => {
+    const a = lf(row);
+    const b = rf(row);
+    return a === null || b === null ? null : f(a, b);
+  }, [l, r], node, true);
+}
+
+function compileConcat(ctx: Ctx, node: Node, L: Ex, R: Ex): Ex {
+  const isStr = (e: Ex) => e.t === 'unknown' || CATEGORY[e.t] === 'S';
+  if (!isStr(L) && !isStr(R)) opError(node, '||', L.t, R.t);
+  const asText = (e: Ex): Ex => (isStr(e) ? toText(ctx, e, '||') : castEx(ctx, e, spec('text'), e.node));
+  const l = asText(L);
+  const r = asText(R);
+  if (isNullConst(l) || isNullConst(r)) return konstEx('text', null, node);
+  const lf = l.ev;
+  const rf = r.ev;
+  return derive('text', (row) => {
+    const a = lf(row);
+    const b = rf(row);
+    return a === null || b === null ? null : a + b;
+  }, [l, r], node, false);
+}
+
+function compileDistinct(ctx: Ctx, node: Node, not: boolean, L: Ex, R: Ex): Ex {
+  const t = compareType(node, '=', L.t, R.t);
+  const l = coerceTo(ctx, L, t);
+  const r = coerceTo(ctx, R, t);
+  const eq = makeCmp('=', t);
+  const lf = l.ev;
+  const rf = r.ev;
+  const ev: Ev = (row) => {
+    const a = lf(row);
+    const b = rf(row);
+    const same = a === null || b === null ? a === b : eq(a, b);
+    return not ? same : !same;
+  };
+  const out = derive('bool', ev, [l, r], node, false);
+  if (not && !out.konst) {
+    if (L.col !== undefined && r.konst && r.cval !== null) out.points = pointsFor(ctx, L.col, t, [r.cval]);
+    else if (R.col !== undefined && l.konst && l.cval !== null) out.points = pointsFor(ctx, R.col, t, [l.cval]);
+  }
+  return out;
+}
+
+/** `L op ANY/ALL (elems)` with PostgreSQL's ScalarArrayOpExpr semantics. elems null = NULL array.
+ *  L and elems are already coerced to t. */
+function scalarArrayOp(ctx: Ctx, node: Node, op: string, useOr: boolean, Lorig: Ex, l: Ex, elems: Ex[] | null, t: BaseType): Ex {
+  const lf = l.ev;
+  if (elems === null) return derive('bool', (row) => (lf(row), null), [l], node, false);
+  const n = elems.length;
+  if (isNullConst(l)) return konstEx('bool', n === 0 ? !useOr : null, node);
+  const p = makeCmp(op, t);
+  let ev: Ev;
+  const allConst = elems.every((e) => e.konst);
+  if (allConst && ((op === '=' && useOr) || (op === '<>' && !useOr))) {
+    const vals = elems.map((e) => e.cval);
+    const key = keyFn(t);
+    const set = new Set(vals.filter((v) => v !== null).map((v) => (key ? key(v) : v)));
+    const hasNull = vals.some((v) => v === null);
+    const hit = useOr; // result when found
+    if (n === 0) ev = (row) => (lf(row), !useOr);
+    else if (key) {
+      ev = (row) => {
+        const a = lf(row);
+        if (a === null) return null;
+        if (set.has(key(a))) return hit;
+        return hasNull ? null : !hit;
+      };
+    } else {
+      ev = (row) => {
+        const a = lf(row);
+        if (a === null) return null;
+        if (set.has(a)) return hit;
+        return hasNull ? null : !hit;
+      };
+    }
+  } else {
+    const fs = elems.map((e) => e.ev);
+    ev = (row) => {
+      const a = lf(row);
+      const vs = fs.map((f) => f(row));
+      if (vs.length === 0) return !useOr;
+      if (a === null) return null;
+      let sawNull = false;
+      for (const v of vs) {
+        if (v === null) {
+          sawNull = true;
+          continue;
+        }
+        const r = p(a, v);
+        if (r === useOr) return useOr;
+      }
+      return sawNull ? null : !useOr;
+    };
+  }
+  const out = derive('bool', ev, [l, ...elems], node, false);
+  if (!out.konst && op === '=' && useOr && Lorig.col !== undefined && allConst) {
+    out.points = pointsFor(ctx, Lorig.col, t, elems.map((e) => e.cval));
+  }
+  return out;
+}
+
+function unknownElems(ctx: Ctx, texts: (string | null)[], ts: TypeSpec, node: Node): Ex[] {
+  return texts.map((s) => coerceUnknown(ctx, unknownEx(s, node), ts));
+}
+
+function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, lexpr: Node, rexpr: Node): Ex {
+  if (!CMP_OPS.has(op)) fail(node, `unsupported operator ${op} with ANY/ALL`);
+  const L = compile(ctx, lexpr);
+  const [rk, rb] = nodeKind(rexpr);
+  // Untyped array text (param or literal): elements take the type the operator resolves to.
+  const fromUnknown = (texts: (string | null)[] | null, param: number | undefined): Ex => {
+    const t = compareType(node, op, L.t, 'unknown');
+    if (param !== undefined) ctx.paramTypes[param] = t + '[]';
+    const l = coerceTo(ctx, L, t);
+    return scalarArrayOp(ctx, node, op, useOr, L, l, texts === null ? null : unknownElems(ctx, texts, spec(t), rexpr), t);
+  };
+  const fromTyped = (elemType: BaseType, elems: Ex[] | null): Ex => {
+    const t = compareType(node, op, L.t, elemType);
+    const l = coerceTo(ctx, L, t);
+    return scalarArrayOp(ctx, node, op, useOr, L, l, elems && elems.map((e) => coerceTo(ctx, e, t)), t);
+  };
+  const textsOf = (v: unknown, what: Node): (string | null)[] | null => {
+    if (v === null || v === undefined) return null;
+    if (Array.isArray(v)) return flattenJsonArray(v);
+    const s = paramText(v)!;
+    try {
+      return parseArrayLiteral(s);
+    } catch (e) {
+      if (e instanceof EvalError) fail(what, e.message);
+      throw e;
+    }
+  };
+  if (rk === 'ParamRef') {
+    const n: number = rb.number ?? 0;
+    if (n < 1 || n > ctx.params.length) fail(rexpr, `there is no parameter $${n} (${ctx.params.length} given)`);
+    ctx.referenced.add(n);
+    const typed = ctx.paramTypes[n];
+    const texts = textsOf(ctx.params[n - 1], rexpr);
+    if (typed === undefined) return fromUnknown(texts, n);
+    if (!typed.endsWith('[]')) fail(rexpr, `parameter $${n} is used both as a scalar and as an array`);
+    const et = typed.slice(0, -2) as BaseType;
+    return fromTyped(et, texts && unknownElems(ctx, texts, spec(et), rexpr));
+  }
+  if (rk === 'A_Const' && (rb.sval !== undefined || rb.isnull)) {
+    return fromUnknown(rb.isnull ? null : textsOf(rb.sval.sval ?? '', rexpr), undefined);
+  }
+  if (rk === 'A_ArrayExpr') {
+    const elems: Ex[] = (rb.elements ?? []).map((e: Node) => compile(ctx, e));
+    if (elems.length === 0) fail(rexpr, 'cannot determine type of empty array');
+    const et = selectCommonType(elems, rexpr, 'ARRAY')!;
+    return fromTyped(et, elems.map((e) => coerceTo(ctx, e, et)));
+  }
+  if (rk === 'TypeCast') {
+    const { ts, array } = typeSpecOf(rexpr, rb.typeName);
+    if (!array) fail(rexpr, 'op ANY/ALL (array) requires an array on the right side');
+    const et = ts.base as BaseType;
+    const [ak, ab] = nodeKind(rb.arg);
+    if (ak === 'ParamRef' || (ak === 'A_Const' && (ab.sval !== undefined || ab.isnull))) {
+      let texts: (string | null)[] | null;
+      if (ak === 'ParamRef') {
+        const n: number = ab.number ?? 0;
+        if (n < 1 || n > ctx.params.length) fail(rb.arg, `there is no parameter $${n} (${ctx.params.length} given)`);
+        ctx.referenced.add(n);
+        const prev = ctx.paramTypes[n];
+        if (prev !== undefined && prev !== et + '[]') fail(rb.arg, `inconsistent types deduced for parameter $${n}`);
+        ctx.paramTypes[n] = et + '[]';
+        texts = textsOf(ctx.params[n - 1], rb.arg);
+      } else texts = ab.isnull ? null : textsOf(ab.sval.sval ?? '', rb.arg);
+      return fromTyped(et, texts && unknownElems(ctx, texts, ts, rexpr));
+    }
+    if (ak === 'A_ArrayExpr') {
+      const elems: Ex[] = (ab.elements ?? []).map((e: Node) => castEx(ctx, compile(ctx, e), ts, e));
+      return fromTyped(et, elems);
+    }
+    fail(rexpr, 'unsupported array expression');
+  }
+  fail(rexpr, 'unsupported right operand of ANY/ALL (expected a parameter, an array literal or ARRAY[...])');
+}
+
+function compileIn(ctx: Ctx, node: Node, op: string, lexpr: Node, rexpr: Node): Ex {
+  const useOr = op !== '<>';
+  const items: Node[] = rexpr?.List?.items;
+  if (!Array.isArray(items)) fail(node, 'IN (subquery) is not supported');
+  const L = compile(ctx, lexpr);
+  const R = items.map((i) => compile(ctx, i));
+  const nonvars = R.filter((e) => e.konst);
+  let rest = R.filter((e) => !e.konst);
+  const parts: Ex[] = [];
+  let lhs = L;
+  if (nonvars.length > 1) {
+    const all = [L, ...nonvars];
+    const common = selectCommonType(all, undefined, 'IN');
+    if (common !== undefined && all.every((e) => e.t === 'unknown' || isImplicitCast(e.t, common))) {
+      const t = compareType(node, op, L.t, common);
+      const l = coerceTo(ctx, L, t);
+      const elems = nonvars.map((e) => coerceTo(ctx, coerceTo(ctx, e, common), t));
+      parts.push(scalarArrayOp(ctx, node, op, useOr, L, l, elems, t));
+      // PostgreSQL coerced the left operand in place: a parameter keeps the type just deduced
+      lhs = refresh(ctx, L);
+    } else rest = R;
+  } else rest = R;
+  for (const e of rest) parts.push(compileCompare(ctx, node, op, lhs, e));
+  return combineBool(node, useOr ? 'OR' : 'AND', parts);
+}
+
+function compileBetween(ctx: Ctx, node: Node, kind: string, lexpr: Node, rexpr: Node): Ex {
+  const items: Node[] = rexpr?.List?.items;
+  if (!Array.isArray(items) || items.length !== 2) fail(node, 'malformed BETWEEN');
+  const [lo, hi] = items as [Node, Node];
+  const cmp = (op: string, a: Node, b: Node) => compileCompare(ctx, node, op, compile(ctx, a), compile(ctx, b));
+  switch (kind) {
+    case 'AEXPR_BETWEEN':
+      return combineBool(node, 'AND', [cmp('>=', lexpr, lo), cmp('<=', lexpr, hi)]);
+    case 'AEXPR_NOT_BETWEEN':
+      return combineBool(node, 'OR', [cmp('<', lexpr, lo), cmp('>', lexpr, hi)]);
+    case 'AEXPR_BETWEEN_SYM':
+      return combineBool(node, 'OR', [
+        combineBool(node, 'AND', [cmp('>=', lexpr, lo), cmp('<=', lexpr, hi)]),
+        combineBool(node, 'AND', [cmp('>=', lexpr, hi), cmp('<=', lexpr, lo)]),
+      ]);
+    default:
+      return combineBool(node, 'AND', [
+        combineBool(node, 'OR', [cmp('<', lexpr, lo), cmp('>', lexpr, hi)]),
+        combineBool(node, 'OR', [cmp('<', lexpr, hi), cmp('>', lexpr, lo)]),
+      ]);
+  }
+}
+
+function compileLike(ctx: Ctx, node: Node, op: string, ci: boolean, lexpr: Node, rexpr: Node): Ex {
+  const negate = op.startsWith('!');
+  let L = compile(ctx, lexpr);
+  if (L.t === 'unknown' || L.t === 'varchar') L = coerceTo(ctx, L, 'text');
+  if (L.t !== 'text' && L.t !== 'bpchar') fail(node, `operator does not exist: ${typeName(L.t)} ${op} text`);
+  let P: Ex;
+  const [rk, rb] = nodeKind(rexpr);
+  if (rk === 'FuncCall' && lastName(rb.funcname ?? []) === 'like_escape' && (rb.args ?? []).length === 2) {
+    const pat = toText(ctx, compile(ctx, rb.args[0]), 'LIKE pattern');
+    const esc = toText(ctx, compile(ctx, rb.args[1]), 'ESCAPE');
+    if (isNullConst(pat) || isNullConst(esc)) P = konstEx('text', null, rexpr);
+    else {
+      const pf = pat.ev;
+      const ef = esc.ev;
+      P = derive('text', (row) => {
+        const p = pf(row);
+        const e = ef(row);
+        return p === null || e === null ? null : likeEscape(p, e);
+      }, [pat, esc], rexpr, true);
+    }
+  } else P = toText(ctx, compile(ctx, rexpr), 'LIKE pattern');
+  if (isNullConst(L) || isNullConst(P)) return konstEx('bool', null, node);
+  const lf = L.ev;
+  const norm = ci ? asciiLower : (s: string) => s;
+  let ev: Ev;
+  if (P.konst) {
+    let re: RegExp | undefined;
+    let err: EvalError | undefined;
+    try {
+      re = likeRegex(norm(P.cval as string));
+    } catch (e) {
+      if (!(e instanceof EvalError)) throw e;
+      err = e;
+    }
+    if (err) {
+      const e = err;
+      ev = (row) => {
+        if (lf(row) === null) return null;
+        throw e;
+      };
+    } else {
+      const rx = re!;
+      ev = ci
+        ? (row) => {
+            const s = lf(row);
+            return s === null ? null : rx.test(asciiLower(s)) !== negate;
+          }
+        : (row) => {
+            const s = lf(row);
+            return s === null ? null : rx.test(s) !== negate;
+          };
+    }
+  } else {
+    const pf = P.ev;
+    let lastPat: string | undefined;
+    let lastRe: RegExp | undefined;
+    ev = (row) => {
+      const s = lf(row);
+      const p = pf(row);
+      if (s === null || p === null) return null;
+      if (p !== lastPat) {
+        lastRe = likeRegex(norm(p));
+        lastPat = p;
+      }
+      return lastRe!.test(norm(s)) !== negate;
+    };
+  }
+  return derive('bool', ev, [L, P], node, true);
+}
+
+function mergeAnd(parts: Ex[]): Map<string, string[]> | undefined {
+  let out: Map<string, string[]> | undefined;
+  for (const p of parts) {
+    if (!p.points) continue;
+    out ??= new Map();
+    for (const [c, vs] of p.points) {
+      const prev = out.get(c);
+      if (prev === undefined) out.set(c, vs);
+      else {
+        const s = new Set(vs);
+        out.set(c, prev.filter((v) => s.has(v)));
+      }
+    }
+  }
+  return out;
+}
+
+function mergeOr(parts: Ex[]): Map<string, string[]> | undefined {
+  if (parts.length === 0 || parts.some((p) => !p.points)) return undefined;
+  let out: Map<string, string[]> | undefined;
+  for (const p of parts) {
+    if (out === undefined) {
+      out = new Map([...p.points!].map(([c, vs]) => [c, [...vs]]));
+      continue;
+    }
+    for (const c of [...out.keys()]) {
+      const vs = p.points!.get(c);
+      if (vs === undefined) out.delete(c);
+      else out.set(c, [...new Set([...out.get(c)!, ...vs])]);
+    }
+  }
+  return out && out.size > 0 ? out : undefined;
+}
+
+/** AND / OR with three-valued logic (constant arguments simplified like PostgreSQL does). */
+function combineBool(node: Node, kind: 'AND' | 'OR', args: Ex[]): Ex {
+  const dominant = kind === 'OR'; // value that decides the result
+  let hasNull = false;
+  const live: Ex[] = [];
+  for (const a of args) {
+    if (a.konst) {
+      if (a.cval === dominant) return konstEx('bool', dominant, node);
+      if (a.cval === null) hasNull = true;
+    } else live.push(a);
+  }
+  if (live.length === 0) return konstEx('bool', hasNull ? null : !dominant, node);
+  // (a NULL constant argument never makes an OR true nor an AND true: points stay valid)
+  const points = kind === 'AND' ? mergeAnd(live) : mergeOr(live);
+  if (live.length === 1 && !hasNull) return { ...live[0]!, node, points };
+  const fs = live.map((a) => a.ev);
+  const canThrow = live.some((a) => a.canThrow);
+  const other = !dominant;
+  let ev: Ev;
+  if (!canThrow) {
+    if (fs.length === 2 && !hasNull) {
+      const [f, g] = fs as [Ev, Ev];
+      ev = (row) => {
+        const a = f(row);
+        if (a === dominant) return dominant;
+        const b = g(row);
+        if (b === dominant) return dominant;
+        return a === null || b === null ? null : other;
+      };
+    } else {
+      ev = (row) => {
+        let n = hasNull;
+        for (let i = 0; i < fs.length; i++) {
+          const v = fs[i]!(row);
+          if (v === dominant) return dominant;
+          if (v === null) n = true;
+        }
+        return n ? null : other;
+      };
+    }
+  } else {
+    ev = (row) => {
+      let n = hasNull;
+      let err: unknown;
+      for (let i = 0; i < fs.length; i++) {
+        let v: Internal;
+        try {
+          v = fs[i]!(row);
+        } catch (e) {
+          if (e instanceof EvalError) {
+            err ??= e;
+            continue;
+          }
+          throw e;
+        }
+        if (v === dominant) return dominant;
+        if (v === null) n = true;
+      }
+      if (err !== undefined) throw err;
+      return n ? null : other;
+    };
+  }
+  return { t: 'bool', ev, konst: false, canThrow, node, points };
+}
+
+function compileBoolExpr(ctx: Ctx, node: Node, b: Node): Ex {
+  const args: Ex[] = (b.args ?? []).map((a: Node) => compile(ctx, a));
+  switch (b.boolop) {
+    case 'AND_EXPR':
+      return combineBool(node, 'AND', args.map((a) => toBool(ctx, a, 'AND')));
+    case 'OR_EXPR':
+      return combineBool(node, 'OR', args.map((a) => toBool(ctx, a, 'OR')));
+    case 'NOT_EXPR': {
+      const e = toBool(ctx, args[0]!, 'NOT');
+      const f = e.ev;
+      return derive('bool', (row) => {
+        const v = f(row);
+        return v === null ? null : !v;
+      }, [e], node, false);
+    }
+  }
+  fail(node, `unsupported boolean operator ${b.boolop}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry point
+
+const ALWAYS: CompiledPredicate = Object.freeze({
+  test: () => true,
+  columns: [],
+  pointConstraints: new Map<string, string[]>(),
+}) as CompiledPredicate;
+
+const ALLOWED_SELECT_KEYS = new Set(['targetList', 'fromClause', 'whereClause', 'limitOption', 'op']);
+
+/** Compiles a recorded read's where clause. Throws PredicateError for anything that cannot be
+ *  evaluated faithfully (unsupported construct, unknown column, missing or ill-typed param...). */
+export function compilePredicate(where: string | undefined | null, params: unknown[], columns: ColumnTypes): CompiledPredicate {
+  if (where === undefined || where === null || where.trim() === '') {
+    return { test: ALWAYS.test, columns: [], pointConstraints: new Map() };
+  }
+  if (!loaded) throw new PredicateError('loadPredicateParser() must be awaited before compilePredicate()');
+  try {
+    return compileWhere(where, params ?? [], columns);
+  } catch (e) {
+    if (e instanceof PredicateError) throw new PredicateError(`where clause "${where}": ${e.message}`);
+    throw e;
+  }
+}
+
+function compileWhere(where: string, params: unknown[], columns: ColumnTypes): CompiledPredicate {
+  let parsed: Node;
+  try {
+    parsed = parseSync(`SELECT 1 FROM t WHERE ${where}`);
+  } catch (e) {
+    throw new PredicateError(`syntax error: ${(e as Error).message}`);
+  }
+  const stmts: Node[] = parsed.stmts ?? [];
+  const sel = stmts.length === 1 ? stmts[0].stmt?.SelectStmt : undefined;
+  if (!sel || !sel.whereClause || Object.keys(sel).some((k) => !ALLOWED_SELECT_KEYS.has(k)) || (sel.op && sel.op !== 'SETOP_NONE')) {
+    throw new PredicateError('not a single boolean expression');
+  }
+  const ctx: Ctx = { params, referenced: new Set(), paramTypes: [], columns, used: [] };
+  const e = toBool(ctx, compile(ctx, sel.whereClause), 'WHERE');
+  for (const n of ctx.referenced) {
+    // PostgreSQL rejects a statement whose untyped parameter's type no context determines
+    if (ctx.paramTypes[n] === undefined) throw new PredicateError(`could not determine data type of parameter $${n}`);
+  }
+  const pointConstraints = e.konst ? new Map<string, string[]>() : (e.points ?? new Map<string, string[]>());
+  if (e.konst) {
+    const v = e.cval === true;
+    return { test: () => v, columns: ctx.used, pointConstraints };
+  }
+  const f = e.ev;
+  const test = (row: Row): boolean => {
+    try {
+      return f(row) === true;
+    } catch (x) {
+      if (x instanceof EvalError) return false;
+      throw x;
+    }
+  };
+  return { test, columns: ctx.used, pointConstraints };
+}

