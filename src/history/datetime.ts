@@ -115,8 +115,70 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
   return { days, us, offset };
 }
 
+// Fast paths for the exact forms PostgreSQL outputs (ISO DateStyle): 'YYYY-MM-DD' and
+// 'YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM]]' (AD, 4-digit years); anything else takes the general path.
+
+function dig(s: string, i: number): number {
+  const c = s.charCodeAt(i) - 48;
+  return c >= 0 && c <= 9 ? c : NaN;
+}
+
+function fastYmd(s: string): number | undefined {
+  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return undefined;
+  const y = dig(s, 0) * 1000 + dig(s, 1) * 100 + dig(s, 2) * 10 + dig(s, 3);
+  const m = dig(s, 5) * 10 + dig(s, 6);
+  const d = dig(s, 8) * 10 + dig(s, 9);
+  if (!(y >= 1) || !(m >= 1 && m <= 12) || !(d >= 1)) return undefined;
+  if (d > (m === 2 && isLeap(y) ? 29 : MDAYS[m - 1]!)) return undefined;
+  return daysFromCivil(y, m, d);
+}
+
+/** microseconds since 1970 (offset applied if withTz), or undefined */
+function fastTimestamp(s: string, withTz: boolean): bigint | undefined {
+  const n = s.length;
+  if (n < 19 || s.charCodeAt(10) !== 32 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return undefined;
+  const days = fastYmd(s);
+  if (days === undefined) return undefined;
+  const h = dig(s, 11) * 10 + dig(s, 12);
+  const mi = dig(s, 14) * 10 + dig(s, 15);
+  const sec = dig(s, 17) * 10 + dig(s, 18);
+  if (!(h <= 23 && mi <= 59 && sec <= 59)) return undefined;
+  let i = 19;
+  let frac = 0;
+  if (i < n && s.charCodeAt(i) === 46) {
+    i++;
+    let scale = 100000;
+    const start = i;
+    while (i < n && i - start < 6) {
+      const c = dig(s, i);
+      if (c !== c) break;
+      frac += c * scale;
+      scale /= 10;
+      i++;
+    }
+    if (i === start || (i < n && dig(s, i) === dig(s, i))) return undefined; // none, or > 6 digits
+  }
+  let offset = 0;
+  if (i < n) {
+    const sign = s.charCodeAt(i);
+    if (sign !== 43 && sign !== 45) return undefined;
+    const oh = dig(s, i + 1) * 10 + dig(s, i + 2);
+    let om = 0;
+    if (n === i + 6 && s.charCodeAt(i + 3) === 58) om = dig(s, i + 4) * 10 + dig(s, i + 5);
+    else if (n !== i + 3) return undefined;
+    if (!(oh <= 15 && om <= 59)) return undefined;
+    offset = (sign === 45 ? -1 : 1) * (oh * 3600 + om * 60);
+  }
+  const secs = days * 86400 + h * 3600 + mi * 60 + sec - (withTz ? offset : 0);
+  return BigInt(secs) * 1_000_000n + BigInt(frac);
+}
+
 /** date input. Throws EvalError (invalid) or PredicateError (unsupported format). */
 export function parseDate(text: string): number {
+  if (text.length === 10) {
+    const d = fastYmd(text);
+    if (d !== undefined && d <= MAX_DATE_DAY) return d;
+  }
   const p = parseDateTime(text, 'date');
   if (p.special) return p.special * Infinity;
   if (p.days < MIN_DAY || p.days > MAX_DATE_DAY) throw new EvalError(`date out of range: "${text}"`);
@@ -125,6 +187,8 @@ export function parseDate(text: string): number {
 
 /** timestamp / timestamptz input (withTz: apply the offset, default UTC; else ignore it). */
 export function parseTimestamp(text: string, withTz: boolean): bigint {
+  const f = fastTimestamp(text, withTz);
+  if (f !== undefined && f < END_TS_US) return f;
   const p = parseDateTime(text, withTz ? 'timestamp with time zone' : 'timestamp');
   if (p.special) return p.special > 0 ? TS_POS_INF : TS_NEG_INF;
   let v = BigInt(p.days) * US_PER_DAY + BigInt(p.us);

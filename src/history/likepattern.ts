@@ -56,6 +56,82 @@ export function likeRegex(pattern: string): RegExp {
   return new RegExp(re + '$', 'su');
 }
 
+const LIKE_TRUE = 1;
+const LIKE_FALSE = 0;
+const LIKE_ABORT = -1;
+const BACKSLASH = 0x5c;
+const PERCENT = 0x25;
+const UNDERSCORE = 0x5f;
+
+function codePoints(s: string): number[] {
+  const out: number[] = [];
+  for (const c of s) out.push(c.codePointAt(0)!);
+  return out;
+}
+
+/** Port of PostgreSQL's MatchText (like_match.c), on code points. Used for patterns that end
+ *  with a lone escape character, for which PostgreSQL raises an error only if matching reaches it. */
+function matchText(t: number[], ti: number, p: number[], pi: number): number {
+  const tn = t.length;
+  const pn = p.length;
+  if (pn - pi === 1 && p[pi] === PERCENT) return LIKE_TRUE;
+  while (ti < tn && pi < pn) {
+    const pc = p[pi]!;
+    if (pc === BACKSLASH) {
+      pi++;
+      if (pi >= pn) throw new EvalError('LIKE pattern must not end with escape character');
+      if (p[pi] !== t[ti]) return LIKE_FALSE;
+    } else if (pc === PERCENT) {
+      pi++;
+      while (pi < pn) {
+        if (p[pi] === PERCENT) pi++;
+        else if (p[pi] === UNDERSCORE) {
+          if (ti >= tn) return LIKE_ABORT;
+          ti++;
+          pi++;
+        } else break;
+      }
+      if (pi >= pn) return LIKE_TRUE;
+      let firstpat: number;
+      if (p[pi] === BACKSLASH) {
+        if (pn - pi < 2) throw new EvalError('LIKE pattern must not end with escape character');
+        firstpat = p[pi + 1]!;
+      } else firstpat = p[pi]!;
+      while (ti < tn) {
+        if (t[ti] === firstpat) {
+          const matched = matchText(t, ti, p, pi);
+          if (matched !== LIKE_FALSE) return matched;
+        }
+        ti++;
+      }
+      return LIKE_ABORT;
+    } else if (pc === UNDERSCORE) {
+      ti++;
+      pi++;
+      continue;
+    } else if (pc !== t[ti]) return LIKE_FALSE;
+    ti++;
+    pi++;
+  }
+  if (ti < tn) return LIKE_FALSE;
+  while (pi < pn && p[pi] === PERCENT) pi++;
+  return pi >= pn ? LIKE_TRUE : LIKE_ABORT;
+}
+
+/** A matcher for a backslash-escaped LIKE pattern: a RegExp when the pattern is well formed,
+ *  else PostgreSQL's algorithm (which raises only when it reaches the dangling escape). */
+export function likeMatcher(pattern: string): (s: string) => boolean {
+  let re: RegExp;
+  try {
+    re = likeRegex(pattern);
+  } catch (e) {
+    if (!(e instanceof EvalError)) throw e;
+    const p = codePoints(pattern);
+    return (s) => matchText(codePoints(s), 0, p, 0) === LIKE_TRUE;
+  }
+  return (s) => re.test(s);
+}
+
 /** lower() under the C locale: ASCII letters only. */
 export function asciiLower(s: string): string {
   return /[A-Z]/.test(s) ? s.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 32)) : s;

@@ -11,7 +11,9 @@
 //    statement prepared without parameter types.
 //  - Run-time errors PostgreSQL would raise (division by zero, integer overflow, failing casts)
 //    make test() return false: a read whose evaluation raised could not have succeeded. AND/OR
-//    are order-independent here: a FALSE conjunct (TRUE disjunct) wins over an error in another.
+//    evaluate left to right with short-circuit like PostgreSQL's executor (constant arguments are
+//    simplified first, like its planner). The planner may reorder top-level AND conjuncts by cost;
+//    that cannot change test(): TRUE needs every conjunct TRUE without error in any order.
 //  - Errors PostgreSQL raises while planning (type errors, bad literals or params, constant
 //    subexpressions that fail) and anything unsupported throw PredicateError at compile time.
 //  - The session TimeZone is taken to be UTC; text collation is "C".
@@ -20,7 +22,7 @@ import { loadModule, parseSync } from 'libpg-query';
 import { deparseSync } from 'pgsql-deparser';
 import { Decimal } from './decimal.js';
 import { EvalError, PredicateError } from './errors.js';
-import { asciiLower, likeEscape, likeRegex } from './likepattern.js';
+import { asciiLower, likeEscape, likeMatcher } from './likepattern.js';
 import {
   CATEGORY,
   DISPLAY,
@@ -95,15 +97,25 @@ interface Ex {
   text?: string | null;
   /** for 'unknown' params: the 1-based number */
   param?: number;
+  /** for 'unknown' params: this occurrence, marked when its type gets resolved */
+  occ?: ParamOccurrence;
   /** for a bare column reference: the column name */
   col?: string;
-  canThrow: boolean;
   node: Node;
   /** implied point constraints (boolean expressions) */
   points?: Map<string, string[]>;
 }
 
+interface ParamOccurrence {
+  n: number;
+  resolved: boolean;
+}
+
 interface Ctx {
+  /** per column: converter of history values with a one-entry cache */
+  colCache: Map<string, (v: Exclude<SqlValue, null>) => Internal>;
+  /** untyped parameter occurrences: PostgreSQL requires each to end up with the parameter's type */
+  occurrences: ParamOccurrence[];
   params: unknown[];
   /** parameters referenced by the clause */
   referenced: Set<number>;
@@ -137,17 +149,16 @@ function unreachableEv(): never {
 }
 
 function konstEx(t: T, v: Internal, node: Node): Ex {
-  return { t, ev: () => v, konst: true, cval: v, canThrow: false, node };
+  return { t, ev: () => v, konst: true, cval: v, node };
 }
 
 function unknownEx(text: string | null, node: Node, param?: number): Ex {
-  return { t: 'unknown', ev: unreachableEv, konst: true, cval: undefined, text, param, canThrow: false, node };
+  return { t: 'unknown', ev: unreachableEv, konst: true, cval: undefined, text, param, node };
 }
 
 /** Builds a derived node; folds it to a constant if all its inputs are constant (PostgreSQL folds
  *  immutable constant subexpressions while planning, so their errors fail the whole query). */
-function derive(t: T, ev: Ev, kids: Ex[], node: Node, canThrow: boolean): Ex {
-  const ct = canThrow || kids.some((k) => k.canThrow);
+function derive(t: T, ev: Ev, kids: Ex[], node: Node): Ex {
   if (kids.every((k) => k.konst)) {
     let v: Internal;
     try {
@@ -158,7 +169,7 @@ function derive(t: T, ev: Ev, kids: Ex[], node: Node, canThrow: boolean): Ex {
     }
     return konstEx(t, v, node);
   }
-  return { t, ev, konst: false, canThrow: ct, node };
+  return { t, ev, konst: false, node };
 }
 
 function isNullConst(e: Ex): boolean {
@@ -277,6 +288,7 @@ function flattenJsonArray(a: unknown[], out: (string | null)[] = []): (string | 
 /** Resolves an unknown literal/param to type `ts` (input function, then explicit length coercion). */
 function coerceUnknown(ctx: Ctx, e: Ex, ts: TypeSpec): Ex {
   const base = ts.base as BaseType;
+  if (e.occ) e.occ.resolved = true;
   if (e.param !== undefined) {
     const prev = ctx.paramTypes[e.param];
     if (prev !== undefined && prev !== base) {
@@ -305,16 +317,14 @@ function refresh(ctx: Ctx, e: Ex): Ex {
   return t === undefined || t.endsWith('[]') ? e : coerceUnknown(ctx, e, spec(t as BaseType));
 }
 
-function mapEx(t: T, e: Ex, fn: (v: Internal) => Internal, node: Node, canThrow: boolean): Ex {
+function mapEx(t: T, e: Ex, fn: (v: Internal) => Internal, node: Node): Ex {
   const f = e.ev;
   const out = derive(t, (row) => {
     const v = f(row);
     return v === null ? null : fn(v);
-  }, [e], node, canThrow);
+  }, [e], node);
   return out;
 }
-
-const SAFE_IMPLICIT = new Set(['int2>int4', 'int2>int8', 'int4>int8', 'int2>numeric', 'int4>numeric', 'int8>numeric', 'int2>float8', 'int4>float8', 'int8>float8', 'int2>float4', 'int4>float4', 'int8>float4', 'float4>float8', 'text>varchar', 'varchar>text', 'text>bpchar', 'varchar>bpchar', 'bpchar>text', 'bpchar>varchar', 'timestamp>timestamptz']);
 
 /** Implicit coercion to `to` (the caller made sure it exists). */
 function coerceTo(ctx: Ctx, e: Ex, to: BaseType): Ex {
@@ -322,7 +332,7 @@ function coerceTo(ctx: Ctx, e: Ex, to: BaseType): Ex {
   if (e.t === to) return e;
   const fn = castFn(e.t, to, false);
   if (!fn) fail(e.node, `cannot coerce ${typeName(e.t)} to ${typeName(to)}`);
-  return mapEx(to, e, fn, e.node, !SAFE_IMPLICIT.has(`${e.t}>${to}`));
+  return mapEx(to, e, fn, e.node);
 }
 
 function toBool(ctx: Ctx, e: Ex, what: string): Ex {
@@ -600,7 +610,7 @@ function compile(ctx: Ctx, node: Node): Ex {
       const isNull = b.nulltesttype === 'IS_NULL';
       if (e.t === 'unknown') return konstEx('bool', (e.text === null) === isNull, node);
       const f = e.ev;
-      return derive('bool', isNull ? (row) => f(row) === null : (row) => f(row) !== null, [e], node, false);
+      return derive('bool', isNull ? (row) => f(row) === null : (row) => f(row) !== null, [e], node);
     }
     case 'BooleanTest': {
       const e = toBool(ctx, compile(ctx, b.arg), b.booltesttype);
@@ -628,7 +638,7 @@ function compile(ctx: Ctx, node: Node): Ex {
         default:
           fail(node, `unsupported boolean test ${b.booltesttype}`);
       }
-      const out = derive('bool', ev, [e], node, false);
+      const out = derive('bool', ev, [e], node);
       if (b.booltesttype === 'IS_TRUE' && e.points) out.points = e.points;
       return out;
     }
@@ -686,7 +696,25 @@ function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
       return String(v);
     };
   } else {
-    const conv = fromSqlFn(ts, name);
+    let conv = fromSqlFn(ts, name);
+    if (t === 'int8' || t === 'numeric' || t === 'date' || t === 'timestamp' || t === 'timestamptz' || t === 'uuid') {
+      // one-entry cache of the last converted history value, shared by all reads of the column
+      // (BETWEEN and IN read a column several times per row; the value, not the row, is the key)
+      let cache = ctx.colCache.get(name);
+      if (!cache) {
+        const base = conv;
+        const c = { raw: undefined as unknown, val: undefined as Internal };
+        cache = (v) => {
+          if (v === c.raw) return c.val;
+          const r = base(v);
+          c.raw = v;
+          c.val = r;
+          return r;
+        };
+        ctx.colCache.set(name, cache);
+      }
+      conv = cache;
+    }
     if (t === 'int4' || t === 'int2' || t === 'float8') {
       ev = (row) => {
         const v = row[name];
@@ -704,7 +732,7 @@ function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
       };
     }
   }
-  return { t, ev, konst: false, col: name, canThrow: false, node };
+  return { t, ev, konst: false, col: name, node };
 }
 
 function compileParam(ctx: Ctx, node: Node, b: Node): Ex {
@@ -714,7 +742,11 @@ function compileParam(ctx: Ctx, node: Node, b: Node): Ex {
   const text = paramText(ctx.params[n - 1]);
   const typed = ctx.paramTypes[n];
   const u = unknownEx(text, node, n);
-  if (typed === undefined) return u;
+  if (typed === undefined) {
+    u.occ = { n, resolved: false };
+    ctx.occurrences.push(u.occ);
+    return u;
+  }
   if (typed.endsWith('[]')) fail(node, `parameter $${n} is used both as an array and as a scalar`);
   return coerceUnknown(ctx, u, spec(typed as BaseType));
 }
@@ -729,7 +761,7 @@ function castEx(ctx: Ctx, e: Ex, ts: TypeSpec, node: Node): Ex {
   if (!fn) fail(node, `cannot cast type ${typeName(e.t)} to ${typeName(to)}`);
   const tm = typmodFn(ts);
   if (e.t === to && !tm) return { ...e, col: undefined, points: undefined, node };
-  return mapEx(to, e, tm ? (v) => tm(fn(v)) : fn, node, true);
+  return mapEx(to, e, tm ? (v) => tm(fn(v)) : fn, node);
 }
 
 function compileAExpr(ctx: Ctx, node: Node, b: Node): Ex {
@@ -798,7 +830,7 @@ function compileUnary(ctx: Ctx, node: Node, op: string, e: Ex): Ex {
     };
   } else if (t === 'numeric') fn = (v: Decimal) => v.neg();
   else fn = (v: number) => -v;
-  return mapEx(t, e, fn, node, isInt(t));
+  return mapEx(t, e, fn, node);
 }
 
 function makeCmp(op: string, t: BaseType): (a: Internal, b: Internal) => boolean {
@@ -882,7 +914,7 @@ function compileCompare(ctx: Ctx, node: Node, op: string, L: Ex, R: Ex): Ex {
       return a === null || b === null ? null : p(a, b);
     };
   }
-  const out = derive('bool', ev, [l, r], node, false);
+  const out = derive('bool', ev, [l, r], node);
   if (op === '=' && !out.konst) {
     if (L.col !== undefined && r.konst) out.points = pointsFor(ctx, L.col, t, [r.cval]);
     else if (R.col !== undefined && l.konst) out.points = pointsFor(ctx, R.col, t, [l.cval]);
@@ -902,7 +934,7 @@ function compileArith(ctx: Ctx, node: Node, op: string, L: Ex, R: Ex): Ex {
     const a = lf(row);
     const b = rf(row);
     return a === null || b === null ? null : f(a, b);
-  }, [l, r], node, true);
+  }, [l, r], node);
 }
 
 function compileConcat(ctx: Ctx, node: Node, L: Ex, R: Ex): Ex {
@@ -918,7 +950,7 @@ function compileConcat(ctx: Ctx, node: Node, L: Ex, R: Ex): Ex {
     const a = lf(row);
     const b = rf(row);
     return a === null || b === null ? null : a + b;
-  }, [l, r], node, false);
+  }, [l, r], node);
 }
 
 function compileDistinct(ctx: Ctx, node: Node, not: boolean, L: Ex, R: Ex): Ex {
@@ -934,7 +966,7 @@ function compileDistinct(ctx: Ctx, node: Node, not: boolean, L: Ex, R: Ex): Ex {
     const same = a === null || b === null ? a === b : eq(a, b);
     return not ? same : !same;
   };
-  const out = derive('bool', ev, [l, r], node, false);
+  const out = derive('bool', ev, [l, r], node);
   if (not && !out.konst) {
     if (L.col !== undefined && r.konst && r.cval !== null) out.points = pointsFor(ctx, L.col, t, [r.cval]);
     else if (R.col !== undefined && l.konst && l.cval !== null) out.points = pointsFor(ctx, R.col, t, [l.cval]);
@@ -946,7 +978,7 @@ function compileDistinct(ctx: Ctx, node: Node, not: boolean, L: Ex, R: Ex): Ex {
  *  L and elems are already coerced to t. */
 function scalarArrayOp(ctx: Ctx, node: Node, op: string, useOr: boolean, Lorig: Ex, l: Ex, elems: Ex[] | null, t: BaseType): Ex {
   const lf = l.ev;
-  if (elems === null) return derive('bool', (row) => (lf(row), null), [l], node, false);
+  if (elems === null) return derive('bool', (row) => (lf(row), null), [l], node);
   const n = elems.length;
   if (isNullConst(l)) return konstEx('bool', n === 0 ? !useOr : null, node);
   const p = makeCmp(op, t);
@@ -993,7 +1025,7 @@ function scalarArrayOp(ctx: Ctx, node: Node, op: string, useOr: boolean, Lorig: 
       return sawNull ? null : !useOr;
     };
   }
-  const out = derive('bool', ev, [l, ...elems], node, false);
+  const out = derive('bool', ev, [l, ...elems], node);
   if (!out.konst && op === '=' && useOr && Lorig.col !== undefined && allConst) {
     out.points = pointsFor(ctx, Lorig.col, t, elems.map((e) => e.cval));
   }
@@ -1145,7 +1177,7 @@ function compileLike(ctx: Ctx, node: Node, op: string, ci: boolean, lexpr: Node,
         const p = pf(row);
         const e = ef(row);
         return p === null || e === null ? null : likeEscape(p, e);
-      }, [pat, esc], rexpr, true);
+      }, [pat, esc], rexpr);
     }
   } else P = toText(ctx, compile(ctx, rexpr), 'LIKE pattern');
   if (isNullConst(L) || isNullConst(P)) return konstEx('bool', null, node);
@@ -1153,48 +1185,32 @@ function compileLike(ctx: Ctx, node: Node, op: string, ci: boolean, lexpr: Node,
   const norm = ci ? asciiLower : (s: string) => s;
   let ev: Ev;
   if (P.konst) {
-    let re: RegExp | undefined;
-    let err: EvalError | undefined;
-    try {
-      re = likeRegex(norm(P.cval as string));
-    } catch (e) {
-      if (!(e instanceof EvalError)) throw e;
-      err = e;
-    }
-    if (err) {
-      const e = err;
-      ev = (row) => {
-        if (lf(row) === null) return null;
-        throw e;
-      };
-    } else {
-      const rx = re!;
-      ev = ci
-        ? (row) => {
-            const s = lf(row);
-            return s === null ? null : rx.test(asciiLower(s)) !== negate;
-          }
-        : (row) => {
-            const s = lf(row);
-            return s === null ? null : rx.test(s) !== negate;
-          };
-    }
+    const m = likeMatcher(norm(P.cval as string));
+    ev = ci
+      ? (row) => {
+          const s = lf(row);
+          return s === null ? null : m(asciiLower(s)) !== negate;
+        }
+      : (row) => {
+          const s = lf(row);
+          return s === null ? null : m(s) !== negate;
+        };
   } else {
     const pf = P.ev;
     let lastPat: string | undefined;
-    let lastRe: RegExp | undefined;
+    let lastM: ((s: string) => boolean) | undefined;
     ev = (row) => {
       const s = lf(row);
       const p = pf(row);
       if (s === null || p === null) return null;
       if (p !== lastPat) {
-        lastRe = likeRegex(norm(p));
+        lastM = likeMatcher(norm(p));
         lastPat = p;
       }
-      return lastRe!.test(norm(s)) !== negate;
+      return lastM!(norm(s)) !== negate;
     };
   }
-  return derive('bool', ev, [L, P], node, true);
+  return derive('bool', ev, [L, P], node);
 }
 
 function mergeAnd(parts: Ex[]): Map<string, string[]> | undefined {
@@ -1246,54 +1262,32 @@ function combineBool(node: Node, kind: 'AND' | 'OR', args: Ex[]): Ex {
   // (a NULL constant argument never makes an OR true nor an AND true: points stay valid)
   const points = kind === 'AND' ? mergeAnd(live) : mergeOr(live);
   if (live.length === 1 && !hasNull) return { ...live[0]!, node, points };
+  // Left to right with short-circuit, like PostgreSQL's executor (ExecEvalBoolAnd/Or): an error
+  // raised by an argument evaluated before the deciding one propagates (test() => false).
   const fs = live.map((a) => a.ev);
-  const canThrow = live.some((a) => a.canThrow);
   const other = !dominant;
   let ev: Ev;
-  if (!canThrow) {
-    if (fs.length === 2 && !hasNull) {
-      const [f, g] = fs as [Ev, Ev];
-      ev = (row) => {
-        const a = f(row);
-        if (a === dominant) return dominant;
-        const b = g(row);
-        if (b === dominant) return dominant;
-        return a === null || b === null ? null : other;
-      };
-    } else {
-      ev = (row) => {
-        let n = hasNull;
-        for (let i = 0; i < fs.length; i++) {
-          const v = fs[i]!(row);
-          if (v === dominant) return dominant;
-          if (v === null) n = true;
-        }
-        return n ? null : other;
-      };
-    }
+  if (fs.length === 2 && !hasNull) {
+    const [f, g] = fs as [Ev, Ev];
+    ev = (row) => {
+      const a = f(row);
+      if (a === dominant) return dominant;
+      const b = g(row);
+      if (b === dominant) return dominant;
+      return a === null || b === null ? null : other;
+    };
   } else {
     ev = (row) => {
       let n = hasNull;
-      let err: unknown;
       for (let i = 0; i < fs.length; i++) {
-        let v: Internal;
-        try {
-          v = fs[i]!(row);
-        } catch (e) {
-          if (e instanceof EvalError) {
-            err ??= e;
-            continue;
-          }
-          throw e;
-        }
+        const v = fs[i]!(row);
         if (v === dominant) return dominant;
         if (v === null) n = true;
       }
-      if (err !== undefined) throw err;
       return n ? null : other;
     };
   }
-  return { t: 'bool', ev, konst: false, canThrow, node, points };
+  return { t: 'bool', ev, konst: false, node, points };
 }
 
 function compileBoolExpr(ctx: Ctx, node: Node, b: Node): Ex {
@@ -1309,7 +1303,7 @@ function compileBoolExpr(ctx: Ctx, node: Node, b: Node): Ex {
       return derive('bool', (row) => {
         const v = f(row);
         return v === null ? null : !v;
-      }, [e], node, false);
+      }, [e], node);
     }
   }
   fail(node, `unsupported boolean operator ${b.boolop}`);
@@ -1341,7 +1335,13 @@ export function compilePredicate(where: string | undefined | null, params: unkno
   }
 }
 
-function compileWhere(where: string, params: unknown[], columns: ColumnTypes): CompiledPredicate {
+// Parse trees of recent where texts (parsing dominates compile time; compilation never mutates them).
+const AST_CACHE = new Map<string, Node>();
+const AST_CACHE_MAX = 4096;
+
+function parseWhere(where: string): Node {
+  const hit = AST_CACHE.get(where);
+  if (hit !== undefined) return hit;
   let parsed: Node;
   try {
     parsed = parseSync(`SELECT 1 FROM t WHERE ${where}`);
@@ -1353,11 +1353,22 @@ function compileWhere(where: string, params: unknown[], columns: ColumnTypes): C
   if (!sel || !sel.whereClause || Object.keys(sel).some((k) => !ALLOWED_SELECT_KEYS.has(k)) || (sel.op && sel.op !== 'SETOP_NONE')) {
     throw new PredicateError('not a single boolean expression');
   }
-  const ctx: Ctx = { params, referenced: new Set(), paramTypes: [], columns, used: [] };
-  const e = toBool(ctx, compile(ctx, sel.whereClause), 'WHERE');
+  if (AST_CACHE.size >= AST_CACHE_MAX) AST_CACHE.delete(AST_CACHE.keys().next().value!);
+  AST_CACHE.set(where, sel.whereClause);
+  return sel.whereClause;
+}
+
+function compileWhere(where: string, params: unknown[], columns: ColumnTypes): CompiledPredicate {
+  const whereClause = parseWhere(where);
+  const ctx: Ctx = { params, referenced: new Set(), occurrences: [], paramTypes: [], columns, used: [], colCache: new Map() };
+  const e = toBool(ctx, compile(ctx, whereClause), 'WHERE');
+  // PostgreSQL (check_variable_parameters) rejects a statement in which a parameter's type is not
+  // determined, or an occurrence was left untyped (e.g. "$1 IS NULL OR col = $1")
   for (const n of ctx.referenced) {
-    // PostgreSQL rejects a statement whose untyped parameter's type no context determines
     if (ctx.paramTypes[n] === undefined) throw new PredicateError(`could not determine data type of parameter $${n}`);
+  }
+  for (const o of ctx.occurrences) {
+    if (!o.resolved) throw new PredicateError(`could not determine data type of parameter $${o.n} (an occurrence is used where no type is deduced, e.g. IS NULL, before its type is deduced; cast it)`);
   }
   const pointConstraints = e.konst ? new Map<string, string[]>() : (e.points ?? new Map<string, string[]>());
   if (e.konst) {

@@ -294,27 +294,79 @@ export function inputFn(t: BaseType): (text: string) => Internal {
 // Output functions (internal -> text), PostgreSQL's with DateStyle ISO, extra_float_digits 1,
 // TimeZone UTC.
 
+/** Shortest decimal digits d1d2...dn and exponent x (v = 0.d1..dn * 10^(x+1)) that identify a
+ *  positive finite float8 (or float4) value, as PostgreSQL's Ryu-based float8out/float4out compute
+ *  them: the shortest digit string strictly inside the rounding interval (PostgreSQL does not
+ *  accept the interval bounds, unlike JavaScript's Number#toString), closest to the value, ties
+ *  to even. Exact BigInt arithmetic. */
+function shortestDecimal(v: number, float4: boolean): [string, number] {
+  let m2: bigint;
+  let e2: number;
+  let mmShift: bigint;
+  if (float4) {
+    const dv = new DataView(new ArrayBuffer(4));
+    dv.setFloat32(0, v);
+    const bits = dv.getUint32(0);
+    const be = (bits >>> 23) & 0xff;
+    const mant = bits & 0x7fffff;
+    m2 = BigInt(be === 0 ? mant : mant | 0x800000);
+    e2 = (be === 0 ? 1 : be) - 127 - 23;
+    mmShift = mant !== 0 || be <= 1 ? 1n : 0n;
+  } else {
+    const dv = new DataView(new ArrayBuffer(8));
+    dv.setFloat64(0, v);
+    const hi = dv.getUint32(0);
+    const lo = dv.getUint32(4);
+    const be = (hi >>> 20) & 0x7ff;
+    const mant = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
+    m2 = be === 0 ? mant : mant | (1n << 52n);
+    e2 = (be === 0 ? 1 : be) - 1023 - 52;
+    mmShift = mant !== 0n || be <= 1 ? 1n : 0n;
+  }
+  // value, lower and upper bounds in units of 2^(e2-2), then as integers scaled by 10^S
+  const E = e2 - 2;
+  const S = Math.max(0, -E);
+  const conv = (x: bigint) => (E >= 0 ? x << BigInt(E) : x * 5n ** BigInt(S));
+  const mv = 4n * m2;
+  const V = conv(mv);
+  const LO = conv(mv - 1n - mmShift);
+  const HI = conv(mv + 2n);
+  const e10 = V.toString().length - 1 - S; // v in [10^e10, 10^(e10+1))
+  for (let p = 1; ; p++) {
+    const k = e10 - p + 1; // exponent of the last digit
+    const t = k + S;
+    let u = 1n;
+    let Vs = V;
+    let Ls = LO;
+    let Hs = HI;
+    if (t >= 0) u = 10n ** BigInt(t);
+    else {
+      const f = 10n ** BigInt(-t);
+      Vs *= f;
+      Ls *= f;
+      Hs *= f;
+    }
+    let q = Vs / u;
+    const r = Vs - q * u;
+    if (2n * r > u || (2n * r === u && (q & 1n) === 1n)) q += 1n;
+    if (q * u <= Ls) q += 1n;
+    else if (q * u >= Hs) q -= 1n;
+    if (q * u > Ls && q * u < Hs) {
+      let digits = q.toString();
+      const exp = k + digits.length - 1;
+      digits = digits.replace(/0+$/, '') || '0';
+      return [digits, exp];
+    }
+  }
+}
+
 export function formatFloat(v: number, float4: boolean): string {
   if (Number.isNaN(v)) return 'NaN';
   if (v === Infinity) return 'Infinity';
   if (v === -Infinity) return '-Infinity';
   if (v === 0) return Object.is(v, -0) ? '-0' : '0';
-  let e: string;
-  if (!float4) e = v.toExponential();
-  else {
-    e = v.toExponential(8);
-    for (let p = 0; p < 9; p++) {
-      const c = v.toExponential(p);
-      if (Math.fround(Number(c)) === v) {
-        e = c;
-        break;
-      }
-    }
-  }
-  const neg = e.startsWith('-');
-  const ei = e.indexOf('e');
-  const digits = e.slice(neg ? 1 : 0, ei).replace('.', '').replace(/0+$/, '') || '0';
-  const exp = Number(e.slice(ei + 1));
+  const neg = v < 0;
+  const [digits, exp] = shortestDecimal(Math.abs(v), float4);
   let out: string;
   if (exp >= -4 && exp < (float4 ? 6 : 15)) {
     if (exp >= 0) {
@@ -451,7 +503,8 @@ export function canonicalFn(t: BaseType): (v: Internal) => string {
       return rtrimSpaces;
     case 'float4':
     case 'float8':
-      return (v: number) => (v === 0 ? '0' : formatFloat(v, t === 'float4'));
+      // any injective text works here: JavaScript's shortest round-trip form of the double
+      return (v: number) => (v === 0 ? '0' : String(v));
     default:
       return outputFn(t);
   }
@@ -677,7 +730,11 @@ export function fromSqlFn(ts: TypeSpec, col?: string): (v: Exclude<SqlValue, nul
     }
     case 'int8': {
       const p = viaText((s) => parseIntText(s, 'int8'));
-      return (v) => (typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : p(v));
+      const simple = /^-?[0-9]{1,18}$/;
+      return (v) => {
+        if (typeof v === 'string' && simple.test(v)) return BigInt(v);
+        return typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : p(v);
+      };
     }
     case 'numeric':
       return viaText(inputFn('numeric'));

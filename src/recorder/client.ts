@@ -1,0 +1,593 @@
+/**
+ * Recording wrappers for node-postgres: `RecordingClient` (a pg.Client) and `RecordingPool` (a pg.Pool), with the
+ * same `query(text, values)` API, so an application swaps one line. A `Session` (one per database connection)
+ * follows the transaction state and records each transaction when it ends.
+ *
+ *   query -> plan (rewrite.ts) -> control: BEGIN/COMMIT/ROLLBACK/SAVEPOINT... -> open/close the transaction
+ *                              -> recorded: run the rewritten statement -> events (events.ts) + the app's result
+ *                              -> passthrough / settings: run as is
+ *   transaction end -> { id "s<session>.<seq>", iso, status, label, begin, end, events, error? } -> history file
+ *
+ * Decisions:
+ * - Levels: READ UNCOMMITTED / READ COMMITTED -> RC, REPEATABLE READ -> SI, SERIALIZABLE -> SER; the level a
+ *   transaction runs at is BEGIN's, else SET TRANSACTION's, else the session's default_transaction_isolation
+ *   (read from the server, re-read after SET/RESET/DISCARD). `declareLevel()` records another level than the one
+ *   run (for the transaction in progress, or else the next one).
+ * - A statement outside BEGIN is its own transaction. A recorded write outside BEGIN is run as
+ *   BEGIN; statement; COMMIT so that its rows are known before the commit: a connection lost during that
+ *   COMMIT then gives an `unknown` transaction with its events, never a write whose rows nobody knows.
+ * - An error aborts the transaction (`error: {code, message}`, the first error) unless the application rolls
+ *   back to a savepoint; events after that savepoint are dropped (their writes were undone). The original error
+ *   is rethrown to the application unchanged. 40001 and 40P01 are ordinary aborts; a retry is a new transaction.
+ * - A connection lost during COMMIT (no SQLSTATE, class 08, or 57P0x) gives `unknown`; lost elsewhere, the server
+ *   rolls back: `aborted`.
+ * - A WHERE is exact when compilePredicate accepts it and it reads no column whose comparison depends on session
+ *   settings the checker does not model (non-C collation, TimeZone other than UTC for date/time columns,
+ *   extra_float_digits < 1 for floats); otherwise the read is `partial` (warned once per statement shape).
+ * - Statements on one session are serialized (the recorder may send several queries for one application query).
+ */
+import type pg from 'pg';
+import type { HistoryEvent, IsolationLevel, TxnError, TxnStatus } from '../history/format.js';
+import { InputError } from '../history/input-errors.js';
+import { compilePredicate, PredicateError } from '../history/predicate.js';
+import { RAW_TYPES, type TableInfo } from './catalog.js';
+import { appResult, eventsFor, recordParams, type Judgement, type RawResult } from './events.js';
+import type { PgIsolation, RecordedPlan, TxnControl } from './rewrite.js';
+import type { Recorder } from './recorder.js';
+
+const LEVELS: Record<string, IsolationLevel> = {
+  'read uncommitted': 'RC',
+  'read committed': 'RC',
+  'repeatable read': 'SI',
+  serializable: 'SER',
+};
+
+export function levelOf(pgLevel: string | undefined): IsolationLevel {
+  return LEVELS[(pgLevel ?? 'read committed').toLowerCase().replace(/_/g, ' ')] ?? 'RC';
+}
+
+const UTC_ZONES = new Set(['utc', 'etc/utc', 'gmt', 'etc/gmt', 'uct', 'etc/uct', 'zulu', 'etc/zulu', 'universal', 'etc/universal', 'gmt0', 'etc/gmt0', 'etc/gmt+0', 'etc/gmt-0', 'greenwich', 'etc/greenwich', 'z', '+00', '-00', '00:00', '+00:00']);
+const TIME_TYPES = new Set(['date', 'timestamp', 'timestamptz']);
+const FLOAT_TYPES = new Set(['float4', 'float8']);
+
+interface Settings {
+  defaultIso: string;
+  dateStyle: string;
+  timeZone: string;
+  extraFloatDigits: number;
+}
+
+interface Savepoint {
+  name: string;
+  events: number;
+}
+
+interface OpenTxn {
+  id: string;
+  seq: number;
+  /** The level PostgreSQL runs it at. */
+  run: PgIsolation | string;
+  declared?: IsolationLevel;
+  label?: string;
+  begin: number;
+  events: HistoryEvent[];
+  statements: number;
+  failed?: TxnError;
+  savepoints: Savepoint[];
+  committing: boolean;
+  closed: boolean;
+}
+
+/** True when an error means the connection is gone (the outcome of an in-flight COMMIT is then unknown). */
+export function isConnectionLoss(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown } | null;
+  const code = e?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || e?.severity === 'FATAL' || e?.severity === 'PANIC';
+  }
+  return true;
+}
+
+function errorInfo(err: unknown): TxnError {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const out: TxnError = {};
+  if (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) out.code = e.code;
+  out.message = typeof e?.message === 'string' ? e.message : String(err);
+  return out;
+}
+
+export interface QueryOptions {
+  rowMode?: 'array';
+  types?: pg.CustomTypesConfig;
+  name?: string;
+  binary?: boolean;
+}
+
+/** One database connection's recording state. */
+export class Session {
+  private seq = 0;
+  private txn: OpenTxn | undefined;
+  private settings: Settings | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+  private pendingLevel: IsolationLevel | undefined;
+  private pendingLabel: string | undefined;
+
+  constructor(
+    readonly recorder: Recorder,
+    readonly raw: pg.ClientBase,
+    readonly number: number,
+  ) {
+    raw.on('end', () => this.connectionEnded());
+  }
+
+  /** Declares the isolation level recorded for the transaction in progress, or else the next one. */
+  declareLevel(level: IsolationLevel): void {
+    if (this.txn && !this.txn.closed) this.txn.declared = level;
+    else this.pendingLevel = level;
+  }
+
+  /** Labels the transaction in progress, or else the next one. */
+  label(name: string): void {
+    if (this.txn && !this.txn.closed) this.txn.label = name;
+    else this.pendingLabel = name;
+  }
+
+  /** Runs fn after every earlier statement of this session. */
+  serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.tail.then(fn, fn);
+    this.tail = p.catch(() => undefined);
+    return p;
+  }
+
+  query(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+    return this.serialize(() => this.execute(text, values, options));
+  }
+
+  // ---- transactions ---------------------------------------------------------------------------------------
+
+  private open(run: string): OpenTxn {
+    this.seq++;
+    const txn: OpenTxn = {
+      id: `s${this.number}.${this.seq}`,
+      seq: this.seq,
+      run,
+      declared: this.pendingLevel,
+      label: this.pendingLabel,
+      begin: this.recorder.now(),
+      events: [],
+      statements: 0,
+      savepoints: [],
+      committing: false,
+      closed: false,
+    };
+    this.pendingLevel = undefined;
+    this.pendingLabel = undefined;
+    this.txn = txn;
+    return txn;
+  }
+
+  private close(txn: OpenTxn, status: TxnStatus, error?: TxnError): void {
+    if (txn.closed) return;
+    txn.closed = true;
+    if (this.txn === txn) this.txn = undefined;
+    this.recorder.writeTxn({
+      id: txn.id,
+      session: this.number,
+      seq: txn.seq,
+      iso: txn.declared ?? levelOf(txn.run),
+      status,
+      ...(txn.label !== undefined ? { label: txn.label } : {}),
+      begin: txn.begin,
+      end: this.recorder.now(),
+      events: txn.events,
+      ...(status === 'aborted' && error ? { error } : {}),
+    });
+  }
+
+  private connectionEnded(): void {
+    const txn = this.txn;
+    if (txn && !txn.closed && !txn.committing) {
+      // the server rolls back a transaction whose connection is gone
+      this.close(txn, 'aborted', txn.failed ?? { message: 'connection closed before COMMIT' });
+    }
+  }
+
+  private fail(txn: OpenTxn, err: unknown): void {
+    txn.failed ??= errorInfo(err);
+  }
+
+  private txStatus(): string | undefined {
+    const f = (this.raw as unknown as { getTransactionStatus?: () => string | null }).getTransactionStatus;
+    return typeof f === 'function' ? (f.call(this.raw) ?? undefined) : undefined;
+  }
+
+  // ---- session settings -------------------------------------------------------------------------------------
+
+  private async ensureSettings(): Promise<Settings> {
+    if (this.settings) return this.settings;
+    const r = await this.raw.query({
+      text: `SELECT current_setting('default_transaction_isolation'), current_setting('DateStyle'), current_setting('TimeZone'), current_setting('extra_float_digits')`,
+      rowMode: 'array',
+      types: RAW_TYPES,
+    } as pg.QueryArrayConfig);
+    const [iso, dateStyle, timeZone, efd] = r.rows[0] as string[];
+    this.settings = { defaultIso: iso, dateStyle, timeZone, extraFloatDigits: Number(efd) };
+    return this.settings;
+  }
+
+  /** Columns of the table whose comparisons the checker would evaluate differently in this session. */
+  private unsafeColumns(table: TableInfo, s: Settings): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const c of table.unsafeColumns) out.set(c, 'its collation is not C');
+    const utc = UTC_ZONES.has(s.timeZone.toLowerCase());
+    for (const [c, type] of Object.entries(table.columns)) {
+      if (!utc && TIME_TYPES.has(type)) out.set(c, `the session TimeZone is ${s.timeZone}, not UTC`);
+      if (s.extraFloatDigits < 1 && FLOAT_TYPES.has(type)) out.set(c, `extra_float_digits is ${s.extraFloatDigits} (floats are rounded)`);
+    }
+    return out;
+  }
+
+  private judge(settings: Settings, where: string | undefined, params: unknown[], table: TableInfo): Judgement {
+    if (where === undefined) return { partial: false };
+    let used: string[];
+    try {
+      used = compilePredicate(where, params, table.columns).columns;
+    } catch (e) {
+      if (!(e instanceof PredicateError)) throw e;
+      this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: ${e.message}`, `where:${table.name}:${where}`);
+      return { partial: true, reason: e.message };
+    }
+    const unsafe = this.unsafeColumns(table, settings);
+    for (const c of used) {
+      const why = unsafe.get(c);
+      if (why) {
+        this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: column ${c}: ${why}`, `where:${table.name}:${where}:${c}`);
+        return { partial: true, reason: why };
+      }
+    }
+    return { partial: false };
+  }
+
+  private checkDateStyle(settings: Settings, table: TableInfo): void {
+    if (!settings.dateStyle.toUpperCase().startsWith('ISO') && Object.values(table.columns).some((t) => TIME_TYPES.has(t))) {
+      throw new InputError(`session DateStyle is "${settings.dateStyle}": dates and timestamps of ${table.name} would be recorded in a format the checker cannot read; keep DateStyle ISO (the default) while recording`);
+    }
+  }
+
+  // ---- statements -------------------------------------------------------------------------------------------
+
+  private forward(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+    return this.raw.query({ ...options, text, values } as pg.QueryConfig);
+  }
+
+  private async execute(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+    const plan = this.recorder.plan(text, values?.length ?? 0);
+    switch (plan.kind) {
+      case 'control':
+        return this.control(plan.control, text, values, options);
+      case 'settings':
+      case 'passthrough': {
+        if (plan.kind === 'passthrough' && plan.warning) this.recorder.warn(plan.warning);
+        const txn = this.txn;
+        if (txn) txn.statements++;
+        try {
+          return await this.forward(text, values, options);
+        } catch (e) {
+          if (txn && !txn.closed) this.fail(txn, e);
+          throw e;
+        } finally {
+          if (plan.kind === 'settings') this.settings = undefined;
+        }
+      }
+      default:
+        return this.recorded(plan, text, values, options);
+    }
+  }
+
+  private async control(c: TxnControl, text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+    const txn = this.txn;
+    switch (c.kind) {
+      case 'begin': {
+        if (txn) return this.forward(text, values, options); // PostgreSQL warns and does nothing
+        const settings = await this.ensureSettings();
+        const begin = this.recorder.now();
+        const r = await this.forward(text, values, options);
+        const t = this.open(c.iso ?? settings.defaultIso);
+        t.begin = begin;
+        return r;
+      }
+      case 'set-transaction': {
+        if (!txn) return this.forward(text, values, options); // no effect outside a transaction block
+        try {
+          const r = await this.forward(text, values, options);
+          if (c.iso) txn.run = c.iso;
+          return r;
+        } catch (e) {
+          this.fail(txn, e);
+          throw e;
+        }
+      }
+      case 'commit':
+      case 'rollback': {
+        if (!txn) return this.forward(text, values, options); // "no transaction in progress"
+        txn.committing = c.kind === 'commit';
+        let result: pg.QueryResult;
+        try {
+          result = await this.forward(text, values, options);
+        } catch (e) {
+          if (c.kind === 'commit' && isConnectionLoss(e)) this.close(txn, 'unknown');
+          else this.close(txn, 'aborted', txn.failed ?? errorInfo(e));
+          this.afterEnd(c.chain, txn);
+          throw e;
+        }
+        if (c.kind === 'commit' && result.command !== 'ROLLBACK') this.close(txn, 'committed');
+        else this.close(txn, 'aborted', txn.failed);
+        this.afterEnd(c.chain, txn);
+        return result;
+      }
+      case 'savepoint':
+      case 'rollback-to':
+      case 'release': {
+        if (!txn) return this.forward(text, values, options); // an error outside a transaction block
+        txn.statements++;
+        let r: pg.QueryResult;
+        try {
+          r = await this.forward(text, values, options);
+        } catch (e) {
+          this.fail(txn, e);
+          throw e;
+        }
+        const at = txn.savepoints.map((s) => s.name).lastIndexOf(c.name);
+        if (c.kind === 'savepoint') txn.savepoints.push({ name: c.name, events: txn.events.length });
+        else if (at >= 0 && c.kind === 'rollback-to') {
+          // the writes after the savepoint are undone: drop the events (dropping reads only loses information)
+          txn.events.length = txn.savepoints[at].events;
+          txn.savepoints.length = at + 1;
+          txn.failed = undefined;
+        } else if (at >= 0) txn.savepoints.length = at;
+        return r;
+      }
+    }
+  }
+
+  /** After COMMIT/ROLLBACK [AND CHAIN]: a chained transaction starts at the same level. */
+  private afterEnd(chain: boolean, previous: OpenTxn): void {
+    const status = this.txStatus();
+    if (chain && (status === undefined || status === 'T' || status === 'E')) {
+      const t = this.open(previous.run);
+      if (status === 'E') t.failed = { message: 'chained transaction started in a failed state' };
+    }
+  }
+
+  private async run(plan: RecordedPlan, values: unknown[] | undefined, txn: OpenTxn, options: QueryOptions): Promise<{ raw: RawResult; wid: string; upsertWid?: string }> {
+    txn.statements++;
+    const wid = `${txn.id}.${txn.statements}`;
+    const upsertWid = `${wid}u`;
+    const all = [...(values ?? [])];
+    if ('widParam' in plan) all[plan.widParam - 1] = wid;
+    if (plan.kind === 'insert' && plan.upsertWidParam !== undefined) all[plan.upsertWidParam - 1] = upsertWid;
+    const r = await this.raw.query({ text: plan.sql, values: all, rowMode: 'array', types: RAW_TYPES, ...(options.name ? { name: options.name } : {}) } as pg.QueryArrayConfig);
+    return { raw: r as unknown as RawResult, wid, upsertWid: plan.kind === 'insert' && plan.upsertWidParam !== undefined ? upsertWid : undefined };
+  }
+
+  private appTypes(options: QueryOptions): pg.CustomTypesConfig {
+    if (options.types) return options.types;
+    const raw = this.raw;
+    return { getTypeParser: ((oid: number, format?: string) => raw.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'] };
+  }
+
+  private async recorded(plan: RecordedPlan, text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+    if (options.binary) throw new InputError(`cannot record "${text.slice(0, 80)}" with binary results; drop the binary option while recording`);
+    const params = recordParams(values);
+    let txn = this.txn;
+    if (txn && txn.failed) {
+      // PostgreSQL rejects it (25P02); run it as the application wrote it
+      txn.statements++;
+      return this.forward(text, values, options);
+    }
+    const settings = await this.ensureSettings();
+    this.checkDateStyle(settings, plan.table);
+    const ctx = (wid: string, upsertWid?: string) => ({ params, wid, upsertWid, judge: (w: string | undefined, p: unknown[], t: TableInfo) => this.judge(settings, w, p, t) });
+    if (txn) {
+      try {
+        const { raw, wid, upsertWid } = await this.run(plan, values, txn, options);
+        txn.events.push(...eventsFor(plan, raw, ctx(wid, upsertWid)));
+        return appResult(plan, raw, { rowMode: options.rowMode, types: this.appTypes(options) });
+      } catch (e) {
+        if (!txn.closed) this.fail(txn, e);
+        throw e;
+      }
+    }
+    // autocommit: a transaction of its own
+    txn = this.open(settings.defaultIso);
+    if (plan.kind === 'select') {
+      try {
+        const { raw, wid } = await this.run(plan, values, txn, options);
+        txn.events.push(...eventsFor(plan, raw, ctx(wid)));
+        this.close(txn, 'committed');
+        return appResult(plan, raw, { rowMode: options.rowMode, types: this.appTypes(options) });
+      } catch (e) {
+        this.close(txn, 'aborted', errorInfo(e));
+        throw e;
+      }
+    }
+    // a write: BEGIN; statement; COMMIT, so that the rows are known before the outcome
+    try {
+      await this.raw.query('BEGIN');
+    } catch (e) {
+      this.close(txn, 'aborted', errorInfo(e));
+      throw e;
+    }
+    let out: pg.QueryResult;
+    try {
+      const { raw, wid, upsertWid } = await this.run(plan, values, txn, options);
+      txn.events.push(...eventsFor(plan, raw, ctx(wid, upsertWid)));
+      out = appResult(plan, raw, { rowMode: options.rowMode, types: this.appTypes(options) });
+    } catch (e) {
+      this.close(txn, 'aborted', errorInfo(e));
+      if (!isConnectionLoss(e)) await this.raw.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+    txn.committing = true;
+    try {
+      await this.raw.query('COMMIT');
+    } catch (e) {
+      if (isConnectionLoss(e)) this.close(txn, 'unknown');
+      else this.close(txn, 'aborted', errorInfo(e));
+      throw e;
+    }
+    this.close(txn, 'committed');
+    return out;
+  }
+}
+
+type Callback = (err: Error | null, result?: pg.QueryResult) => void;
+
+function normalize(textOrConfig: unknown, valuesOrCallback?: unknown, callback?: unknown): { text: string; values?: unknown[]; options: QueryOptions; cb?: Callback } {
+  let cb: Callback | undefined;
+  let values: unknown[] | undefined;
+  if (typeof valuesOrCallback === 'function') cb = valuesOrCallback as Callback;
+  else {
+    values = valuesOrCallback as unknown[] | undefined;
+    if (typeof callback === 'function') cb = callback as Callback;
+  }
+  if (typeof textOrConfig === 'string') return { text: textOrConfig, values, options: {}, cb };
+  const c = (textOrConfig ?? {}) as pg.QueryConfig & { rowMode?: 'array'; binary?: boolean; callback?: Callback };
+  if (typeof c.text !== 'string') throw new TypeError('query() needs SQL text or a config with text');
+  return {
+    text: c.text,
+    values: (values ?? c.values) as unknown[] | undefined,
+    options: { ...(c.rowMode ? { rowMode: c.rowMode } : {}), ...(c.types ? { types: c.types } : {}), ...(c.name ? { name: c.name } : {}), ...(c.binary ? { binary: c.binary } : {}) },
+    cb: cb ?? c.callback,
+  };
+}
+
+function deliver(p: Promise<pg.QueryResult>, cb: Callback | undefined): Promise<pg.QueryResult> | undefined {
+  if (!cb) return p;
+  p.then(
+    (r) => cb(null, r),
+    (e) => cb(e as Error),
+  );
+  return undefined;
+}
+
+/** A pg client whose statements are recorded. Same query() API as pg.Client. */
+export class RecordingClient {
+  constructor(
+    readonly session: Session,
+    private readonly releaseFn?: (err?: Error | boolean) => void,
+  ) {}
+
+  /** The wrapped node-postgres client. */
+  get raw(): pg.ClientBase {
+    return this.session.raw;
+  }
+
+  /** The history's session number of this connection. */
+  get sessionNumber(): number {
+    return this.session.number;
+  }
+
+  query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = any>(config: pg.QueryConfig & { rowMode?: 'array' }, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query(text: string | pg.QueryConfig, values: unknown[] | undefined, callback: Callback): void;
+  query(text: string | pg.QueryConfig, callback: Callback): void;
+  query(textOrConfig: unknown, valuesOrCallback?: unknown, callback?: unknown): Promise<pg.QueryResult> | undefined {
+    const sub = textOrConfig as { submit?: unknown; text?: unknown };
+    if (sub && typeof sub === 'object' && typeof sub.submit === 'function') {
+      // cursors and streams (pg-cursor, pg-query-stream): only for statements that touch no recorded table
+      const plan = this.session.recorder.plan(String(sub.text ?? ''), 0);
+      if (plan.kind !== 'passthrough' && plan.kind !== 'settings') {
+        throw new InputError(`cannot record "${String(sub.text).slice(0, 80)}" through a cursor or stream; use query() while recording`);
+      }
+      return (this.session.raw.query as (q: unknown) => unknown)(textOrConfig) as never;
+    }
+    let n: ReturnType<typeof normalize>;
+    try {
+      n = normalize(textOrConfig, valuesOrCallback, callback);
+    } catch (e) {
+      return deliver(Promise.reject(e), typeof valuesOrCallback === 'function' ? (valuesOrCallback as Callback) : (callback as Callback | undefined));
+    }
+    return deliver(this.session.query(n.text, n.values, n.options), n.cb);
+  }
+
+  /** Records the next (or current) transaction at this level instead of the one it runs at. */
+  declareLevel(level: IsolationLevel): this {
+    this.session.declareLevel(level);
+    return this;
+  }
+
+  /** Labels the next (or current) transaction (its type, e.g. "Payment"). */
+  label(name: string): this {
+    this.session.label(name);
+    return this;
+  }
+
+  /** Returns a pooled connection to its pool (see pg's PoolClient.release). */
+  release(err?: Error | boolean): void {
+    if (!this.releaseFn) throw new Error('release() is for clients checked out of a RecordingPool');
+    this.releaseFn(err);
+  }
+
+  /** Closes the connection (pg.Client.end). */
+  end(): Promise<void> {
+    return (this.session.raw as pg.Client).end();
+  }
+
+  escapeIdentifier(s: string): string {
+    return this.session.raw.escapeIdentifier(s);
+  }
+
+  escapeLiteral(s: string): string {
+    return this.session.raw.escapeLiteral(s);
+  }
+}
+
+/** A pg.Pool whose connections are recorded; each pooled connection is one session. */
+export class RecordingPool {
+  constructor(
+    private readonly recorder: Recorder,
+    readonly raw: pg.Pool,
+  ) {}
+
+  /** Checks out a connection (release() it when done, as with pg). */
+  async connect(): Promise<RecordingClient> {
+    const c = await this.raw.connect();
+    return new RecordingClient(this.recorder.session(c), (err) => c.release(err));
+  }
+
+  /** One statement on some pooled connection (its own transaction unless the connection is inside one). */
+  query<R extends pg.QueryResultRow = any>(text: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.connect().then(async (c) => {
+      try {
+        const r = await c.query(text as string, values);
+        c.release();
+        return r as pg.QueryResult<R>;
+      } catch (e) {
+        c.release(isConnectionLoss(e) ? (e as Error) : undefined);
+        throw e;
+      }
+    });
+  }
+
+  end(): Promise<void> {
+    return this.raw.end();
+  }
+
+  on(event: string, listener: (...args: any[]) => void): this {
+    (this.raw.on as (e: string, l: (...args: any[]) => void) => unknown)(event, listener);
+    return this;
+  }
+
+  get totalCount(): number {
+    return this.raw.totalCount;
+  }
+
+  get idleCount(): number {
+    return this.raw.idleCount;
+  }
+
+  get waitingCount(): number {
+    return this.raw.waitingCount;
+  }
+}

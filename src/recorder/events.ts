@@ -1,0 +1,155 @@
+/**
+ * From the result of a rewritten statement to (a) the history events it records and (b) the result the
+ * application expects (exactly its own columns, parsed with its own type parsers, as a pg.Result).
+ *
+ *   raw result (text values, added columns last) -> split -> app part  -> pg.Result (app's parsers, row mode)
+ *                                                         -> added part -> toFormatRow -> select/insert/update/delete
+ *
+ * Row layout of the added part (see rewrite.ts): select rows: [columns..., wid]; select aggregate: [json array of
+ * [columns as text..., wid]]; insert: [columns..., wid (, previous wid for ON CONFLICT DO UPDATE)]; update:
+ * [columns..., previous wid]; delete: [key..., wid]. A NULL wid is the initial version (`init`).
+ */
+import pg from 'pg';
+import type { DeleteEvent, HistoryEvent, InsertEvent, Row, SelectEvent, SqlValue, UpdateEvent } from '../history/format.js';
+import { INIT_WID } from '../history/format.js';
+import { toFormatRow, toFormatValue, type TableInfo } from './catalog.js';
+import type { RecordedPlan } from './rewrite.js';
+
+export interface RawResult {
+  command: string;
+  rowCount: number | null;
+  oid: number;
+  fields: pg.FieldDef[];
+  rows: (string | null)[][];
+}
+
+/** How a read's WHERE was judged: exact, or partial with the reason. */
+export interface Judgement {
+  partial: boolean;
+  reason?: string;
+}
+
+export interface EventContext {
+  /** The application's parameters, as recorded (JSON values). */
+  params: unknown[];
+  /** wid of this statement's writes; for ON CONFLICT DO UPDATE, `upsertWid` is the wid of the updated rows. */
+  wid: string;
+  upsertWid?: string;
+  /** Judges whether the WHERE is exact (compilePredicate and the session's settings). */
+  judge(where: string | undefined, params: unknown[], table: TableInfo): Judgement;
+}
+
+/** The parameter values as the history records them: what node-postgres sends, as JSON. */
+export function recordParams(values: readonly unknown[] | undefined): unknown[] {
+  return (values ?? []).map((v) => {
+    if (v === null || v === undefined) return null;
+    if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+    if (typeof v === 'string' || typeof v === 'boolean') return v;
+    if (typeof v === 'bigint') return v.toString();
+    const prepared = (pg as unknown as { utils: { prepareValue(x: unknown): unknown } }).utils.prepareValue(v);
+    if (Buffer.isBuffer(prepared)) return '\\x' + prepared.toString('hex');
+    return prepared === null || prepared === undefined ? null : String(prepared);
+  });
+}
+
+const widOf = (raw: string | null | undefined): string => (raw === null || raw === undefined ? INIT_WID : raw);
+
+function keyOf(table: TableInfo, row: Row): SqlValue[] {
+  return table.key.map((k) => row[k]);
+}
+
+/** The events one successful statement records (empty inserts are left out). */
+export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext): HistoryEvent[] {
+  const table = plan.table;
+  const n = table.columnOrder.length;
+  const added = raw.rows.map((r) => r.slice(r.length - plan.added));
+  const withWhere = (where: string | undefined, base: Judgement): { where?: string; params?: unknown[]; partial?: boolean } => {
+    const out: { where?: string; params?: unknown[]; partial?: boolean } = {};
+    if (where !== undefined) {
+      out.where = where;
+      if (ctx.params.length > 0) out.params = ctx.params;
+    }
+    if (base.partial) out.partial = true;
+    return out;
+  };
+  switch (plan.kind) {
+    case 'select': {
+      const judged = plan.partialReason ? { partial: true, reason: plan.partialReason } : ctx.judge(plan.where, ctx.params, table);
+      const rows: SelectEvent['rows'] = [];
+      const seen = new Set<string>();
+      const push = (values: (string | null)[], wid: string | null): void => {
+        const row = toFormatRow(table, values);
+        const k = JSON.stringify(keyOf(table, row));
+        if (seen.has(k)) return; // a set-returning function repeated the row
+        seen.add(k);
+        rows.push({ wid: widOf(wid), row });
+      };
+      if (plan.mode === 'rows') {
+        for (const a of added) push(a.slice(0, n), a[n]);
+      } else {
+        for (const a of added) {
+          if (a[0] === null) continue; // json_agg over no rows
+          for (const item of JSON.parse(a[0]) as (string | null)[][]) push(item.slice(0, n), item[n]);
+        }
+      }
+      const e: SelectEvent = { op: 'select', table: table.name, ...withWhere(plan.where, judged), rows };
+      return [e];
+    }
+    case 'insert': {
+      const inserted: InsertEvent['rows'] = [];
+      const updated: UpdateEvent['rows'] = [];
+      for (const a of added) {
+        const row = toFormatRow(table, a.slice(0, n));
+        if (plan.upsertWidParam !== undefined && a[n] === ctx.upsertWid) updated.push({ read: widOf(a[n + 1]), row });
+        else inserted.push({ row });
+      }
+      const events: HistoryEvent[] = [];
+      if (inserted.length > 0) events.push({ op: 'insert', table: table.name, wid: ctx.wid, rows: inserted });
+      // The rows ON CONFLICT DO UPDATE changed: which keys conflicted is not a predicate over the table, so the
+      // update is partial (it read only the rows it returned).
+      if (updated.length > 0) events.push({ op: 'update', table: table.name, partial: true, wid: ctx.upsertWid!, rows: updated });
+      return events;
+    }
+    case 'update': {
+      const judged = ctx.judge(plan.where, ctx.params, table);
+      const rows: UpdateEvent['rows'] = added.map((a) => ({ read: widOf(a[n]), row: toFormatRow(table, a.slice(0, n)) }));
+      const e: UpdateEvent = { op: 'update', table: table.name, ...withWhere(plan.where, judged), wid: ctx.wid, rows };
+      return [e];
+    }
+    case 'delete': {
+      const judged = ctx.judge(plan.where, ctx.params, table);
+      const k = table.key.length;
+      const rows: DeleteEvent['rows'] = added.map((a) => ({
+        read: widOf(a[k]),
+        key: table.key.map((c, i) => toFormatValue(a[i], table.columns[c])),
+      }));
+      const e: DeleteEvent = { op: 'delete', table: table.name, ...withWhere(plan.where, judged), wid: ctx.wid, rows };
+      return [e];
+    }
+  }
+}
+
+export interface AppResultOptions {
+  rowMode?: 'array';
+  /** The application's type parsers (query-level `types`, else the client's). */
+  types: pg.CustomTypesConfig;
+}
+
+/** The result the application would have received from its own statement. */
+export function appResult(plan: RecordedPlan, raw: RawResult, options: AppResultOptions): pg.QueryResult {
+  const keep = plan.appRows ? raw.fields.length - plan.added : 0;
+  const Result = pg.Result as unknown as new (rowMode: string | undefined, types: pg.CustomTypesConfig) => pg.QueryResult & {
+    addFields(fields: pg.FieldDef[]): void;
+    parseRow(row: (string | null)[]): unknown;
+    addRow(row: unknown): void;
+  };
+  const result = new Result(options.rowMode, options.types);
+  result.command = raw.command;
+  result.rowCount = raw.rowCount;
+  result.oid = raw.oid;
+  if (plan.appRows) {
+    result.addFields(raw.fields.slice(0, keep));
+    for (const r of raw.rows) result.addRow(result.parseRow(r.slice(0, keep)));
+  }
+  return result;
+}

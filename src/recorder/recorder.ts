@@ -1,0 +1,158 @@
+/**
+ * The recorder: one history file, the recorded tables, and the sessions (one per database connection).
+ *
+ *   new Recorder({ file, meta }) -> instrument(client, tables): header, table and init lines
+ *     -> client(pgClient) / pool(pgPool): applications run their statements through these
+ *     -> each transaction is written as one `txn` line when it ends -> finish(): the `end` line
+ *
+ * Lines are written synchronously (HistoryWriter), so a killed process leaves a readable, truncated file with
+ * every transaction that had ended. Session numbers follow the order in which connections are first seen;
+ * a pooled connection keeps its session across checkouts.
+ */
+import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
+import { HistoryWriter } from '../history/writer.js';
+import { InputError } from '../history/input-errors.js';
+import type { TxnLine } from '../history/format.js';
+import { loadPredicateParser } from '../history/predicate.js';
+import { instrument, snapshotInit, type InstrumentResult, type TableInfo } from './catalog.js';
+import { analyze, loadRewriter, tableLookup, type Plan, type TableLookup } from './rewrite.js';
+import { RecordingClient, RecordingPool, Session } from './client.js';
+
+export interface RecorderOptions {
+  /** The history file to write (`.ndjson` or `.ndjson.gz`). */
+  file: string;
+  /** Provenance for the header (workload, seed, ...); the recorder adds database, tables and start time. */
+  meta?: Record<string, unknown>;
+  /** Warnings (partial reads, triggers, ...), each shape once. Default: printed to stderr. */
+  onWarning?: (message: string) => void;
+  /** Use the `_isocheck_prev` column even on PostgreSQL 18+ (the pre-18 path; for tests). */
+  prevColumn?: boolean;
+}
+
+const PLAN_CACHE_SIZE = 2000;
+
+export class Recorder {
+  private readonly writer: HistoryWriter;
+  private readonly t0 = performance.now();
+  private readonly warned = new Set<string>();
+  private readonly sessions = new WeakMap<object, Session>();
+  private readonly plans = new Map<string, Plan>();
+  private nextSession = 1;
+  private lookup: TableLookup | undefined;
+  private oldReturning = false;
+  private finished = false;
+  private tableList: TableInfo[] = [];
+  /** `server_version_num` of the recorded server (after instrument()). */
+  serverVersionNum = 0;
+
+  constructor(readonly options: RecorderOptions) {
+    this.writer = new HistoryWriter(options.file);
+  }
+
+  /** Milliseconds since the recorder was created (the `begin`/`end` times of transactions). */
+  now(): number {
+    return Math.round((performance.now() - this.t0) * 100) / 100;
+  }
+
+  get tables(): readonly TableInfo[] {
+    return this.tableList;
+  }
+
+  get transactions(): number {
+    return this.writer.transactions;
+  }
+
+  warn(message: string, shape: string = message): void {
+    if (this.warned.has(shape)) return;
+    this.warned.add(shape);
+    if (this.options.onWarning) this.options.onWarning(message);
+    else process.stderr.write(`isocheck: warning: ${message}\n`);
+  }
+
+  /**
+   * Prepares the tables (hidden wid column), writes the header, `table` lines and the initial rows. Call once,
+   * before the workload runs, with a connection that is not inside a transaction.
+   */
+  async instrument(client: pg.ClientBase, tables: string[]): Promise<InstrumentResult> {
+    if (this.lookup) throw new InputError('Recorder.instrument() was already called; pass every table in one call');
+    if (tables.length === 0) throw new InputError('no tables to record');
+    await Promise.all([loadRewriter(), loadPredicateParser()]);
+    const versionRows = await client.query<{ v: string; n: string }>(`SELECT current_setting('server_version') AS v, current_setting('server_version_num') AS n`);
+    const version = versionRows.rows[0].v;
+    this.serverVersionNum = Number(versionRows.rows[0].n);
+    const result = await instrument(client, tables, { prevColumn: this.options.prevColumn ? true : undefined });
+    this.oldReturning = this.serverVersionNum >= 180000 && !this.options.prevColumn;
+    for (const w of result.warnings) this.warn(w);
+    const init = await snapshotInit(client, result.tables);
+    this.writer.header({
+      ...(this.options.meta ?? {}),
+      database: `PostgreSQL ${version}`,
+      serverVersionNum: this.serverVersionNum,
+      recorder: { tool: 'isocheck', previousWid: this.oldReturning ? 'RETURNING old' : '_isocheck_prev column' },
+      tables: result.tables.map((t) => ({ name: t.name, key: t.key, keySource: t.keySource })),
+      startedAt: new Date().toISOString(),
+    });
+    for (const t of result.tables) this.writer.table(t.name, t.key, t.columns);
+    for (const t of result.tables) this.writer.init(t.name, init.get(t.name) ?? []);
+    this.tableList = result.tables;
+    this.lookup = tableLookup(result.tables);
+    return result;
+  }
+
+  /** The plan for one statement text (cached: rewriting depends only on the text and the number of values). */
+  plan(text: string, nValues: number): Plan {
+    if (!this.lookup) throw new InputError('call Recorder.instrument() before running statements through the recorder');
+    const cacheKey = `${nValues}\u0000${text}`;
+    let plan = this.plans.get(cacheKey);
+    if (!plan) {
+      plan = analyze(text, nValues, this.lookup, { oldReturning: this.oldReturning });
+      if (this.plans.size >= PLAN_CACHE_SIZE) this.plans.clear();
+      this.plans.set(cacheKey, plan);
+    }
+    return plan;
+  }
+
+  /** The session of a connection (created on first sight). */
+  session(raw: pg.ClientBase): Session {
+    let s = this.sessions.get(raw);
+    if (!s) {
+      s = new Session(this, raw, this.nextSession++);
+      this.sessions.set(raw, s);
+    }
+    return s;
+  }
+
+  /** Wraps a connected pg.Client: the same query() API, recorded. */
+  client(raw: pg.ClientBase): RecordingClient {
+    return new RecordingClient(this.session(raw));
+  }
+
+  /** Wraps a pg.Pool: connect() gives recording clients (one session per pooled connection). */
+  pool(raw: pg.Pool): RecordingPool {
+    return new RecordingPool(this, raw);
+  }
+
+  /** Writes one finished transaction. */
+  writeTxn(txn: Omit<TxnLine, 'kind'>): void {
+    if (this.finished) {
+      this.warn(`transaction ${txn.id} ended after Recorder.finish(); it is not in the history`, 'after-finish');
+      return;
+    }
+    this.writer.txn(txn);
+  }
+
+  /** Writes the `end` line and closes the file. Transactions still open are not recorded. */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.writer.end();
+  }
+
+  /** Closes the file without the `end` line (the history reads as truncated). */
+  abandon(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.writer.close();
+  }
+}
