@@ -20,6 +20,7 @@ import { Relations, sharedWriters } from './relations.js';
 import { saturate } from './saturate.js';
 import { shrink } from './shrink.js';
 import { explainByCases } from './cases.js';
+import { completeWitnesses } from './witness.js';
 
 export type Verdict = 'consistent' | 'inconsistent' | 'unknown';
 
@@ -137,9 +138,57 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
   }
   stats.conflicts = conflicts.length;
 
-  // Fewest choices first: forced choices prune the rest early.
-  conflicts.sort((a, b) => a.zeros.length - b.zeros.length);
   const prefixStats = { prefixes: 0, memoHits: 0 };
+  const unknown = (): CheckResult => {
+    stats.prefixes = prefixStats.prefixes;
+    return {
+      verdict: 'unknown',
+      reason: `search stopped by the time limit after ${stats.extensions} extension(s) and ${prefixStats.prefixes} prefix(es) (${conflicts.length} conflict(s))`,
+      anomalies: [],
+      notes,
+      stats,
+    };
+  };
+
+  // The relaxation: leave the open conflicts unconstrained. No commit order => inconsistent.
+  let relaxed: number[] | undefined;
+  try {
+    stats.extensions++;
+    relaxed = explorePrefixes(base, sharesWrite, budget, prefixStats);
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e;
+    return unknown();
+  }
+  if (!relaxed) {
+    stats.prefixes = prefixStats.prefixes;
+    if (options.explain !== false) {
+      try {
+        const split = explainByCases(base, sharesWrite, budget);
+        if (split) return inconsistent([split]);
+      } catch (e) {
+        if (!(e instanceof BudgetExceeded)) throw e;
+      }
+    }
+    return inconsistent([{ type: 'no-consistent-order', message: 'no commit order satisfies every axiom for the rows that were returned, although no single cycle is forced', txns: [] }]);
+  }
+  const completion = conflicts.length === 0 ? undefined : completeWitnesses(base, conflicts, relaxed, sharesWrite);
+  if (conflicts.length === 0 || completion?.rel) {
+    stats.prefixes = prefixStats.prefixes;
+    return { verdict: 'consistent', anomalies: [], commitOrder: relaxed.map((t) => model.txns[t].id), notes, stats };
+  }
+
+  // Enumerate the extensions (paper Algorithm 3, line 9). Fewest choices first; within a conflict, the
+  // writers latest before the reader in the relaxed order first (the likeliest versions a database showed).
+  const pos = new Int32Array(model.n);
+  relaxed.forEach((t, i) => (pos[t] = i + 1));
+  conflicts.forEach((c, i) => {
+    const t3 = model.reads[c.read].txn;
+    const first = completion!.preferred[i];
+    const rank = (t: number) => (t === first ? -1 : pos[t] < pos[t3] ? pos[t3] - pos[t] : model.n + pos[t]);
+    c.zeros.sort((a, b) => rank(a) - rank(b));
+  });
+  conflicts.sort((a, b) => a.zeros.length - b.zeros.length);
+
   const extend = (i: number, rel: Relations): number[] | undefined => {
     if (i === conflicts.length) {
       stats.extensions++;
@@ -163,26 +212,13 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
     order = extend(0, base);
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e;
-    stats.prefixes = prefixStats.prefixes;
-    return {
-      verdict: 'unknown',
-      reason: `search stopped by the time limit after ${stats.extensions} extension(s) and ${prefixStats.prefixes} prefix(es) (${conflicts.length} conflict(s))`,
-      anomalies: [],
-      notes,
-      stats,
-    };
+    return unknown();
   }
   stats.prefixes = prefixStats.prefixes;
   if (order) {
     return { verdict: 'consistent', anomalies: [], commitOrder: order.map((t) => model.txns[t].id), notes, stats };
   }
-  if (conflicts.length === 0 && options.explain !== false) {
-    const split = explainByCases(base, sharesWrite, budget);
-    if (split) return inconsistent([split]);
-  }
-  const what = conflicts.length === 0
-    ? 'no commit order satisfies every axiom, although no single cycle is forced'
-    : `no choice of the versions that hide the ${conflicts.length} unreturned row(s) with a matching version admits a commit order`;
+  const what = `no choice of the versions that hide the ${conflicts.length} unreturned row(s) with a matching version admits a commit order`;
   return inconsistent([{ type: 'no-consistent-order', message: what, txns: [], details: conflicts.length ? { conflicts: conflicts.slice(0, 20).map((c) => describeConflict(model, c)) } : undefined }]);
 }
 
