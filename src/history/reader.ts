@@ -113,6 +113,8 @@ interface ReaderState {
   txnIds: Set<string>;
   sessions: Map<number, Set<number>>;
   sawHeader: boolean;
+  keep: boolean;
+  txnCount: number;
   endLine?: { line: number; transactions: number };
 }
 
@@ -231,7 +233,8 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
       seqs.add(seq);
       state.sessions.set(session, seqs);
       state.txnIds.add(id);
-      state.history.txns.push({ ...(obj as unknown as Txn), events: validated, line: lineNo });
+      if (state.keep) state.history.txns.push({ ...(obj as unknown as Txn), events: validated, line: lineNo });
+      state.txnCount++;
       return;
     }
     case 'end': {
@@ -266,8 +269,10 @@ export async function* readLines(file: string): AsyncGenerator<string> {
 }
 
 export interface ReadOptions {
-  /** Called after each line with the bytes read so far is not available; called every N lines with the count. */
+  /** Called every 10,000 lines with the count of lines read. */
   onProgress?: (lines: number) => void;
+  /** Keep the transactions in the History (default true); false validates the file in bounded memory. */
+  keepTransactions?: boolean;
 }
 
 /** Reads and validates one history file. Throws HistoryFormatError (user error) listing what is wrong. */
@@ -286,6 +291,8 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
     txnIds: new Set(),
     sessions: new Map(),
     sawHeader: false,
+    keep: options.keepTransactions !== false,
+    txnCount: 0,
   };
   const problems: FormatProblem[] = [];
   let lineNo = 0;
@@ -338,8 +345,8 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
         problems.push({ file, line: lineNo, message: `session ${session}: seq numbers have gaps (missing ${missing.join(', ')}; a session's transactions are numbered 1, 2, ...)` });
       }
     }
-    if (state.endLine && state.endLine.transactions !== state.history.txns.length) {
-      problems.push({ file, line: state.endLine.line, message: `"end" says ${state.endLine.transactions} transactions, the file has ${state.history.txns.length}` });
+    if (state.endLine && state.endLine.transactions !== state.txnCount) {
+      problems.push({ file, line: state.endLine.line, message: `"end" says ${state.endLine.transactions} transactions, the file has ${state.txnCount}` });
     }
   }
   if (problems.length > 0) throw new HistoryFormatError(problems);
