@@ -5,20 +5,24 @@
  *
  *   History -> well-formedness (§1)                                  -> inconsistent
  *           -> DFS over every total commit order extending so ∪ wr (init first), and, while placing each
- *              transaction t3, over every witness for t3's unreturned keys (a committed writer placed before
- *              t3 whose value of the key fails the WHERE; init writes † for keys it has no row for)
+ *              transaction t3, over the witnesses for t3's unreturned keys: for EVERY non-partial, non-local
+ *              read and every key of its table it did not return (conflict or not), a committed writer placed
+ *              before t3 whose value of the key fails the WHERE (init writes † for keys it has no row for)
  *           -> every axiom instance of §2 for t3's reads                 -> prune on the first violation
  *           -> a full order                                             -> consistent (that order)
  *           -> nothing                                                  -> inconsistent
- *           -> more than maxWork witness combinations tried              -> unknown
+ *           -> more than maxWork witness steps                          -> unknown
  *
  * Why checking t3's axiom instances when t3 is placed is exact: every instance of a read of t3 only depends on
  * so, on the wr edges into t3 and into its (so ∪ wr)+ predecessors, and on the commit order among transactions
  * placed before t3 (vis(t2, r) at every level implies t2 commits before t3), and all of these are fixed once t3
- * and its witness are chosen. So the DFS visits exactly the (order, witness) pairs a plain enumeration would,
- * minus branches in which some instance already fails. After placing t3, the only thing later transactions
- * can observe about t3's witness is the set of transactions t3 reads from (through CC's (so ∪ wr)+), so
- * witness choices giving the same set are explored once.
+ * and its witness are chosen. Later transactions only observe t3's witness through the set of transactions t3
+ * reads from (CC's (so ∪ wr)+).
+ *
+ * Two ways to enumerate t3's witness: `exhaustive` tries every combination of one writer per unreturned key
+ * (the literal definition, exponential in the number of keys); the default enumerates the SET of transactions
+ * t3 reads from, smallest first, which is exact because visibility is monotone in that set (see
+ * placeBySources / placeRC). The test suite checks that both give the same verdicts.
  *
  * Decisions followed (semantics.md): aborted transactions write nothing and their reads are not checked; an
  * `unknown` transaction counts as committed iff a checked transaction read one of its writes (least fixpoint);
@@ -37,6 +41,11 @@ export interface NaiveOptions {
   iso?: IsoOverride;
   /** Bound on the witness combinations tried; beyond it the verdict is 'unknown'. Default 2,000,000. */
   maxWork?: number;
+  /**
+   * Enumerate every combination of witnesses (one writer per unreturned key) instead of the minimal sets of
+   * transactions read from; slower, the most literal reading of §3, used to cross-check the faster mode.
+   */
+  exhaustive?: boolean;
 }
 
 export interface NaiveResult {
@@ -302,23 +311,110 @@ function valueOf(ctx: Ctx, t: number, key: string): Value {
 interface SearchState {
   pos: Int32Array; // -1 when not placed
   placed: number[];
-  /** (so ∪ wr)+ predecessors of each placed transaction. */
+  /** (so ∪ wr)+ predecessors of each placed transaction (possibly over-approximated, see placeBySources). */
   causal: (Set<number> | undefined)[];
   work: number;
   maxWork: number;
+  exhaustive: boolean;
+}
+
+interface Pair {
+  read: number;
+  key: string;
+  /** Placed committed writers of the key (init included), other than the reader, whose value fails the WHERE. */
+  cands: number[];
+}
+
+function tick(st: SearchState): void {
+  if (++st.work > st.maxWork) throw new WorkExceeded();
+}
+
+function matches(r: NRead, v: Value): boolean {
+  return v !== null && r.test(v);
+}
+
+/** The axiom instance of (t3's read of `key` from t1): every placed writer t2 ∉ {t1, t3} visible to it precedes t1. */
+function instanceHolds(ctx: Ctx, st: SearchState, t3: number, key: string, t1: number, vis: (t2: number) => boolean): boolean {
+  for (const t2 of ctx.writers.get(key)!) {
+    if (t2 === t1 || t2 === t3 || st.pos[t2] < 0) continue;
+    if (vis(t2) && !(st.pos[t2] < st.pos[t1])) return false;
+  }
+  return true;
+}
+
+/** (so ∪ wr)+ predecessors of a transaction whose so ∪ wr predecessors are `preds`. */
+function closure(st: SearchState, preds: Iterable<number>): Set<number> {
+  const out = new Set<number>();
+  for (const p of preds) {
+    out.add(p);
+    for (const q of st.causal[p] ?? []) out.add(q);
+  }
+  return out;
 }
 
 /**
- * Tries to place t3 next. Calls `next` for each witness of t3 (up to the set of transactions read from) that
- * satisfies every axiom instance of t3's reads; returns true as soon as `next` does.
+ * vis(t2, r) for a read of t3 at a level other than RC, where `soWr` is so ∪ wr into t3 (so-predecessors and
+ * every transaction t3 reads from). §2: RA so ∪ wr; CC (so ∪ wr)+; PC t2 ≤co some t4 ∈ so ∪ wr; SI PC or
+ * t2 ≤co some t4 <co t3 writing a key t3 writes; SER t2 <co t3.
+ */
+function visFor(ctx: Ctx, st: SearchState, t3: number, soWr: Set<number>): (t2: number) => boolean {
+  const T = ctx.txns[t3];
+  const pos = st.pos;
+  switch (T.level) {
+    case 'RC':
+      throw new Error('RC visibility depends on the read (see placeRC)');
+    case 'RA':
+      return (t2) => soWr.has(t2);
+    case 'CC': {
+      const causal = closure(st, soWr);
+      return (t2) => causal.has(t2);
+    }
+    case 'PC':
+    case 'SI': {
+      let prefixPos = -1;
+      for (const p of soWr) prefixPos = Math.max(prefixPos, pos[p]);
+      let conflictPos = -1;
+      if (T.level === 'SI') {
+        for (const t4 of st.placed) {
+          if (t4 === t3) continue;
+          for (const y of T.writes.keys()) {
+            if (t4 === 0 || ctx.txns[t4].writes.has(y)) {
+              conflictPos = Math.max(conflictPos, pos[t4]);
+              break;
+            }
+          }
+        }
+      }
+      return (t2) => pos[t2] <= prefixPos || pos[t2] <= conflictPos;
+    }
+    case 'SER':
+      return (t2) => pos[t2] < pos[t3];
+  }
+}
+
+/** Subsets of {0..n-1} as bit masks, smallest first. */
+function masksBySize(n: number): number[] {
+  if (n > 24) throw new WorkExceeded();
+  const masks = Array.from({ length: 1 << n }, (_, i) => i);
+  const pop = (m: number) => {
+    let c = 0;
+    for (; m; m &= m - 1) c++;
+    return c;
+  };
+  return masks.sort((a, b) => pop(a) - pop(b) || a - b);
+}
+
+/**
+ * Tries to place t3 next. Calls `next` for witnesses of t3 that satisfy every axiom instance of t3's reads;
+ * returns true as soon as `next` does. Fails at once if t3's so or recorded wr predecessors are not placed, or if
+ * some unreturned key has no possible witness among the placed transactions.
  */
 function place(ctx: Ctx, st: SearchState, t3: number, next: () => boolean): boolean {
   const T = ctx.txns[t3];
   for (const p of T.soPreds) if (st.pos[p] < 0) return false;
   for (const r of T.reads) for (const t1 of r.from.values()) if (st.pos[t1] < 0) return false;
 
-  // Witness pairs: (read index, key, candidates).
-  const pairs: { read: number; key: string; cands: number[] }[] = [];
+  const pairs: Pair[] = [];
   T.reads.forEach((r, ri) => {
     if (r.partial) return;
     for (const key of ctx.tableKeys.get(r.table) ?? []) {
@@ -331,111 +427,129 @@ function place(ctx: Ctx, st: SearchState, t3: number, next: () => boolean): bool
 
   st.pos[t3] = st.placed.length;
   st.placed.push(t3);
-  const tried = new Set<string>();
-  const choice = new Array<number>(pairs.length).fill(0);
   try {
-    for (;;) {
-      if (++st.work > st.maxWork) throw new WorkExceeded();
-      // from-maps of this witness
-      const from: Map<string, number>[] = T.reads.map((r) => new Map(r.from));
-      pairs.forEach((p, i) => from[p.read].set(p.key, p.cands[choice[i]]));
-      const sources = new Set<number>();
-      for (const f of from) for (const t of f.values()) sources.add(t);
-      const sig = [...sources].sort((a, b) => a - b).join(',');
-      if (!tried.has(sig) && axiomsHold(ctx, st, t3, from)) {
-        tried.add(sig);
-        const causal = new Set<number>();
-        for (const p of [...T.soPreds, ...sources]) {
-          causal.add(p);
-          for (const q of st.causal[p] ?? []) causal.add(q);
-        }
-        st.causal[t3] = causal;
-        if (next()) return true;
-        st.causal[t3] = undefined;
-      }
-      // odometer
-      let i = 0;
-      while (i < pairs.length && ++choice[i] === pairs[i].cands.length) choice[i++] = 0;
-      if (i === pairs.length) return false;
-    }
+    if (st.exhaustive) return placeByProduct(ctx, st, t3, pairs, next);
+    if (T.level === 'RC') return placeRC(ctx, st, t3, pairs, 0, new Set(T.soPreds), next);
+    return placeBySources(ctx, st, t3, pairs, next);
   } finally {
     st.placed.pop();
     st.pos[t3] = -1;
+    st.causal[t3] = undefined;
   }
 }
 
-function matches(r: NRead, v: Value): boolean {
-  return v !== null && r.test(v);
-}
-
-/** Every axiom instance of §2 for the reads of t3 (placed last), with `from` the key -> writer of each read. */
-function axiomsHold(ctx: Ctx, st: SearchState, t3: number, from: Map<string, number>[]): boolean {
+/**
+ * The plain enumeration: every combination of one candidate per pair; all instances of t3 checked on the
+ * resulting wr. Combinations giving the same set of sources are explored downstream once (later transactions
+ * only see that set, through CC's (so ∪ wr)+).
+ */
+function placeByProduct(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], next: () => boolean): boolean {
   const T = ctx.txns[t3];
-  const pos = st.pos;
-  const level = T.level;
-  const wrIn = new Set<number>();
-  for (const f of from) for (const t of f.values()) wrIn.add(t);
-  const soWr = new Set<number>([...T.soPreds, ...wrIn]);
-  // CC: (so ∪ wr)+ predecessors.
-  let causal: Set<number> | undefined;
-  if (level === 'CC') {
-    causal = new Set<number>();
-    for (const p of soWr) {
-      causal.add(p);
-      for (const q of st.causal[p] ?? []) causal.add(q);
+  const tried = new Set<string>();
+  const choice = new Array<number>(pairs.length).fill(0);
+  for (;;) {
+    tick(st);
+    const from: Map<string, number>[] = T.reads.map((r) => new Map(r.from));
+    pairs.forEach((p, i) => from[p.read].set(p.key, p.cands[choice[i]]));
+    const sources = new Set<number>(T.soPreds);
+    for (const f of from) for (const t of f.values()) sources.add(t);
+    const sig = [...sources].sort((a, b) => a - b).join(',');
+    if (!tried.has(sig) && allInstancesHold(ctx, st, t3, from, sources)) {
+      tried.add(sig);
+      st.causal[t3] = closure(st, sources);
+      if (next()) return true;
     }
+    let i = 0;
+    while (i < pairs.length && ++choice[i] === pairs[i].cands.length) choice[i++] = 0;
+    if (i === pairs.length) return false;
   }
-  // PC: t2 = t4 or (t2, t4) ∈ co for some t4 ∈ so ∪ wr predecessors: pos[t2] <= max pos of those.
-  let prefixPos = -1;
-  for (const p of soWr) prefixPos = Math.max(prefixPos, pos[p]);
-  // SI Conflict: t2 = t4 or (t2, t4) ∈ co for a t4 before t3 that writes a key t3 writes.
-  let conflictPos = -1;
-  if (level === 'SI') {
-    for (const t4 of st.placed) {
-      if (t4 === t3) continue;
-      for (const y of T.writes.keys()) {
-        if (ctx.txns[t4].writes.has(y) || t4 === 0) {
-          conflictPos = Math.max(conflictPos, pos[t4]);
-          break;
-        }
-      }
+}
+
+/** Every instance of t3's reads for a complete wr (`from` per read; `soWr` = so-predecessors ∪ sources). */
+function allInstancesHold(ctx: Ctx, st: SearchState, t3: number, from: Map<string, number>[], soWr: Set<number>): boolean {
+  const T = ctx.txns[t3];
+  if (T.level === 'RC') {
+    // vis(t2, r): (t2, t3) ∈ so, or an earlier read (program order) of t3 reads any key from t2.
+    const earlier = new Set<number>(T.soPreds);
+    for (let ri = 0; ri < T.reads.length; ri++) {
+      for (const [key, t1] of from[ri]) if (!instanceHolds(ctx, st, t3, key, t1, (t2) => earlier.has(t2))) return false;
+      for (const t of from[ri].values()) earlier.add(t);
     }
+    return true;
   }
-  // RC: transactions read from by earlier events, grown in program order (reads are in program order).
-  const earlier = new Set<number>();
-  for (let ri = 0; ri < T.reads.length; ri++) {
-    const r = T.reads[ri];
-    const vis = (t2: number): boolean => {
-      switch (level) {
-        case 'RC':
-          return T.soPreds.includes(t2) || earlier.has(t2);
-        case 'RA':
-          return soWr.has(t2);
-        case 'CC':
-          return causal!.has(t2);
-        case 'PC':
-          return pos[t2] <= prefixPos;
-        case 'SI':
-          return pos[t2] <= prefixPos || pos[t2] <= conflictPos;
-        case 'SER':
-          return pos[t2] < pos[t3];
-      }
-    };
-    for (const [key, t1] of from[ri]) {
-      for (const t2 of ctx.writers.get(key)!) {
-        if (t2 === t1 || t2 === t3 || pos[t2] < 0) continue;
-        if (vis(t2) && !(pos[t2] < pos[t1])) return false;
-      }
-    }
-    // Reads of the same event would be "earlier" only for later events; one read per event here.
-    for (const t of from[ri].values()) earlier.add(t);
-  }
+  const vis = visFor(ctx, st, t3, soWr);
+  for (const f of from) for (const [key, t1] of f) if (!instanceHolds(ctx, st, t3, key, t1, vis)) return false;
   return true;
 }
 
-function runSearch(ctx: Ctx, maxWork: number, fixed?: number[]): { order?: number[]; work: number; exceeded: boolean } {
+/**
+ * Levels other than RC: vis depends on the witness only through the set W of transactions t3 reads from, and
+ * monotonically (a larger W makes more writers visible, to t3 and, through (so ∪ wr)+, to later transactions).
+ * So enumerate the extra sources S (candidates not already in so ∪ recorded wr) smallest first: S is feasible
+ * when, with W = so ∪ recorded wr ∪ S, the recorded instances hold and every pair has a candidate in W whose
+ * instance holds. Exact: a real witness with extra sources S' makes S' feasible (each pair's own candidate works,
+ * and vis under S' is what it is); a feasible S yields a real witness whose sources are a subset of W, under
+ * which vis is no larger. Supersets of a feasible S are skipped: they only add constraints downstream.
+ */
+function placeBySources(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], next: () => boolean): boolean {
+  const T = ctx.txns[t3];
+  const base = new Set<number>(T.soPreds);
+  for (const r of T.reads) for (const t of r.from.values()) base.add(t);
+  const extra = [...new Set(pairs.flatMap((p) => p.cands))].filter((t) => !base.has(t));
+  const feasible: number[] = [];
+  for (const mask of masksBySize(extra.length)) {
+    if (feasible.some((f) => (f & mask) === f)) continue;
+    tick(st);
+    const W = new Set(base);
+    extra.forEach((t, i) => mask & (1 << i) && W.add(t));
+    const vis = visFor(ctx, st, t3, W);
+    const ok =
+      T.reads.every((r) => [...r.from].every(([key, t1]) => instanceHolds(ctx, st, t3, key, t1, vis))) &&
+      pairs.every((p) => p.cands.some((c) => W.has(c) && instanceHolds(ctx, st, t3, p.key, c, vis)));
+    if (!ok) continue;
+    feasible.push(mask);
+    st.causal[t3] = closure(st, W);
+    if (next()) return true;
+  }
+  return false;
+}
+
+/**
+ * RC: vis for read r depends on the sources of t3's earlier reads only (and monotonically), so go read by read
+ * in program order: `seen` = so-predecessors ∪ sources of earlier reads. For read r: its recorded instances and,
+ * per pair, the candidates whose instance holds are fixed by `seen`; choose the extra sources S of r smallest
+ * first such that every pair of r has a valid candidate in seen ∪ recorded(r) ∪ S (exact, as in placeBySources).
+ */
+function placeRC(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], ri: number, seen: Set<number>, next: () => boolean): boolean {
+  const T = ctx.txns[t3];
+  if (ri === T.reads.length) {
+    st.causal[t3] = closure(st, seen);
+    return next();
+  }
+  const r = T.reads[ri];
+  const vis = (t2: number) => seen.has(t2);
+  for (const [key, t1] of r.from) if (!instanceHolds(ctx, st, t3, key, t1, vis)) return false;
+  const mine = pairs.filter((p) => p.read === ri).map((p) => p.cands.filter((c) => instanceHolds(ctx, st, t3, p.key, c, vis)));
+  if (mine.some((v) => v.length === 0)) return false;
+  const base = new Set(seen);
+  for (const t of r.from.values()) base.add(t);
+  const extra = [...new Set(mine.flat())].filter((t) => !base.has(t));
+  const feasible: number[] = [];
+  for (const mask of masksBySize(extra.length)) {
+    if (feasible.some((f) => (f & mask) === f)) continue;
+    tick(st);
+    const next2 = new Set(base);
+    extra.forEach((t, i) => mask & (1 << i) && next2.add(t));
+    if (!mine.every((v) => v.some((c) => next2.has(c)))) continue;
+    feasible.push(mask);
+    if (placeRC(ctx, st, t3, pairs, ri + 1, next2, next)) return true;
+  }
+  return false;
+}
+
+function runSearch(ctx: Ctx, maxWork: number, exhaustive: boolean, fixed?: number[]): { order?: number[]; work: number; exceeded: boolean } {
   const n = ctx.txns.length;
-  const st: SearchState = { pos: new Int32Array(n).fill(-1), placed: [0], causal: new Array(n).fill(undefined), work: 0, maxWork };
+  const st: SearchState = { pos: new Int32Array(n).fill(-1), placed: [0], causal: new Array(n).fill(undefined), work: 0, maxWork, exhaustive };
   st.pos[0] = 0;
   st.causal[0] = new Set();
   let found: number[] | undefined;
@@ -466,7 +580,7 @@ export function naiveCheck(history: History, options: NaiveOptions = {}): NaiveR
     if (e instanceof Inconsistent) return { verdict: 'inconsistent', reason: e.message, work: 0 };
     throw e;
   }
-  const { order, work, exceeded } = runSearch(ctx, options.maxWork ?? DEFAULT_MAX_WORK);
+  const { order, work, exceeded } = runSearch(ctx, options.maxWork ?? DEFAULT_MAX_WORK, options.exhaustive === true);
   if (exceeded) return { verdict: 'unknown', reason: `more than ${options.maxWork ?? DEFAULT_MAX_WORK} witness combinations`, work };
   if (!order) return { verdict: 'inconsistent', reason: 'no commit order and witness satisfy every axiom', work };
   return { verdict: 'consistent', commitOrder: order.map((t) => ctx.txns[t].id), work };
@@ -474,27 +588,34 @@ export function naiveCheck(history: History, options: NaiveOptions = {}): NaiveR
 
 /**
  * Whether SOME witness makes exactly this total order of the committed transactions (ids, init optional at the
- * front) satisfy so ∪ wr ⊆ co and every axiom. False when the history is not well-formed or the list is not a
- * permutation of the transactions that count as committed.
+ * front) satisfy so ∪ wr ⊆ co and every axiom: 'invalid' also when the history is not well-formed or the list
+ * is not a permutation of the transactions that count as committed; 'unknown' past options.maxWork.
  */
-export function validateCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): boolean {
+export function checkCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): 'valid' | 'invalid' | 'unknown' {
   let ctx: Ctx;
   try {
     ctx = build(history, options);
   } catch (e) {
-    if (e instanceof Inconsistent) return false;
+    if (e instanceof Inconsistent) return 'invalid';
     throw e;
   }
   const ids = commitOrder[0] === INIT_WID && !ctx.txns.some((t, i) => i > 0 && t.id === INIT_WID) ? commitOrder.slice(1) : commitOrder;
   const index = new Map<string, number>();
   ctx.txns.forEach((t, i) => i > 0 && index.set(t.id, i));
-  if (ids.length !== ctx.txns.length - 1) return false;
+  if (ids.length !== ctx.txns.length - 1) return 'invalid';
   const fixed: number[] = [];
   for (const id of ids) {
     const i = index.get(id);
-    if (i === undefined || fixed.includes(i)) return false;
+    if (i === undefined || fixed.includes(i)) return 'invalid';
     fixed.push(i);
   }
-  const { order } = runSearch(ctx, options.maxWork ?? Infinity, fixed);
-  return order !== undefined;
+  const { order, exceeded } = runSearch(ctx, options.maxWork ?? Infinity, options.exhaustive === true, fixed);
+  return exceeded ? 'unknown' : order ? 'valid' : 'invalid';
+}
+
+/** checkCommitOrder as a boolean; throws if the work bound (options.maxWork, default none) was exceeded. */
+export function validateCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): boolean {
+  const r = checkCommitOrder(history, commitOrder, options);
+  if (r === 'unknown') throw new Error(`validateCommitOrder: gave up after ${options.maxWork} witness combinations`);
+  return r === 'valid';
 }

@@ -8,10 +8,10 @@
  * some reads `partial`.
  *
  * The rows come from a plausible process, so that the verdicts split: transactions run one after the other in a
- * random order that respects sessions; each read picks, key by key, a version among those committed so far
- * (mostly the latest one as of a per-transaction snapshot point, sometimes the newest or any older one), or the
- * transaction's own write, and returns the rows whose version matches the WHERE; updates and deletes change the
- * rows they read that match. Occasionally one read is then corrupted (a row dropped, a stale version, a wrong
+ * random order that respects sessions, or with their statements interleaved; writes become visible at commit;
+ * each read picks, key by key, a version among those committed so far (mostly the latest one as of a
+ * per-transaction snapshot point, sometimes the newest or any older one), or the transaction's own write, and
+ * returns the rows whose version matches the WHERE; updates and deletes change the rows they read that match. Occasionally one read is then corrupted (a row dropped, a stale version, a wrong
  * value, a non-matching row). Every history is a valid FILE (unique wids, seq 1..n per session, declared tables,
  * right value types), whatever its verdict. Also here: History <-> format lines <-> NDJSON helpers.
  */
@@ -317,6 +317,8 @@ export interface RandomHistoryOptions {
   corrupt?: number;
   /** Fixed level for every transaction (default: random). */
   level?: IsolationLevel;
+  /** Levels to draw from when `level` is not given (default: all six). */
+  levels?: readonly IsolationLevel[];
   meta?: Record<string, unknown>;
 }
 
@@ -330,48 +332,61 @@ export function randomHistoryLines(rng: Rng, opts: RandomHistoryOptions = {}): L
   const sessions: number[][] = Array.from({ length: nSessions }, () => []);
   for (let i = 0; i < n; i++) sessions[i < nSessions ? i : int(rng, 0, nSessions - 1)].push(i);
 
-  // A serial execution order that respects sessions.
+  // Half the histories run their transactions one after the other, half interleave their statements; either
+  // way writes become visible at commit, and each read picks its versions as described above.
+  const interleave = chance(rng, 0.5);
+  // How often a read ignores its snapshot point for a key (fractured reads, long forks).
+  const wander = pick(rng, [0.25, 0.25, 0.5]);
   const heads = sessions.map(() => 0);
-  const order: number[] = [];
-  while (order.length < n) {
-    const s = pick(rng, sessions.map((_, i) => i).filter((i) => heads[i] < sessions[i].length));
-    order.push(sessions[s][heads[s]++]);
-  }
-
+  const active: ({ i: number; runner: TxnRunner; left: number; see: (table: string, key: number) => Version } | undefined)[] = sessions.map(() => undefined);
   const txnLines: TxnLine[] = [];
   const committedTimes: number[] = [0];
+  const sessionCommit = sessions.map(() => 0);
   let time = 0;
-  for (const i of order) {
-    const session = sessions.findIndex((s) => s.includes(i));
-    const id = `t${i + 1}`;
-    const runner = new TxnRunner(id, rng, store);
-    // Mostly the state as of a snapshot point, sometimes the newest or an older version, per key.
-    const snap = chance(rng, 0.5) ? time : pick(rng, committedTimes);
-    const see = (table: string, key: number): Version => {
-      const r = rng();
-      if (r < 0.7) return store.asOf(table, key, snap);
-      if (r < 0.85) return store.latest(table, key);
-      return pick(rng, store.list(table, key));
-    };
-    const k = int(rng, ...(opts.events ?? [1, 4]));
-    for (let e = 0; e < k; e++) runner.step(see);
+  for (;;) {
+    const busy = active.findIndex((a) => a !== undefined);
+    const ready = sessions.map((_, s) => s).filter((s) => active[s] !== undefined || heads[s] < sessions[s].length);
+    if (ready.length === 0) break;
+    const session = !interleave && busy >= 0 ? busy : pick(rng, ready);
+    let a = active[session];
+    if (!a) {
+      const i = sessions[session][heads[session]++];
+      // Mostly the state as of a snapshot point (usually not before the session's previous commit), sometimes
+      // the newest or any version, per key.
+      const floor = chance(rng, 0.9) ? sessionCommit[session] : 0;
+      const snap = chance(rng, 0.4) ? time : pick(rng, committedTimes.filter((t) => t >= floor));
+      const see = (table: string, key: number): Version => {
+        const r = rng();
+        if (r >= wander) return store.asOf(table, key, snap);
+        if (r < wander / 2) return store.latest(table, key);
+        return pick(rng, store.list(table, key));
+      };
+      a = active[session] = { i, runner: new TxnRunner(`t${i + 1}`, rng, store), left: int(rng, ...(opts.events ?? [1, 4])), see };
+    }
+    if (a.left > 0) {
+      a.left--;
+      a.runner.step(a.see);
+      continue;
+    }
     const sr = rng();
     const status: TxnStatus = sr < 0.75 ? 'committed' : sr < 0.87 ? 'aborted' : 'unknown';
     const visible = status === 'committed' || (status === 'unknown' && chance(rng, 0.5));
     if (visible) {
       time++;
       committedTimes.push(time);
-      runner.commitTo(store, time);
+      sessionCommit[session] = time;
+      a.runner.commitTo(store, time);
     }
     txnLines.push({
       kind: 'txn',
-      id,
+      id: a.runner.id,
       session: session + 1,
-      seq: sessions[session].indexOf(i) + 1,
-      iso: opts.level ?? pick(rng, ISOLATION_LEVELS),
+      seq: sessions[session].indexOf(a.i) + 1,
+      iso: opts.level ?? pick(rng, opts.levels ?? ISOLATION_LEVELS),
       status,
-      events: runner.events,
+      events: a.runner.events,
     });
+    active[session] = undefined;
   }
   if (chance(rng, opts.corrupt ?? 0.15)) corrupt(rng, txnLines, store);
   return [...lines, ...txnLines, { kind: 'end', transactions: txnLines.length }];
