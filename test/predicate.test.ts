@@ -313,6 +313,11 @@ describe('predicate: constructs', () => {
     expect(valuesEqual('NaN', 'NaN', 'float8')).toBe(true);
     expect(valuesEqual('2024-01-15 10:30:00.5', '2024-01-15 10:30:00.500', 'timestamp')).toBe(true);
     expect(valuesEqual('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'uuid')).toBe(true);
+    // unknown types compare by JSON text; malformed values only equal themselves
+    expect(valuesEqual({ a: 1 } as unknown as SqlValue, { a: 1 } as unknown as SqlValue, 'jsonb')).toBe(true);
+    expect(valuesEqual('x', 'x', 'numeric')).toBe(true);
+    expect(valuesEqual('x', 'y', 'numeric')).toBe(false);
+    expect(canonicalValue('x', 'numeric')).not.toBe(canonicalValue('0', 'numeric'));
   });
 });
 
@@ -416,15 +421,16 @@ class Gen {
         let rhs: string;
         if (op !== '/' && op !== '%') rhs = this.scalar(f, depth - 1);
         else {
-          rhs = this.pick(['2', '3', '-4', '0.7', '7', '0.003', '7.00', '1e-5', '3000', 'param']);
+          rhs = this.pick(['2', '3', '-4', '0.7', '7', '0.003', '7.00', '1e-5', '3000', 'param', 'col']);
           if (rhs === 'param') rhs = this.param(this.pick([3, '0.25', 1.5, '-7']));
+          else if (rhs === 'col') rhs = this.pick(FAM_COLS[f]); // may be 0: a run-time error
         }
         return `(${this.scalar(f, depth - 1)} ${op} ${rhs})`;
       }
       case 'flt': {
         const op = this.pick(['+', '-', '*', '/', 'cast']);
         if (op === 'cast') return `${this.scalar(this.pick(['int', 'num'] as Fam[]), depth - 1)}::${this.pick(['float8', 'float4'])}`;
-        const rhs = op === '/' ? this.pick(['2', '3.5', '0.1']) : this.scalar(this.pick(['flt', 'int', 'num'] as Fam[]), depth - 1);
+        const rhs = op === '/' ? this.pick(['2', '3.5', '0.1', 'f8', 'f4', 'i4']) : this.scalar(this.pick(['flt', 'int', 'num'] as Fam[]), depth - 1);
         return `(${this.scalar('flt', depth - 1)} ${op} ${rhs})`;
       }
       case 'str': {
@@ -564,7 +570,7 @@ describe('predicate: agreement with PostgreSQL', () => {
     const rnd = seedrandom(process.env.PREDICATE_SEED ?? 'isocheck-predicate-1');
     const N = Number(process.env.PREDICATE_CASES ?? 1500);
     const verbose = process.env.PREDICATE_VERBOSE === '1';
-    const stats = { compared: 0, pgTrue: 0, pgFalse: 0, bothRejected: 0, runtimeError: 0 };
+    const stats = { compared: 0, pgTrue: 0, pgFalse: 0, bothRejected: 0, runtimeError: 0, pointChecked: 0 };
     const failures: string[] = [];
     for (let i = 0; i < N; i++) {
       const g = new Gen(rnd);
@@ -587,7 +593,17 @@ describe('predicate: agreement with PostgreSQL', () => {
       }
       let mine: boolean | PredicateError;
       try {
-        mine = compilePredicate(expr, params, COLS).test(row);
+        const compiled = compilePredicate(expr, params, COLS);
+        mine = compiled.test(row);
+        // point constraints must hold on every row that satisfies the predicate
+        if (mine) {
+          stats.pointChecked += compiled.pointConstraints.size;
+          for (const [col, vals] of compiled.pointConstraints) {
+            if (!vals.includes(canonicalValue(row[col]!, COLS[col]!))) {
+              failures.push(`point constraint ${col} in ${JSON.stringify(vals)} violated by a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`);
+            }
+          }
+        }
       } catch (e) {
         if (!(e instanceof PredicateError)) throw e;
         mine = e;

@@ -13,7 +13,7 @@ import type { History } from '../history/history.js';
 import type { Anomaly } from './anomaly.js';
 import { findConflicts, valueOf, type Conflict } from './conflicts.js';
 import { cycleAnomaly, txnName } from './cycle.js';
-import { levelName, type IsoOverride } from './levels.js';
+import { CC, levelName, type IsoOverride } from './levels.js';
 import { buildModel, describeKey, INIT, type CheckModel } from './model.js';
 import { Budget, BudgetExceeded, explorePrefixes } from './prefix.js';
 import { Relations, sharedWriters } from './relations.js';
@@ -122,9 +122,10 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
   // Conflicts whose witness has a single possible writer are forced: add them, saturate again, and
   // recompute (the extension is a client history in its own right, paper Algorithm 3 applied to it).
   let conflicts: Conflict[] = [];
+  const hasCC = model.txns.some((t, i) => i !== INIT && t.level === CC);
   for (;;) {
     budget.tick();
-    const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k));
+    const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k), hasCC);
     if (found.missing.length > 0) return inconsistent(found.missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
     conflicts = found.conflicts;
     const forced = conflicts.filter((c) => c.zeros.length === 1);

@@ -56,8 +56,13 @@ export class Relations {
 
   /** Whether a witness was already chosen for (read, key). */
   hasWitness(read: number, key: number): boolean {
-    return this.witnesses.some((w) => w.read === read && w.key === key);
+    if (this.witnessIndex.size !== this.witnesses.length) {
+      this.witnessIndex = new Set(this.witnesses.map((w) => w.read * this.model.keys.length + w.key));
+    }
+    return this.witnessIndex.has(read * this.model.keys.length + key);
   }
+
+  private witnessIndex = new Set<number>();
 
   /** Assumes a -> b in the commit order (case analysis for explanations). */
   assume(a: number, b: number): void {

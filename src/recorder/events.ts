@@ -23,9 +23,13 @@ export interface RawResult {
   rows: (string | null)[][];
 }
 
-/** How a read's WHERE was judged: exact, or partial with the reason. */
+/**
+ * How a read's WHERE was judged. `exact`: the checker evaluates it as PostgreSQL did. Otherwise the read is
+ * recorded `partial` and without its WHERE (the checker compiles every recorded WHERE, and would judge the
+ * returned rows against a WHERE it evaluates differently).
+ */
 export interface Judgement {
-  partial: boolean;
+  exact: boolean;
   reason?: string;
 }
 
@@ -63,18 +67,18 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
   const table = plan.table;
   const n = table.columnOrder.length;
   const added = raw.rows.map((r) => r.slice(r.length - plan.added));
-  const withWhere = (where: string | undefined, base: Judgement): { where?: string; params?: unknown[]; partial?: boolean } => {
+  const withWhere = (where: string | undefined, shapePartial = false): { where?: string; params?: unknown[]; partial?: boolean } => {
+    const judged = ctx.judge(where, ctx.params, table);
     const out: { where?: string; params?: unknown[]; partial?: boolean } = {};
-    if (where !== undefined) {
+    if (where !== undefined && judged.exact) {
       out.where = where;
       if (ctx.params.length > 0) out.params = ctx.params;
     }
-    if (base.partial) out.partial = true;
+    if (shapePartial || !judged.exact) out.partial = true;
     return out;
   };
   switch (plan.kind) {
     case 'select': {
-      const judged = plan.partialReason ? { partial: true, reason: plan.partialReason } : ctx.judge(plan.where, ctx.params, table);
       const rows: SelectEvent['rows'] = [];
       const seen = new Set<string>();
       const push = (values: (string | null)[], wid: string | null): void => {
@@ -92,7 +96,7 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
           for (const item of JSON.parse(a[0]) as (string | null)[][]) push(item.slice(0, n), item[n]);
         }
       }
-      const e: SelectEvent = { op: 'select', table: table.name, ...withWhere(plan.where, judged), rows };
+      const e: SelectEvent = { op: 'select', table: table.name, ...withWhere(plan.where, plan.partialReason !== undefined), rows };
       return [e];
     }
     case 'insert': {
@@ -111,19 +115,17 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
       return events;
     }
     case 'update': {
-      const judged = ctx.judge(plan.where, ctx.params, table);
       const rows: UpdateEvent['rows'] = added.map((a) => ({ read: widOf(a[n]), row: toFormatRow(table, a.slice(0, n)) }));
-      const e: UpdateEvent = { op: 'update', table: table.name, ...withWhere(plan.where, judged), wid: ctx.wid, rows };
+      const e: UpdateEvent = { op: 'update', table: table.name, ...withWhere(plan.where), wid: ctx.wid, rows };
       return [e];
     }
     case 'delete': {
-      const judged = ctx.judge(plan.where, ctx.params, table);
       const k = table.key.length;
       const rows: DeleteEvent['rows'] = added.map((a) => ({
         read: widOf(a[k]),
         key: table.key.map((c, i) => toFormatValue(a[i], table.columns[c])),
       }));
-      const e: DeleteEvent = { op: 'delete', table: table.name, ...withWhere(plan.where, judged), wid: ctx.wid, rows };
+      const e: DeleteEvent = { op: 'delete', table: table.name, ...withWhere(plan.where), wid: ctx.wid, rows };
       return [e];
     }
   }

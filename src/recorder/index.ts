@@ -10,5 +10,5 @@
  */
 export { Recorder, type RecorderOptions } from './recorder.js';
 export { RecordingClient, RecordingPool, isConnectionLoss, levelOf, type QueryOptions } from './client.js';
-export { instrument, snapshotInit, toFormatValue, RAW_TYPES, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';
+export { instrument, uninstrument, snapshotInit, toFormatValue, RAW_TYPES, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';
 export { analyze, loadRewriter, tableLookup, type Plan, type RecordedPlan, type TxnControl } from './rewrite.js';

@@ -249,6 +249,14 @@ function hasAggregate(node: N): boolean {
   return found;
 }
 
+function hasWindow(node: N): boolean {
+  let found = false;
+  walk(node, (o) => {
+    if (o.FuncCall?.over) found = true;
+  });
+  return found;
+}
+
 function hasSetReturning(node: N): boolean {
   let found = false;
   walk(node, (o) => {
@@ -496,7 +504,6 @@ function select(sql: string, original: N, lookup: TableLookup): SelectPlan {
   const t = target(lookup, from[0].RangeVar);
   if (!t) refuse(sql, 'it reads a recorded table inside a subquery', 'Run the subquery as its own statement and pass its result as a parameter.');
   if (hasNode(s, 'SubLink')) refuse(sql, 'it contains a subquery (reads the recorder cannot attribute)', 'Run the subquery as its own statement and pass its result as a parameter.');
-  if (s.windowClause && s.windowClause.length > 0 && s.groupClause) refuse(sql, 'window clauses with GROUP BY', 'Compute it in the application.');
   checkColumnRefs(sql, t, [s.targetList, s.whereClause, s.sortClause, s.groupClause, s.havingClause, s.windowClause, s.distinctClause]);
   const reasons: string[] = [];
   const limit = s.limitCount && !s.limitCount.A_Const?.isnull;
@@ -508,6 +515,7 @@ function select(sql: string, original: N, lookup: TableLookup): SelectPlan {
     const plain = distinct.length === 1 && Object.keys(distinct[0]).length === 0;
     if (!plain) refuse(sql, 'it uses DISTINCT ON', 'Select the rows without DISTINCT ON and pick them in the application.');
     if (aggregate) refuse(sql, 'it uses DISTINCT together with aggregates or GROUP BY', 'Drop DISTINCT (or GROUP BY) and deduplicate in the application.');
+    if (hasWindow(s.targetList)) refuse(sql, 'it uses DISTINCT with window functions', 'Drop DISTINCT and deduplicate in the application.');
     // SELECT DISTINCT a, b ... == SELECT a, b ... GROUP BY 1, 2: the aggregate form records every row read
     delete s.distinctClause;
     s.groupClause = s.targetList.map((_: N, i: number) => ({ A_Const: { ival: { ival: i + 1 } } }));

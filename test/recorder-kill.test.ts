@@ -1,0 +1,122 @@
+// A recording process killed with SIGKILL mid-run leaves a readable (truncated) history holding every
+// transaction that had ended: the child reports each commit after query('COMMIT') returned, and every reported
+// transaction must be in the file.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
+import { readHistory } from '../src/history/reader.js';
+import { checkHistory } from '../src/checker/check.js';
+import { loadPredicateParser } from '../src/history/predicate.js';
+
+const root = resolve(import.meta.dirname, '..');
+
+const CHILD = (recorderPath: string) => `
+import pg from 'pg';
+import { Recorder } from ${JSON.stringify(recorderPath)};
+const [url, file] = process.argv.slice(2);
+const setup = new pg.Client({ connectionString: url });
+await setup.connect();
+const recorder = new Recorder({ file, meta: { test: 'kill' }, onWarning: () => {} });
+await recorder.instrument(setup, ['t']);
+const clients = [];
+for (let i = 0; i < 2; i++) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  clients.push(recorder.client(c));
+}
+process.stdout.write('ready\\n');
+let n = 0;
+for (;;) {
+  const c = clients[n % 2];
+  const id = (n % 5) + 1;
+  n++;
+  await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+  try {
+    await c.query('SELECT v FROM t WHERE id = $1', [id]);
+    await c.query('UPDATE t SET v = v + 1 WHERE id = $1', [id]);
+    if (n % 7 === 0) await c.query('INSERT INTO t VALUES ($1, 0)', [1000 + n]);
+    await c.query('COMMIT');
+    process.stdout.write('committed s' + c.sessionNumber + '\\n');
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => {});
+  }
+}
+`;
+
+let server: EmbeddedServer;
+let work: string;
+
+beforeAll(async () => {
+  server = await startEmbedded();
+  const setup = new pg.Client({ connectionString: server.url });
+  await setup.connect();
+  await setup.query('CREATE TABLE t (id int4 PRIMARY KEY, v int4 NOT NULL)');
+  await setup.query('INSERT INTO t SELECT g, 0 FROM generate_series(1, 5) g');
+  await setup.end();
+  // the child is bundled next to node_modules so that its package imports resolve
+  mkdirSync(join(root, 'node_modules', '.cache'), { recursive: true });
+  work = mkdtempSync(join(root, 'node_modules', '.cache', 'isocheck-kill-'));
+});
+
+afterAll(async () => {
+  await server?.stop();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('a recording process killed mid-run', () => {
+  it('leaves a truncated file with every finished transaction', async (ctx) => {
+    let build: typeof import('rolldown').build;
+    try {
+      ({ build } = await import('rolldown'));
+    } catch (e) {
+      return ctx.skip(`cannot bundle the child script (rolldown unavailable: ${(e as Error).message})`);
+    }
+    const src = join(work, 'child.ts');
+    writeFileSync(src, CHILD(join(root, 'src', 'recorder', 'index.ts')));
+    await build({
+      input: src,
+      platform: 'node',
+      external: (id) => !id.startsWith('.') && !id.startsWith('/'),
+      resolve: { extensionAlias: { '.js': ['.ts', '.js'] } },
+      output: { file: join(work, 'child.mjs'), format: 'esm' },
+      logLevel: 'silent',
+    });
+    const file = join(mkdtempSync(join(tmpdir(), 'isocheck-kill-')), 'run.ndjson');
+    const child = spawn(process.execPath, [join(work, 'child.mjs'), server.url, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const committed = await new Promise<number>((res, rej) => {
+      const timer = setTimeout(() => rej(new Error(`child too slow; stderr: ${err}`)), 40_000);
+      child.stdout.on('data', (d) => {
+        out += d;
+        const n = (out.match(/^committed/gm) ?? []).length;
+        if (n >= 60) {
+          clearTimeout(timer);
+          child.kill('SIGKILL');
+          res(n);
+        }
+      });
+      child.on('exit', (code, signal) => {
+        if (signal !== 'SIGKILL') rej(new Error(`child exited early (${code}): ${err}`));
+      });
+    });
+    await new Promise((r) => child.once('close', r));
+    // count again: output that arrived before the kill
+    const reported = (out.match(/^committed s(\d+)/gm) ?? []).map((l) => Number(l.slice('committed s'.length)));
+    expect(reported.length).toBeGreaterThanOrEqual(committed);
+    const history = await readHistory(file);
+    expect(history.truncated).toBe(true);
+    for (const s of [1, 2]) {
+      const inFile = history.txns.filter((t) => t.session === s && t.status === 'committed').length;
+      expect(inFile).toBeGreaterThanOrEqual(reported.filter((x) => x === s).length);
+    }
+    await loadPredicateParser();
+    const verdict = checkHistory(history);
+    expect(verdict.verdict, JSON.stringify(verdict.anomalies?.slice(0, 2))).toBe('consistent');
+  }, 60_000);
+});
