@@ -508,6 +508,25 @@ class Gen {
         return `${this.pick(['bo', '(i4 > 2)', '(t = $' + this.params.length + ')'].slice(0, this.params.length ? 3 : 2))} IS ${this.pick(['TRUE', 'NOT TRUE', 'FALSE', 'NOT FALSE', 'UNKNOWN', 'NOT UNKNOWN'])}`;
     }
   }
+  /** An equality-style condition on one column, usually satisfied by `row` (for point constraints). */
+  pointExpr(row: Row): string {
+    const col = this.pick(COL_NAMES);
+    const own = row[col] ?? null;
+    const v = own !== null && this.chance(0.7) ? own : this.pick(POOLS[col]!);
+    const other = this.pick(POOLS[col]!);
+    switch (this.pick(['eq', 'eqrev', 'in', 'any', 'notdistinct'])) {
+      case 'eq':
+        return `${col} = ${this.param(v)}`;
+      case 'eqrev':
+        return `${this.param(v)} = t.${col}`;
+      case 'in':
+        return `${col} IN (${this.param(other)}, ${this.param(v)})`;
+      case 'any':
+        return `${col} = ANY(${this.param([other, v, null])})`;
+      default:
+        return `${col} IS NOT DISTINCT FROM ${this.param(v)}`;
+    }
+  }
   row(): Row {
     const row: Row = {};
     for (const c of COL_NAMES) row[c] = this.chance(0.12) ? null : this.pick(POOLS[c]!);
@@ -574,8 +593,12 @@ describe('predicate: agreement with PostgreSQL', () => {
     const failures: string[] = [];
     for (let i = 0; i < N; i++) {
       const g = new Gen(rnd);
-      const expr = g.bool(2);
       const row = g.row();
+      const variant = rnd();
+      const expr =
+        variant < 0.18 ? `(${g.pointExpr(row)}) AND (${g.bool(2)})`
+        : variant < 0.25 ? `(${g.pointExpr(row)}) OR ${g.pointExpr(row)}`
+        : g.bool(2);
       const params = g.params;
       const k = params.length;
       const sub = COL_NAMES.map((c, j) => `$${k + j + 1}::${SQL_TYPES[c]} AS ${c}`).join(', ');

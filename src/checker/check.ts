@@ -72,7 +72,10 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
   const started = Date.now();
   const budget = new Budget(options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity, options.maxSteps ?? Infinity);
   const model = buildModel(history, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
-  const result = checkModel(model, budget, options);
+  let result = checkModel(model, budget, options);
+  if (result.verdict === 'inconsistent' && model.anomalies.length === 0 && model.droppedUnknown.length > 0) {
+    result = withUnknownCommitted(history, model.droppedUnknown, result, budget, options);
+  }
   result.stats.timeMs = Date.now() - started;
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
     const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
@@ -93,6 +96,35 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
     }
   }
   return result;
+}
+
+/**
+ * An `unknown` transaction nobody read may still have committed, and its writes may be what hides a row a
+ * read did not return (semantics.md §1 says dropping it only removes constraints: not so for unreturned
+ * rows; the oracle found the case). So before calling the history inconsistent, try the subsets of those
+ * transactions as committed (up to MAX_UNKNOWN_SUBSET of them; beyond, the verdict is unknown).
+ */
+const MAX_UNKNOWN_SUBSET = 8;
+function withUnknownCommitted(history: History, dropped: string[], failed: CheckResult, budget: Budget, options: CheckOptions): CheckResult {
+  if (dropped.length > MAX_UNKNOWN_SUBSET) {
+    return { ...failed, verdict: 'unknown', anomalies: [], reason: `inconsistent if the ${dropped.length} transactions with unknown outcome that nobody read did not commit; too many to try which of them committed (at most ${MAX_UNKNOWN_SUBSET})` };
+  }
+  for (let mask = 1; mask < 1 << dropped.length; mask++) {
+    const assumed = new Set(dropped.filter((_, i) => mask & (1 << i)));
+    const variant = { ...history, txns: history.txns.map((t) => (assumed.has(t.id) ? { ...t, status: 'committed' as const } : t)) };
+    try {
+      const r = checkModel(buildModel(variant, { iso: options.iso, checkAbortedReads: options.checkAbortedReads }), budget, { ...options, explain: false });
+      if (r.verdict === 'consistent') {
+        r.notes.push(`consistent if ${[...assumed].join(', ')} (commit outcome unknown, never read) committed`);
+        return r;
+      }
+    } catch (e) {
+      if (!(e instanceof BudgetExceeded)) throw e;
+      return { ...failed, verdict: 'unknown', anomalies: [], reason: 'time limit reached while trying which transactions with unknown outcome committed' };
+    }
+  }
+  failed.notes.push(`also inconsistent whichever of ${dropped.join(', ')} (commit outcome unknown) committed`);
+  return failed;
 }
 
 function needsShrinking(result: CheckResult): boolean {

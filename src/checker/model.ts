@@ -92,6 +92,8 @@ export interface CheckModel {
   /** Reads of each transaction in program order. */
   readsOf: number[][];
   anomalies: Anomaly[];
+  /** Transactions whose commit outcome is unknown and that nobody read: left out (they may have committed). */
+  droppedUnknown: string[];
   /** Notes for the user (unresolved wids in a truncated file, dropped unknown transactions, ...). */
   notes: string[];
   stats: { transactions: number; committed: number; aborted: number; unknown: number; dropped: number; events: number; reads: number; keys: number; sessions: number };
@@ -429,10 +431,11 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     else if (t.status === 'aborted') aborted++;
     else unknown++;
   }
-  const dropped = raw.filter((t, i) => t.status === 'unknown' && !inT[i]).length;
+  const droppedUnknown = raw.filter((t, i) => t.status === 'unknown' && !inT[i]).map((t) => t.id);
+  const dropped = droppedUnknown.length;
   if (dropped > 0) notes.push(`${dropped} transaction(s) with unknown outcome were never read and are left out`);
   const model: CheckModel = {
-    history, txns, n, soPrev, tables, tableIds, keys, keyIds, initRow, writes, writeWids, writersOf, reads, readsOf, anomalies, notes,
+    droppedUnknown, history, txns, n, soPrev, tables, tableIds, keys, keyIds, initRow, writes, writeWids, writersOf, reads, readsOf, anomalies, notes,
     stats: { transactions: raw.length, committed, aborted, unknown, dropped, events: eventCount, reads: reads.length, keys: keys.length, sessions: new Set(raw.map((t) => t.session)).size },
   };
   const cycle = findInformationFlowCycle(model);

@@ -571,8 +571,32 @@ function runSearch(ctx: Ctx, maxWork: number, exhaustive: boolean, fixed?: numbe
   return { order: found, work: st.work, exceeded: false };
 }
 
+/**
+ * A transaction whose commit outcome is unknown either committed or not: the history is consistent iff it is
+ * for some choice of which of them committed (the others count as aborted). Straight from that definition.
+ */
+const MAX_UNKNOWN = 10;
+function withOutcomes(history: History, committed: Set<string>): History {
+  return { ...history, txns: history.txns.map((t) => (t.status !== 'unknown' ? t : { ...t, status: committed.has(t.id) ? ('committed' as const) : ('aborted' as const) })) };
+}
+
 /** Consistency of a (client) history by brute force. Requires loadPredicateParser() to have been awaited. */
 export function naiveCheck(history: History, options: NaiveOptions = {}): NaiveResult {
+  const unknown = history.txns.filter((t) => t.status === 'unknown').map((t) => t.id);
+  if (unknown.length === 0) return naiveCheckKnown(history, options);
+  if (unknown.length > MAX_UNKNOWN) return { verdict: 'unknown', reason: `more than ${MAX_UNKNOWN} transactions with unknown outcome`, work: 0 };
+  let last: NaiveResult | undefined;
+  let work = 0;
+  for (let mask = 0; mask < 1 << unknown.length; mask++) {
+    const r = naiveCheckKnown(withOutcomes(history, new Set(unknown.filter((_, i) => mask & (1 << i)))), options);
+    work += r.work;
+    if (r.verdict === 'consistent') return { ...r, work };
+    if (r.verdict === 'unknown' || !last || last.verdict !== 'unknown') last = r;
+  }
+  return { ...last!, work };
+}
+
+function naiveCheckKnown(history: History, options: NaiveOptions): NaiveResult {
   let ctx: Ctx;
   try {
     ctx = build(history, options);
@@ -592,6 +616,8 @@ export function naiveCheck(history: History, options: NaiveOptions = {}): NaiveR
  * is not a permutation of the transactions that count as committed; 'unknown' past options.maxWork.
  */
 export function checkCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): 'valid' | 'invalid' | 'unknown' {
+  // The unknown-outcome transactions in the order are the ones taken as committed.
+  if (history.txns.some((t) => t.status === 'unknown')) history = withOutcomes(history, new Set(commitOrder));
   let ctx: Ctx;
   try {
     ctx = build(history, options);

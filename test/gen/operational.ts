@@ -99,7 +99,7 @@ export function operationalHistoryLines(rng: Rng, opts: OperationalOptions = {})
     }
     if (chance(rng, opts.unknown ?? 0.06)) {
       // The commit was sent; whether it happened is not recorded.
-      return finish(s, a, 'unknown', chance(rng, opts.unknownCommitted ?? 0));
+      return finish(s, a, 'unknown', chance(rng, opts.unknownCommitted ?? 0.5));
     }
     finish(s, a, 'committed', true);
   };
