@@ -69,7 +69,8 @@ export function explainByCases(base: Relations, sharesWrite: number[][], budget:
   const { model } = base;
   if (model.n > MAX_TRANSACTIONS) return undefined;
   let rel = base.clone();
-  const derived: Case[] = [];
+  // Orders derived on the way (the opposite order forced a cycle), keyed by the kept edge "x,y".
+  const derived = new Map<string, Case>();
   for (let round = 0; round < model.n; round++) {
     let progress = false;
     for (let a = 1; a < model.n; a++) {
@@ -81,9 +82,25 @@ export function explainByCases(base: Relations, sharesWrite: number[][], budget:
         const ba = tryOrder(rel, b, a, sharesWrite);
         if (ab.cycle && ba.cycle) {
           const type = classify(rel, ab.cycle, ba.cycle);
+          // Only the derived orders the final cycles use (transitively), earliest first.
+          const used: Case[] = [];
+          const seen = new Set<string>();
+          const visit = (c: Case) => {
+            for (const e of c.edges) {
+              if (e.kind !== 'assumed') continue;
+              const k = `${e.from},${e.to}`;
+              const d = derived.get(k);
+              if (!d || seen.has(k)) continue;
+              seen.add(k);
+              visit(d);
+              used.push(d);
+            }
+          };
+          visit(ab.cycle);
+          visit(ba.cycle);
           const txns = new Set<string>();
           const levels = new Set<string>();
-          for (const c of [...derived, ab.cycle, ba.cycle]) {
+          for (const c of [...used, ab.cycle, ba.cycle]) {
             for (const e of c.edges) {
               if (e.from !== 'init') txns.add(e.from);
               if (e.to !== 'init') txns.add(e.to);
@@ -96,15 +113,15 @@ export function explainByCases(base: Relations, sharesWrite: number[][], budget:
             txns: [...txns],
             levels: [...levels] as Anomaly['levels'],
             edges: [...ab.cycle.edges, ...ba.cycle.edges],
-            details: { cases: [...derived, ab.cycle, ba.cycle].map((c) => ({ assume: c.assume, edges: c.edges })) },
+            details: { cases: [...used, ab.cycle, ba.cycle].map((c) => ({ assume: c.assume, edges: c.edges })) },
           };
         }
         if (ab.cycle) {
-          derived.push(ab.cycle);
+          derived.set(`${model.txns[b].id},${model.txns[a].id}`, ab.cycle);
           rel = ba.rel;
           progress = true;
         } else if (ba.cycle) {
-          derived.push(ba.cycle);
+          derived.set(`${model.txns[a].id},${model.txns[b].id}`, ba.cycle);
           rel = ab.rel;
           progress = true;
         }

@@ -21,6 +21,7 @@ import { saturate } from './saturate.js';
 import { shrink } from './shrink.js';
 import { explainByCases } from './cases.js';
 import { completeWitnesses } from './witness.js';
+import { attachTransactions } from './describe.js';
 
 export type Verdict = 'consistent' | 'inconsistent' | 'unknown';
 
@@ -77,6 +78,7 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
     result = withUnknownCommitted(history, model.droppedUnknown, result, budget, options);
   }
   result.stats.timeMs = Date.now() - started;
+  if (result.verdict === 'inconsistent' && options.explain !== false) attachTransactions(history, result.anomalies);
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
     const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
     const sub = shrink(history, options, (h) => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false }), started + Math.max(5000, (options.timeoutMs ?? 30000) / 4));

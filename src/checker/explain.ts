@@ -5,6 +5,7 @@
  */
 import type { Anomaly } from './anomaly.js';
 import type { CheckResult } from './check.js';
+import type { TxnDescription } from './describe.js';
 
 const NAMES: Record<string, string> = {
   'garbage-read': 'garbage read',
@@ -49,6 +50,14 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
     a.edges.forEach((e, i) => {
       lines.push(`${indent}   ${i + 1}. [${e.kind}] ${e.from} -> ${e.to}: ${e.reason}`);
     });
+  }
+  const txns = a.details?.transactions as TxnDescription[] | undefined;
+  if (txns) {
+    lines.push(`${indent}  Transactions:`);
+    for (const t of txns) {
+      lines.push(`${indent}   ${t.id}: session ${t.session} #${t.seq}${t.label ? ` ${t.label}` : ''}, ${t.iso}, ${t.status}`);
+      for (const st of t.statements) lines.push(`${indent}     ${st}`);
+    }
   }
   const sub = a.details?.subHistory as string[] | undefined;
   if (sub) lines.push(`${indent}  Smallest inconsistent sub-history found: ${sub.join(', ')}`);

@@ -54,6 +54,59 @@ Examples:
     process.exitCode = await runCheckCommand(files, opts);
   });
 
+const positiveInt = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InputError(`${name} ${v}: expected a positive integer`);
+  return n;
+};
+
+program
+  .command('run')
+  .description('run a benchmark workload on PostgreSQL, record its client history, check invariants (and the history with --check)')
+  .argument('<workload>', 'tpcc, tpcc-pc, twitter or smallbank')
+  .option('--db <url>', 'use this PostgreSQL server (default: $DATABASE_URL, else a throwaway embedded one)')
+  .option('--sessions <n>', 'concurrent clients', positiveInt('--sessions'), 3)
+  .option('--txns <n>', 'transactions per session (exact)', positiveInt('--txns'), 10)
+  .option('--seed <s>', 'seed for every random choice (data and clients)', '1')
+  .option('--iso <config>', 'isolation configuration: ser, si, rc, ser+rc, si+rc, or Type=LEVEL,...,*=LEVEL (SER, SI, RC)', 'ser')
+  .option('--declare <config>', 'record these levels as declared instead of the ones run (simulates a database that promises more than it gives)')
+  .option('--scale <n>', 'workload size (1 is small and contended)', positiveInt('--scale'), 1)
+  .option('--out <file>', 'history file (default under histories/runs/)')
+  .option('--check', 'check the history right after the run')
+  .option('--timeout <seconds>', 'time limit of the check', (v) => Number(v), 60)
+  .option('--json', 'print the run summary (and check result) as JSON')
+  .addHelpText('after', `
+Examples:
+  isocheck run tpcc --iso ser+rc --check                  NewOrder/Payment SERIALIZABLE, the rest READ COMMITTED
+  isocheck run smallbank --iso si --declare ser --check   snapshot isolation declared serializable: write skew
+  isocheck run twitter --sessions 5 --txns 20 --seed 7 --out tw.ndjson`)
+  .action(async (workload: string, opts) => {
+    const { runWorkload, renderRunSummary } = await import('./run-command.js');
+    const summary = await runWorkload({ workload, ...opts, progress: !opts.json });
+    let code = summary.invariantViolations.length > 0 ? 1 : 0;
+    let check: Record<string, unknown> | undefined;
+    if (opts.check) {
+      const { checkFile, jsonOf, exitCodeOf } = await import('./check-command.js');
+      const { renderResult } = await import('../checker/explain.js');
+      const r = await checkFile(summary.file, { timeout: opts.timeout });
+      check = jsonOf(r);
+      if (!opts.json) console.log(r.result ? renderResult(summary.file, r.result) : `${summary.file}: ERROR ${r.error}`);
+      code = Math.max(code, exitCodeOf([r]));
+    }
+    if (opts.json) console.log(JSON.stringify({ ...summary, ...(check ? { check } : {}) }, null, 2));
+    else console.log(renderRunSummary(summary));
+    process.exitCode = code;
+  });
+
+program
+  .command('demo')
+  .description('record and check two short runs on a throwaway PostgreSQL: a consistent TPC-C run and a SmallBank write skew')
+  .option('--db <url>', 'use this PostgreSQL server instead of the embedded one')
+  .action(async (opts) => {
+    const { runDemo } = await import('./demo-command.js');
+    process.exitCode = await runDemo(opts);
+  });
+
 async function main(): Promise<void> {
   try {
     await program.parseAsync(process.argv);

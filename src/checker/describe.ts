@@ -1,0 +1,54 @@
+/**
+ * The transactions an anomaly involves, in SQL terms (semantics.md §5): session, position, label, level and
+ * each statement with the rows and wids it read or wrote, so a person can check the explanation by hand.
+ */
+import type { HistoryEvent } from '../history/format.js';
+import type { History } from '../history/history.js';
+import type { Anomaly } from './anomaly.js';
+
+export interface TxnDescription {
+  id: string;
+  session: number;
+  seq: number;
+  label?: string;
+  iso: string;
+  status: string;
+  statements: string[];
+}
+
+const MAX_ROWS = 6;
+
+function rowsText(rows: string[]): string {
+  return rows.length <= MAX_ROWS ? rows.join('; ') : `${rows.slice(0, MAX_ROWS).join('; ')}; ... (${rows.length} rows)`;
+}
+
+export function statementText(e: HistoryEvent): string {
+  const where = e.op !== 'insert' && e.where ? ` WHERE ${e.where}${e.params?.length ? ` ${JSON.stringify(e.params)}` : ''}` : '';
+  const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
+  switch (e.op) {
+    case 'select':
+      return `SELECT ${e.table}${where}${partial} -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${JSON.stringify(r.row)} [${r.wid}]`))}`;
+    case 'insert':
+      return `INSERT ${e.table} [${e.wid}] ${rowsText(e.rows.map((r) => JSON.stringify(r.row)))}`;
+    case 'update':
+      return `UPDATE ${e.table}${where}${partial} [${e.wid}] -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${JSON.stringify(r.row)} (was ${r.read})`))}`;
+    case 'delete':
+      return `DELETE ${e.table}${where}${partial} [${e.wid}] -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${JSON.stringify(r.key)} (was ${r.read})`))}`;
+  }
+}
+
+export function describeTransactions(history: History, ids: string[]): TxnDescription[] {
+  const wanted = new Set(ids);
+  return history.txns
+    .filter((t) => wanted.has(t.id))
+    .map((t) => ({ id: t.id, session: t.session, seq: t.seq, ...(t.label ? { label: t.label } : {}), iso: t.iso, status: t.status, statements: t.events.map(statementText) }));
+}
+
+/** Adds `details.transactions` to each anomaly that names a few transactions. */
+export function attachTransactions(history: History, anomalies: Anomaly[], max = 8): void {
+  for (const a of anomalies) {
+    const ids = a.txns.filter((id) => id !== 'init');
+    if (ids.length === 0 || ids.length > max) continue;
+    a.details = { ...a.details, transactions: describeTransactions(history, ids) };
+  }
+}
