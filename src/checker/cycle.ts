@@ -181,8 +181,10 @@ export function cycleAnomaly(rel: Relations): Anomaly {
     if (e.forced) levels.add(levelName(e.forced.level));
     at = e.to;
   }
+  const readerIds = [...new Set(cycle.filter((e) => e.forced).map((e) => model.reads[e.forced!.triple.read].txn))];
+  for (const r of readerIds) involved.add(r);
   const txns = [...involved].filter((t) => t !== INIT).map((t) => model.txns[t].id);
-  const readers = [...new Set(cycle.filter((e) => e.forced).map((e) => model.reads[e.forced!.triple.read].txn))].map((t) => model.txns[t].id);
+  const readers = readerIds.map((t) => model.txns[t].id);
   return {
     type,
     message: `${TYPE_TEXT[type] ?? type}${readers.length ? `; violated by ${readers.join(', ')}` : ''}`,

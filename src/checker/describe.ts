@@ -17,21 +17,27 @@ export interface TxnDescription {
 }
 
 const MAX_ROWS = 6;
+const MAX_VALUE = 32;
+
+/** A row as JSON with long values cut (the file has them whole). */
+function short(row: unknown): string {
+  return JSON.stringify(row, (_k, v) => (typeof v === 'string' && v.length > MAX_VALUE ? `${v.slice(0, MAX_VALUE - 1)}…` : v));
+}
 
 function rowsText(rows: string[]): string {
   return rows.length <= MAX_ROWS ? rows.join('; ') : `${rows.slice(0, MAX_ROWS).join('; ')}; ... (${rows.length} rows)`;
 }
 
 export function statementText(e: HistoryEvent): string {
-  const where = e.op !== 'insert' && e.where ? ` WHERE ${e.where}${e.params?.length ? ` ${JSON.stringify(e.params)}` : ''}` : '';
+  const where = e.op !== 'insert' && e.where ? ` WHERE ${e.where}${e.params?.length ? ` ${short(e.params)}` : ''}` : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
   switch (e.op) {
     case 'select':
-      return `SELECT ${e.table}${where}${partial} -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${JSON.stringify(r.row)} [${r.wid}]`))}`;
+      return `SELECT ${e.table}${where}${partial} -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${short(r.row)} [${r.wid}]`))}`;
     case 'insert':
-      return `INSERT ${e.table} [${e.wid}] ${rowsText(e.rows.map((r) => JSON.stringify(r.row)))}`;
+      return `INSERT ${e.table} [${e.wid}] ${rowsText(e.rows.map((r) => short(r.row)))}`;
     case 'update':
-      return `UPDATE ${e.table}${where}${partial} [${e.wid}] -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${JSON.stringify(r.row)} (was ${r.read})`))}`;
+      return `UPDATE ${e.table}${where}${partial} [${e.wid}] -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${short(r.row)} (was ${r.read})`))}`;
     case 'delete':
       return `DELETE ${e.table}${where}${partial} [${e.wid}] -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${JSON.stringify(r.key)} (was ${r.read})`))}`;
   }
