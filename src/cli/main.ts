@@ -5,11 +5,17 @@
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../history/input-errors.js';
 
+// `isocheck ... | head` closes stdout early: that is not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
+
 const program = new Command();
 
 program
   .name('isocheck')
-  .description('Checks whether a SQL database gave each transaction the isolation level it asked for,\nby recording client histories and checking them against the axioms of each level (RC, RA, CC, PC, SI, SER).')
+  .description('Checks whether a SQL database gave each transaction the isolation level it asked for, by recording client histories and checking them against the axioms of each level (RC, RA, CC, PC, SI, SER).')
   .version('0.1.0')
   .exitOverride()
   .configureOutput({ outputError: (str, write) => write(str) });
