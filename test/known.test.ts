@@ -60,3 +60,12 @@ describe('known answers', () => {
     });
   }
 });
+
+describe('search budget', () => {
+  it('reports unknown, with what was explored, when the budget runs out', async () => {
+    const h = await readHistory(join(dir, 'long-fork.PC.ndjson'));
+    const r = checkHistory(h, { maxSteps: 2 });
+    expect(r.verdict).toBe('unknown');
+    expect(r.reason).toMatch(/stopped by the time limit after \d+ extension\(s\) and \d+ prefix\(es\)/);
+  });
+});
