@@ -15,7 +15,7 @@ import { findConflicts, valueOf, type Conflict } from './conflicts.js';
 import { cycleAnomaly, txnName } from './cycle.js';
 import { CC, levelName, type IsoOverride } from './levels.js';
 import { buildModel, describeKey, INIT, type CheckModel } from './model.js';
-import { Budget, BudgetExceeded, explorePrefixes } from './prefix.js';
+import { Budget, BudgetExceeded, explorePrefixes, type StuckPoint } from './prefix.js';
 import { Relations, sharedWriters } from './relations.js';
 import { saturate } from './saturate.js';
 import { shrink } from './shrink.js';
@@ -81,8 +81,9 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
   if (result.verdict === 'inconsistent' && options.explain !== false) attachTransactions(history, result.anomalies);
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
     const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
-    const sub = shrink(history, options, (h) => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false }), started + Math.max(5000, (options.timeoutMs ?? 30000) / 4));
-    if (sub) {
+    const sub = shrink(history, options, (h) => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false }), started + Math.min(5000, (options.timeoutMs ?? 20000) / 4));
+    // A sub-history is worth showing only when it is small enough to read.
+    if (sub && sub.txns.length <= MAX_SHOWN_SUBHISTORY) {
       result.subHistory = sub.txns;
       const subHistory = { ...history, txns: history.txns.filter((t) => sub.txns.includes(t.id)) };
       let explainedResult = sub.result;
@@ -107,6 +108,7 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
  * transactions as committed (up to MAX_UNKNOWN_SUBSET of them; beyond, the verdict is unknown).
  */
 const MAX_UNKNOWN_SUBSET = 8;
+const MAX_SHOWN_SUBHISTORY = 25;
 function withUnknownCommitted(history: History, dropped: string[], failed: CheckResult, budget: Budget, options: CheckOptions): CheckResult {
   if (dropped.length > MAX_UNKNOWN_SUBSET) {
     return { ...failed, verdict: 'unknown', anomalies: [], reason: `inconsistent if the ${dropped.length} transactions with unknown outcome that nobody read did not commit; too many to try which of them committed (at most ${MAX_UNKNOWN_SUBSET})` };
@@ -187,9 +189,10 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
 
   // The relaxation: leave the open conflicts unconstrained. No commit order => inconsistent.
   let relaxed: number[] | undefined;
+  const stuck: StuckPoint = { placed: [], blocked: [] };
   try {
     stats.extensions++;
-    relaxed = explorePrefixes(base, sharesWrite, budget, prefixStats);
+    relaxed = explorePrefixes(base, sharesWrite, budget, prefixStats, stuck);
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e;
     return unknown();
@@ -204,7 +207,19 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
         if (!(e instanceof BudgetExceeded)) throw e;
       }
     }
-    return inconsistent([{ type: 'no-consistent-order', message: 'no commit order satisfies every axiom for the rows that were returned, although no single cycle is forced', txns: [] }]);
+    const last = stuck.placed.slice(-5).map((t) => model.txns[t].id);
+    return inconsistent([{
+      type: 'no-consistent-order',
+      message: 'no commit order satisfies every axiom for the rows that were returned, although no single cycle is forced',
+      txns: [...new Set([...stuck.placed.slice(-3), ...stuck.blocked.map((b) => b.txn)])].map((t) => model.txns[t].id),
+      details: {
+        stuck: {
+          committed: stuck.placed.length,
+          lastCommitted: last,
+          blocked: stuck.blocked.map((b) => `${model.txns[b.txn].id}: ${b.reason}`),
+        },
+      },
+    }]);
   }
   const completion = conflicts.length === 0 ? undefined : completeWitnesses(base, conflicts, relaxed, sharesWrite);
   if (conflicts.length === 0 || completion?.rel) {

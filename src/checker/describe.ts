@@ -53,6 +53,7 @@ export function describeTransactions(history: History, ids: string[]): TxnDescri
 /** Adds `details.transactions` to each anomaly that names a few transactions. */
 export function attachTransactions(history: History, anomalies: Anomaly[], max = 8): void {
   for (const a of anomalies) {
+    if (a.type === 'no-consistent-order') continue; // its details say where the search got stuck
     const ids = a.txns.filter((id) => id !== 'init');
     if (ids.length === 0 || ids.length > max) continue;
     a.details = { ...a.details, transactions: describeTransactions(history, ids) };

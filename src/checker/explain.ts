@@ -56,8 +56,15 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
     lines.push(`${indent}  Transactions:`);
     for (const t of txns) {
       lines.push(`${indent}   ${t.id}: session ${t.session} #${t.seq}${t.label ? ` ${t.label}` : ''}, ${t.iso}, ${t.status}`);
-      for (const st of t.statements) lines.push(`${indent}     ${st}`);
+      const MAX_STATEMENTS = 10;
+      for (const st of t.statements.slice(0, MAX_STATEMENTS)) lines.push(`${indent}     ${st}`);
+      if (t.statements.length > MAX_STATEMENTS) lines.push(`${indent}     ... ${t.statements.length - MAX_STATEMENTS} more statements (--json has them all)`);
     }
+  }
+  const stuck = a.details?.stuck as { committed: number; lastCommitted: string[]; blocked: string[] } | undefined;
+  if (stuck) {
+    lines.push(`${indent}  The search for a commit order got furthest with ${stuck.committed} transactions committed (the last: ${stuck.lastCommitted.join(', ') || 'none'}); then none of the next ones can commit:`);
+    for (const b of stuck.blocked) lines.push(`${indent}   - ${b}`);
   }
   const sub = a.details?.subHistory as string[] | undefined;
   if (sub) lines.push(`${indent}  Smallest inconsistent sub-history found: ${sub.join(', ')}`);

@@ -42,7 +42,13 @@ export interface PrefixStats {
   memoHits: number;
 }
 
-export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget: Budget, stats: PrefixStats): number[] | undefined {
+/** Where a failed search got deepest, and why no transaction could commit next there (for explanations). */
+export interface StuckPoint {
+  placed: number[];
+  blocked: { txn: number; reason: string }[];
+}
+
+export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget: Budget, stats: PrefixStats, stuck?: StuckPoint): number[] | undefined {
   const { model, pco } = rel;
   const { n, txns, reads, soPrev } = model;
   const words = pco.words;
@@ -160,6 +166,59 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
     return true;
   };
 
+  const name = (t: number) => txns[t].id;
+  const keyName = (k: number) => {
+    const info = model.keys[k];
+    return `${model.tables[info.table].schema.name}(${info.values.map((v) => JSON.stringify(v)).join(', ')})`;
+  };
+  /** The reason allowed(t) is false, in words (same checks, slow path). */
+  const whyBlocked = (t: number): string => {
+    for (let u = 0; u < n; u++) if (setHas(pred.subarray(t * words, (t + 1) * words), u) && !inP(u)) return `must commit after ${name(u)}, which has not committed yet (forced order)`;
+    for (const id of writerTriples[t]) {
+      const tr = rel.triples[id];
+      const r = reads[tr.read];
+      const t3 = r.txn;
+      if (inP(t3) || !inP(tr.from)) continue;
+      const saved = allowedTriple(t, id);
+      if (!saved) return `${name(t3)} (${['RC', 'RA', 'CC', 'PC', 'SI', 'SER'][level[t3]]}) read ${keyName(tr.key)} from ${name(tr.from)}, which already committed; ${name(t)} also writes ${keyName(tr.key)} and would be visible to that read, so it would have had to commit before ${name(tr.from)}`;
+    }
+    const writes = model.writes[t];
+    for (const t3 of siPartners[t]) {
+      if (inP(t3)) continue;
+      for (const id of triplesOfTxn[t3]) {
+        const tr = rel.triples[id];
+        if (tr.from !== t && !inP(tr.from)) continue;
+        const last = writes.has(tr.key) ? t : lastWriter[tr.key];
+        if (last !== tr.from) return `${name(t3)} (SI) writes a row ${name(t)} writes, so everything committed so far is visible to it, but it read ${keyName(tr.key)} from ${name(tr.from)} while ${name(last)} wrote it later`;
+      }
+    }
+    return 'every prefix it leads to was already explored and failed';
+  };
+  const allowedTriple = (t: number, id: number): boolean => {
+    const tr = rel.triples[id];
+    const r = reads[tr.read];
+    const t3 = r.txn;
+    switch (level[t3]) {
+      case RC: {
+        const first = rel.rcFirst[t3].get(t);
+        return !(rel.soBefore(t, t3) || (first !== undefined && first < r.po));
+      }
+      case RA:
+        return !(rel.soBefore(t, t3) || setHas(rel.wrPred[t3], t));
+      case CC:
+        return !rel.hb.has(t, t3);
+      case PC:
+      case SI: {
+        const d = direct[t3];
+        for (let w = 0; w < words; w++) if ((d[w] & ~P[w]) !== 0) return false;
+        return true;
+      }
+      default:
+        return false;
+    }
+  };
+  let deepest = 0;
+
   const apply = (t: number): void => {
     setAdd(P, t);
     placed.push(t);
@@ -215,6 +274,11 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
       stats.prefixes++;
       stack.push({ cands: candidates(), i: 0, t, key });
     } else {
+      if (stuck && placed.length > deepest) {
+        deepest = placed.length;
+        stuck.placed = placed.slice(1);
+        stuck.blocked = frame.cands.map((t) => ({ txn: t, reason: whyBlocked(t) }));
+      }
       stack.pop();
       if (frame.t !== INIT) {
         seen.add(frame.key);
