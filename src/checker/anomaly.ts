@@ -84,3 +84,15 @@ export const WELL_FORMEDNESS_TYPES: readonly WellFormednessType[] = [
   'value-mismatch',
   'circular-information-flow',
 ];
+
+/** One line per named consistency anomaly: what it means, in the words of an explanation. */
+export const ANOMALY_TEXT: Partial<Record<ConsistencyType, string>> = {
+  'lost-update': 'lost update: two transactions read the same version of a row and both overwrote it',
+  'write-skew': 'write skew: two transactions each read what the other overwrote',
+  'long-fork': 'long fork: two readers saw two independent writes in opposite orders',
+  'fractured-read': "fractured read: a transaction saw only part of another transaction's writes",
+  'causality-violation': 'causality violation: a transaction missed a write that causally precedes it',
+  'g-single': 'G-single (read skew): a transaction saw a state that no commit order produces',
+  'read-your-writes': 'read-your-writes violation: a transaction missed a write of an earlier transaction of its own session',
+  'commit-order-cycle': 'the forced commit order is cyclic',
+};

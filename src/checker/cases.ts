@@ -10,7 +10,7 @@
  * Only for explanations: the verdict comes from the search in check.ts. Bounded by the budget and by the
  * number of pairs tried.
  */
-import type { Anomaly, ConsistencyType, Edge } from './anomaly.js';
+import { ANOMALY_TEXT, type Anomaly, type ConsistencyType, type Edge } from './anomaly.js';
 import { findReasonCycle } from './cycle.js';
 import { levelName } from './levels.js';
 import type { Budget } from './prefix.js';
@@ -58,12 +58,6 @@ function classify(rel: Relations, c1: Case, c2: Case): ConsistencyType {
   return 'commit-order-cycle';
 }
 
-const TEXT: Partial<Record<ConsistencyType, string>> = {
-  'lost-update': 'lost update: two transactions read the same version of a row and both overwrote it',
-  'write-skew': 'write skew: two transactions each read what the other overwrote',
-  'long-fork': 'long fork: two readers saw two independent writes in opposite orders',
-  'commit-order-cycle': 'no commit order works: each way of ordering two transactions forces a cycle',
-};
 
 export function explainByCases(base: Relations, sharesWrite: number[][], budget: Budget): Anomaly | undefined {
   const { model } = base;
@@ -109,7 +103,7 @@ export function explainByCases(base: Relations, sharesWrite: number[][], budget:
           }
           return {
             type,
-            message: `${TEXT[type]}: ${model.txns[a].id} and ${model.txns[b].id} cannot be ordered either way`,
+            message: `${type === 'commit-order-cycle' ? 'no commit order works: each way of ordering two transactions forces a cycle' : ANOMALY_TEXT[type]}: ${model.txns[a].id} and ${model.txns[b].id} cannot be ordered either way`,
             txns: [...txns],
             levels: [...levels] as Anomaly['levels'],
             edges: [...ab.cycle.edges, ...ba.cycle.edges],

@@ -4,7 +4,7 @@
  * the anomaly's name derived from the cycle's shape.
  */
 import type { IsolationLevel } from '../history/format.js';
-import type { Anomaly, ConsistencyType, Edge } from './anomaly.js';
+import { ANOMALY_TEXT, type Anomaly, type ConsistencyType, type Edge } from './anomaly.js';
 import { levelName } from './levels.js';
 import { INIT, describeKey, type CheckModel } from './model.js';
 import type { ForcedEdge, Relations, Visibility } from './relations.js';
@@ -154,16 +154,6 @@ function classify(model: CheckModel, cycle: DirectEdge[]): ConsistencyType {
   return 'commit-order-cycle';
 }
 
-const TYPE_TEXT: Partial<Record<ConsistencyType, string>> = {
-  'lost-update': 'lost update: two transactions read the same version of a row and both overwrote it',
-  'write-skew': 'write skew: two transactions each read what the other overwrote',
-  'long-fork': 'long fork: two readers saw two independent writes in opposite orders',
-  'fractured-read': 'fractured read: a transaction saw only part of another transaction\'s writes',
-  'causality-violation': 'causality violation: a transaction missed a write that causally precedes it',
-  'g-single': 'G-single (read skew): a transaction saw a state that no commit order produces',
-  'read-your-writes': 'read-your-writes violation: a transaction missed a write of an earlier transaction of its own session',
-  'commit-order-cycle': 'the forced commit order is cyclic',
-};
 
 /** The anomaly for a cyclic saturated pco. */
 export function cycleAnomaly(rel: Relations): Anomaly {
@@ -187,7 +177,7 @@ export function cycleAnomaly(rel: Relations): Anomaly {
   const readers = readerIds.map((t) => model.txns[t].id);
   return {
     type,
-    message: `${TYPE_TEXT[type] ?? type}${readers.length ? `; violated by ${readers.join(', ')}` : ''}`,
+    message: `${ANOMALY_TEXT[type] ?? type}${readers.length ? `; violated by ${readers.join(', ')}` : ''}`,
     txns,
     levels: [...levels],
     edges: cycle.map((e) => e.edge()),
