@@ -98,6 +98,7 @@ export function explainByCases(base: Relations, sharesWrite: number[][], budget:
             for (const e of c.edges) {
               if (e.from !== 'init') txns.add(e.from);
               if (e.to !== 'init') txns.add(e.to);
+              if (e.reader) txns.add(e.reader);
             }
             for (const f of c.forced) levels.add(levelName(f.level));
           }

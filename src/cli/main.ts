@@ -105,6 +105,40 @@ Examples:
   });
 
 program
+  .command('scenario')
+  .description('run PostgreSQL isolation-tester specs (every permutation, or --permutation N), record each run\'s history and check it')
+  .argument('<specs...>', 'isolation-tester spec files (.spec)')
+  .option('--db <url>', 'PostgreSQL server (default: DATABASE_URL, else a throwaway embedded PostgreSQL); each spec runs in a fresh database created there')
+  .option('--iso <config>', 'check at other levels than recorded: "SER" for all, or "*=LEVEL"')
+  .option('--json', 'print JSON: an array of {spec, permutation, steps, file, verdict, anomalies, commitOrder?, stats, errors}')
+  .option('--timeout <seconds>', 'stop each check after this many seconds and report "unknown"', (v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new InputError(`--timeout ${v}: expected a positive number of seconds`);
+    return n;
+  })
+  .option('--out <dir>', 'directory for the histories, <spec>-<permutation>.ndjson (default: a new temp directory, printed)')
+  .option('--permutation <n>', 'run only permutation N (1-based, as numbered in the output) of each spec', (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new InputError(`--permutation ${v}: expected a positive integer`);
+    return n;
+  })
+  .option('--verbose', 'print each permutation\'s steps, results, waits and errors as the isolation tester does')
+  .addHelpText('after', `
+Exit status (as isocheck check):
+  0  every permutation's history is consistent
+  1  some history is inconsistent
+  2  bad input, or some permutation could not be recorded (the recorder refused a statement or a table)
+  3  some history could not be decided within --timeout
+
+Examples:
+  isocheck scenario test/scenarios/hermitage/*.spec
+  isocheck scenario --iso SER ../shared/pg-isolation-specs/read-only-anomaly.spec`)
+  .action(async (files: string[], opts) => {
+    const { runScenarioCommand } = await import('./scenario-command.js');
+    process.exitCode = await runScenarioCommand(files, opts);
+  });
+
+program
   .command('demo')
   .description('record and check two short runs on a throwaway PostgreSQL: a consistent TPC-C run and a SmallBank write skew')
   .option('--db <url>', 'use this PostgreSQL server instead of the embedded one')

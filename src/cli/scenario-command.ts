@@ -46,13 +46,17 @@ export function scenarioExitCode(results: PermutationResult[]): number {
   return EXIT.consistent;
 }
 
-/** The human report of one permutation. */
-export function renderPermutation(r: PermutationResult, verbose = false): string {
+/**
+ * The human report of one permutation. `sameErrorAs`: an earlier permutation of the spec that failed with the same
+ * message (a refusal repeats for every permutation holding the step), which is then referred to, not repeated.
+ */
+export function renderPermutation(r: PermutationResult, verbose = false, sameErrorAs?: number): string {
   const head = `${r.spec} permutation ${r.permutation} [${r.steps.join(' ')}]`;
   const lines: string[] = [];
   if (r.verdict === 'error') {
     lines.push(`${head}: ERROR`);
-    lines.push(`  ${r.error!.split('\n').join('\n  ')}`);
+    if (sameErrorAs !== undefined) lines.push(`  ${r.refusedStep ? `not recordable (step ${r.refusedStep})` : 'not recordable'}: as permutation ${sameErrorAs} above`);
+    else lines.push(`  ${r.error!.split('\n').join('\n  ')}`);
   } else {
     const res = r.result!;
     const s = res.stats;
@@ -71,13 +75,21 @@ export function renderPermutation(r: PermutationResult, verbose = false): string
 }
 
 export async function runScenarioCommand(files: string[], options: ScenarioCommandOptions): Promise<number> {
+  const firstWithError = new Map<string, number>();
   const scenarioOptions: ScenarioOptions = {
     db: options.db,
     iso: options.iso,
     timeout: options.timeout,
     out: options.out,
     permutation: options.permutation,
-    onResult: options.json ? undefined : (r) => console.log(renderPermutation(r, options.verbose)),
+    onResult: options.json
+      ? undefined
+      : (r) => {
+          const key = `${r.specFile}\u0000${r.error}`;
+          const earlier = r.verdict === 'error' ? firstWithError.get(key) : undefined;
+          if (r.verdict === 'error' && earlier === undefined) firstWithError.set(key, r.permutation);
+          console.log(renderPermutation(r, options.verbose, earlier));
+        },
   };
   const run = await runScenarios(files, scenarioOptions);
   const results = run.results;

@@ -1,7 +1,8 @@
 /**
  * Runs isolation-tester specs (spec.ts) against PostgreSQL, records each permutation's client history and checks it.
  *
- *   per spec file: a fresh database (CREATE DATABASE on the server; dropped afterwards)
+ *   per spec file: a fresh database (CREATE DATABASE on the server, dropped afterwards; without the privilege to
+ *   create one, the given database, recording only the tables the setup adds)
  *   per permutation:
  *     spec setup on an unrecorded control connection -> tables it created (catalog, public schema)
  *     -> Recorder.instrument -> every statement of the permutation planned up front (refusals reported before
@@ -25,10 +26,9 @@
  *   by planning depends only on the statement and the tables the setup creates, so it is remembered for the
  *   spec's other permutations (they are reported the same way without being run).
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { parseSync } from 'libpg-query';
 import { InputError } from '../history/input-errors.js';
@@ -51,9 +51,10 @@ export interface ScenarioOptions {
   out?: string;
   /** Run only this permutation (1-based) of each spec. */
   permutation?: number;
-  /** Run only these permutations (1-based) of each spec (for tests that sample). */
-  permutations?: (spec: ScenarioSpec, count: number) => number[];
-  /** How long a session may wait on its own earlier step before that step is cancelled (ms; default 10 s). */
+  /**
+   * How long the runner waits for a step whose session's next step is due before cancelling it (ms; default 10 s,
+   * or twice the server's deadlock_timeout plus a second if longer, so that deadlocks are resolved by the server).
+   */
   stallMs?: number;
   /** Progress and notices (default: stderr). */
   log?: (line: string) => void;
@@ -156,6 +157,8 @@ interface SessionRt {
   raw: pg.Client;
   client: RecordingClient;
   pid: number;
+  /** The server ended the connection (FATAL): later steps fail without being sent. */
+  closed: boolean;
 }
 
 interface StepOutcome {
@@ -170,19 +173,24 @@ interface Running {
   promise: Promise<StepOutcome>;
   done: boolean;
   outcome?: StepOutcome;
+  /** The step failed otherwise than with a server error. */
+  fatal?: unknown;
   waiting: boolean;
 }
 
 /** Runs the statements of a step on a session (stopping at the first error, as one simple query would). */
-async function runStatements(client: RecordingClient, sql: string): Promise<StepOutcome> {
+async function runStatements(session: SessionRt, sql: string): Promise<StepOutcome> {
   const lines: string[] = [];
   for (const stmt of splitStatements(sql)) {
+    if (session.closed) return { lines, error: { message: `session ${session.name}'s connection is closed` } };
     try {
-      const r = await client.query(stmt);
+      const r = await session.client.query(stmt);
       lines.push(...renderRows(r));
     } catch (e) {
       if (e instanceof InputError) return { lines, refused: e.message };
-      if (!(e as { severity?: unknown }).severity && !(e as { code?: unknown }).code) throw e; // not the server's error: a bug or a lost connection
+      const severity = (e as { severity?: unknown }).severity;
+      if (typeof severity !== 'string') throw e; // not the server's error: a bug or a lost connection
+      if (severity === 'FATAL' || severity === 'PANIC') session.closed = true;
       return { lines, error: errorOf(e) };
     }
   }
@@ -193,6 +201,7 @@ async function runStatements(client: RecordingClient, sql: string): Promise<Step
 interface SpecContext {
   spec: ScenarioSpec;
   specFile: string;
+  stem: string;
   url: string;
   control: pg.Client;
   monitor: pg.Client;
@@ -205,6 +214,8 @@ interface SpecContext {
   refusedSteps: Map<string, string>;
   /** Tables in the public schema before the spec's setup (normally none: the database is fresh). */
   preexisting: Set<string>;
+  /** DEFAULT_STALL_MS, or longer when the server's deadlock_timeout is long (deadlocks must resolve first). */
+  defaultStallMs: number;
 }
 
 async function publicTables(client: pg.Client): Promise<string[]> {
@@ -222,7 +233,6 @@ async function runSql(client: pg.Client, sql: string): Promise<void> {
 /** One permutation: record, then check. */
 async function runPermutation(ctx: SpecContext, index: number, steps: string[]): Promise<PermutationResult> {
   const { spec, options } = ctx;
-  const name = specName(ctx.specFile);
   const result: PermutationResult = { spec: basename(ctx.specFile), specFile: ctx.specFile, permutation: index, steps, verdict: 'error', errors: [], transcript: [], warnings: [] };
   const stepByName = new Map<string, Step>();
   for (const s of spec.sessions) for (const st of s.steps) stepByName.set(st.name, st);
@@ -243,9 +253,9 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     }
   }
 
-  const file = join(ctx.outDir, `${name}-${index}.ndjson`);
+  const file = join(ctx.outDir, `${ctx.stem}-${index}.ndjson`);
   const tr = result.transcript;
-  const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
+  const stallMs = options.stallMs ?? ctx.defaultStallMs;
   let recorder: Recorder | undefined;
   const sessions = new Map<string, SessionRt>();
   let setupDone = false;
@@ -255,7 +265,7 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
       try {
         await runSql(ctx.control, sql);
       } catch (e) {
-        result.error = `setup failed: ${errorOf(e).message}`;
+        result.error = `${result.spec}: setup failed: ${errorOf(e).message}`;
         return result;
       }
     }
@@ -310,7 +320,7 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
       raw.on('error', () => undefined); // reported through the query that fails
       await raw.connect();
       const pid = Number((await raw.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid);
-      sessions.set(s.name, { name: s.name, raw, client: recorder.client(raw), pid });
+      sessions.set(s.name, { name: s.name, raw, client: recorder.client(raw), pid, closed: false });
     }
     const pids = [...sessions.values()].map((s) => s.pid);
 
@@ -318,11 +328,11 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     for (const s of spec.sessions) {
       const rt = sessions.get(s.name)!;
       for (const sql of s.setup) {
-        const out = await runStatements(rt.client, sql);
+        const out = await runStatements(rt, sql);
         if (out.refused) return refusedResult(result, `setup of session ${s.name}`, out.refused);
         if (out.error) {
           tr.push(`setup of session ${s.name} failed: ERROR: ${out.error.message}`);
-          result.error = `setup of session ${s.name} failed: ${out.error.message}`;
+          result.error = `${result.spec}: setup of session ${s.name} failed: ${out.error.message}`;
           return result;
         }
       }
@@ -336,6 +346,7 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
       return r.rows[0].b;
     };
     const report = (r: Running, completedLater: boolean): void => {
+      if (r.fatal !== undefined) throw r.fatal;
       const o = r.outcome!;
       if (completedLater) tr.push(`step ${r.step.name}: <... completed>`);
       tr.push(...o.lines);
@@ -348,11 +359,20 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     const start = (step: Step): Running => {
       const session = sessions.get(step.session)!;
       const r: Running = { step, session, done: false, waiting: false, promise: undefined as unknown as Promise<StepOutcome> };
-      r.promise = runStatements(session.client, step.sql).then((o) => {
-        r.outcome = o;
-        r.done = true;
-        return o;
-      });
+      r.promise = runStatements(session, step.sql).then(
+        (o) => {
+          r.outcome = o;
+          r.done = true;
+          return o;
+        },
+        (e: unknown) => {
+          // not the server's error (a lost connection, a bug): raised when the step is reported
+          r.fatal = e;
+          r.outcome = { lines: [] };
+          r.done = true;
+          return r.outcome;
+        },
+      );
       return r;
     };
     /** Waits until the step completes or waits for a lock another session holds. */
@@ -390,11 +410,11 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
         const waited = Date.now() - t0;
         if (!r.done && !cancelled && waited > stallMs) {
           cancelled = true;
-          tr.push(`isolationtester: canceling step ${r.step.name} after ${Math.round(stallMs / 1000)} seconds`);
+          tr.push(`isocheck: canceling step ${r.step.name} after ${(stallMs / 1000).toFixed(1)} s: session ${r.session.name}'s next step cannot run until it ends`);
           await ctx.monitor.query('SELECT pg_cancel_backend($1)', [r.session.pid]);
         } else if (!r.done && !terminated && waited > 2 * stallMs) {
           terminated = true;
-          tr.push(`isolationtester: terminating session ${r.session.name}: step ${r.step.name} did not end after cancelling`);
+          tr.push(`isocheck: terminating session ${r.session.name}: step ${r.step.name} did not end after cancelling`);
           await ctx.monitor.query('SELECT pg_terminate_backend($1)', [r.session.pid]);
         }
       }
@@ -422,14 +442,14 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
       // stop: release the waiting steps (their results no longer matter)
       for (const w of active.values()) await ctx.monitor.query('SELECT pg_cancel_backend($1)', [w.session.pid]);
     }
-    for (const w of [...active.values()]) await waitFor(w);
+    for (const w of [...active.values()]) if (active.get(w.session.name) === w) await waitFor(w); // (not reported while waiting for another)
     if (refused) return refusedResult(result, refused.step, refused.message);
 
     // session teardowns
     for (const s of spec.sessions) {
       const rt = sessions.get(s.name)!;
       for (const sql of s.teardown) {
-        const out = await runStatements(rt.client, sql);
+        const out = await runStatements(rt, sql);
         tr.push(...out.lines);
         if (out.refused) return refusedResult(result, `teardown of session ${s.name}`, out.refused);
         if (out.error) tr.push(`teardown of session ${s.name}: ERROR: ${out.error.message}`);
@@ -480,28 +500,39 @@ function refusedResult(result: PermutationResult, step: string, message: string)
 }
 
 class Progress {
-  private last = 0;
+  private last = Date.now();
   constructor(
     private readonly label: string,
     private readonly total: number,
     private readonly log: (line: string) => void,
     private readonly enabled: boolean,
   ) {}
+  private shown = false;
   update(done: number): void {
     if (!this.enabled || this.total < 10) return;
     const now = Date.now();
-    if (done < this.total && now - this.last < 1000) return;
+    if (done < this.total ? now - this.last < 1000 : !this.shown) return; // the final count only after others
     this.last = now;
-    if (process.stderr.isTTY && this.log === defaultLog) process.stderr.write(`\r  ${this.label}: ${done}/${this.total} permutations${done >= this.total ? '\n' : ''}`);
-    else this.log(`  ${this.label}: ${done}/${this.total} permutations`);
+    this.shown = true;
+    // whole lines (no \r): in human mode the results stream to stdout on the same terminal
+    this.log(`  ${this.label}: ${done}/${this.total} permutations`);
   }
 }
 
 const defaultLog = (line: string) => process.stderr.write(`${line}\n`);
 
-/** Runs every (selected) permutation of one spec file on the server at `serverUrl`. */
-export async function runSpecFile(specFile: string, serverUrl: string, outDir: string, options: ScenarioOptions = {}): Promise<PermutationResult[]> {
-  const log = options.log ?? defaultLog;
+/** A spec file read and parsed, with the permutations to run (1-based indices into permutationsOf(spec)). */
+export interface LoadedSpec {
+  specFile: string;
+  spec: ScenarioSpec;
+  permutations: string[][];
+  selected: number[];
+  /** File name stem of its histories (`<stem>-<i>.ndjson`). */
+  stem: string;
+}
+
+/** Reads and parses a spec file and selects its permutations (InputError for unreadable files or a bad --permutation). */
+export function loadSpec(specFile: string, options: ScenarioOptions = {}): LoadedSpec {
   let text: string;
   try {
     text = readFileSync(specFile, 'utf8');
@@ -510,13 +541,20 @@ export async function runSpecFile(specFile: string, serverUrl: string, outDir: s
   }
   const spec = parseSpec(text, specFile);
   const all = permutationsOf(spec);
-  let indices = all.map((_, i) => i + 1);
+  let selected = all.map((_, i) => i + 1);
   if (options.permutation !== undefined) {
     if (!Number.isInteger(options.permutation) || options.permutation < 1 || options.permutation > all.length) {
       throw new InputError(`--permutation ${options.permutation}: ${basename(specFile)} has ${all.length} permutation${all.length === 1 ? '' : 's'} (1..${all.length})`);
     }
-    indices = [options.permutation];
-  } else if (options.permutations) indices = options.permutations(spec, all.length);
+    selected = [options.permutation];
+  }
+  return { specFile, spec, permutations: all, selected, stem: specName(specFile) };
+}
+
+/** Runs the selected permutations of one spec in a fresh database on the server at `serverUrl`. */
+export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir: string, options: ScenarioOptions = {}): Promise<PermutationResult[]> {
+  const log = options.log ?? defaultLog;
+  const { spec, specFile } = loaded;
   const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
   await Promise.all([loadRewriter(), loadPredicateParser()]);
 
@@ -544,15 +582,17 @@ export async function runSpecFile(specFile: string, serverUrl: string, outDir: s
     monitor.on('error', () => undefined);
     await control.connect();
     await monitor.connect();
+    const deadlockMs = Number((await control.query<{ ms: string }>(`SELECT (EXTRACT(epoch FROM current_setting('deadlock_timeout')::interval) * 1000)::text AS ms`)).rows[0].ms);
     const ctx: SpecContext = {
-      spec, specFile, url, control, monitor, outDir, iso, options,
+      spec, specFile, stem: loaded.stem, url, control, monitor, outDir, iso, options,
       refusedSteps: new Map(),
       preexisting: new Set(await publicTables(control)),
+      defaultStallMs: Math.max(DEFAULT_STALL_MS, 2 * deadlockMs + 1000),
     };
-    const progress = new Progress(basename(specFile), indices.length, log, options.progress ?? true);
+    const progress = new Progress(basename(specFile), loaded.selected.length, log, options.progress ?? true);
     let done = 0;
-    for (const i of indices) {
-      const r = await runPermutation(ctx, i, all[i - 1]);
+    for (const i of loaded.selected) {
+      const r = await runPermutation(ctx, i, loaded.permutations[i - 1]);
       results.push(r);
       options.onResult?.(r);
       progress.update(++done);
@@ -569,7 +609,16 @@ export async function runSpecFile(specFile: string, serverUrl: string, outDir: s
 /** Runs spec files (each in its own fresh database) on one server: `database`, else --db / DATABASE_URL / embedded. */
 export async function runScenarios(files: string[], options: ScenarioOptions = {}, database?: Database): Promise<ScenarioRun> {
   const log = options.log ?? defaultLog;
-  if (options.iso) parseIsoOverride(options.iso); // bad --iso: fail before starting a server
+  // bad input fails before a server starts
+  if (files.length === 0) throw new InputError('no spec files');
+  if (options.iso) parseIsoOverride(options.iso);
+  const loaded = files.map((f) => loadSpec(f, options));
+  const stems = new Map<string, number>();
+  for (const l of loaded) {
+    const n = (stems.get(l.stem) ?? 0) + 1;
+    stems.set(l.stem, n);
+    if (n > 1) l.stem = `${l.stem}~${n}`; // two specs of the same name in different directories
+  }
   const outDir = resolve(options.out ?? mkdtempSync(join(tmpdir(), 'isocheck-scenario-')));
   mkdirSync(outDir, { recursive: true });
   const db = database ?? (await openDatabase({ db: options.db }));
@@ -577,9 +626,21 @@ export async function runScenarios(files: string[], options: ScenarioOptions = {
     log(`database: ${db.description}`);
     log(`histories: ${outDir}`);
     const results: PermutationResult[] = [];
-    for (const f of files) results.push(...(await runSpecFile(f, db.url, outDir, { ...options, log })));
+    for (const l of loaded) results.push(...(await runSpecFile(l, db.url, outDir, { ...options, log })));
     return { results, outDir, database: db.description };
+  } catch (e) {
+    if (isConnectionProblem(e)) throw new InputError(`the database went away during the run (${(e as Error).message}); histories recorded so far are in ${outDir}`);
+    throw e;
   } finally {
     if (!database) await db.close();
   }
+}
+
+function isConnectionProblem(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  const message = (e as { message?: unknown })?.message;
+  return (
+    code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'))) ||
+    (typeof message === 'string' && /Connection terminated|Client has encountered a connection error|not queryable/.test(message))
+  );
 }
