@@ -18,6 +18,8 @@ export interface CheckCommandOptions {
   json?: boolean;
   checkAbortedReads?: boolean;
   shrink?: boolean;
+  /** Also write a self-contained HTML report (several files: one per history, see reportFileFor). */
+  report?: string;
 }
 
 export interface FileResult {
@@ -25,11 +27,13 @@ export interface FileResult {
   verdict: Verdict | 'error';
   error?: string;
   result?: CheckResult;
+  /** The HTML report written for this file. */
+  report?: string;
 }
 
 export const EXIT = { consistent: 0, inconsistent: 1, error: 2, unknown: 3 } as const;
 
-export async function checkFile(file: string, options: CheckCommandOptions): Promise<FileResult> {
+export async function checkFile(file: string, options: CheckCommandOptions, fileCount = 1): Promise<FileResult> {
   try {
     const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
     await loadPredicateParser();
@@ -41,7 +45,17 @@ export async function checkFile(file: string, options: CheckCommandOptions): Pro
       shrink: options.shrink,
     });
     if (history.truncated) result.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
-    return { file, verdict: result.verdict, result };
+    let report: string | undefined;
+    if (options.report) {
+      const { writeReport, reportFileFor } = await import('../report/html.js');
+      report = reportFileFor(options.report, file, fileCount);
+      try {
+        await writeReport(report, history, result, { iso: options.iso });
+      } catch (e) {
+        throw new InputError(`--report ${report}: ${(e as Error).message}`);
+      }
+    }
+    return { file, verdict: result.verdict, result, ...(report ? { report } : {}) };
   } catch (e) {
     if (e instanceof InputError) return { file, verdict: 'error', error: e.message };
     throw e;
@@ -54,6 +68,7 @@ export function jsonOf(r: FileResult): Record<string, unknown> {
   return {
     file: r.file,
     verdict: res.verdict,
+    ...(r.report ? { report: r.report } : {}),
     ...(res.reason ? { reason: res.reason } : {}),
     anomalies: res.anomalies,
     ...(res.commitOrder ? { commitOrder: res.commitOrder } : {}),
@@ -73,12 +88,13 @@ export function exitCodeOf(results: FileResult[]): number {
 export async function runCheckCommand(files: string[], options: CheckCommandOptions): Promise<number> {
   const results: FileResult[] = [];
   for (const file of files) {
-    const r = await checkFile(file, options);
+    const r = await checkFile(file, options, files.length);
     results.push(r);
     if (!options.json) {
       if (r.verdict === 'error') console.log(`${file}: ERROR\n  ${r.error!.split('\n').join('\n  ')}`);
       else if (files.length > 1 && r.verdict === 'consistent') console.log(`${file}: CONSISTENT (${r.result!.stats.committed} committed, ${(r.result!.stats.timeMs / 1000).toFixed(2)} s)`);
       else console.log(renderResult(file, r.result!));
+      if (r.report) console.log(`  report: ${r.report}`);
     }
   }
   if (options.json) {

@@ -33,6 +33,7 @@ program
   .option('--json', 'print JSON: {file, verdict, anomalies, commitOrder?, stats} (an array for several files)')
   .option('--check-aborted-reads', 'also check well-formedness of what aborted transactions read')
   .option('--no-shrink', 'do not search for a small inconsistent sub-history to explain a verdict')
+  .option('--report <file>', 'also write a self-contained HTML report (verdict, explanation graph, timeline) to this file; with several histories, FILE.<history>.html each')
   .addHelpText('after', `
 Levels (weakest first; each transaction is judged by its own level):
   RC   Read Committed      (PostgreSQL READ COMMITTED)
@@ -79,6 +80,7 @@ program
   .option('--scale <n>', 'workload size (1 is small and contended)', positiveInt('--scale'), 1)
   .option('--out <file>', 'history file (default under histories/runs/)')
   .option('--check', 'check the history right after the run')
+  .option('--report <file>', 'check the history and write a self-contained HTML report to this file (implies --check)')
   .option('--timeout <seconds>', 'time limit of the check', (v) => Number(v), 60)
   .option('--json', 'print the run summary (and check result) as JSON')
   .addHelpText('after', `
@@ -91,12 +93,13 @@ Examples:
     const summary = await runWorkload({ workload, ...opts, progress: !opts.json });
     let code = summary.invariantViolations.length > 0 ? 1 : 0;
     let check: Record<string, unknown> | undefined;
-    if (opts.check) {
+    if (opts.check || opts.report) {
       const { checkFile, jsonOf, exitCodeOf } = await import('./check-command.js');
       const { renderResult } = await import('../checker/explain.js');
-      const r = await checkFile(summary.file, { timeout: opts.timeout });
+      const r = await checkFile(summary.file, { timeout: opts.timeout, report: opts.report });
       check = jsonOf(r);
       if (!opts.json) console.log(r.result ? renderResult(summary.file, r.result) : `${summary.file}: ERROR ${r.error}`);
+      if (!opts.json && r.report) console.log(`report: ${r.report}`);
       code = Math.max(code, exitCodeOf([r]));
     }
     if (opts.json) console.log(JSON.stringify({ ...summary, ...(check ? { check } : {}) }, null, 2));

@@ -43,3 +43,11 @@ export function truncate(s: string, max: number): string {
   const chars = Array.from(s);
   return chars.length <= max ? s : `${chars.slice(0, max - 1).join('')}…`;
 }
+
+/** Cuts a text to `max` characters by removing its middle, so that both ends (e.g. a trailing wid) stay. */
+export function truncateMiddle(s: string, max: number): string {
+  const chars = Array.from(s);
+  if (chars.length <= max) return s;
+  const tail = Math.floor((max - 1) / 3);
+  return `${chars.slice(0, max - 1 - tail).join('')}…${chars.slice(chars.length - tail).join('')}`;
+}
