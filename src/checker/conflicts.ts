@@ -10,6 +10,7 @@
  * has them (no scan of the table per read); otherwise the table's initial rows are scanned once per read.
  */
 import type { Row } from '../history/format.js';
+import { canonicalValue } from '../history/predicate.js';
 import { INIT, type CheckModel, type ReadEvent } from './model.js';
 import type { Order } from './order.js';
 
@@ -67,6 +68,23 @@ function matchingInitKeys(model: CheckModel, read: ReadEvent): number[] {
   return result;
 }
 
+const canonCache = new WeakMap<CheckModel, string[][]>();
+/** Canonical values of each key's columns (as pointConstraints gives them), computed once per model. */
+function canonicalKeys(model: CheckModel): (key: number) => string[] {
+  let cache = canonCache.get(model);
+  if (!cache) canonCache.set(model, (cache = []));
+  const c = cache;
+  return (key: number) => {
+    let v = c[key];
+    if (!v) {
+      const info = model.keys[key];
+      const schema = model.tables[info.table].schema;
+      v = c[key] = info.values.map((x, i) => canonicalValue(x, schema.columns[schema.key[i]]));
+    }
+    return v;
+  };
+}
+
 export interface ConflictResult {
   conflicts: Conflict[];
   missing: MissingRow[];
@@ -83,15 +101,25 @@ export interface ConflictResult {
 export function findConflicts(model: CheckModel, pco: Order, decided?: (read: number, key: number) => boolean, widen = false): ConflictResult {
   const conflicts: Conflict[] = [];
   const missing: MissingRow[] = [];
+  const canon = canonicalKeys(model);
   for (const read of model.reads) {
     if (read.partial) continue;
+    // Key columns never change for a key, so a WHERE that pins a key column to values this key does not have
+    // is false on every version of it: no conflict (unless every unreturned row needs a witness).
+    const schema = model.tables[read.table].schema;
+    const pinned: [number, Set<string>][] = [];
+    schema.key.forEach((col, i) => {
+      const values = read.pred.pointConstraints.get(col);
+      if (values) pinned.push([i, new Set(values)]);
+    });
+    const outside = (key: number) => pinned.some(([i, set]) => !set.has(canon(key)[i]));
     const t3 = read.txn;
     const skip = (key: number) => read.returned.has(key) || read.local.has(key) || (decided !== undefined && decided(read.id, key));
     for (const key of matchingInitKeys(model, read)) {
       if (!skip(key)) missing.push({ read: read.id, key, ones: [INIT] });
     }
     for (const key of model.tables[read.table].writtenKeys) {
-      if (skip(key)) continue;
+      if (skip(key) || (!widen && outside(key))) continue;
       const ones: number[] = [];
       const zeros: number[] = [];
       const writers = model.writersOf[key];

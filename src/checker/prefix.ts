@@ -75,7 +75,12 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
       }
     }
   }
-  const siPartners: number[][] = sharesWrite.map((list) => list.filter((t3) => level[t3] === SI && triplesOfTxn[t3].length > 0));
+  // For each t, the SI readers that write a key t writes (sharesWrite is filled for SI transactions only).
+  const siPartners: number[][] = Array.from({ length: n }, () => []);
+  for (let t3 = 1; t3 < n; t3++) {
+    if (level[t3] !== SI || triplesOfTxn[t3].length === 0) continue;
+    for (const t of sharesWrite[t3]) siPartners[t].push(t3);
+  }
   const memoKeys: number[] = [];
   if (hasSI) {
     const seenKeys = new Set<number>();

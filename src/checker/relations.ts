@@ -188,13 +188,19 @@ function pushTriple(triples: Triple[], byKey: Map<number, number[]>, t: Triple):
   list.push(id);
 }
 
-/** For each transaction, the others that write a key it writes (SI's Conflict axiom). */
+/**
+ * For each SI transaction, the others that write a key it writes (SI's Conflict axiom); empty lists for the
+ * transactions at other levels, which never consult it (computing it for all is quadratic on hot keys).
+ */
 export function sharedWriters(model: CheckModel): number[][] {
-  const result: Set<number>[] = Array.from({ length: model.n }, () => new Set());
+  const result: number[][] = Array.from({ length: model.n }, () => []);
   for (let t = 1; t < model.n; t++) {
+    if (model.txns[t].level !== SI) continue;
+    const set = new Set<number>();
     for (const key of model.writes[t].keys()) {
-      for (const other of model.writersOf[key]) if (other !== t) result[t].add(other);
+      for (const other of model.writersOf[key]) if (other !== t) set.add(other);
     }
+    result[t] = [...set].sort((a, b) => a - b);
   }
-  return result.map((s) => [...s].sort((a, b) => a - b));
+  return result;
 }
