@@ -1,0 +1,527 @@
+/**
+ * `npm run bench -- paper [--quick] [options]`: the experiments of the CAV paper's section 6 (Figures 6 and 7 and
+ * the naive-baseline comparison), plus extended axes, on histories recorded from PostgreSQL.
+ *
+ *   plan (experiments × workloads × configurations × sizes × seeds)
+ *   -> record the missing histories (one embedded PostgreSQL, seeded runs, into bench/.histories/)
+ *   -> check each history in a fresh child process (paper-worker.ts), one at a time: per-history timeout
+ *      and peak memory; the clock starts after readHistory + buildModel (the load time, measured apart)
+ *   -> bench/results/<experiment>.csv, <experiment>.svg, run.json, and bench/RESULTS.md (paper-report.ts)
+ *
+ * Options:
+ *   --quick               1 seed, short axes, 10 s timeout, results in bench/.quick/ (a sanity run)
+ *   --timeout S           per-history check timeout in seconds (default 60; quick 10)
+ *   --seeds N             seeds per point on the paper's grid (default 5; quick 1)
+ *   --ext-seeds N         seeds per point on the extended axes (default 2; quick 1)
+ *   --experiments LIST    among exp1,exp2,exp3,ext-sessions,ext-txns (default all)
+ *   --workloads LIST      restrict the workloads (default: the experiment's)
+ *   --configs LIST        restrict the configurations of exp1, exp2 and the extended axes
+ *   --sessions LIST       override the sessions axis of the sessions experiments
+ *   --txns LIST           override the transactions axis of the transactions experiments
+ *   --results DIR         CSVs, SVGs, run.json (default bench/results)
+ *   --md FILE             the report (default bench/RESULTS.md)
+ *   --histories DIR       recorded histories, reused when present (default bench/.histories)
+ *   --record-jobs N       recordings run at once (default 2)
+ *   --record-only         record the missing histories of the plan, check nothing
+ *   --sequential          start each check's worker only after the previous check ended (by default the next
+ *                         worker starts, and warms up, while the current check runs: faster, a little noisier)
+ *   --report-only         rebuild the SVGs and RESULTS.md from the CSVs and run.json in --results
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { WorkerDone, WorkerJob } from './paper-worker.js';
+import { writeReport, type RunInfo } from './paper-report.js';
+
+export type Checker = 'ours' | 'naive';
+export type ExpId = 'exp1' | 'exp2' | 'exp3' | 'ext-sessions' | 'ext-txns';
+
+export interface Experiment {
+  id: ExpId;
+  title: string;
+  axis: 'sessions' | 'txns';
+  workloads: string[];
+  configs: string[];
+  sessions: number[];
+  txns: number[];
+  seeds: number;
+  checkIso?: string;
+  checkers: Checker[];
+}
+
+/** One CSV line: one check of one history. */
+export interface Row {
+  experiment: ExpId;
+  workload: string;
+  config: string;
+  check_iso: string;
+  checker: Checker;
+  sessions: number;
+  txns: number;
+  seed: string;
+  file: string;
+  transactions: number | '';
+  committed: number | '';
+  events: number | '';
+  conflicts: number | '';
+  forced: number | '';
+  extensions: number | '';
+  prefixes: number | '';
+  work: number | '';
+  verdict: 'consistent' | 'inconsistent' | 'unknown' | 'timeout' | 'error';
+  reason: string;
+  time_ms: number;
+  load_ms: number | '';
+  read_ms: number | '';
+  model_ms: number | '';
+  check_load_ratio: number | '';
+  peak_mb: number | '';
+}
+
+export const COLUMNS: (keyof Row)[] = ['experiment', 'workload', 'config', 'check_iso', 'checker', 'sessions', 'txns', 'seed', 'file', 'transactions', 'committed', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'work', 'verdict', 'reason', 'time_ms', 'load_ms', 'read_ms', 'model_ms', 'check_load_ratio', 'peak_mb'];
+
+export const WORKLOADS = ['tpcc', 'tpcc-pc', 'twitter'];
+export const CONFIGS = ['ser', 'si', 'rc', 'ser+rc', 'si+rc'];
+
+interface Options {
+  quick: boolean;
+  timeoutMs: number;
+  seeds: number;
+  extSeeds: number;
+  experiments: ExpId[];
+  workloads?: string[];
+  configs?: string[];
+  sessions?: number[];
+  txns?: number[];
+  results: string;
+  md: string;
+  histories: string;
+  recordJobs: number;
+  reportOnly: boolean;
+  recordOnly: boolean;
+  sequential: boolean;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The package root: this file runs as dist/bench/paper.js. */
+const root = resolve(here, '..', '..');
+
+function parseArgs(args: string[]): Options {
+  const get = (name: string): string | undefined => {
+    const i = args.indexOf(`--${name}`);
+    if (i < 0) return undefined;
+    const v = args[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`);
+    return v;
+  };
+  const list = (name: string) => get(name)?.split(',').map((s) => s.trim()).filter(Boolean);
+  const nums = (name: string) => list(name)?.map((s) => {
+    const n = Number(s);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: "${s}" is not a positive integer`);
+    return n;
+  });
+  const known = new Set(['quick', 'report-only', 'timeout', 'seeds', 'ext-seeds', 'experiments', 'workloads', 'configs', 'sessions', 'txns', 'results', 'md', 'histories', 'record-jobs', 'record-only', 'sequential']);
+  for (const a of args) if (a.startsWith('--') && !known.has(a.slice(2))) throw new Error(`unknown option ${a}`);
+  const quick = args.includes('--quick');
+  const all: ExpId[] = ['exp1', 'exp2', 'exp3', 'ext-sessions', 'ext-txns'];
+  const experiments = (list('experiments') ?? all) as ExpId[];
+  for (const e of experiments) if (!all.includes(e)) throw new Error(`--experiments: unknown "${e}" (${all.join(', ')})`);
+  return {
+    quick,
+    timeoutMs: Number(get('timeout') ?? (quick ? 10 : 60)) * 1000,
+    seeds: Number(get('seeds') ?? (quick ? 1 : 5)),
+    extSeeds: Number(get('ext-seeds') ?? (quick ? 1 : 2)),
+    experiments,
+    workloads: list('workloads'),
+    configs: list('configs'),
+    sessions: nums('sessions'),
+    txns: nums('txns'),
+    results: resolve(get('results') ?? join(root, 'bench', quick ? '.quick' : 'results')),
+    md: resolve(get('md') ?? join(root, 'bench', quick ? join('.quick', 'RESULTS.md') : 'RESULTS.md')),
+    histories: resolve(get('histories') ?? join(root, 'bench', '.histories')),
+    recordJobs: Math.max(1, Number(get('record-jobs') ?? 2)),
+    reportOnly: args.includes('--report-only'),
+    recordOnly: args.includes('--record-only'),
+    sequential: args.includes('--sequential'),
+  };
+}
+
+const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+
+export function plan(o: Pick<Options, 'quick' | 'seeds' | 'extSeeds' | 'experiments' | 'workloads' | 'configs' | 'sessions' | 'txns'>): Experiment[] {
+  const q = o.quick;
+  const exps: Experiment[] = [
+    { id: 'exp1', title: 'Experiment 1 (Fig. 6): time vs sessions, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [1, 3, 5] : range(1, 5), txns: [10], seeds: o.seeds, checkers: ['ours'] },
+    { id: 'exp2', title: 'Experiment 2 (Fig. 7): time vs transactions per session, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: CONFIGS, sessions: [3], txns: q ? [1, 10, 20] : [1, 2, 5, 10, 15, 20], seeds: o.seeds, checkers: ['ours'] },
+    { id: 'exp3', title: 'Experiment 3: run at RC, checked as SER, ours vs the naive baseline, 3 sessions', axis: 'txns', workloads: ['twitter', 'tpcc'], configs: ['rc'], sessions: [3], txns: q ? [1, 5, 10] : range(1, 10), seeds: o.seeds, checkIso: 'SER', checkers: ['ours', 'naive'] },
+    { id: 'ext-sessions', title: 'Extended: time vs sessions up to 16, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [16] : [6, 8, 12, 16], txns: [10], seeds: o.extSeeds, checkers: ['ours'] },
+    { id: 'ext-txns', title: 'Extended: time vs transactions per session up to 200, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: CONFIGS, sessions: [3], txns: q ? [100] : [50, 100, 200], seeds: o.extSeeds, checkers: ['ours'] },
+  ];
+  return exps
+    .filter((e) => o.experiments.includes(e.id))
+    .map((e) => ({
+      ...e,
+      workloads: o.workloads ? e.workloads.filter((w) => o.workloads!.includes(w)) : e.workloads,
+      configs: o.configs && e.id !== 'exp3' ? e.configs.filter((c) => o.configs!.includes(c)) : e.configs,
+      sessions: o.sessions && e.axis === 'sessions' ? o.sessions : e.sessions,
+      txns: o.txns && e.axis === 'txns' ? o.txns : e.txns,
+    }))
+    .filter((e) => e.workloads.length > 0 && e.configs.length > 0);
+}
+
+interface Point {
+  workload: string;
+  config: string;
+  sessions: number;
+  txns: number;
+  seed: string;
+}
+
+const fileName = (p: Point) => `${p.workload}-${p.config}-s${p.sessions}-t${p.txns}-seed${p.seed}.ndjson`;
+
+function points(e: Experiment): Point[] {
+  const out: Point[] = [];
+  for (const workload of e.workloads)
+    for (const config of e.configs)
+      for (const sessions of e.sessions)
+        for (const txns of e.txns)
+          for (let s = 1; s <= e.seeds; s++) out.push({ workload, config, sessions, txns, seed: String(s) });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------- progress
+
+class Progress {
+  private lastPrint = 0;
+  private readonly tty = process.stderr.isTTY;
+  constructor(private readonly started: number) {}
+  line(text: string, force = false): void {
+    const now = Date.now();
+    if (!force && now - this.lastPrint < (this.tty ? 200 : 5000)) return;
+    this.lastPrint = now;
+    const el = fmtDuration(now - this.started);
+    const msg = `[paper ${el}] ${text}`;
+    if (this.tty) process.stderr.write(`\r\x1b[K${msg.slice(0, (process.stderr.columns ?? 120) - 1)}`);
+    else process.stderr.write(`${msg}\n`);
+  }
+  done(): void {
+    if (this.tty) process.stderr.write('\n');
+  }
+}
+
+export function fmtDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+// ---------------------------------------------------------------------------------------------- recording
+
+async function recordAll(pts: Point[], dir: string, jobs: number, progress: Progress): Promise<{ recorded: number; failed: Map<string, string>; ms: number; pg?: string }> {
+  const missing = pts.filter((p) => !existsSync(join(dir, fileName(p))));
+  const failed = new Map<string, string>();
+  const started = Date.now();
+  if (missing.length === 0) return { recorded: 0, failed, ms: 0 };
+  mkdirSync(dir, { recursive: true });
+  // Imported here: --report-only and a run over recorded histories need no database.
+  const { openDatabase } = await import('../src/db/connect.js');
+  const { runWorkload } = await import('../src/cli/run-command.js');
+  const db = await openDatabase({});
+  let done = 0;
+  try {
+    const queue = missing.slice();
+    const worker = async () => {
+      for (let p = queue.shift(); p; p = queue.shift()) {
+        const name = fileName(p);
+        const tmp = join(dir, `${name}.tmp-${process.pid}`);
+        try {
+          await runWorkload({ workload: p.workload, iso: p.config, sessions: p.sessions, txns: p.txns, seed: p.seed, out: tmp, progress: false, log: () => undefined }, db);
+          renameSync(tmp, join(dir, name));
+        } catch (e) {
+          rmSync(tmp, { force: true });
+          failed.set(name, (e as Error).message);
+          process.stderr.write(`\nrecording ${name} failed: ${(e as Error).message}\n`);
+        }
+        done++;
+        const eta = ((Date.now() - started) / done) * (missing.length - done);
+        progress.line(`recording ${done}/${missing.length} histories (${name}), ~${fmtDuration(eta)} left`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(jobs, missing.length) }, worker));
+  } finally {
+    await db.close();
+  }
+  progress.line(`recorded ${done} histories in ${fmtDuration(Date.now() - started)}`, true);
+  return { recorded: done, failed, ms: Date.now() - started, pg: db.description };
+}
+
+// ---------------------------------------------------------------------------------------------- checking
+
+interface Spawned {
+  child: ChildProcess;
+  ready: Promise<boolean>;
+}
+
+const workerPath = join(here, 'paper-worker.js');
+
+function spawnWorker(warmup: string): Spawned {
+  const child = fork(workerPath, [warmup], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: ['--max-old-space-size=8192'] });
+  child.stderr?.resume();
+  const ready = new Promise<boolean>((res) => {
+    child.once('message', (m: { type: string }) => res(m?.type === 'ready'));
+    child.once('exit', () => res(false));
+  });
+  return { child, ready };
+}
+
+/** Peak resident memory (MB) of a live process, from /proc (Linux). */
+function procPeakMb(pid: number | undefined): number | '' {
+  if (!pid) return '';
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : '';
+  } catch {
+    return '';
+  }
+}
+
+type Outcome = { kind: 'done'; done: WorkerDone } | { kind: 'timeout' | 'error'; message: string; readMs?: number; modelMs?: number; peakMb: number | '' };
+
+/** Grace after the timeout for our checker, which stops itself at the timeout (budget checks are periodic). */
+const GRACE_MS = 10_000;
+/** Bound on reading + building the model, before the check's clock starts. */
+const LOAD_LIMIT_MS = 10 * 60_000;
+
+async function runJob(w: Spawned, job: WorkerJob): Promise<Outcome> {
+  const ok = await w.ready;
+  if (!ok) return { kind: 'error', message: 'the worker did not start', peakMb: '' };
+  const child = w.child;
+  return new Promise<Outcome>((resolveOutcome) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    let loaded: { readMs: number; modelMs: number } | undefined;
+    const finish = (o: Outcome) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      resolveOutcome(o);
+    };
+    const kill = (kind: 'timeout' | 'error', message: string) => {
+      const peakMb = procPeakMb(child.pid);
+      child.kill('SIGKILL');
+      finish({ kind, message, peakMb, ...loaded });
+    };
+    timer = setTimeout(() => kill('error', `loading took more than ${LOAD_LIMIT_MS / 1000} s`), LOAD_LIMIT_MS);
+    child.on('message', (m: { type: string } & Record<string, unknown>) => {
+      if (m.type === 'loaded') {
+        loaded = { readMs: m.readMs as number, modelMs: m.modelMs as number };
+        clearTimeout(timer);
+        const limit = job.checker === 'ours' ? job.timeoutMs + GRACE_MS : job.timeoutMs;
+        timer = setTimeout(() => kill('timeout', `killed after ${limit / 1000} s`), limit);
+      } else if (m.type === 'done') finish({ kind: 'done', done: m as unknown as WorkerDone });
+      else if (m.type === 'error') finish({ kind: 'error', message: String(m.message).split('\n')[0], peakMb: procPeakMb(child.pid), ...loaded });
+    });
+    child.on('exit', (code, signal) => finish({ kind: 'error', message: `worker exited (${signal ?? code})${code === 134 || signal === 'SIGABRT' ? ': out of memory?' : ''}`, peakMb: '', ...loaded }));
+    child.send(job);
+  });
+}
+
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+function rowOf(e: Experiment, p: Point, file: string, checker: Checker, o: Outcome, timeoutMs: number): Row {
+  const base = { experiment: e.id, workload: p.workload, config: p.config, check_iso: e.checkIso ?? '', checker, sessions: p.sessions, txns: p.txns, seed: p.seed, file };
+  const empty = { transactions: '', committed: '', events: '', conflicts: '', forced: '', extensions: '', prefixes: '', work: '' } as const;
+  if (o.kind !== 'done') {
+    const load = o.readMs !== undefined ? o.readMs + (o.modelMs ?? 0) : '';
+    return { ...base, ...empty, verdict: o.kind, reason: o.message, time_ms: o.kind === 'timeout' ? timeoutMs : 0, load_ms: load === '' ? '' : round(load), read_ms: o.readMs === undefined ? '' : round(o.readMs), model_ms: o.modelMs === undefined ? '' : round(o.modelMs), check_load_ratio: '', peak_mb: o.peakMb === '' ? '' : round(o.peakMb) };
+  }
+  const d = o.done;
+  const stoppedByClock = d.verdict === 'unknown' && /time limit/.test(d.reason ?? '');
+  const load = d.readMs + d.modelMs;
+  return {
+    ...base,
+    transactions: d.transactions,
+    committed: d.committed,
+    events: d.events,
+    conflicts: d.conflicts ?? '',
+    forced: d.forcedWitnesses ?? '',
+    extensions: d.extensions ?? '',
+    prefixes: d.prefixes ?? '',
+    work: d.work ?? '',
+    verdict: stoppedByClock ? 'timeout' : d.verdict,
+    reason: d.reason ?? '',
+    time_ms: round(d.timeMs, 2),
+    load_ms: round(load, 2),
+    read_ms: round(d.readMs, 2),
+    model_ms: round(d.modelMs, 2),
+    check_load_ratio: load > 0 ? round(d.timeMs / load, 3) : '',
+    peak_mb: round(d.peakMb),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- CSV
+
+function csvField(v: unknown): string {
+  const s = String(v ?? '');
+  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function toCsv(rows: Row[]): string {
+  return [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => csvField(r[c])).join(','))].join('\n') + '\n';
+}
+
+/** Parses the CSVs this file writes (quoted fields may hold commas and doubled quotes, never newlines). */
+export function fromCsv(text: string): Row[] {
+  const lines = text.split('\n').filter((l) => l.length > 0);
+  const header = splitCsvLine(lines[0]);
+  const numeric = new Set<string>(['sessions', 'txns', 'transactions', 'committed', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'work', 'time_ms', 'load_ms', 'read_ms', 'model_ms', 'check_load_ratio', 'peak_mb']);
+  return lines.slice(1).map((l) => {
+    const f = splitCsvLine(l);
+    const r: Record<string, unknown> = {};
+    header.forEach((h, i) => (r[h] = numeric.has(h) && f[i] !== '' && f[i] !== undefined ? Number(f[i]) : (f[i] ?? '')));
+    return r as unknown as Row;
+  });
+}
+
+export function splitCsvLine(line: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  for (;;) {
+    if (line[i] === '"') {
+      let s = '';
+      i++;
+      for (;;) {
+        const j = line.indexOf('"', i);
+        if (j < 0) throw new Error(`unterminated quoted field in CSV line: ${line}`);
+        s += line.slice(i, j);
+        if (line[j + 1] === '"') {
+          s += '"';
+          i = j + 2;
+        } else {
+          i = j + 1;
+          break;
+        }
+      }
+      out.push(s);
+    } else {
+      const j = line.indexOf(',', i);
+      out.push(line.slice(i, j < 0 ? line.length : j));
+      i = j < 0 ? line.length : j;
+    }
+    if (i >= line.length) break;
+    if (line[i] !== ',') throw new Error(`malformed CSV line: ${line}`);
+    i++;
+    if (i === line.length) {
+      out.push('');
+      break;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------- main
+
+export async function runPaperBench(args: string[]): Promise<void> {
+  const o = parseArgs(args);
+  const exps = plan(o);
+  mkdirSync(o.results, { recursive: true });
+  if (o.reportOnly) {
+    const info = JSON.parse(readFileSync(join(o.results, 'run.json'), 'utf8')) as RunInfo;
+    const rows = new Map<ExpId, Row[]>();
+    for (const e of info.experiments) if (existsSync(join(o.results, `${e.id}.csv`))) rows.set(e.id, fromCsv(readFileSync(join(o.results, `${e.id}.csv`), 'utf8')));
+    writeReport(info, rows, o.results, o.md);
+    console.log(`rebuilt ${o.md} and the SVGs in ${o.results}`);
+    return;
+  }
+  const started = Date.now();
+  const loadStart = loadavg();
+  const progress = new Progress(started);
+
+  // 1. Recordings.
+  const all = new Map<string, Point>();
+  for (const e of exps) for (const p of points(e)) all.set(fileName(p), p);
+  progress.line(`${all.size} histories in the plan (${exps.map((e) => e.id).join(', ')}); checking which are recorded`, true);
+  const rec = await recordAll([...all.values()], o.histories, o.recordJobs, progress);
+  if (o.recordOnly) {
+    progress.done();
+    console.log(`${rec.recorded} histories recorded, ${rec.failed.size} failed, ${all.size - rec.recorded - rec.failed.size} already there (${o.histories})`);
+    return;
+  }
+
+  // 2. Checks, one at a time, each in a fresh process (the next one is started ahead, parser loaded).
+  const checkStart = Date.now();
+  const loadChecks = loadavg();
+  interface Job { e: Experiment; p: Point; file: string; checker: Checker }
+  const jobs: Job[] = [];
+  for (const e of exps) for (const p of points(e)) for (const checker of e.checkers) jobs.push({ e, p, file: fileName(p), checker });
+  const cache = new Map<string, Outcome>();
+  const keyOf = (j: Job) => `${j.file}|${j.checker}|${j.e.checkIso ?? ''}`;
+  // Warm-up history for the workers: per workload, the planned history nearest 3 sessions × 5 transactions.
+  const warmupOf = new Map<string, string>();
+  for (const w of new Set([...all.values()].map((p) => p.workload))) {
+    const cands = [...all.values()].filter((p) => p.workload === w && existsSync(join(o.histories, fileName(p))));
+    cands.sort((a, b) => Math.abs(a.sessions * a.txns - 15) - Math.abs(b.sessions * b.txns - 15) || Number(a.seed) - Number(b.seed));
+    if (cands[0]) warmupOf.set(w, join(o.histories, fileName(cands[0])));
+  }
+  const warmSpec = (j: Job) => JSON.stringify({ files: warmupOf.has(j.p.workload) ? [warmupOf.get(j.p.workload)] : [], checker: j.checker, iso: j.e.checkIso });
+  // The distinct checks, in plan order; each runs once, its outcome shared by the experiments that hold it.
+  const toRun: Job[] = [];
+  const seen = new Set<string>();
+  for (const j of jobs) {
+    const key = keyOf(j);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (rec.failed.has(j.file) || !existsSync(join(o.histories, j.file))) cache.set(key, { kind: 'error', message: `not recorded: ${rec.failed.get(j.file) ?? 'missing file'}`, peakMb: '' });
+    else toRun.push(j);
+  }
+  let next = toRun.length ? spawnWorker(warmSpec(toRun[0])) : undefined;
+  const spawnNext = (i: number) => (i + 1 < toRun.length ? spawnWorker(warmSpec(toRun[i + 1])) : undefined);
+  let ran = 0, undecided = 0;
+  try {
+    for (let i = 0; i < toRun.length; i++) {
+      const j = toRun[i];
+      const w = next!;
+      next = o.sequential ? undefined : spawnNext(i);
+      const eta = ran > 0 ? fmtDuration(((Date.now() - checkStart) / ran) * (toRun.length - ran)) : '?';
+      progress.line(`checking ${ran + 1}/${toRun.length} ${j.e.id} ${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''} ${j.file}; ${undecided} undecided so far; ~${eta} left`);
+      const outcome = await runJob(w, { file: join(o.histories, j.file), checker: j.checker, iso: j.e.checkIso, timeoutMs: o.timeoutMs });
+      w.child.kill('SIGKILL');
+      if (o.sequential) next = spawnNext(i);
+      ran++;
+      if (outcome.kind !== 'done' || outcome.done.verdict === 'unknown') {
+        undecided++;
+        progress.line(`${j.file} (${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''}): ${outcome.kind === 'done' ? `unknown: ${outcome.done.reason}` : `${outcome.kind}: ${outcome.message}`}`, true);
+      }
+      cache.set(keyOf(j), outcome);
+    }
+  } finally {
+    next?.child.kill('SIGKILL');
+  }
+  const rows = new Map<ExpId, Row[]>(exps.map((e) => [e.id, []]));
+  for (const j of jobs) rows.get(j.e.id)!.push(rowOf(j.e, j.p, j.file, j.checker, cache.get(keyOf(j))!, o.timeoutMs));
+  progress.line(`checked ${ran} histories in ${fmtDuration(Date.now() - checkStart)}; ${undecided} undecided`, true);
+  progress.done();
+
+  for (const e of exps) writeFileSync(join(o.results, `${e.id}.csv`), toCsv(rows.get(e.id)!));
+  const info: RunInfo = {
+    date: new Date(started).toISOString(),
+    quick: o.quick,
+    args,
+    timeoutMs: o.timeoutMs,
+    seeds: o.seeds,
+    extSeeds: o.extSeeds,
+    experiments: exps,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memGb: round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform} ${process.arch}` },
+    database: rec.pg ?? 'histories reused (no recording in this run)',
+    loadavg: { start: loadStart.map((x) => round(x, 2)), checksStart: loadChecks.map((x) => round(x, 2)), end: loadavg().map((x) => round(x, 2)) },
+    wallMs: { total: Date.now() - started, recording: rec.ms, checking: Date.now() - checkStart },
+    recorded: rec.recorded,
+    historiesInPlan: all.size,
+    checksRun: ran,
+    sequential: o.sequential,
+  };
+  writeFileSync(join(o.results, 'run.json'), JSON.stringify(info, null, 2) + '\n');
+  writeReport(info, rows, o.results, o.md);
+  console.log(`results: ${o.results} (${exps.map((e) => `${e.id}.csv/.svg`).join(', ')}), report: ${o.md}; ${fmtDuration(info.wallMs.total)} (recording ${fmtDuration(rec.ms)}, checking ${fmtDuration(info.wallMs.checking)})`);
+}
