@@ -78,7 +78,6 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
     result = withUnknownCommitted(history, model.droppedUnknown, result, budget, options);
   }
   result.stats.timeMs = Date.now() - started;
-  if (result.verdict === 'inconsistent' && options.explain !== false) attachTransactions(history, result.anomalies);
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
     const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
     const sub = shrink(history, options, (h) => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false }), started + Math.min(5000, (options.timeoutMs ?? 20000) / 4));
@@ -93,11 +92,12 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
         if (!(e instanceof BudgetExceeded)) throw e;
       }
       const explained = explainedResult.anomalies.filter((a) => a.type !== 'no-consistent-order');
-      if (explained.length) result.anomalies.push(...explained.map((a) => ({ ...a, message: `${a.message} (in a sub-history of ${sub.txns.length} transactions)` })));
-      const first = result.anomalies[0];
-      if (first?.type === 'no-consistent-order') first.details = { ...first.details, subHistory: sub.txns };
+      if (explained.length) result.anomalies.unshift(...explained.map((a) => ({ ...a, message: `${a.message} (in a sub-history of ${sub.txns.length} transactions)` })));
+      const search = result.anomalies.find((a) => a.type === 'no-consistent-order');
+      if (search) search.details = { ...search.details, subHistory: sub.txns };
     }
   }
+  if (result.verdict === 'inconsistent' && options.explain !== false) attachTransactions(history, result.anomalies);
   return result;
 }
 

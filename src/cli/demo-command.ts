@@ -30,12 +30,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     say(renderResult(tpcc.file, r1.result!));
     if (r1.result?.commitOrder) say(`  witness commit order: ${r1.result.commitOrder.slice(0, 12).join(' ')}${r1.result.commitOrder.length > 12 ? ' ...' : ''}`);
     say();
-    say('2. SmallBank at REPEATABLE READ (snapshot isolation), declared SERIALIZABLE (4 sessions x 20 transactions)');
+    say('2. SmallBank at REPEATABLE READ (snapshot isolation), declared SERIALIZABLE (4 sessions x 40 transactions)');
     let shown = false;
     let r2;
     const attempts = options.attempts ?? 5;
     for (let seed = 1; seed <= attempts && !shown; seed++) {
-      const bank = await runWorkload({ workload: 'smallbank', iso: 'si', declare: 'ser', sessions: 4, txns: 20, seed: String(seed), out: `${dir}/demo-smallbank-si-as-ser.ndjson` }, db);
+      const bank = await runWorkload({ workload: 'smallbank', iso: 'si', declare: 'ser', sessions: 4, txns: 40, seed: String(seed), out: `${dir}/demo-smallbank-si-as-ser.ndjson` }, db);
       say(renderRunSummary(bank));
       r2 = await checkFile(bank.file, { timeout: 60 });
       say(renderResult(bank.file, r2.result!));
