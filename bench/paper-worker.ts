@@ -8,7 +8,9 @@
  *   child  -> {type: 'done', ...}                   (verdict, stats, time, peak RSS) then exits
  *
  * "ours" is checkHistory (paper Algorithm 3) with explanations and shrinking off: the time is the decision only.
- * "naive" is naiveCheck (src/checker/naive.ts) with no work bound: it has no clock, the parent kills it.
+ * "naive" is naiveCheck (src/checker/naive.ts) with no work bound: it has no clock, the parent kills it; it
+ * enumerates, per transaction placed, the sets of transactions it reads from, smallest first. "naive-exhaustive"
+ * is naiveCheck's literal mode: every combination of one writer per unreturned key (closest to the paper's baseline).
  */
 import { performance } from 'node:perf_hooks';
 import { readHistory } from '../src/history/reader.js';
@@ -20,7 +22,7 @@ import { parseIsoOverride } from '../src/checker/levels.js';
 
 export interface WorkerJob {
   file: string;
-  checker: 'ours' | 'naive';
+  checker: 'ours' | 'naive' | 'naive-exhaustive';
   /** `--iso` override of the check (e.g. SER), or none: the recorded levels. */
   iso?: string;
   timeoutMs: number;
@@ -67,7 +69,7 @@ async function run(job: WorkerJob): Promise<void> {
     done = { ...base, verdict: r.verdict, reason: r.reason ?? r.anomalies[0]?.type, timeMs, conflicts: st.conflicts, forcedWitnesses: st.forcedWitnesses, extensions: st.extensions, prefixes: st.prefixes, peakMb: 0 };
   } else {
     const s = performance.now();
-    const r = naiveCheck(history, { iso, maxWork: Number.POSITIVE_INFINITY });
+    const r = naiveCheck(history, { iso, maxWork: Number.POSITIVE_INFINITY, exhaustive: job.checker === 'naive-exhaustive' });
     const timeMs = performance.now() - s;
     done = { ...base, verdict: r.verdict, reason: r.reason, timeMs, work: r.work, peakMb: 0 };
   }
@@ -80,7 +82,7 @@ async function run(job: WorkerJob): Promise<void> {
  * job's workload twice with the job's checker, so that the job is measured with the code compiled (JIT) rather
  * than in a cold process. The parent starts the next worker while the current one checks.
  */
-async function warmUp(spec: { files: string[]; checker: 'ours' | 'naive'; iso?: string }): Promise<void> {
+async function warmUp(spec: { files: string[]; checker: WorkerJob['checker']; iso?: string }): Promise<void> {
   const iso = spec.iso ? parseIsoOverride(spec.iso) : undefined;
   for (let round = 0; round < 2; round++) {
     for (const file of spec.files) {
@@ -88,7 +90,7 @@ async function warmUp(spec: { files: string[]; checker: 'ours' | 'naive'; iso?: 
         const h = await readHistory(file);
         buildModel(h, { iso });
         if (spec.checker === 'ours') checkHistory(h, { iso, timeoutMs: 1000, explain: false, shrink: false });
-        else naiveCheck(h, { iso, maxWork: 300 });
+        else naiveCheck(h, { iso, maxWork: 300, exhaustive: spec.checker === 'naive-exhaustive' });
       } catch {
         // a warm-up problem shows again, and is reported, on the real job
       }
