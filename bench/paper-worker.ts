@@ -4,7 +4,7 @@
  *
  *   parent -> {file, checker: 'ours'|'naive', iso?, timeoutMs}
  *   child  -> {type: 'ready'}                       (predicate parser loaded, warmed up; waits for a job)
- *   child  -> {type: 'loaded', readMs, modelMs}     (readHistory + buildModel done: the parent starts the clock)
+ *   child  -> {type: 'loaded', readMs, modelMs, …}  (readHistory + buildModel done: the parent starts the clock)
  *   child  -> {type: 'done', ...}                   (verdict, stats, time, peak RSS) then exits
  *
  * "ours" is checkHistory (paper Algorithm 3) with explanations and shrinking off: the time is the decision only.
@@ -58,7 +58,7 @@ async function run(job: WorkerJob): Promise<void> {
   const t2 = performance.now();
   const ms = model.stats;
   model = undefined;
-  await send({ type: 'loaded', readMs: t1 - t0, modelMs: t2 - t1 });
+  await send({ type: 'loaded', readMs: t1 - t0, modelMs: t2 - t1, transactions: ms.transactions, committed: ms.committed, events: ms.events });
   const base = { type: 'done' as const, readMs: t1 - t0, modelMs: t2 - t1, transactions: ms.transactions, committed: ms.committed, sessions: ms.sessions, events: ms.events };
   let done: WorkerDone;
   if (job.checker === 'ours') {

@@ -29,7 +29,7 @@
  *                         worker starts, and warms up, while the current check runs: faster, a little noisier)
  *   --report-only         rebuild the SVGs and RESULTS.md from the CSVs and run.json in --results
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -292,7 +292,8 @@ function procPeakMb(pid: number | undefined): number | '' {
   }
 }
 
-type Outcome = { kind: 'done'; done: WorkerDone } | { kind: 'timeout' | 'error'; message: string; readMs?: number; modelMs?: number; peakMb: number | '' };
+interface Loaded { readMs: number; modelMs: number; transactions: number; committed: number; events: number }
+type Outcome = { kind: 'done'; done: WorkerDone } | { kind: 'timeout' | 'error'; message: string; loaded?: Loaded; peakMb: number | '' };
 
 /** Grace after the timeout for our checker, which stops itself at the timeout (budget checks are periodic). */
 const GRACE_MS = 10_000;
@@ -306,7 +307,7 @@ async function runJob(w: Spawned, job: WorkerJob): Promise<Outcome> {
   return new Promise<Outcome>((resolveOutcome) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    let loaded: { readMs: number; modelMs: number } | undefined;
+    let loaded: Loaded | undefined;
     const finish = (o: Outcome) => {
       if (settled) return;
       settled = true;
@@ -316,19 +317,19 @@ async function runJob(w: Spawned, job: WorkerJob): Promise<Outcome> {
     const kill = (kind: 'timeout' | 'error', message: string) => {
       const peakMb = procPeakMb(child.pid);
       child.kill('SIGKILL');
-      finish({ kind, message, peakMb, ...loaded });
+      finish({ kind, message, peakMb, loaded });
     };
     timer = setTimeout(() => kill('error', `loading took more than ${LOAD_LIMIT_MS / 1000} s`), LOAD_LIMIT_MS);
     child.on('message', (m: { type: string } & Record<string, unknown>) => {
       if (m.type === 'loaded') {
-        loaded = { readMs: m.readMs as number, modelMs: m.modelMs as number };
+        loaded = m as unknown as Loaded;
         clearTimeout(timer);
         const limit = job.checker === 'ours' ? job.timeoutMs + GRACE_MS : job.timeoutMs;
         timer = setTimeout(() => kill('timeout', `killed after ${limit / 1000} s`), limit);
       } else if (m.type === 'done') finish({ kind: 'done', done: m as unknown as WorkerDone });
-      else if (m.type === 'error') finish({ kind: 'error', message: String(m.message).split('\n')[0], peakMb: procPeakMb(child.pid), ...loaded });
+      else if (m.type === 'error') finish({ kind: 'error', message: String(m.message).split('\n')[0], peakMb: procPeakMb(child.pid), loaded });
     });
-    child.on('exit', (code, signal) => finish({ kind: 'error', message: `worker exited (${signal ?? code})${code === 134 || signal === 'SIGABRT' ? ': out of memory?' : ''}`, peakMb: '', ...loaded }));
+    child.on('exit', (code, signal) => finish({ kind: 'error', message: `worker exited (${signal ?? code})${code === 134 || signal === 'SIGABRT' ? ': out of memory?' : ''}`, peakMb: '', loaded }));
     child.send(job);
   });
 }
@@ -339,8 +340,14 @@ function rowOf(e: Experiment, p: Point, file: string, checker: Checker, o: Outco
   const base = { experiment: e.id, workload: p.workload, config: p.config, check_iso: e.checkIso ?? '', checker, sessions: p.sessions, txns: p.txns, seed: p.seed, file };
   const empty = { transactions: '', committed: '', events: '', conflicts: '', forced: '', extensions: '', prefixes: '', work: '' } as const;
   if (o.kind !== 'done') {
-    const load = o.readMs !== undefined ? o.readMs + (o.modelMs ?? 0) : '';
-    return { ...base, ...empty, verdict: o.kind, reason: o.message, time_ms: o.kind === 'timeout' ? timeoutMs : 0, load_ms: load === '' ? '' : round(load), read_ms: o.readMs === undefined ? '' : round(o.readMs), model_ms: o.modelMs === undefined ? '' : round(o.modelMs), check_load_ratio: '', peak_mb: o.peakMb === '' ? '' : round(o.peakMb) };
+    const l = o.loaded;
+    return {
+      ...base, ...empty,
+      ...(l ? { transactions: l.transactions, committed: l.committed, events: l.events } : {}),
+      verdict: o.kind, reason: o.message, time_ms: o.kind === 'timeout' ? timeoutMs : 0,
+      load_ms: l ? round(l.readMs + l.modelMs, 2) : '', read_ms: l ? round(l.readMs, 2) : '', model_ms: l ? round(l.modelMs, 2) : '',
+      check_load_ratio: '', peak_mb: o.peakMb === '' ? '' : round(o.peakMb),
+    };
   }
   const d = o.done;
   const stoppedByClock = d.verdict === 'unknown' && /time limit/.test(d.reason ?? '');
@@ -428,6 +435,17 @@ export function splitCsvLine(line: string): string[] {
 
 // ---------------------------------------------------------------------------------------------- main
 
+/** The commit checked out, and whether src/ or workloads/ differ from it (read-only git commands). */
+function gitState(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'workloads'], { cwd: root, encoding: 'utf8' }).trim();
+    return dirty ? `${head} (src/ or workloads/ modified: ${dirty.split('\n').length} file(s))` : head;
+  } catch {
+    return 'unknown (no git)';
+  }
+}
+
 export async function runPaperBench(args: string[]): Promise<void> {
   const o = parseArgs(args);
   const exps = plan(o);
@@ -442,6 +460,7 @@ export async function runPaperBench(args: string[]): Promise<void> {
   }
   const started = Date.now();
   const loadStart = loadavg();
+  const commit = gitState();
   const progress = new Progress(started);
 
   // 1. Recordings.
@@ -520,13 +539,14 @@ export async function runPaperBench(args: string[]): Promise<void> {
     exhSeeds: o.exhSeeds,
     experiments: exps,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memGb: round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform} ${process.arch}` },
-    database: rec.pg ?? 'histories reused (no recording in this run)',
+    database: rec.pg ?? 'embedded PostgreSQL (histories recorded by an earlier run of this benchmark, reused)',
     loadavg: { start: loadStart.map((x) => round(x, 2)), checksStart: loadChecks.map((x) => round(x, 2)), end: loadavg().map((x) => round(x, 2)) },
     wallMs: { total: Date.now() - started, recording: rec.ms, checking: Date.now() - checkStart },
     recorded: rec.recorded,
     historiesInPlan: all.size,
     checksRun: ran,
     sequential: o.sequential,
+    commit,
   };
   writeFileSync(join(o.results, 'run.json'), JSON.stringify(info, null, 2) + '\n');
   writeReport(info, rows, o.results, o.md);

@@ -1,11 +1,11 @@
 /**
- * `npm run bench -- profile FILE [--iso SER] [--timeout S] [--naive] [--out DIR]`: CPU profile of checking one
+ * `npm run bench -- profile FILE [--iso SER] [--timeout S] [--naive [--exhaustive]] [--no-warmup] [--out DIR]`: CPU profile of checking one
  * history (the same as `node --cpu-prof`, through node:inspector so that only the check is profiled, not the load).
  * Writes DIR/<file>.cpuprofile (open in Chrome DevTools or speedscope) and prints the functions with the most
  * self time and the most inclusive time (a function counted once per sample, however deep its recursion).
  */
 import { Session } from 'node:inspector/promises';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { readHistory } from '../src/history/reader.js';
@@ -134,12 +134,16 @@ export async function runProfile(args: string[]): Promise<void> {
   const isoText = opt('iso');
   const iso = isoText ? parseIsoOverride(isoText) : undefined;
   const timeoutMs = Number(opt('timeout') ?? 60) * 1000;
-  const out = opt('out') ?? join('bench', 'results', 'profiles');
+  const out = opt('out') ?? join('bench', '.histories', 'profiles');
   const naive = args.includes('--naive');
   await loadPredicateParser();
   const history = await readHistory(file);
-  // Warm the JIT on the same history for a moment, so that the profile shows the steady state.
-  checkHistory(history, { iso, timeoutMs: 500, explain: false, shrink: false });
+  // Warm the JIT on the same history for a moment, so that the profile shows the steady state (small files only:
+  // the checker may overrun a short budget by a lot on big ones, see bench/RESULTS.md).
+  if (!args.includes('--no-warmup') && statSync(file).size < 4 * 2 ** 20) {
+    if (naive) naiveCheck(history, { iso, maxWork: 2000, exhaustive: args.includes('--exhaustive') });
+    else checkHistory(history, { iso, timeoutMs: 500, maxSteps: 200, explain: false, shrink: false });
+  }
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -149,7 +153,7 @@ export async function runProfile(args: string[]): Promise<void> {
   let verdict: string;
   let stats = '';
   if (naive) {
-    const r = naiveCheck(history, { iso, maxWork: Number.POSITIVE_INFINITY });
+    const r = naiveCheck(history, { iso, maxWork: Number.POSITIVE_INFINITY, exhaustive: args.includes('--exhaustive') });
     verdict = r.verdict;
     stats = `work ${r.work}`;
   } else {
