@@ -87,7 +87,7 @@ export function renderPlot(p: Plot): string {
       if (pts.length > 1) out.push(`<polyline fill="none" stroke="${s.color}" stroke-width="1.6"${s.dashed ? ' stroke-dasharray="5 3"' : ''} points="${pts.map((q) => `${px(q.x).toFixed(1)},${py(q.y).toFixed(1)}`).join(' ')}"/>`);
       for (const q of pts) out.push(`<circle cx="${px(q.x).toFixed(1)}" cy="${py(q.y).toFixed(1)}" r="2.6" fill="${s.color}"><title>${esc(`${s.name}, ${q.x}: ${timeLabel(q.y)}`)}</title></circle>`);
       for (const t of s.timeouts) {
-        const cx = px(t.x) + (si - (panel.series.length - 1) / 2) * 4;
+        const cx = Math.min(x1 - 4, Math.max(x0 + 4, px(t.x) + (si - (panel.series.length - 1) / 2) * 4));
         const cy = py(p.timeoutMs);
         out.push(`<path d="M${cx - 3.5},${cy - 3.5}L${cx + 3.5},${cy + 3.5}M${cx - 3.5},${cy + 3.5}L${cx + 3.5},${cy - 3.5}" stroke="${s.color}" stroke-width="2"><title>${esc(`${s.name}, ${t.x}: ${t.count}/${t.of} not decided within the timeout`)}</title></path>`);
       }

@@ -141,6 +141,15 @@ function emptyStats(model: CheckModel): CheckStats {
 }
 
 export function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {}): CheckResult {
+  try {
+    return decide(model, budget, options);
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e;
+    return { verdict: 'unknown', reason: 'stopped by the time limit while saturating the commit order', anomalies: [], notes: model.notes.slice(), stats: emptyStats(model) };
+  }
+}
+
+function decide(model: CheckModel, budget: Budget, options: CheckOptions): CheckResult {
   const stats = emptyStats(model);
   const notes = model.notes.slice();
   const inconsistent = (anomalies: Anomaly[]): CheckResult => ({ verdict: 'inconsistent', anomalies, notes, stats });
@@ -149,7 +158,7 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
   const sharesWrite = sharedWriters(model);
   const base = Relations.base(model);
   const satStats = { rounds: 0, added: 0 };
-  if (!saturate(base, sharesWrite, satStats)) {
+  if (!saturate(base, sharesWrite, satStats, budget)) {
     stats.saturationEdges = satStats.added;
     return inconsistent([cycleAnomaly(base)]);
   }
@@ -168,7 +177,7 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
     if (forced.length === 0) break;
     for (const c of forced) base.addWitness(model.reads[c.read], c.key, c.zeros[0]);
     stats.forcedWitnesses += forced.length;
-    if (base.pco.cyclic || !saturate(base, sharesWrite, satStats)) {
+    if (base.pco.cyclic || !saturate(base, sharesWrite, satStats, budget)) {
       stats.saturationEdges = satStats.added;
       return inconsistent([cycleAnomaly(base)]);
     }
@@ -251,7 +260,7 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
       if (rel.pco.has(read.txn, w)) continue;
       const next = rel.clone();
       next.addWitness(read, c.key, w);
-      if (next.pco.cyclic || !saturate(next, sharesWrite)) continue;
+      if (next.pco.cyclic || !saturate(next, sharesWrite, undefined, budget)) continue;
       const order = extend(i + 1, next);
       if (order) return order;
     }

@@ -35,6 +35,11 @@ export class Budget {
     if (this.steps > this.maxSteps) throw new BudgetExceeded();
     if ((this.steps & 1023) === 0 && Date.now() > this.deadline) throw new BudgetExceeded();
   }
+
+  /** Checks the clock now: before and inside expensive steps (a saturation pass can take seconds). */
+  checkNow(): void {
+    if (Date.now() > this.deadline) throw new BudgetExceeded();
+  }
 }
 
 export interface PrefixStats {

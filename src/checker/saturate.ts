@@ -15,7 +15,7 @@ export interface SaturateStats {
 }
 
 /** Saturates `rel.pco` in place. Returns false when pco became cyclic. */
-export function saturate(rel: Relations, sharesWrite: number[][], stats?: SaturateStats): boolean {
+export function saturate(rel: Relations, sharesWrite: number[][], stats?: SaturateStats, budget?: { checkNow(): void }): boolean {
   const { model, pco } = rel;
   if (pco.cyclic) return false;
   const { reads, txns, writersOf } = model;
@@ -23,7 +23,9 @@ export function saturate(rel: Relations, sharesWrite: number[][], stats?: Satura
   while (changed) {
     changed = false;
     if (stats) stats.rounds++;
+    let n = 0;
     for (const triple of rel.triples) {
+      if (budget && (++n & 255) === 0) budget.checkNow();
       const read = reads[triple.read];
       const t3 = read.txn;
       const t1 = triple.from;
