@@ -30,10 +30,10 @@
  *   --report-only         rebuild the SVGs and RESULTS.md from the CSVs and run.json in --results
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { WorkerDone, WorkerJob } from './paper-worker.js';
 import { writeReport, type RunInfo } from './paper-report.js';
 
@@ -231,8 +231,8 @@ async function recordAll(pts: Point[], dir: string, jobs: number, progress: Prog
   if (missing.length === 0) return { recorded: 0, failed, ms: 0 };
   mkdirSync(dir, { recursive: true });
   // Imported here: --report-only and a run over recorded histories need no database.
-  const { openDatabase } = await import('../src/db/connect.js');
-  const { runWorkload } = await import('../src/cli/run-command.js');
+  const { openDatabase } = (await import(pathToFileURL(join(codeDir, 'src', 'db', 'connect.js')).href)) as typeof import('../src/db/connect.js');
+  const { runWorkload } = (await import(pathToFileURL(join(codeDir, 'src', 'cli', 'run-command.js')).href)) as typeof import('../src/cli/run-command.js');
   const db = await openDatabase({});
   let done = 0;
   try {
@@ -269,10 +269,34 @@ interface Spawned {
   ready: Promise<boolean>;
 }
 
-const workerPath = join(here, 'paper-worker.js');
+/**
+ * The compiled code the run uses: a private copy of dist/ taken when the run starts, so that a rebuild of dist/
+ * during the run (other work on the machine, a test's build) cannot mix two versions of the checker in one run.
+ * It lives under bench/.histories/ (gitignored) so that imports still find the package's node_modules.
+ */
+let codeDir = resolve(here, '..');
+function snapshotCode(): () => void {
+  const dir = join(root, 'bench', '.histories', `.dist-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(resolve(here, '..'), dir, { recursive: true });
+  codeDir = dir;
+  const drop = () => rmSync(dir, { recursive: true, force: true });
+  const onSignal = () => {
+    drop();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    drop();
+  };
+}
+const workerPath = () => join(codeDir, 'bench', 'paper-worker.js');
 
 function spawnWorker(warmup: string): Spawned {
-  const child = fork(workerPath, [warmup], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: ['--max-old-space-size=8192'] });
+  const child = fork(workerPath(), [warmup], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: ['--max-old-space-size=8192'] });
   child.stderr?.resume();
   const ready = new Promise<boolean>((res) => {
     child.once('message', (m: { type: string }) => res(m?.type === 'ready'));
@@ -461,6 +485,15 @@ export async function runPaperBench(args: string[]): Promise<void> {
   const started = Date.now();
   const loadStart = loadavg();
   const commit = gitState();
+  const dropSnapshot = snapshotCode();
+  try {
+    await runAll(o, exps, args, started, loadStart, commit);
+  } finally {
+    dropSnapshot();
+  }
+}
+
+async function runAll(o: Options, exps: Experiment[], args: string[], started: number, loadStart: number[], commit: string): Promise<void> {
   const progress = new Progress(started);
 
   // 1. Recordings.

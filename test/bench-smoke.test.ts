@@ -1,5 +1,5 @@
 // The paper benchmark's machinery on a tiny grid (`npm run bench -- paper --quick` restricted to Twitter, one
-// configuration, one seed, two sizes, plus experiment 3's naive baseline): records on the embedded PostgreSQL,
+// configuration, one seed, two sizes, plus experiment 3's two naive baselines): records on the embedded PostgreSQL,
 // checks each history in a child process, and writes well-formed CSVs, SVGs and a report. Speed targets are the
 // benchmark's business (bench/RESULTS.md), not this test's.
 import { beforeAll, describe, expect, it } from 'vitest';
