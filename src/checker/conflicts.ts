@@ -85,6 +85,58 @@ function canonicalKeys(model: CheckModel): (key: number) => string[] {
   };
 }
 
+const candidateCache = new WeakMap<CheckModel, (number[] | undefined)[]>();
+const keyIndexCache = new WeakMap<CheckModel, Map<string, number[]>[][]>();
+
+/**
+ * The written keys of the read's table that its WHERE's point constraints on key columns allow, in key order
+ * (the others are false on every version: key columns never change for a key). Computed once per read and
+ * model, through an index of the written keys by each key column's value, so that a read pinned to one
+ * district does not scan every written row of the table (TPC-C's order lines and stock) on every call.
+ */
+function candidateKeys(model: CheckModel, read: ReadEvent, canon: (key: number) => string[]): number[] {
+  let cache = candidateCache.get(model);
+  if (!cache) candidateCache.set(model, (cache = new Array(model.reads.length)));
+  const cached = cache[read.id];
+  if (cached) return cached;
+  const table = model.tables[read.table];
+  const schema = table.schema;
+  const pinned: [number, Set<string>][] = [];
+  schema.key.forEach((col, i) => {
+    const values = read.pred.pointConstraints.get(col);
+    if (values) pinned.push([i, new Set(values)]);
+  });
+  let result = table.writtenKeys;
+  if (pinned.length > 0) {
+    let indexes = keyIndexCache.get(model);
+    if (!indexes) keyIndexCache.set(model, (indexes = []));
+    let index = indexes[read.table];
+    if (!index) {
+      index = indexes[read.table] = schema.key.map(() => new Map<string, number[]>());
+      for (const key of table.writtenKeys) {
+        canon(key).forEach((v, i) => {
+          let list = index![i].get(v);
+          if (!list) index![i].set(v, (list = []));
+          list.push(key);
+        });
+      }
+    }
+    // Look up the most selective pinned column; filter by the others.
+    const size = ([i, set]: [number, Set<string>]) => {
+      let total = 0;
+      for (const v of set) total += index![i].get(v)?.length ?? 0;
+      return total;
+    };
+    const [best, ...others] = pinned.sort((a, b) => size(a) - size(b));
+    const found: number[] = [];
+    for (const v of best[1]) for (const key of index[best[0]].get(v) ?? []) found.push(key);
+    if (best[1].size > 1) found.sort((a, b) => a - b);
+    result = found.filter((key) => others.every(([i, set]) => set.has(canon(key)[i])));
+  }
+  cache[read.id] = result;
+  return result;
+}
+
 export interface ConflictResult {
   conflicts: Conflict[];
   missing: MissingRow[];
@@ -106,20 +158,13 @@ export function findConflicts(model: CheckModel, pco: Order, decided?: (read: nu
     if (read.partial) continue;
     // Key columns never change for a key, so a WHERE that pins a key column to values this key does not have
     // is false on every version of it: no conflict (unless every unreturned row needs a witness).
-    const schema = model.tables[read.table].schema;
-    const pinned: [number, Set<string>][] = [];
-    schema.key.forEach((col, i) => {
-      const values = read.pred.pointConstraints.get(col);
-      if (values) pinned.push([i, new Set(values)]);
-    });
-    const outside = (key: number) => pinned.some(([i, set]) => !set.has(canon(key)[i]));
     const t3 = read.txn;
     const skip = (key: number) => read.returned.has(key) || read.local.has(key) || (decided !== undefined && decided(read.id, key));
     for (const key of matchingInitKeys(model, read)) {
       if (!skip(key)) missing.push({ read: read.id, key, ones: [INIT] });
     }
-    for (const key of model.tables[read.table].writtenKeys) {
-      if (skip(key) || (!widen && outside(key))) continue;
+    for (const key of widen ? model.tables[read.table].writtenKeys : candidateKeys(model, read, canon)) {
+      if (skip(key)) continue;
       const ones: number[] = [];
       const zeros: number[] = [];
       const writers = model.writersOf[key];

@@ -180,6 +180,60 @@ export class Relations {
   }
 }
 
+/**
+ * vis(t3)(t2, ·) for PC and SI readers as one bitset per reader, built from pco as it was when the pass began:
+ * wr-predecessors, pco-predecessors of the previous transaction of the session and of every wr-predecessor
+ * (Prefix), and for SI every writer of a key t3 writes that precedes t3, with its pco-predecessors (Conflict).
+ * `Relations.visible` loops over those writers for each (t2, read): hundreds per reader on TPC-C's district and
+ * warehouse rows, for every writer of every key read, in every pass (bench/results/profiles.md).
+ * Used by saturation (saturate.ts). A set can lag behind edges added later in the same pass: it only misses visibility, never invents it, and a
+ * pass that adds an edge is followed by another, so the fixpoint is the same.
+ */
+export class PrefixVisibility {
+  private pred: Uint32Array | undefined;
+  private sets: (Uint32Array | undefined)[];
+
+  constructor(private readonly rel: Relations, private readonly sharesWrite: number[][]) {
+    this.sets = new Array(rel.model.n);
+  }
+
+  startPass(): void {
+    this.pred = undefined;
+    this.sets.fill(undefined);
+  }
+
+  of(t3: number): Uint32Array {
+    let set = this.sets[t3];
+    if (set) return set;
+    const { rel } = this;
+    const { pco, model } = rel;
+    const words = pco.words;
+    const pred = (this.pred ??= pco.predecessors());
+    set = new Uint32Array(words);
+    const withPredecessors = (t: number) => {
+      const row = t * words;
+      for (let w = 0; w < words; w++) set![w] |= pred[row + w];
+      setAdd(set!, t);
+    };
+    const prev = model.soPrev[t3];
+    if (prev >= 0) withPredecessors(prev);
+    const wr = rel.wrPred[t3];
+    for (let w = 0; w < words; w++) {
+      let x = wr[w];
+      while (x !== 0) {
+        const low = x & -x;
+        withPredecessors((w << 5) + (31 - Math.clz32(low)));
+        x ^= low;
+      }
+    }
+    if (model.txns[t3].level === SI) {
+      for (const t4 of this.sharesWrite[t3]) if (pco.has(t4, t3)) withPredecessors(t4);
+    }
+    this.sets[t3] = set;
+    return set;
+  }
+}
+
 function pushTriple(triples: Triple[], byKey: Map<number, number[]>, t: Triple): void {
   const id = triples.length;
   triples.push(t);

@@ -7,7 +7,9 @@
  *
  *   Relations (pco = (so ∪ wr)+) -> saturate -> pco fixpoint | cyclic (with the forced edges recorded)
  */
-import type { Relations } from './relations.js';
+import { PrefixVisibility, type Relations } from './relations.js';
+import { PC, SI } from './levels.js';
+import { setHas } from './order.js';
 
 export interface SaturateStats {
   rounds: number;
@@ -19,10 +21,12 @@ export function saturate(rel: Relations, sharesWrite: number[][], stats?: Satura
   const { model, pco } = rel;
   if (pco.cyclic) return false;
   const { reads, txns, writersOf } = model;
+  const prefixVisible = new PrefixVisibility(rel, sharesWrite);
   let changed = true;
   while (changed) {
     changed = false;
     if (stats) stats.rounds++;
+    prefixVisible.startPass();
     let n = 0;
     for (const triple of rel.triples) {
       if (budget && (++n & 255) === 0) budget.checkNow();
@@ -30,9 +34,10 @@ export function saturate(rel: Relations, sharesWrite: number[][], stats?: Satura
       const t3 = read.txn;
       const t1 = triple.from;
       const level = txns[t3].level;
+      const fast = level === PC || level === SI ? prefixVisible.of(t3) : undefined;
       for (const t2 of writersOf[triple.key]) {
         if (t2 === t1 || t2 === t3 || pco.has(t2, t1)) continue;
-        if (!rel.visible(t2, read, level, sharesWrite)) continue;
+        if (fast ? !(setHas(fast, t2) || rel.soBefore(t2, t3)) : !rel.visible(t2, read, level, sharesWrite)) continue;
         const via = rel.visibilityReason(t2, read, level, sharesWrite);
         pco.add(t2, t1);
         rel.forced.push({ from: t2, to: t1, triple, via, level });

@@ -14,8 +14,9 @@
  */
 import type { Conflict } from './conflicts.js';
 import { valueOf } from './conflicts.js';
-import { INIT } from './model.js';
-import { Order } from './order.js';
+import { PC, SI } from './levels.js';
+import { INIT, type ReadEvent } from './model.js';
+import { Order, setHas } from './order.js';
 import type { Relations } from './relations.js';
 
 function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Array } {
@@ -36,18 +37,53 @@ function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Ar
   return { order, pos };
 }
 
+/**
+ * vis(t3)(t2, ·) under a total commit order for a PC or SI reader, beyond so and wr: t2 is visible iff
+ * pos[t2] < the returned bound (Prefix: before the previous transaction of the session or a wr-predecessor;
+ * SI's Conflict: up to a writer of a key t3 writes that commits before t3). Equal to `Relations.visible` with
+ * `co` for pco, in one pass over t3's co-writers instead of one per (t2, read).
+ */
+export function prefixBound(rel: Relations, t3: number, pos: Int32Array, sharesWrite: number[][]): number {
+  const { model } = rel;
+  let bound = 0;
+  const prev = model.soPrev[t3];
+  if (prev >= 0) bound = pos[prev];
+  const wr = rel.wrPred[t3];
+  for (let w = 0; w < wr.length; w++) {
+    let x = wr[w];
+    while (x !== 0) {
+      const low = x & -x;
+      const t = (w << 5) + (31 - Math.clz32(low));
+      if (pos[t] > bound) bound = pos[t];
+      x ^= low;
+    }
+  }
+  if (model.txns[t3].level === SI) {
+    for (const t4 of sharesWrite[t3]) if (pos[t4] < pos[t3] && pos[t4] + 1 > bound) bound = pos[t4] + 1;
+  }
+  return bound;
+}
+
+/** vis(t3)(t2, read) with `co` (given by `pos`, also `rel.pco`) for the commit order; `bound` from prefixBound for PC/SI. */
+export function visibleUnder(rel: Relations, t2: number, read: ReadEvent, level: number, pos: Int32Array, bound: number, sharesWrite: number[][]): boolean {
+  if (level !== PC && level !== SI) return rel.visible(t2, read, level, sharesWrite);
+  return pos[t2] < bound || rel.soBefore(t2, read.txn) || setHas(rel.wrPred[read.txn], t2);
+}
+
 /** Checks every axiom instance of `rel`'s triples with `co` (given by `pos`) as the commit order. */
 export function satisfiesAxioms(rel: Relations, pos: Int32Array, sharesWrite: number[][]): boolean {
   const { model } = rel;
+  const bounds = new Int32Array(model.n).fill(-1);
   for (const triple of rel.triples) {
     const read = model.reads[triple.read];
     const t3 = read.txn;
     const t1 = triple.from;
     if (pos[t1] >= pos[t3]) return false; // wr ⊆ co
     const level = model.txns[t3].level;
+    if ((level === PC || level === SI) && bounds[t3] < 0) bounds[t3] = prefixBound(rel, t3, pos, sharesWrite);
     for (const t2 of model.writersOf[triple.key]) {
       if (t2 === t1 || t2 === t3 || pos[t2] < pos[t1]) continue;
-      if (rel.visible(t2, read, level, sharesWrite)) return false;
+      if (visibleUnder(rel, t2, read, level, pos, bounds[t3], sharesWrite)) return false;
     }
   }
   return true;
@@ -65,15 +101,23 @@ export function completeWitnesses(base: Relations, conflicts: Conflict[], sequen
   const { order, pos } = totalOrder(model.n, sequence);
   const rel = base.clone();
   rel.pco = order;
-  const choices: { c: Conflict; w: number }[] = [];
-  const preferred: number[] = [];
-  for (const c of conflicts) {
-    const read = model.reads[c.read];
+  const preferred: number[] = new Array(conflicts.length).fill(-1);
+  // Readers in commit order, each one's reads in program order, and every witness added as soon as it is
+  // chosen: a witness of an earlier read can make its writer visible to a later read of the same transaction
+  // (RC: an earlier statement read from it; RA, PC, SI: wr), which changes the later read's canonical writer.
+  const todo = conflicts.map((_, i) => i);
+  const readOf = (i: number) => model.reads[conflicts[i].read];
+  todo.sort((a, b) => pos[readOf(a).txn] - pos[readOf(b).txn] || readOf(a).po - readOf(b).po || a - b);
+  let complete = true;
+  for (const i of todo) {
+    const c = conflicts[i];
+    const read = readOf(i);
     const t3 = read.txn;
     const level = model.txns[t3].level;
+    const bound = level === PC || level === SI ? prefixBound(rel, t3, pos, sharesWrite) : 0;
     let canonical = INIT;
     for (const t of model.writersOf[c.key]) {
-      if (t !== t3 && pos[t] < pos[t3] && pos[t] > pos[canonical] && rel.visible(t, read, level, sharesWrite)) canonical = t;
+      if (t !== t3 && pos[t] < pos[t3] && pos[t] > pos[canonical] && visibleUnder(rel, t, read, level, pos, bound, sharesWrite)) canonical = t;
     }
     let chosen = -1;
     const value = valueOf(model, canonical, c.key);
@@ -84,11 +128,11 @@ export function completeWitnesses(base: Relations, conflicts: Conflict[], sequen
       for (const t of c.zeros) if (t !== t3 && pos[t] > pos[canonical] && pos[t] < pos[t3] && (best < 0 || pos[t] < pos[best])) best = t;
       chosen = best;
     }
-    preferred.push(chosen);
-    if (chosen >= 0) choices.push({ c, w: chosen });
+    preferred[i] = chosen;
+    if (chosen < 0) complete = false;
+    // addWitness also touches pco, a total order already containing the edge (chosen before the reader).
+    else if (complete) rel.addWitness(read, c.key, chosen);
   }
-  if (choices.length < conflicts.length) return { preferred };
-  for (const { c, w } of choices) rel.addWitness(model.reads[c.read], c.key, w);
-  // addWitness also touched pco, a total order already containing those edges (w before the reader).
+  if (!complete) return { preferred };
   return { rel: satisfiesAxioms(rel, pos, sharesWrite) ? rel : undefined, preferred };
 }
