@@ -162,8 +162,8 @@ export function plan(o: Pick<Options, 'quick' | 'seeds' | 'extSeeds' | 'exhSeeds
     { id: 'exp1', title: 'Experiment 1 (Fig. 6): time vs sessions, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [1, 3, 5] : range(1, 5), txns: [10], seeds: o.seeds, checkers: ['ours'] },
     { id: 'exp2', title: 'Experiment 2 (Fig. 7): time vs transactions per session, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: CONFIGS, sessions: [3], txns: q ? [1, 10, 20] : [1, 2, 5, 10, 15, 20], seeds: o.seeds, checkers: ['ours'] },
     { id: 'exp3', title: 'Experiment 3: run at RC, checked as SER, ours vs the naive baselines, 3 sessions', axis: 'txns', workloads: ['twitter', 'tpcc'], configs: ['rc'], sessions: [3], txns: q ? [1, 5, 10] : range(1, 10), seeds: o.seeds, checkIso: 'SER', checkers: ['ours', 'naive', 'naive-exhaustive'], checkerSeeds: { 'naive-exhaustive': o.exhSeeds } },
-    { id: 'ext-sessions', title: 'Extended: time vs sessions up to 16, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [16] : [6, 8, 12, 16], txns: [10], seeds: o.extSeeds, checkers: ['ours'] },
-    { id: 'ext-txns', title: 'Extended: time vs transactions per session up to 200, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: CONFIGS, sessions: [3], txns: q ? [100] : [50, 100, 200], seeds: o.extSeeds, checkers: ['ours'] },
+    { id: 'ext-sessions', title: 'Extended: time vs sessions up to 32, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [16] : [6, 8, 12, 16, 24, 32], txns: [10], seeds: o.extSeeds, checkers: ['ours'] },
+    { id: 'ext-txns', title: 'Extended: time vs transactions per session up to 400, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: CONFIGS, sessions: [3], txns: q ? [100] : [50, 100, 200, 400], seeds: o.extSeeds, checkers: ['ours'] },
   ];
   return exps
     .filter((e) => o.experiments.includes(e.id))

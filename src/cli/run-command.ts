@@ -112,6 +112,8 @@ class Progress {
 
 const RETRYABLE = new Set(['40001', '40P01']);
 
+let runCounter = 0;
+
 export async function runWorkload(options: RunOptions, database?: Database): Promise<RunSummary> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   let workload: Workload;
@@ -134,7 +136,8 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
 
   const db = database ?? (await openDatabase({ db: options.db }));
   log(`database: ${db.description}`);
-  const dbName = `isocheck_${workload.name.replace(/[^a-z0-9]/g, '_')}_${process.pid}_${Date.now().toString(36)}`;
+  // Unique per run even when one process records several at once (the benchmark runs two in parallel).
+  const dbName = `isocheck_${workload.name.replace(/[^a-z0-9]/g, '_')}_${process.pid}_${Date.now().toString(36)}_${++runCounter}`;
   const admin = new pg.Client({ connectionString: db.url });
   const dataDir = mkdtempSync(join(tmpdir(), 'isocheck-data-'));
   const clients: pg.Client[] = [];
