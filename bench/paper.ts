@@ -8,26 +8,7 @@
  *      and peak memory; the clock starts after readHistory + buildModel (the load time, measured apart)
  *   -> bench/results/<experiment>.csv, <experiment>.svg, run.json, and bench/RESULTS.md (paper-report.ts)
  *
- * Options:
- *   --quick               1 seed, short axes, 10 s timeout, results in bench/.quick/ (a sanity run)
- *   --timeout S           per-history check timeout in seconds (default 60; quick 10)
- *   --seeds N             seeds per point on the paper's grid (default 5; quick 1)
- *   --ext-seeds N         seeds per point on the extended axes (default 2; quick 1)
- *   --exhaustive-seeds N  seeds of experiment 3 also checked by the exhaustive naive baseline (default 1: it
- *                         times out on nearly every TPC-C history, 60 s each)
- *   --experiments LIST    among exp1,exp2,exp3,ext-sessions,ext-txns (default all)
- *   --workloads LIST      restrict the workloads (default: the experiment's)
- *   --configs LIST        restrict the configurations of exp1, exp2 and the extended axes
- *   --sessions LIST       override the sessions axis of the sessions experiments
- *   --txns LIST           override the transactions axis of the transactions experiments
- *   --results DIR         CSVs, SVGs, run.json (default bench/results)
- *   --md FILE             the report (default bench/RESULTS.md)
- *   --histories DIR       recorded histories, reused when present (default bench/.histories)
- *   --record-jobs N       recordings run at once (default 2)
- *   --record-only         record the missing histories of the plan, check nothing
- *   --sequential          start each check's worker only after the previous check ended (by default the next
- *                         worker starts, and warms up, while the current check runs: faster, a little noisier)
- *   --report-only         rebuild the SVGs and RESULTS.md from the CSVs and run.json in --results
+ * Options: PAPER_USAGE below (`npm run bench -- paper --help`).
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { WorkerDone, WorkerJob } from './paper-worker.js';
 import { writeReport, type RunInfo } from './paper-report.js';
+import { UsageError } from './usage-error.js';
 
 export type Checker = 'ours' | 'naive' | 'naive-exhaustive';
 export type ExpId = 'exp1' | 'exp2' | 'exp3' | 'ext-sessions' | 'ext-txns';
@@ -109,6 +91,33 @@ interface Options {
   sequential: boolean;
 }
 
+/** `npm run bench -- paper --help`. */
+export const PAPER_USAGE = `usage: npm run bench -- paper [options]
+
+Records (or reuses) seeded PostgreSQL histories, checks each with a timeout, writes CSVs, SVGs and bench/RESULTS.md.
+
+Options:
+  --quick               1 seed, short axes, 10 s timeout, results in bench/.quick/ (a sanity run)
+  --timeout S           per-history check timeout in seconds (default 60; quick 10)
+  --seeds N             seeds per point on the paper's grid (default 5; quick 1)
+  --ext-seeds N         seeds per point on the extended axes (default 2; quick 1)
+  --exhaustive-seeds N  seeds of experiment 3 also checked by the exhaustive naive baseline (default 1: it
+                        times out on nearly every TPC-C history, 60 s each)
+  --experiments LIST    among exp1,exp2,exp3,ext-sessions,ext-txns (default all)
+  --workloads LIST      restrict the workloads (default: the experiment's)
+  --configs LIST        restrict the configurations of exp1, exp2 and the extended axes
+  --sessions LIST       override the sessions axis of the sessions experiments
+  --txns LIST           override the transactions axis of the transactions experiments
+  --results DIR         CSVs, SVGs, run.json (default bench/results)
+  --md FILE             the report (default bench/RESULTS.md)
+  --histories DIR       recorded histories, reused when present (default bench/.histories)
+  --record-jobs N       recordings run at once (default 2)
+  --record-only         record the missing histories of the plan, check nothing
+  --sequential          start each check's worker only after the previous check ended (by default the next
+                        worker starts, and warms up, while the current check runs: faster, a little noisier)
+  --report-only         rebuild the SVGs and RESULTS.md from the CSVs and run.json in --results
+`;
+
 const here = dirname(fileURLToPath(import.meta.url));
 /** The package root: this file runs as dist/bench/paper.js. */
 const root = resolve(here, '..', '..');
@@ -118,27 +127,34 @@ function parseArgs(args: string[]): Options {
     const i = args.indexOf(`--${name}`);
     if (i < 0) return undefined;
     const v = args[i + 1];
-    if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`);
+    if (v === undefined || v.startsWith('--')) throw new UsageError(`--${name} needs a value`);
     return v;
   };
   const list = (name: string) => get(name)?.split(',').map((s) => s.trim()).filter(Boolean);
   const nums = (name: string) => list(name)?.map((s) => {
     const n = Number(s);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: "${s}" is not a positive integer`);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name}: "${s}" is not a positive integer`);
     return n;
   });
+  const count = (name: string, fallback: number, min = 1): number => {
+    const v = get(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min) throw new UsageError(`--${name}: "${v}" is not a number >= ${min}`);
+    return n;
+  };
   const known = new Set(['quick', 'report-only', 'timeout', 'seeds', 'ext-seeds', 'experiments', 'workloads', 'configs', 'sessions', 'txns', 'results', 'md', 'histories', 'record-jobs', 'record-only', 'sequential', 'exhaustive-seeds']);
-  for (const a of args) if (a.startsWith('--') && !known.has(a.slice(2))) throw new Error(`unknown option ${a}`);
+  for (const a of args) if (a.startsWith('--') && !known.has(a.slice(2))) throw new UsageError(`unknown option ${a} (npm run bench -- paper --help)`);
   const quick = args.includes('--quick');
   const all: ExpId[] = ['exp1', 'exp2', 'exp3', 'ext-sessions', 'ext-txns'];
   const experiments = (list('experiments') ?? all) as ExpId[];
-  for (const e of experiments) if (!all.includes(e)) throw new Error(`--experiments: unknown "${e}" (${all.join(', ')})`);
+  for (const e of experiments) if (!all.includes(e)) throw new UsageError(`--experiments: unknown "${e}" (${all.join(', ')})`);
   return {
     quick,
-    timeoutMs: Number(get('timeout') ?? (quick ? 10 : 60)) * 1000,
-    seeds: Number(get('seeds') ?? (quick ? 1 : 5)),
-    extSeeds: Number(get('ext-seeds') ?? (quick ? 1 : 2)),
-    exhSeeds: Number(get('exhaustive-seeds') ?? 1),
+    timeoutMs: count('timeout', quick ? 10 : 60) * 1000,
+    seeds: count('seeds', quick ? 1 : 5),
+    extSeeds: count('ext-seeds', quick ? 1 : 2),
+    exhSeeds: count('exhaustive-seeds', 1, 0),
     experiments,
     workloads: list('workloads'),
     configs: list('configs'),
@@ -147,7 +163,7 @@ function parseArgs(args: string[]): Options {
     results: resolve(get('results') ?? join(root, 'bench', quick ? '.quick' : 'results')),
     md: resolve(get('md') ?? join(root, 'bench', quick ? join('.quick', 'RESULTS.md') : 'RESULTS.md')),
     histories: resolve(get('histories') ?? join(root, 'bench', '.histories')),
-    recordJobs: Math.max(1, Number(get('record-jobs') ?? 2)),
+    recordJobs: count('record-jobs', 2),
     reportOnly: args.includes('--report-only'),
     recordOnly: args.includes('--record-only'),
     sequential: args.includes('--sequential'),
@@ -471,6 +487,10 @@ function gitState(): string {
 }
 
 export async function runPaperBench(args: string[]): Promise<void> {
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(PAPER_USAGE);
+    return;
+  }
   const o = parseArgs(args);
   const exps = plan(o);
   mkdirSync(o.results, { recursive: true });

@@ -13,6 +13,7 @@ import { loadPredicateParser } from '../src/history/predicate.js';
 import { checkHistory } from '../src/checker/check.js';
 import { naiveCheck } from '../src/checker/naive.js';
 import { parseIsoOverride } from '../src/checker/levels.js';
+import { UsageError } from './usage-error.js';
 
 interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
 interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
@@ -126,7 +127,7 @@ export function summarize(profile: CpuProfile, root: string, entry: string, top 
 
 export async function runProfile(args: string[]): Promise<void> {
   const file = args.find((a, i) => !a.startsWith('--') && !['--iso', '--timeout', '--out'].includes(args[i - 1]));
-  if (!file) throw new Error('usage: npm run bench -- profile FILE [--iso SER] [--timeout S] [--naive] [--out DIR]');
+  if (!file) throw new UsageError('usage: npm run bench -- profile FILE [--iso SER] [--timeout S] [--naive] [--out DIR]');
   const opt = (n: string) => {
     const i = args.indexOf(`--${n}`);
     return i >= 0 ? args[i + 1] : undefined;
