@@ -86,12 +86,14 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
     if (level[t3] !== SI || triplesOfTxn[t3].length === 0) continue;
     for (const t of sharesWrite[t3]) siPartners[t].push(t3);
   }
+  // Keys whose last writer is part of the memo key: read by an SI reader and written by two transactions or
+  // more (with one writer t, M_P(x) is t iff t ∈ P: P already says it).
   const memoKeys: number[] = [];
   if (hasSI) {
     const seenKeys = new Set<number>();
     for (const tr of rel.triples) if (level[reads[tr.read].txn] === SI && !seenKeys.has(tr.key)) {
       seenKeys.add(tr.key);
-      memoKeys.push(tr.key);
+      if (model.writersOf[tr.key].length >= 2) memoKeys.push(tr.key);
     }
   }
 
@@ -247,11 +249,14 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
     const mark = undoMarks.pop()!;
     while (undoKeys.length > mark) lastWriter[undoKeys.pop()!] = undoWriters.pop()!;
   };
+  // The memo key: P's words then M_P over memoKeys, packed into one flat string (4 bytes per entry, latin1), not
+  // concatenated piece by piece (thousands of short-lived rope nodes per prefix were most of the GC time).
+  const keyWords = new Int32Array(words + memoKeys.length);
+  const keyBytes = Buffer.from(keyWords.buffer);
   const memoKey = (): string => {
-    let s = '';
-    for (let w = 0; w < words; w++) s += P[w].toString(36) + ',';
-    if (hasSI) for (const k of memoKeys) s += lastWriter[k] + ',';
-    return s;
+    keyWords.set(P);
+    for (let i = 0; i < memoKeys.length; i++) keyWords[words + i] = lastWriter[memoKeys[i]];
+    return keyBytes.toString('latin1');
   };
   const candidates = (): number[] => {
     const list: number[] = [];
