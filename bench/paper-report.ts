@@ -15,6 +15,8 @@ export interface RunInfo {
   timeoutMs: number;
   seeds: number;
   extSeeds: number;
+  /** Absent in runs before the limit axes. */
+  limitSeeds?: number;
   experiments: Experiment[];
   machine: { cpus: number; cpuModel: string; memGb: number; node: string; platform: string };
   database: string;
@@ -163,7 +165,7 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
   md.push(`- Code: commit ${info.commit ?? 'unknown'} (built into dist/ by \`npm run bench\`). Database: ${info.database}. Histories recorded in this run: ${info.recorded} of ${info.historiesInPlan}${info.recorded < info.historiesInPlan ? ' (the others were reused from the histories folder: recording all of them takes about 23 minutes with 2 recordings at a time)' : ''}.`);
   md.push(`- Wall time: ${fmtMin(info.wallMs.total)} in all: recording ${fmtMin(info.wallMs.recording)}, checking ${fmtMin(info.wallMs.checking)} (${info.checksRun} checks; a check shared by two experiments, e.g. 3 sessions × 10 transactions in experiments 1 and 2, runs once).`);
   md.push(`- Each check runs alone in a fresh child process (peak memory = its maxRSS, Node and the SQL parser included), with a timeout of **${T / 1000} s** per history (the paper's: 60 s). The clock starts after the history is loaded (readHistory + model build = "load", measured apart); "check" is \`checkHistory\` with explanations and shrinking off (the decision only), or \`naiveCheck\` with no work bound, killed at the timeout. ${info.sequential ? 'Each worker started after the previous check ended (--sequential).' : 'Each worker warms up (the same checker, twice, on a small history of the same workload) before its job, and starts while the previous check runs: on 2 cores this costs some noise on the shortest checks.'}`);
-  md.push(`- Seeds: ${info.seeds} per point on the paper's grid (as the paper: 5 random clients per point), ${info.extSeeds} per point on the extended axes${info.extSeeds < info.seeds ? ' (fewer, to keep the full run within about 25 minutes on this machine)' : ''}. Transactions axis of experiment 2: ${expOf('exp2')?.txns.join(', ') ?? '–'} (a step, not every value 1..20 as in the paper, to keep the time reasonable).`);
+  md.push(`- Seeds: ${info.seeds} per point on the paper's grid (as the paper: 5 random clients per point), ${info.extSeeds} per point on the extended axes${info.extSeeds < info.seeds ? ' (fewer, to keep the full run within about 25 minutes on this machine)' : ''}${expOf('limit-sessions') || expOf('limit-txns') ? `, ${info.limitSeeds ?? 1} on the limit axes (the largest sizes, SI, RC and SI+RC only)` : ''}. Transactions axis of experiment 2: ${expOf('exp2')?.txns.join(', ') ?? '–'} (a step, not every value 1..20 as in the paper, to keep the time reasonable).`);
   md.push(`- Cells of the size tables: median / max check time of the decided histories; **⏱n** = n histories not decided within the timeout; ✗n = n histories found inconsistent at the levels they ran at (PostgreSQL should never produce one: each is a checker or database problem to look at).`);
   md.push('');
 
@@ -225,7 +227,7 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
   md.push('');
 
   // ---- per experiment
-  for (const id of ['exp1', 'exp2', 'ext-sessions', 'ext-txns'] as ExpId[]) {
+  for (const id of ['exp1', 'exp2', 'ext-sessions', 'ext-txns', 'limit-sessions', 'limit-txns'] as ExpId[]) {
     const e = expOf(id);
     if (!e) continue;
     const rows = rowsOf(id);
@@ -237,7 +239,7 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
     md.push('');
     md.push(sizeTables(e, rows));
     md.push('');
-    if (id.startsWith('ext')) md.push(stopsDeciding(e, rows, T));
+    if (id.startsWith('ext') || id.startsWith('limit')) md.push(stopsDeciding(e, rows, T));
     const bad = rows.filter((r) => r.verdict === 'inconsistent' && !r.check_iso);
     if (bad.length) md.push(`Inconsistent at the levels PostgreSQL ran them at (to investigate): ${bad.map((r) => `\`${r.file}\``).join(', ')}\n`);
   }

@@ -20,7 +20,7 @@ import { writeReport, type RunInfo } from './paper-report.js';
 import { UsageError } from './usage-error.js';
 
 export type Checker = 'ours' | 'naive' | 'naive-exhaustive';
-export type ExpId = 'exp1' | 'exp2' | 'exp3' | 'ext-sessions' | 'ext-txns';
+export type ExpId = 'exp1' | 'exp2' | 'exp3' | 'ext-sessions' | 'ext-txns' | 'limit-sessions' | 'limit-txns';
 
 export interface Experiment {
   id: ExpId;
@@ -76,6 +76,7 @@ interface Options {
   timeoutMs: number;
   seeds: number;
   extSeeds: number;
+  limitSeeds: number;
   exhSeeds: number;
   experiments: ExpId[];
   workloads?: string[];
@@ -101,9 +102,12 @@ Options:
   --timeout S           per-history check timeout in seconds (default 60; quick 10)
   --seeds N             seeds per point on the paper's grid (default 5; quick 1)
   --ext-seeds N         seeds per point on the extended axes (default 2; quick 1)
+  --limit-seeds N       seeds per point of the limit axes, the sizes where the checker is expected to stop
+                        deciding (default 1)
   --exhaustive-seeds N  seeds of experiment 3 also checked by the exhaustive naive baseline (default 1: it
                         times out on nearly every TPC-C history, 60 s each)
-  --experiments LIST    among exp1,exp2,exp3,ext-sessions,ext-txns (default all)
+  --experiments LIST    among exp1,exp2,exp3,ext-sessions,ext-txns,limit-sessions,limit-txns (default all;
+                        --quick: all but the limit axes)
   --workloads LIST      restrict the workloads (default: the experiment's)
   --configs LIST        restrict the configurations of exp1, exp2 and the extended axes
   --sessions LIST       override the sessions axis of the sessions experiments
@@ -143,17 +147,18 @@ function parseArgs(args: string[]): Options {
     if (!Number.isFinite(n) || n < min) throw new UsageError(`--${name}: "${v}" is not a number >= ${min}`);
     return n;
   };
-  const known = new Set(['quick', 'report-only', 'timeout', 'seeds', 'ext-seeds', 'experiments', 'workloads', 'configs', 'sessions', 'txns', 'results', 'md', 'histories', 'record-jobs', 'record-only', 'sequential', 'exhaustive-seeds']);
+  const known = new Set(['quick', 'report-only', 'timeout', 'seeds', 'ext-seeds', 'limit-seeds', 'experiments', 'workloads', 'configs', 'sessions', 'txns', 'results', 'md', 'histories', 'record-jobs', 'record-only', 'sequential', 'exhaustive-seeds']);
   for (const a of args) if (a.startsWith('--') && !known.has(a.slice(2))) throw new UsageError(`unknown option ${a} (npm run bench -- paper --help)`);
   const quick = args.includes('--quick');
-  const all: ExpId[] = ['exp1', 'exp2', 'exp3', 'ext-sessions', 'ext-txns'];
-  const experiments = (list('experiments') ?? all) as ExpId[];
+  const all: ExpId[] = ['exp1', 'exp2', 'exp3', 'ext-sessions', 'ext-txns', 'limit-sessions', 'limit-txns'];
+  const experiments = (list('experiments') ?? (quick ? all.filter((e) => !e.startsWith('limit')) : all)) as ExpId[];
   for (const e of experiments) if (!all.includes(e)) throw new UsageError(`--experiments: unknown "${e}" (${all.join(', ')})`);
   return {
     quick,
     timeoutMs: count('timeout', quick ? 10 : 60) * 1000,
     seeds: count('seeds', quick ? 1 : 5),
     extSeeds: count('ext-seeds', quick ? 1 : 2),
+    limitSeeds: count('limit-seeds', 1),
     exhSeeds: count('exhaustive-seeds', 1, 0),
     experiments,
     workloads: list('workloads'),
@@ -172,7 +177,7 @@ function parseArgs(args: string[]): Options {
 
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 
-export function plan(o: Pick<Options, 'quick' | 'seeds' | 'extSeeds' | 'exhSeeds' | 'experiments' | 'workloads' | 'configs' | 'sessions' | 'txns'>): Experiment[] {
+export function plan(o: Pick<Options, 'quick' | 'seeds' | 'extSeeds' | 'limitSeeds' | 'exhSeeds' | 'experiments' | 'workloads' | 'configs' | 'sessions' | 'txns'>): Experiment[] {
   const q = o.quick;
   const exps: Experiment[] = [
     { id: 'exp1', title: 'Experiment 1 (Fig. 6): time vs sessions, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [1, 3, 5] : range(1, 5), txns: [10], seeds: o.seeds, checkers: ['ours'] },
@@ -180,6 +185,9 @@ export function plan(o: Pick<Options, 'quick' | 'seeds' | 'extSeeds' | 'exhSeeds
     { id: 'exp3', title: 'Experiment 3: run at RC, checked as SER, ours vs the naive baselines, 3 sessions', axis: 'txns', workloads: ['twitter', 'tpcc'], configs: ['rc'], sessions: [3], txns: q ? [1, 5, 10] : range(1, 10), seeds: o.seeds, checkIso: 'SER', checkers: ['ours', 'naive', 'naive-exhaustive'], checkerSeeds: { 'naive-exhaustive': o.exhSeeds } },
     { id: 'ext-sessions', title: 'Extended: time vs sessions up to 32, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [16] : [6, 8, 12, 16, 24, 32], txns: [10], seeds: o.extSeeds, checkers: ['ours'] },
     { id: 'ext-txns', title: 'Extended: time vs transactions per session up to 400, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: CONFIGS, sessions: [3], txns: q ? [100] : [50, 100, 200, 400], seeds: o.extSeeds, checkers: ['ours'] },
+    // Past the extended axes, until the checker stops deciding: the slowest single level (SI), RC, and SI+RC.
+    { id: 'limit-sessions', title: 'Limit: time vs sessions up to 128, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: ['si', 'rc', 'si+rc'], sessions: q ? [48] : [48, 64, 96, 128], txns: [10], seeds: o.limitSeeds, checkers: ['ours'] },
+    { id: 'limit-txns', title: 'Limit: time vs transactions per session up to 3200, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: ['si', 'rc', 'si+rc'], sessions: [3], txns: q ? [800] : [800, 1600, 3200], seeds: o.limitSeeds, checkers: ['ours'] },
   ];
   return exps
     .filter((e) => o.experiments.includes(e.id))
@@ -249,7 +257,8 @@ async function recordAll(pts: Point[], dir: string, jobs: number, progress: Prog
   // Imported here: --report-only and a run over recorded histories need no database.
   const { openDatabase } = (await import(pathToFileURL(join(codeDir, 'src', 'db', 'connect.js')).href)) as typeof import('../src/db/connect.js');
   const { runWorkload } = (await import(pathToFileURL(join(codeDir, 'src', 'cli', 'run-command.js')).href)) as typeof import('../src/cli/run-command.js');
-  const db = await openDatabase({});
+  // Up to 128 sessions per recording, two recordings at a time: more connections than PostgreSQL's default 100.
+  const db = await openDatabase({ embedded: { settings: { max_connections: '400' } } });
   let done = 0;
   try {
     const queue = missing.slice();
@@ -589,6 +598,7 @@ async function runAll(o: Options, exps: Experiment[], args: string[], started: n
     timeoutMs: o.timeoutMs,
     seeds: o.seeds,
     extSeeds: o.extSeeds,
+    limitSeeds: o.limitSeeds,
     exhSeeds: o.exhSeeds,
     experiments: exps,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memGb: round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform} ${process.arch}` },
