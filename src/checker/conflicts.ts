@@ -36,8 +36,16 @@ export function valueOf(model: CheckModel, t: number, key: number): Row | null {
   return v === undefined ? null : v;
 }
 
-/** Keys of the read's table that only init wrote and whose initial row satisfies the WHERE. */
+const initKeysCache = new WeakMap<CheckModel, (number[] | undefined)[]>();
+
+/** Keys of the read's table that only init wrote and whose initial row satisfies the WHERE (once per read). */
 function matchingInitKeys(model: CheckModel, read: ReadEvent): number[] {
+  let cache = initKeysCache.get(model);
+  if (!cache) initKeysCache.set(model, (cache = new Array(model.reads.length)));
+  return (cache[read.id] ??= scanInitKeys(model, read));
+}
+
+function scanInitKeys(model: CheckModel, read: ReadEvent): number[] {
   const table = model.tables[read.table];
   const schema = table.schema;
   const result: number[] = [];
@@ -137,6 +145,30 @@ function candidateKeys(model: CheckModel, read: ReadEvent, canon: (key: number) 
   return result;
 }
 
+const matchCache = new WeakMap<CheckModel, (Map<number, Uint8Array> | undefined)[]>();
+
+/**
+ * Whether each version of `key` satisfies the read's WHERE: entry 0 for init, entry i + 1 for writersOf[key][i]
+ * (1: matches; 0: does not, or deleted). Computed once per (read, key) and model: findConflicts runs again
+ * after each round of forced witnesses, and only pco and the witnesses change between rounds.
+ */
+function matches(model: CheckModel, read: ReadEvent, key: number): Uint8Array {
+  let cache = matchCache.get(model);
+  if (!cache) matchCache.set(model, (cache = new Array(model.reads.length)));
+  const byKey = (cache[read.id] ??= new Map());
+  let flags = byKey.get(key);
+  if (!flags) {
+    const writers = model.writersOf[key];
+    flags = new Uint8Array(writers.length + 1);
+    for (let i = -1; i < writers.length; i++) {
+      const value = valueOf(model, i < 0 ? INIT : writers[i], key);
+      if (value !== null && read.pred.test(value)) flags[i + 1] = 1;
+    }
+    byKey.set(key, flags);
+  }
+  return flags;
+}
+
 export interface ConflictResult {
   conflicts: Conflict[];
   missing: MissingRow[];
@@ -168,11 +200,11 @@ export function findConflicts(model: CheckModel, pco: Order, decided?: (read: nu
       const ones: number[] = [];
       const zeros: number[] = [];
       const writers = model.writersOf[key];
+      const flags = matches(model, read, key);
       for (let i = -1; i < writers.length; i++) {
         const t = i < 0 ? INIT : writers[i];
         if (t === t3 || pco.has(t3, t)) continue;
-        const value = valueOf(model, t, key);
-        if (value !== null && read.pred.test(value)) ones.push(t);
+        if (flags[i + 1] === 1) ones.push(t);
         else zeros.push(t);
       }
       if (ones.length === 0 && !(widen && zeros.length > 0)) continue;

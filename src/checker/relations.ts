@@ -210,7 +210,9 @@ export class PrefixVisibility {
     const words = pco.words;
     const pred = (this.pred ??= pco.predecessors());
     set = new Uint32Array(words);
+    // The set stays closed under pco-predecessors (pco is transitive): a t already in it brings nothing new.
     const withPredecessors = (t: number) => {
+      if (setHas(set!, t)) return;
       const row = t * words;
       for (let w = 0; w < words; w++) set![w] |= pred[row + w];
       setAdd(set!, t);
@@ -227,7 +229,10 @@ export class PrefixVisibility {
       }
     }
     if (model.txns[t3].level === SI) {
-      for (const t4 of this.sharesWrite[t3]) if (pco.has(t4, t3)) withPredecessors(t4);
+      // Latest ids first (a session's transactions have increasing ids): each one's predecessors subsume the
+      // session's earlier ones, which are then skipped.
+      const partners = this.sharesWrite[t3];
+      for (let i = partners.length - 1; i >= 0; i--) if (pco.has(partners[i], t3)) withPredecessors(partners[i]);
     }
     this.sets[t3] = set;
     return set;
