@@ -295,6 +295,25 @@ describe('predicate: constructs', () => {
     expect(compilePredicate('NOT (i4 = 1)', [], COLS).pointConstraints.size).toBe(0);
   });
 
+  it('conjuncts on a set of columns (key-column filters)', () => {
+    const keyCols = new Set(['i4', 'i8']);
+    const p = compilePredicate('i4 = $1 AND i8 >= $2 AND i8 < $3 AND t = $4', [1, 10, 20, 'x'], COLS);
+    const onKey = p.conjunctsOn!(keyCols)!;
+    expect(onKey({ i4: 1, i8: 15 })).toBe(true);
+    expect(onKey({ i4: 1, i8: 20 })).toBe(false);
+    expect(onKey({ i4: 2, i8: 15 })).toBe(false);
+    expect(onKey({ i4: null, i8: 15 })).toBe(false); // NULL is not TRUE
+    expect(p.conjunctsOn!(keyCols)).toBe(onKey); // compiled once per column set
+    // a conjunct reading another column is left out; an OR is one conjunct
+    expect(compilePredicate('t = $1', ['x'], COLS).conjunctsOn!(keyCols)).toBeUndefined();
+    expect(compilePredicate('i4 = 1 OR t = $1', ['x'], COLS).conjunctsOn!(keyCols)).toBeUndefined();
+    const or = compilePredicate('(i4 = 1 OR i8 = 2) AND t = $1', ['x'], COLS).conjunctsOn!(keyCols)!;
+    expect([or({ i4: 1, i8: 0 }), or({ i4: 0, i8: 2 }), or({ i4: 0, i8: 0 })]).toEqual([true, true, false]);
+    // an evaluation error counts as not TRUE, as in the whole clause
+    expect(compilePredicate('i4 / i8 > 0', [], COLS).conjunctsOn!(keyCols)!({ i4: 1, i8: 0 })).toBe(false);
+    expect(compilePredicate(undefined, [], COLS).conjunctsOn?.(keyCols)).toBeUndefined();
+  });
+
   it('canonicalValue / valuesEqual', () => {
     expect(canonicalValue('1.50', 'numeric')).toBe(canonicalValue('1.5', 'numeric'));
     expect(canonicalValue('007', 'int8')).toBe('7');
@@ -589,7 +608,7 @@ describe('predicate: agreement with PostgreSQL', () => {
     const rnd = seedrandom(process.env.PREDICATE_SEED ?? 'isocheck-predicate-1');
     const N = Number(process.env.PREDICATE_CASES ?? 1500);
     const verbose = process.env.PREDICATE_VERBOSE === '1';
-    const stats = { compared: 0, pgTrue: 0, pgFalse: 0, bothRejected: 0, runtimeError: 0, pointChecked: 0 };
+    const stats = { compared: 0, pgTrue: 0, pgFalse: 0, bothRejected: 0, runtimeError: 0, pointChecked: 0, conjunctsChecked: 0 };
     const failures: string[] = [];
     for (let i = 0; i < N; i++) {
       const g = new Gen(rnd);
@@ -626,6 +645,15 @@ describe('predicate: agreement with PostgreSQL', () => {
               failures.push(`point constraint ${col} in ${JSON.stringify(vals)} violated by a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`);
             }
           }
+          // so must the conjuncts on any set of columns, on the row cut down to those columns
+          for (let s = 0; s < 3; s++) {
+            const only = new Set(s === 0 ? compiled.columns : COL_NAMES.filter(() => rnd() < 0.5));
+            const onCols = compiled.conjunctsOn?.(only);
+            if (!onCols) continue;
+            stats.conjunctsChecked++;
+            const cut: Row = Object.fromEntries([...only].map((c) => [c, row[c]!]));
+            if (!onCols(cut)) failures.push(`conjuncts on ${[...only].join(',')} false on a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`);
+          }
         }
       } catch (e) {
         if (!(e instanceof PredicateError)) throw e;
@@ -651,6 +679,7 @@ describe('predicate: agreement with PostgreSQL', () => {
     expect(failures.slice(0, 30)).toEqual([]);
     expect(stats.pgTrue).toBeGreaterThan(N / 10);
     expect(stats.pgFalse).toBeGreaterThan(N / 10);
+    expect(stats.conjunctsChecked).toBeGreaterThan(N / 10);
   }, 120_000);
 
   it('arithmetic results, casts and output formats match PostgreSQL exactly', async () => {

@@ -168,9 +168,10 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   // recompute (the extension is a client history in its own right, paper Algorithm 3 applied to it).
   let conflicts: Conflict[] = [];
   const hasCC = model.txns.some((t, i) => i !== INIT && t.level === CC);
-  for (;;) {
+  for (let round = 0; ; round++) {
     budget.tick();
-    const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k), hasCC);
+    // After the first round only the previous conflicts can still be conflicts (findConflicts, `previous`).
+    const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k), hasCC, round === 0 ? undefined : conflicts);
     if (found.missing.length > 0) return inconsistent(found.missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
     conflicts = found.conflicts;
     const forced = conflicts.filter((c) => c.zeros.length === 1);

@@ -93,12 +93,20 @@ function canonicalKeys(model: CheckModel): (key: number) => string[] {
   };
 }
 
+const keyColumnSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+function keyColumnSet(key: readonly string[]): ReadonlySet<string> {
+  let set = keyColumnSets.get(key);
+  if (!set) keyColumnSets.set(key, (set = new Set(key)));
+  return set;
+}
+
 const candidateCache = new WeakMap<CheckModel, (number[] | undefined)[]>();
 const keyIndexCache = new WeakMap<CheckModel, Map<string, number[]>[][]>();
 
 /**
- * The written keys of the read's table that its WHERE's point constraints on key columns allow, in key order
- * (the others are false on every version: key columns never change for a key). Computed once per read and
+ * The written keys of the read's table that its WHERE's point constraints on key columns allow, in key order,
+ * and its other conditions on key columns alone (the others are false on every version: key columns never
+ * change for a key). Computed once per read and
  * model, through an index of the written keys by each key column's value, so that a read pinned to one
  * district does not scan every written row of the table (TPC-C's order lines and stock) on every call.
  */
@@ -141,32 +149,45 @@ function candidateKeys(model: CheckModel, read: ReadEvent, canon: (key: number) 
     if (best[1].size > 1) found.sort((a, b) => a - b);
     result = found.filter((key) => others.every(([i, set]) => set.has(canon(key)[i])));
   }
+  // Conditions on key columns alone beyond equalities (TPC-C's StockLevel: ol_o_id >= $3 AND ol_o_id < $4).
+  const onKey = read.pred.conjunctsOn?.(keyColumnSet(schema.key));
+  if (onKey) {
+    const row: Row = {};
+    result = result.filter((key) => {
+      const values = model.keys[key].values;
+      for (let i = 0; i < values.length; i++) row[schema.key[i]] = values[i];
+      return onKey(row);
+    });
+  }
   cache[read.id] = result;
   return result;
 }
 
 const matchCache = new WeakMap<CheckModel, (Map<number, Uint8Array> | undefined)[]>();
+const UNKNOWN = 0, MATCH = 1, NO_MATCH = 2;
 
 /**
- * Whether each version of `key` satisfies the read's WHERE: entry 0 for init, entry i + 1 for writersOf[key][i]
- * (1: matches; 0: does not, or deleted). Computed once per (read, key) and model: findConflicts runs again
- * after each round of forced witnesses, and only pco and the witnesses change between rounds.
+ * Whether each version of `key` satisfies the read's WHERE, filled lazily: entry 0 for init, entry i + 1 for
+ * writersOf[key][i] (0: not evaluated yet, MATCH, or NO_MATCH: does not, or deleted). Kept per (read, key) and
+ * model: findConflicts runs again after each round of forced witnesses, and only pco and the witnesses change
+ * between rounds. Versions a reader cannot have seen (written by a transaction pco-after it) are never tested.
  */
-function matches(model: CheckModel, read: ReadEvent, key: number): Uint8Array {
+function matchFlags(model: CheckModel, read: ReadEvent, key: number): Uint8Array {
   let cache = matchCache.get(model);
   if (!cache) matchCache.set(model, (cache = new Array(model.reads.length)));
   const byKey = (cache[read.id] ??= new Map());
   let flags = byKey.get(key);
-  if (!flags) {
-    const writers = model.writersOf[key];
-    flags = new Uint8Array(writers.length + 1);
-    for (let i = -1; i < writers.length; i++) {
-      const value = valueOf(model, i < 0 ? INIT : writers[i], key);
-      if (value !== null && read.pred.test(value)) flags[i + 1] = 1;
-    }
-    byKey.set(key, flags);
-  }
+  if (!flags) byKey.set(key, (flags = new Uint8Array(model.writersOf[key].length + 1)));
   return flags;
+}
+
+function versionMatches(model: CheckModel, read: ReadEvent, key: number, flags: Uint8Array, i: number): boolean {
+  let f = flags[i + 1];
+  if (f === UNKNOWN) {
+    const value = valueOf(model, i < 0 ? INIT : model.writersOf[key][i], key);
+    f = flags[i + 1] = value !== null && read.pred.test(value) ? MATCH : NO_MATCH;
+  }
+  return f === MATCH;
 }
 
 export interface ConflictResult {
@@ -174,42 +195,55 @@ export interface ConflictResult {
   missing: MissingRow[];
 }
 
-/** Computes the conflicts and missing rows of every non-partial read, against the partial commit order `pco`. */
 /**
+ * Computes the conflicts and missing rows of every non-partial read, against the partial commit order `pco`.
+ *
  * `widen`: also treat unreturned rows whose every version hides them as conflicts (they need a witness too).
  * The paper's Theorem 5 (non-conflicts need no witness) holds for SER, SI, PC, RA and RC but not CC: a
  * witness edge into a reader puts its writer in the causal past of the reader's successors, which a CC
  * transaction must then see. So when some transaction is CC, every unreturned row with a non-init writer
  * gets a witness (found by the brute-force oracle; see test/fixtures/disagreements/regression-CC-*).
+ *
+ * `previous`: the conflicts of an earlier call on the same model whose pco was a subset of this one (and whose
+ * decided pairs a subset of these). Only those pairs are looked at again: the 1 and 0 sets only lose writers
+ * as pco grows (a writer pco-after the reader leaves both) and decided pairs stay decided, so a pair that was
+ * neither a conflict nor a missing row then is neither now. Rounds of forced witnesses cost O(conflicts)
+ * instead of O(reads × keys).
  */
-export function findConflicts(model: CheckModel, pco: Order, decided?: (read: number, key: number) => boolean, widen = false): ConflictResult {
+export function findConflicts(model: CheckModel, pco: Order, decided?: (read: number, key: number) => boolean, widen = false, previous?: Conflict[]): ConflictResult {
   const conflicts: Conflict[] = [];
   const missing: MissingRow[] = [];
+  const classify = (read: ReadEvent, key: number): void => {
+    const t3 = read.txn;
+    const ones: number[] = [];
+    const zeros: number[] = [];
+    const writers = model.writersOf[key];
+    const flags = matchFlags(model, read, key);
+    for (let i = -1; i < writers.length; i++) {
+      const t = i < 0 ? INIT : writers[i];
+      if (t === t3 || pco.has(t3, t)) continue;
+      if (versionMatches(model, read, key, flags, i)) ones.push(t);
+      else zeros.push(t);
+    }
+    if (ones.length === 0 && !(widen && zeros.length > 0)) return;
+    if (zeros.length === 0) missing.push({ read: read.id, key, ones });
+    else conflicts.push({ read: read.id, key, ones, zeros });
+  };
+  if (previous) {
+    for (const c of previous) if (!(decided !== undefined && decided(c.read, c.key))) classify(model.reads[c.read], c.key);
+    return { conflicts, missing };
+  }
   const canon = canonicalKeys(model);
   for (const read of model.reads) {
     if (read.partial) continue;
     // Key columns never change for a key, so a WHERE that pins a key column to values this key does not have
     // is false on every version of it: no conflict (unless every unreturned row needs a witness).
-    const t3 = read.txn;
     const skip = (key: number) => read.returned.has(key) || read.local.has(key) || (decided !== undefined && decided(read.id, key));
     for (const key of matchingInitKeys(model, read)) {
       if (!skip(key)) missing.push({ read: read.id, key, ones: [INIT] });
     }
     for (const key of widen ? model.tables[read.table].writtenKeys : candidateKeys(model, read, canon)) {
-      if (skip(key)) continue;
-      const ones: number[] = [];
-      const zeros: number[] = [];
-      const writers = model.writersOf[key];
-      const flags = matches(model, read, key);
-      for (let i = -1; i < writers.length; i++) {
-        const t = i < 0 ? INIT : writers[i];
-        if (t === t3 || pco.has(t3, t)) continue;
-        if (flags[i + 1] === 1) ones.push(t);
-        else zeros.push(t);
-      }
-      if (ones.length === 0 && !(widen && zeros.length > 0)) continue;
-      if (zeros.length === 0) missing.push({ read: read.id, key, ones });
-      else conflicts.push({ read: read.id, key, ones, zeros });
+      if (!skip(key)) classify(read, key);
     }
   }
   return { conflicts, missing };

@@ -65,27 +65,17 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
   const direct = rel.wrPred.map((s) => s.slice());
   for (let t = 1; t < n; t++) if (soPrev[t] >= 0) setAdd(direct[t], soPrev[t]);
 
-  // For each t: the triples where t writes the key read and is neither the reader nor the writer read from.
-  const writerTriples: number[][] = Array.from({ length: n }, () => []);
+  // Triples by reader and by writer read from; the prefix search keeps, for each key, the "active" triples
+  // (writer read from in P, reader pending): only those can block a writer of the key (conditions 2 and 3).
   const triplesOfTxn: number[][] = Array.from({ length: n }, () => []);
+  const triplesFrom: number[][] = Array.from({ length: n }, () => []);
   rel.triples.forEach((tr, id) => {
-    const t3 = reads[tr.read].txn;
-    triplesOfTxn[t3].push(id);
+    triplesOfTxn[reads[tr.read].txn].push(id);
+    triplesFrom[tr.from].push(id);
   });
-  for (let t = 1; t < n; t++) {
-    for (const key of model.writes[t].keys()) {
-      for (const id of rel.triplesOfKey.get(key) ?? []) {
-        const tr = rel.triples[id];
-        if (tr.from !== t && reads[tr.read].txn !== t) writerTriples[t].push(id);
-      }
-    }
-  }
-  // For each t, the SI readers that write a key t writes (sharesWrite is filled for SI transactions only).
-  const siPartners: number[][] = Array.from({ length: n }, () => []);
-  for (let t3 = 1; t3 < n; t3++) {
-    if (level[t3] !== SI || triplesOfTxn[t3].length === 0) continue;
-    for (const t of sharesWrite[t3]) siPartners[t].push(t3);
-  }
+  const tripleReader = Int32Array.from(rel.triples, (tr) => reads[tr.read].txn);
+  const tripleKey = Int32Array.from(rel.triples, (tr) => tr.key);
+  const tripleFrom = Int32Array.from(rel.triples, (tr) => tr.from);
   // Keys whose last writer is part of the memo key: read by an SI reader and written by two transactions or
   // more (with one writer t, M_P(x) is t iff t ∈ P: P already says it).
   const memoKeys: number[] = [];
@@ -125,56 +115,105 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
 
   const inP = (t: number) => setHas(P, t);
 
+  // Active triples per key (writer read from in P, reader not in P), as swap-remove lists with positions.
+  const active: number[][] = [];
+  const activePos = new Int32Array(rel.triples.length).fill(-1);
+  // For pending SI readers: how many of their active triples read a version that is no longer the last one
+  // placed (M_P(x) ≠ t1); the readers with such a stale read, as a swap-remove list.
+  const stale = new Int32Array(n);
+  const staleReaders: number[] = [];
+  const stalePos = new Int32Array(n).fill(-1);
+  const staleInc = (t3: number) => {
+    if (stale[t3]++ === 0) {
+      stalePos[t3] = staleReaders.length;
+      staleReaders.push(t3);
+    }
+  };
+  const staleDec = (t3: number) => {
+    if (--stale[t3] === 0) {
+      const i = stalePos[t3];
+      const last = staleReaders.pop()!;
+      if (last !== t3) {
+        staleReaders[i] = last;
+        stalePos[last] = i;
+      }
+      stalePos[t3] = -1;
+    }
+  };
+  const activate = (id: number) => {
+    const key = tripleKey[id];
+    const list = (active[key] ??= []);
+    activePos[id] = list.length;
+    list.push(id);
+    const t3 = tripleReader[id];
+    if (level[t3] === SI && lastWriter[key] !== tripleFrom[id]) staleInc(t3);
+  };
+  const deactivate = (id: number) => {
+    const key = tripleKey[id];
+    const list = active[key];
+    const i = activePos[id];
+    const last = list.pop()!;
+    if (last !== id) {
+      list[i] = last;
+      activePos[last] = i;
+    }
+    activePos[id] = -1;
+    const t3 = tripleReader[id];
+    if (level[t3] === SI && lastWriter[key] !== tripleFrom[id]) staleDec(t3);
+  };
+  for (const id of triplesFrom[INIT]) if (tripleReader[id] !== INIT) activate(id);
+
+  /** Whether t3 writes a key t writes (SI's Conflict: t3 then sees everything committed before it). */
+  const sharesWriteWith = (t: number, t3: number): boolean => {
+    const a = model.writes[t], b = model.writes[t3];
+    const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+    for (const key of small.keys()) if (large.has(key)) return true;
+    return false;
+  };
+
+  /** Condition 2 for one active triple and a writer t of its key: vis(t, r) under the prefix. */
+  const visibleToRead = (t: number, id: number): boolean => {
+    const t3 = tripleReader[id];
+    const r = reads[rel.triples[id].read];
+    switch (level[t3]) {
+      case RC: {
+        const first = rel.rcFirst[t3].get(t);
+        return rel.soBefore(t, t3) || (first !== undefined && first < r.po);
+      }
+      case RA:
+        return rel.soBefore(t, t3) || setHas(rel.wrPred[t3], t);
+      case CC:
+        return rel.hb.has(t, t3);
+      case PC:
+      case SI: {
+        const d = direct[t3];
+        for (let w = 0; w < words; w++) if ((d[w] & ~P[w]) !== 0) return true;
+        return false;
+      }
+      case SER:
+        return true;
+      default:
+        throw new Error(`unknown level ${level[t3]}`);
+    }
+  };
+
   const allowed = (t: number): boolean => {
     const row = t * words;
     for (let w = 0; w < words; w++) if ((pred[row + w] & ~P[w]) !== 0) return false;
-    for (const id of writerTriples[t]) {
-      const tr = rel.triples[id];
-      const r = reads[tr.read];
-      const t3 = r.txn;
-      if (inP(t3) || !inP(tr.from)) continue;
-      let visible: boolean;
-      switch (level[t3]) {
-        case RC: {
-          const first = rel.rcFirst[t3].get(t);
-          visible = rel.soBefore(t, t3) || (first !== undefined && first < r.po);
-          break;
-        }
-        case RA:
-          visible = rel.soBefore(t, t3) || setHas(rel.wrPred[t3], t);
-          break;
-        case CC:
-          visible = rel.hb.has(t, t3);
-          break;
-        case PC:
-        case SI: {
-          const d = direct[t3];
-          visible = false;
-          for (let w = 0; w < words; w++) if ((d[w] & ~P[w]) !== 0) {
-            visible = true;
-            break;
-          }
-          break;
-        }
-        case SER:
-          visible = true;
-          break;
-        default:
-          throw new Error(`unknown level ${level[t3]}`);
-      }
-      if (visible) return false;
-    }
     const writes = model.writes[t];
-    for (const t3 of siPartners[t]) {
-      if (inP(t3)) continue;
-      for (const id of triplesOfTxn[t3]) {
-        const tr = rel.triples[id];
-        const t1 = tr.from;
-        if (t1 !== t && !inP(t1)) continue;
-        const last = writes.has(tr.key) ? t : lastWriter[tr.key];
-        if (last !== t1) return false;
+    for (const key of writes.keys()) {
+      const list = active[key];
+      if (list === undefined) continue;
+      for (const id of list) {
+        const t3 = tripleReader[id];
+        if (t3 === t) continue;
+        if (visibleToRead(t, id)) return false;
+        // 3, on a key t writes: t becomes M_P'(x) while t3 read an earlier version.
+        if (level[t3] === SI && sharesWriteWith(t, t3)) return false;
       }
     }
+    // 3, on the other keys: a pending SI reader that t would make see everything already read a stale version.
+    for (const t3 of staleReaders) if (t3 !== t && sharesWriteWith(t, t3)) return false;
     return true;
   };
 
@@ -186,68 +225,64 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
   /** The reason allowed(t) is false, in words (same checks, slow path). */
   const whyBlocked = (t: number): string => {
     for (let u = 0; u < n; u++) if (setHas(pred.subarray(t * words, (t + 1) * words), u) && !inP(u)) return `must commit after ${name(u)}, which has not committed yet (forced order)`;
-    for (const id of writerTriples[t]) {
-      const tr = rel.triples[id];
-      const r = reads[tr.read];
-      const t3 = r.txn;
-      if (inP(t3) || !inP(tr.from)) continue;
-      const saved = allowedTriple(t, id);
-      if (!saved) return `${name(t3)} (${['RC', 'RA', 'CC', 'PC', 'SI', 'SER'][level[t3]]}) read ${keyName(tr.key)} from ${name(tr.from)}, which already committed; ${name(t)} also writes ${keyName(tr.key)} and would be visible to that read, so it would have had to commit before ${name(tr.from)}`;
-    }
     const writes = model.writes[t];
-    for (const t3 of siPartners[t]) {
-      if (inP(t3)) continue;
+    for (const key of writes.keys()) {
+      for (const id of rel.triplesOfKey.get(key) ?? []) {
+        const t3 = tripleReader[id];
+        const t1 = tripleFrom[id];
+        if (t3 === t || t1 === t || inP(t3) || !inP(t1)) continue;
+        if (visibleToRead(t, id)) return `${name(t3)} (${['RC', 'RA', 'CC', 'PC', 'SI', 'SER'][level[t3]]}) read ${keyName(key)} from ${name(t1)}, which already committed; ${name(t)} also writes ${keyName(key)} and would be visible to that read, so it would have had to commit before ${name(t1)}`;
+      }
+    }
+    for (let t3 = 1; t3 < n; t3++) {
+      if (t3 === t || inP(t3) || level[t3] !== SI || !sharesWriteWith(t, t3)) continue;
       for (const id of triplesOfTxn[t3]) {
-        const tr = rel.triples[id];
-        if (tr.from !== t && !inP(tr.from)) continue;
-        const last = writes.has(tr.key) ? t : lastWriter[tr.key];
-        if (last !== tr.from) return `${name(t3)} (SI) writes a row ${name(t)} writes, so everything committed so far is visible to it, but it read ${keyName(tr.key)} from ${name(tr.from)} while ${name(last)} wrote it later`;
+        const t1 = tripleFrom[id];
+        if (t1 !== t && !inP(t1)) continue;
+        const key = tripleKey[id];
+        const last = writes.has(key) ? t : lastWriter[key];
+        if (last !== t1) return `${name(t3)} (SI) writes a row ${name(t)} writes, so everything committed so far is visible to it, but it read ${keyName(key)} from ${name(t1)} while ${name(last)} wrote it later`;
       }
     }
     return 'every prefix it leads to was already explored and failed';
   };
-  const allowedTriple = (t: number, id: number): boolean => {
-    const tr = rel.triples[id];
-    const r = reads[tr.read];
-    const t3 = r.txn;
-    switch (level[t3]) {
-      case RC: {
-        const first = rel.rcFirst[t3].get(t);
-        return !(rel.soBefore(t, t3) || (first !== undefined && first < r.po));
-      }
-      case RA:
-        return !(rel.soBefore(t, t3) || setHas(rel.wrPred[t3], t));
-      case CC:
-        return !rel.hb.has(t, t3);
-      case PC:
-      case SI: {
-        const d = direct[t3];
-        for (let w = 0; w < words; w++) if ((d[w] & ~P[w]) !== 0) return false;
-        return true;
-      }
-      default:
-        return false;
-    }
-  };
   let deepest = 0;
 
   const apply = (t: number): void => {
+    for (const id of triplesOfTxn[t]) if (activePos[id] >= 0) deactivate(id);
     setAdd(P, t);
     placed.push(t);
     next[sessionOf[t]]++;
     undoMarks.push(undoKeys.length);
     for (const key of model.writes[t].keys()) {
+      const old = lastWriter[key];
+      // Every active triple of the key reads a writer in P, now overwritten by t: stale from here on.
+      for (const id of active[key] ?? []) {
+        const t3 = tripleReader[id];
+        if (level[t3] === SI && tripleFrom[id] === old) staleInc(t3);
+      }
       undoKeys.push(key);
-      undoWriters.push(lastWriter[key]);
+      undoWriters.push(old);
       lastWriter[key] = t;
     }
+    for (const id of triplesFrom[t]) if (!inP(tripleReader[id])) activate(id);
   };
   const undo = (t: number): void => {
+    for (const id of triplesFrom[t]) if (activePos[id] >= 0) deactivate(id);
+    const mark = undoMarks.pop()!;
+    while (undoKeys.length > mark) {
+      const key = undoKeys.pop()!;
+      const old = undoWriters.pop()!;
+      for (const id of active[key] ?? []) {
+        const t3 = tripleReader[id];
+        if (level[t3] === SI && tripleFrom[id] === old) staleDec(t3);
+      }
+      lastWriter[key] = old;
+    }
     P[t >>> 5] &= ~(1 << (t & 31));
     placed.pop();
     next[sessionOf[t]]--;
-    const mark = undoMarks.pop()!;
-    while (undoKeys.length > mark) lastWriter[undoKeys.pop()!] = undoWriters.pop()!;
+    for (const id of triplesOfTxn[t]) if (inP(tripleFrom[id])) activate(id);
   };
   // The memo key: P's words then M_P over memoKeys, packed into one flat string (4 bytes per entry, latin1), not
   // concatenated piece by piece (thousands of short-lived rope nodes per prefix were most of the GC time).
@@ -269,9 +304,9 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
     cands: number[];
     i: number;
     t: number;
-    key: string;
   }
-  const stack: Frame[] = [{ cands: candidates(), i: 0, t: INIT, key: '' }];
+  // Memo keys are built only once a prefix has failed (a search that never backtracks builds none).
+  const stack: Frame[] = [{ cands: candidates(), i: 0, t: INIT }];
   while (stack.length > 0) {
     if (placed.length === n) return placed.slice(1);
     const frame = stack[stack.length - 1];
@@ -280,14 +315,13 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
       budget.tick();
       if (!allowed(t)) continue;
       apply(t);
-      const key = memoKey();
-      if (seen.has(key)) {
+      if (seen.size > 0 && seen.has(memoKey())) {
         stats.memoHits++;
         undo(t);
         continue;
       }
       stats.prefixes++;
-      stack.push({ cands: candidates(), i: 0, t, key });
+      stack.push({ cands: candidates(), i: 0, t });
     } else {
       if (stuck && placed.length > deepest) {
         deepest = placed.length;
@@ -296,7 +330,7 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
       }
       stack.pop();
       if (frame.t !== INIT) {
-        seen.add(frame.key);
+        seen.add(memoKey());
         undo(frame.t);
       }
     }

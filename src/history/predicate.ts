@@ -64,6 +64,12 @@ export interface CompiledPredicate {
   /** Point constraints implied by the top-level AND conjuncts: column -> the finite set of values
    *  it must equal (canonicalValue strings for the column's type). */
   pointConstraints: Map<string, string[]>;
+  /** The top-level AND conjuncts that read only the given columns, as one test on a row holding just those
+   *  columns (undefined when there is none). When it is false on a row's values of those columns, `test` is
+   *  false on every row with the same values there: a conjunct that is not TRUE makes the AND not TRUE. The
+   *  checker uses it with the key columns (which never change for a key) to skip keys a WHERE excludes by
+   *  ranges or other conditions on key columns that `pointConstraints` does not capture. */
+  conjunctsOn?(columns: ReadonlySet<string>): ((row: Row) => boolean) | undefined;
 }
 
 let loadPromise: Promise<void> | undefined;
@@ -1384,5 +1390,42 @@ function compileWhere(where: string, params: unknown[], columns: ColumnTypes): C
       throw x;
     }
   };
-  return { test, columns: ctx.used, pointConstraints };
+  const onColumns = new Map<ReadonlySet<string>, ((row: Row) => boolean) | undefined>();
+  const conjunctsOn = (only: ReadonlySet<string>) => {
+    if (!onColumns.has(only)) onColumns.set(only, conjunctsTest(whereClause, params ?? [], columns, ctx.paramTypes, only));
+    return onColumns.get(only);
+  };
+  return { test, columns: ctx.used, pointConstraints, conjunctsOn };
+}
+
+/**
+ * The top-level conjuncts of `whereClause` that read only columns in `only`, each compiled on its own, as one
+ * test. A conjunct is kept only if it compiles alone with the same types for its parameters as in the whole
+ * clause (so that it evaluates as it does there); any other is left out, which only makes the test weaker.
+ */
+function conjunctsTest(whereClause: Node, params: unknown[], columns: ColumnTypes, paramTypes: (string | undefined)[], only: ReadonlySet<string>): ((row: Row) => boolean) | undefined {
+  const parts: Node[] = whereClause.BoolExpr?.boolop === 'AND_EXPR' ? (whereClause.BoolExpr.args ?? []) : [whereClause];
+  const evs: Ev[] = [];
+  for (const part of parts) {
+    const ctx: Ctx = { params, referenced: new Set(), occurrences: [], paramTypes: [], columns, used: [], colCache: new Map() };
+    let e: Ex;
+    try {
+      e = toBool(ctx, compile(ctx, part), 'WHERE');
+    } catch {
+      continue;
+    }
+    if (e.konst || ctx.used.length === 0 || ctx.used.some((c) => !only.has(c))) continue;
+    if (ctx.occurrences.some((o) => !o.resolved) || [...ctx.referenced].some((n) => ctx.paramTypes[n] === undefined || ctx.paramTypes[n] !== paramTypes[n])) continue;
+    evs.push(e.ev);
+  }
+  if (evs.length === 0) return undefined;
+  return (row: Row): boolean => {
+    try {
+      for (const ev of evs) if (ev(row) !== true) return false;
+      return true;
+    } catch (x) {
+      if (x instanceof EvalError) return false;
+      throw x;
+    }
+  };
 }
