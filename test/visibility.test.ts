@@ -1,7 +1,8 @@
 /**
  * The fast forms of PC/SI visibility agree with the reference `Relations.visible` (semantics.md §2):
  *   - `PrefixVisibility` (one bitset per reader, used by saturation) under random partial commit orders;
- *   - `prefixBound`/`visibleUnder` (a position bound, used by the witness completion) under random total orders.
+ *   - `prefixBound`/`visibleUnder` (a position bound, used by the witness completion) under random total orders;
+ *   - `WritePartners` (SI's Conflict partners, found through the written keys) against every pair of transactions.
  * The histories are random (test/gen), with every transaction at PC or SI and with random witness edges
  * added, so that wr-predecessors, previous transactions of the session and SI co-writers all matter.
  */
@@ -10,7 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseIsoOverride, PC, SI } from '../src/checker/levels.js';
 import { buildModel, INIT, type CheckModel } from '../src/checker/model.js';
 import { Order } from '../src/checker/order.js';
-import { PrefixVisibility, Relations, sharedWriters } from '../src/checker/relations.js';
+import { PrefixVisibility, Relations } from '../src/checker/relations.js';
+import { WritePartners } from '../src/checker/write-partners.js';
 import { prefixBound, visibleUnder } from '../src/checker/witness.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { randomHistory } from './gen/random-history.js';
@@ -63,7 +65,7 @@ describe('fast PC/SI visibility', () => {
     let compared = 0;
     let visible = 0;
     for (const { rng, model, label } of cases(300)) {
-      const sharesWrite = sharedWriters(model);
+      const sharesWrite = new WritePartners(model);
       const rel = Relations.base(model);
       if (rel.pco.cyclic) continue;
       addRandomWitnesses(rng, model, rel);
@@ -99,7 +101,7 @@ describe('fast PC/SI visibility', () => {
     let compared = 0;
     let visible = 0;
     for (const { rng, model, label } of cases(300)) {
-      const sharesWrite = sharedWriters(model);
+      const sharesWrite = new WritePartners(model);
       const rel = Relations.base(model);
       addRandomWitnesses(rng, model, rel);
       const { seq, pos } = randomSequence(rng, model);
@@ -124,5 +126,29 @@ describe('fast PC/SI visibility', () => {
     expect(compared).toBeGreaterThan(2000);
     expect(visible).toBeGreaterThan(compared / 10);
     expect(visible).toBeLessThan(compared * 0.9);
+  });
+
+  it('WritePartners visits exactly the other writers of a key the transaction writes', () => {
+    let pairs = 0;
+    let sharing = 0;
+    for (const { model, label } of cases(100)) {
+      const partners = new WritePartners(model);
+      for (let t3 = 1; t3 < model.n; t3++) {
+        const visited = new Set<number>();
+        partners.some(t3, (t4) => (visited.add(t4), false));
+        for (let t = 1; t < model.n; t++) {
+          const expected = t !== t3 && [...model.writes[t3].keys()].some((k) => model.writes[t].has(k));
+          if (visited.has(t) !== expected || (t !== t3 && partners.share(t, t3) !== expected)) expect.fail(`${label}: t${t} and t${t3}: expected ${expected}`);
+          pairs++;
+          if (expected) sharing++;
+        }
+        // Stops at the first partner the visitor accepts.
+        let calls = 0;
+        expect(partners.some(t3, () => ++calls > 0)).toBe(visited.size > 0);
+        expect(calls).toBe(visited.size > 0 ? 1 : 0);
+      }
+    }
+    expect(sharing).toBeGreaterThan(pairs / 20);
+    expect(sharing).toBeLessThan(pairs * 0.9);
   });
 });

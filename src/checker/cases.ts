@@ -16,6 +16,7 @@ import { levelName } from './levels.js';
 import type { Budget } from './prefix.js';
 import type { ForcedEdge, Relations } from './relations.js';
 import { saturate } from './saturate.js';
+import type { WritePartners } from './write-partners.js';
 
 const MAX_TRANSACTIONS = 80;
 
@@ -25,10 +26,10 @@ interface Case {
   forced: ForcedEdge[];
 }
 
-function tryOrder(rel: Relations, a: number, b: number, sharesWrite: number[][]): { rel: Relations; cycle?: Case } {
+function tryOrder(rel: Relations, a: number, b: number, partners: WritePartners): { rel: Relations; cycle?: Case } {
   const next = rel.clone();
   next.assume(a, b);
-  const ok = !next.pco.cyclic && saturate(next, sharesWrite);
+  const ok = !next.pco.cyclic && saturate(next, partners);
   if (ok) return { rel: next };
   const cycle = findReasonCycle(next) ?? [];
   const { model } = rel;
@@ -59,7 +60,7 @@ function classify(rel: Relations, c1: Case, c2: Case): ConsistencyType {
 }
 
 
-export function explainByCases(base: Relations, sharesWrite: number[][], budget: Budget): Anomaly | undefined {
+export function explainByCases(base: Relations, partners: WritePartners, budget: Budget): Anomaly | undefined {
   const { model } = base;
   if (model.n > MAX_TRANSACTIONS) return undefined;
   let rel = base.clone();
@@ -72,8 +73,8 @@ export function explainByCases(base: Relations, sharesWrite: number[][], budget:
         budget.tick();
         if (rel.pco.has(a, b) || rel.pco.has(b, a)) continue;
         if (model.writes[a].size === 0 && model.writes[b].size === 0) continue;
-        const ab = tryOrder(rel, a, b, sharesWrite);
-        const ba = tryOrder(rel, b, a, sharesWrite);
+        const ab = tryOrder(rel, a, b, partners);
+        const ba = tryOrder(rel, b, a, partners);
         if (ab.cycle && ba.cycle) {
           const type = classify(rel, ab.cycle, ba.cycle);
           // Only the derived orders the final cycles use (transitively), earliest first.

@@ -16,7 +16,8 @@ import { cycleAnomaly, txnName } from './cycle.js';
 import { CC, levelName, type IsoOverride } from './levels.js';
 import { buildModel, describeKey, INIT, type CheckModel } from './model.js';
 import { Budget, BudgetExceeded, explorePrefixes, type StuckPoint } from './prefix.js';
-import { Relations, sharedWriters } from './relations.js';
+import { Relations } from './relations.js';
+import { WritePartners } from './write-partners.js';
 import { saturate } from './saturate.js';
 import { shrink } from './shrink.js';
 import { explainByCases } from './cases.js';
@@ -155,10 +156,10 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   const inconsistent = (anomalies: Anomaly[]): CheckResult => ({ verdict: 'inconsistent', anomalies, notes, stats });
   if (model.anomalies.length > 0) return inconsistent(model.anomalies);
 
-  const sharesWrite = sharedWriters(model);
+  const partners = new WritePartners(model);
   const base = Relations.base(model);
   const satStats = { rounds: 0, added: 0 };
-  if (!saturate(base, sharesWrite, satStats, budget)) {
+  if (!saturate(base, partners, satStats, budget)) {
     stats.saturationEdges = satStats.added;
     return inconsistent([cycleAnomaly(base)]);
   }
@@ -178,7 +179,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
     if (forced.length === 0) break;
     for (const c of forced) base.addWitness(model.reads[c.read], c.key, c.zeros[0]);
     stats.forcedWitnesses += forced.length;
-    if (base.pco.cyclic || !saturate(base, sharesWrite, satStats, budget)) {
+    if (base.pco.cyclic || !saturate(base, partners, satStats, budget)) {
       stats.saturationEdges = satStats.added;
       return inconsistent([cycleAnomaly(base)]);
     }
@@ -202,7 +203,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   const stuck: StuckPoint = { placed: [], blocked: [] };
   try {
     stats.extensions++;
-    relaxed = explorePrefixes(base, sharesWrite, budget, prefixStats, stuck);
+    relaxed = explorePrefixes(base, partners, budget, prefixStats, stuck);
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e;
     return unknown();
@@ -211,7 +212,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
     stats.prefixes = prefixStats.prefixes;
     if (options.explain !== false) {
       try {
-        const split = explainByCases(base, sharesWrite, budget);
+        const split = explainByCases(base, partners, budget);
         if (split) return inconsistent([split]);
       } catch (e) {
         if (!(e instanceof BudgetExceeded)) throw e;
@@ -231,7 +232,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
       },
     }]);
   }
-  const completion = conflicts.length === 0 ? undefined : completeWitnesses(base, conflicts, relaxed, sharesWrite);
+  const completion = conflicts.length === 0 ? undefined : completeWitnesses(base, conflicts, relaxed, partners);
   if (conflicts.length === 0 || completion?.rel) {
     stats.prefixes = prefixStats.prefixes;
     return { verdict: 'consistent', anomalies: [], commitOrder: relaxed.map((t) => model.txns[t].id), notes, stats };
@@ -252,7 +253,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   const extend = (i: number, rel: Relations): number[] | undefined => {
     if (i === conflicts.length) {
       stats.extensions++;
-      return explorePrefixes(rel, sharesWrite, budget, prefixStats);
+      return explorePrefixes(rel, partners, budget, prefixStats);
     }
     const c: Conflict = conflicts[i];
     const read = model.reads[c.read];
@@ -261,7 +262,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
       if (rel.pco.has(read.txn, w)) continue;
       const next = rel.clone();
       next.addWitness(read, c.key, w);
-      if (next.pco.cyclic || !saturate(next, sharesWrite, undefined, budget)) continue;
+      if (next.pco.cyclic || !saturate(next, partners, undefined, budget)) continue;
       const order = extend(i + 1, next);
       if (order) return order;
     }

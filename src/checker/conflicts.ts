@@ -100,6 +100,7 @@ function keyColumnSet(key: readonly string[]): ReadonlySet<string> {
   return set;
 }
 
+const KEY_FILTER_MIN = 32;
 const candidateCache = new WeakMap<CheckModel, (number[] | undefined)[]>();
 const keyIndexCache = new WeakMap<CheckModel, Map<string, number[]>[][]>();
 
@@ -150,7 +151,8 @@ function candidateKeys(model: CheckModel, read: ReadEvent, canon: (key: number) 
     result = found.filter((key) => others.every(([i, set]) => set.has(canon(key)[i])));
   }
   // Conditions on key columns alone beyond equalities (TPC-C's StockLevel: ol_o_id >= $3 AND ol_o_id < $4).
-  const onKey = read.pred.conjunctsOn?.(keyColumnSet(schema.key));
+  // Compiling them costs about as much as testing a few dozen versions: only worth it for many keys.
+  const onKey = result.length > KEY_FILTER_MIN ? read.pred.conjunctsOn?.(keyColumnSet(schema.key)) : undefined;
   if (onKey) {
     const row: Row = {};
     result = result.filter((key) => {

@@ -19,6 +19,7 @@ import { PC, SER, SI, RC, RA, CC } from './levels.js';
 import { INIT } from './model.js';
 import type { Relations } from './relations.js';
 import { newSet, setAdd, setHas } from './order.js';
+import type { WritePartners } from './write-partners.js';
 
 export class BudgetExceeded extends Error {
   constructor() {
@@ -53,7 +54,7 @@ export interface StuckPoint {
   blocked: { txn: number; reason: string }[];
 }
 
-export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget: Budget, stats: PrefixStats, stuck?: StuckPoint): number[] | undefined {
+export function explorePrefixes(rel: Relations, partners: WritePartners, budget: Budget, stats: PrefixStats, stuck?: StuckPoint): number[] | undefined {
   const { model, pco } = rel;
   const { n, txns, reads, soPrev } = model;
   const words = pco.words;
@@ -163,13 +164,7 @@ export function explorePrefixes(rel: Relations, sharesWrite: number[][], budget:
   };
   for (const id of triplesFrom[INIT]) if (tripleReader[id] !== INIT) activate(id);
 
-  /** Whether t3 writes a key t writes (SI's Conflict: t3 then sees everything committed before it). */
-  const sharesWriteWith = (t: number, t3: number): boolean => {
-    const a = model.writes[t], b = model.writes[t3];
-    const [small, large] = a.size <= b.size ? [a, b] : [b, a];
-    for (const key of small.keys()) if (large.has(key)) return true;
-    return false;
-  };
+  const sharesWriteWith = (t: number, t3: number): boolean => partners.share(t, t3);
 
   /** Condition 2 for one active triple and a writer t of its key: vis(t, r) under the prefix. */
   const visibleToRead = (t: number, id: number): boolean => {

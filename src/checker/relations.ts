@@ -11,6 +11,7 @@
 import { INIT, type CheckModel, type ReadEvent } from './model.js';
 import { CC, PC, RA, RC, SER, SI } from './levels.js';
 import { Order, newSet, setAdd, setHas } from './order.js';
+import type { WritePartners } from './write-partners.js';
 
 /** One instance of "read r read key x from t1". */
 export interface Triple {
@@ -129,9 +130,9 @@ export class Relations {
 
   /**
    * vis_iso(t3)(t2, r) with pco standing for co (semantics.md §2).
-   * `sharesWrite` lists, for SI, the transactions that write a key t3 also writes.
+   * `partners` finds, for SI, the transactions that write a key t3 also writes.
    */
-  visible(t2: number, read: ReadEvent, level: number, sharesWrite: number[][]): boolean {
+  visible(t2: number, read: ReadEvent, level: number, partners: WritePartners): boolean {
     const t3 = read.txn;
     const { pco } = this;
     switch (level) {
@@ -150,11 +151,7 @@ export class Relations {
         const prev = this.model.soPrev[t3];
         if (prev >= 0 && pco.has(t2, prev)) return true;
         if (pco.precedesAny(t2, this.wrPred[t3])) return true;
-        if (level === SI) {
-          for (const t4 of sharesWrite[t3]) {
-            if (pco.has(t4, t3) && (t4 === t2 || pco.has(t2, t4))) return true;
-          }
-        }
+        if (level === SI && partners.some(t3, (t4) => pco.has(t4, t3) && (t4 === t2 || pco.has(t2, t4)))) return true;
         return false;
       }
       case SER:
@@ -165,7 +162,7 @@ export class Relations {
   }
 
   /** Why t2 is visible to the read (the most specific reason, for explanations); call only when visible. */
-  visibilityReason(t2: number, read: ReadEvent, level: number, sharesWrite: number[][]): Visibility {
+  visibilityReason(t2: number, read: ReadEvent, level: number): Visibility {
     const t3 = read.txn;
     if (this.soBefore(t2, t3)) return 'so';
     if (level === RC) return 'wr-earlier';
@@ -193,7 +190,7 @@ export class PrefixVisibility {
   private pred: Uint32Array | undefined;
   private sets: (Uint32Array | undefined)[];
 
-  constructor(private readonly rel: Relations, private readonly sharesWrite: number[][]) {
+  constructor(private readonly rel: Relations, private readonly partners: WritePartners) {
     this.sets = new Array(rel.model.n);
   }
 
@@ -231,8 +228,10 @@ export class PrefixVisibility {
     if (model.txns[t3].level === SI) {
       // Latest ids first (a session's transactions have increasing ids): each one's predecessors subsume the
       // session's earlier ones, which are then skipped.
-      const partners = this.sharesWrite[t3];
-      for (let i = partners.length - 1; i >= 0; i--) if (pco.has(partners[i], t3)) withPredecessors(partners[i]);
+      this.partners.some(t3, (t4) => {
+        if (pco.has(t4, t3)) withPredecessors(t4);
+        return false;
+      });
     }
     this.sets[t3] = set;
     return set;
@@ -245,21 +244,4 @@ function pushTriple(triples: Triple[], byKey: Map<number, number[]>, t: Triple):
   let list = byKey.get(t.key);
   if (!list) byKey.set(t.key, (list = []));
   list.push(id);
-}
-
-/**
- * For each SI transaction, the others that write a key it writes (SI's Conflict axiom); empty lists for the
- * transactions at other levels, which never consult it (computing it for all is quadratic on hot keys).
- */
-export function sharedWriters(model: CheckModel): number[][] {
-  const result: number[][] = Array.from({ length: model.n }, () => []);
-  for (let t = 1; t < model.n; t++) {
-    if (model.txns[t].level !== SI) continue;
-    const set = new Set<number>();
-    for (const key of model.writes[t].keys()) {
-      for (const other of model.writersOf[key]) if (other !== t) set.add(other);
-    }
-    result[t] = [...set].sort((a, b) => a - b);
-  }
-  return result;
 }

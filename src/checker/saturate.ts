@@ -9,6 +9,7 @@
  */
 import { PrefixVisibility, type Relations } from './relations.js';
 import { PC, SI } from './levels.js';
+import type { WritePartners } from './write-partners.js';
 import { setHas } from './order.js';
 
 export interface SaturateStats {
@@ -17,11 +18,11 @@ export interface SaturateStats {
 }
 
 /** Saturates `rel.pco` in place. Returns false when pco became cyclic. */
-export function saturate(rel: Relations, sharesWrite: number[][], stats?: SaturateStats, budget?: { checkNow(): void }): boolean {
+export function saturate(rel: Relations, partners: WritePartners, stats?: SaturateStats, budget?: { checkNow(): void }): boolean {
   const { model, pco } = rel;
   if (pco.cyclic) return false;
   const { reads, txns, writersOf } = model;
-  const prefixVisible = new PrefixVisibility(rel, sharesWrite);
+  const prefixVisible = new PrefixVisibility(rel, partners);
   let changed = true;
   while (changed) {
     changed = false;
@@ -37,8 +38,8 @@ export function saturate(rel: Relations, sharesWrite: number[][], stats?: Satura
       const fast = level === PC || level === SI ? prefixVisible.of(t3) : undefined;
       for (const t2 of writersOf[triple.key]) {
         if (t2 === t1 || t2 === t3 || pco.has(t2, t1)) continue;
-        if (fast ? !(setHas(fast, t2) || rel.soBefore(t2, t3)) : !rel.visible(t2, read, level, sharesWrite)) continue;
-        const via = rel.visibilityReason(t2, read, level, sharesWrite);
+        if (fast ? !(setHas(fast, t2) || rel.soBefore(t2, t3)) : !rel.visible(t2, read, level, partners)) continue;
+        const via = rel.visibilityReason(t2, read, level);
         pco.add(t2, t1);
         rel.forced.push({ from: t2, to: t1, triple, via, level });
         if (stats) stats.added++;

@@ -17,6 +17,7 @@ import { valueOf } from './conflicts.js';
 import { PC, SI } from './levels.js';
 import { INIT, type ReadEvent } from './model.js';
 import { Order, setHas } from './order.js';
+import type { WritePartners } from './write-partners.js';
 import type { Relations } from './relations.js';
 
 function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Array } {
@@ -43,7 +44,7 @@ function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Ar
  * SI's Conflict: up to a writer of a key t3 writes that commits before t3). Equal to `Relations.visible` with
  * `co` for pco, in one pass over t3's co-writers instead of one per (t2, read).
  */
-export function prefixBound(rel: Relations, t3: number, pos: Int32Array, sharesWrite: number[][]): number {
+export function prefixBound(rel: Relations, t3: number, pos: Int32Array, partners: WritePartners, conflictBounds?: Int32Array): number {
   const { model } = rel;
   let bound = 0;
   const prev = model.soPrev[t3];
@@ -59,19 +60,29 @@ export function prefixBound(rel: Relations, t3: number, pos: Int32Array, sharesW
     }
   }
   if (model.txns[t3].level === SI) {
-    for (const t4 of sharesWrite[t3]) if (pos[t4] < pos[t3] && pos[t4] + 1 > bound) bound = pos[t4] + 1;
+    // The Conflict part depends on `co` and the writes only (not on witnesses): `conflictBounds` keeps it.
+    let c = conflictBounds ? conflictBounds[t3] : -1;
+    if (c < 0) {
+      c = 0;
+      partners.some(t3, (t4) => {
+        if (pos[t4] < pos[t3] && pos[t4] + 1 > c) c = pos[t4] + 1;
+        return false;
+      });
+      if (conflictBounds) conflictBounds[t3] = c;
+    }
+    if (c > bound) bound = c;
   }
   return bound;
 }
 
 /** vis(t3)(t2, read) with `co` (given by `pos`, also `rel.pco`) for the commit order; `bound` from prefixBound for PC/SI. */
-export function visibleUnder(rel: Relations, t2: number, read: ReadEvent, level: number, pos: Int32Array, bound: number, sharesWrite: number[][]): boolean {
-  if (level !== PC && level !== SI) return rel.visible(t2, read, level, sharesWrite);
+export function visibleUnder(rel: Relations, t2: number, read: ReadEvent, level: number, pos: Int32Array, bound: number, partners: WritePartners): boolean {
+  if (level !== PC && level !== SI) return rel.visible(t2, read, level, partners);
   return pos[t2] < bound || rel.soBefore(t2, read.txn) || setHas(rel.wrPred[read.txn], t2);
 }
 
 /** Checks every axiom instance of `rel`'s triples with `co` (given by `pos`) as the commit order. */
-export function satisfiesAxioms(rel: Relations, pos: Int32Array, sharesWrite: number[][]): boolean {
+export function satisfiesAxioms(rel: Relations, pos: Int32Array, partners: WritePartners): boolean {
   const { model } = rel;
   const bounds = new Int32Array(model.n).fill(-1);
   for (const triple of rel.triples) {
@@ -80,10 +91,10 @@ export function satisfiesAxioms(rel: Relations, pos: Int32Array, sharesWrite: nu
     const t1 = triple.from;
     if (pos[t1] >= pos[t3]) return false; // wr ⊆ co
     const level = model.txns[t3].level;
-    if ((level === PC || level === SI) && bounds[t3] < 0) bounds[t3] = prefixBound(rel, t3, pos, sharesWrite);
+    if ((level === PC || level === SI) && bounds[t3] < 0) bounds[t3] = prefixBound(rel, t3, pos, partners);
     for (const t2 of model.writersOf[triple.key]) {
       if (t2 === t1 || t2 === t3 || pos[t2] < pos[t1]) continue;
-      if (visibleUnder(rel, t2, read, level, pos, bounds[t3], sharesWrite)) return false;
+      if (visibleUnder(rel, t2, read, level, pos, bounds[t3], partners)) return false;
     }
   }
   return true;
@@ -96,9 +107,10 @@ export interface Completion {
   preferred: number[];
 }
 
-export function completeWitnesses(base: Relations, conflicts: Conflict[], sequence: number[], sharesWrite: number[][]): Completion {
+export function completeWitnesses(base: Relations, conflicts: Conflict[], sequence: number[], partners: WritePartners): Completion {
   const { model } = base;
   const { order, pos } = totalOrder(model.n, sequence);
+  const conflictBounds = new Int32Array(model.n).fill(-1);
   const rel = base.clone();
   rel.pco = order;
   const preferred: number[] = new Array(conflicts.length).fill(-1);
@@ -114,10 +126,10 @@ export function completeWitnesses(base: Relations, conflicts: Conflict[], sequen
     const read = readOf(i);
     const t3 = read.txn;
     const level = model.txns[t3].level;
-    const bound = level === PC || level === SI ? prefixBound(rel, t3, pos, sharesWrite) : 0;
+    const bound = level === PC || level === SI ? prefixBound(rel, t3, pos, partners, conflictBounds) : 0;
     let canonical = INIT;
     for (const t of model.writersOf[c.key]) {
-      if (t !== t3 && pos[t] < pos[t3] && pos[t] > pos[canonical] && visibleUnder(rel, t, read, level, pos, bound, sharesWrite)) canonical = t;
+      if (t !== t3 && pos[t] < pos[t3] && pos[t] > pos[canonical] && visibleUnder(rel, t, read, level, pos, bound, partners)) canonical = t;
     }
     let chosen = -1;
     const value = valueOf(model, canonical, c.key);
@@ -134,5 +146,5 @@ export function completeWitnesses(base: Relations, conflicts: Conflict[], sequen
     else if (complete) rel.addWitness(read, c.key, chosen);
   }
   if (!complete) return { preferred };
-  return { rel: satisfiesAxioms(rel, pos, sharesWrite) ? rel : undefined, preferred };
+  return { rel: satisfiesAxioms(rel, pos, partners) ? rel : undefined, preferred };
 }
