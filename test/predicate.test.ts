@@ -301,8 +301,9 @@ describe('predicate: constructs', () => {
     const onKey = p.conjunctsOn!(keyCols)!;
     expect(onKey({ i4: 1, i8: 15 })).toBe(true);
     expect(onKey({ i4: 1, i8: 20 })).toBe(false);
-    expect(onKey({ i4: 2, i8: 15 })).toBe(false);
-    expect(onKey({ i4: null, i8: 15 })).toBe(false); // NULL is not TRUE
+    expect(onKey({ i4: 2, i8: 15 })).toBe(true); // i4 = $1 is a point constraint, left out
+    expect(onKey({ i4: 1, i8: null })).toBe(false); // NULL is not TRUE
+    expect(compilePredicate('i4 = $1 AND i8 IN (1, 2)', [1], COLS).conjunctsOn!(keyCols)).toBeUndefined();
     expect(p.conjunctsOn!(keyCols)).toBe(onKey); // compiled once per column set
     // a conjunct reading another column is left out; an OR is one conjunct
     expect(compilePredicate('t = $1', ['x'], COLS).conjunctsOn!(keyCols)).toBeUndefined();
@@ -311,6 +312,7 @@ describe('predicate: constructs', () => {
     expect([or({ i4: 1, i8: 0 }), or({ i4: 0, i8: 2 }), or({ i4: 0, i8: 0 })]).toEqual([true, true, false]);
     // an evaluation error counts as not TRUE, as in the whole clause
     expect(compilePredicate('i4 / i8 > 0', [], COLS).conjunctsOn!(keyCols)!({ i4: 1, i8: 0 })).toBe(false);
+    expect(compilePredicate('i4 / i8 > 0', [], COLS).conjunctsOn!(keyCols)!({ i4: 1, i8: 1 })).toBe(true);
     expect(compilePredicate(undefined, [], COLS).conjunctsOn?.(keyCols)).toBeUndefined();
   });
 

@@ -13,7 +13,7 @@ import { buildModel, INIT, type CheckModel } from '../src/checker/model.js';
 import { Order } from '../src/checker/order.js';
 import { PrefixVisibility, Relations } from '../src/checker/relations.js';
 import { WritePartners } from '../src/checker/write-partners.js';
-import { prefixBound, visibleUnder } from '../src/checker/witness.js';
+import { PositionIndex, prefixBound, visibleUnder } from '../src/checker/witness.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { randomHistory } from './gen/random-history.js';
 
@@ -109,10 +109,14 @@ describe('fast PC/SI visibility', () => {
       const all = [INIT, ...seq];
       for (let i = 0; i < all.length; i++) for (let j = i + 1; j < all.length; j++) order.add(all[i], all[j]);
       rel.pco = order;
+      const index = new PositionIndex(model, pos);
       for (const read of model.reads) {
         const level = model.txns[read.txn].level;
         if (level !== PC && level !== SI) continue;
         const bound = prefixBound(rel, read.txn, pos, sharesWrite);
+        // The Conflict part by binary search over writers sorted by position gives the same bound.
+        const indexed = prefixBound(rel, read.txn, pos, sharesWrite, index);
+        if (indexed !== bound) expect.fail(`${label}: read ${read.id} of t${read.txn}: bound ${bound}, with PositionIndex ${indexed}`);
         for (let t2 = 0; t2 < model.n; t2++) {
           if (t2 === read.txn) continue;
           const expected = rel.visible(t2, read, level, sharesWrite);

@@ -64,8 +64,8 @@ export interface CompiledPredicate {
   /** Point constraints implied by the top-level AND conjuncts: column -> the finite set of values
    *  it must equal (canonicalValue strings for the column's type). */
   pointConstraints: Map<string, string[]>;
-  /** The top-level AND conjuncts that read only the given columns, as one test on a row holding just those
-   *  columns (undefined when there is none). When it is false on a row's values of those columns, `test` is
+  /** The top-level AND conjuncts that read only the given columns and imply no point constraint (those are
+   *  in `pointConstraints`), as one test on a row holding just those columns (undefined when there is none). When it is false on a row's values of those columns, `test` is
    *  false on every row with the same values there: a conjunct that is not TRUE makes the AND not TRUE. The
    *  checker uses it with the key columns (which never change for a key) to skip keys a WHERE excludes by
    *  ranges or other conditions on key columns that `pointConstraints` does not capture. */
@@ -1399,8 +1399,8 @@ function compileWhere(where: string, params: unknown[], columns: ColumnTypes): C
 }
 
 /**
- * The top-level conjuncts of `whereClause` that read only columns in `only`, each compiled on its own, as one
- * test. A conjunct is kept only if it compiles alone with the same types for its parameters as in the whole
+ * The top-level conjuncts of `whereClause` that read only columns in `only` and imply no point constraint,
+ * each compiled on its own, as one test. A conjunct is kept only if it compiles alone with the same types for its parameters as in the whole
  * clause (so that it evaluates as it does there); any other is left out, which only makes the test weaker.
  */
 function conjunctsTest(whereClause: Node, params: unknown[], columns: ColumnTypes, paramTypes: (string | undefined)[], only: ReadonlySet<string>): ((row: Row) => boolean) | undefined {
@@ -1414,7 +1414,8 @@ function conjunctsTest(whereClause: Node, params: unknown[], columns: ColumnType
     } catch {
       continue;
     }
-    if (e.konst || ctx.used.length === 0 || ctx.used.some((c) => !only.has(c))) continue;
+    // Equalities and IN lists are in pointConstraints already (the checker looks keys up by them).
+    if (e.konst || e.points || ctx.used.length === 0 || ctx.used.some((c) => !only.has(c))) continue;
     if (ctx.occurrences.some((o) => !o.resolved) || [...ctx.referenced].some((n) => ctx.paramTypes[n] === undefined || ctx.paramTypes[n] !== paramTypes[n])) continue;
     evs.push(e.ev);
   }
