@@ -247,9 +247,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
           : e.op === 'update' ? e.rows.map((r) => ({ key: keyOfRow(t, r.row), wid: r.read }))
           : e.rows.map((r) => ({ key: keyOf(t, r.key), wid: r.read }));
         for (const { key, wid, row } of rows) {
-          const keyText = describeKey({ keys, tables }, key);
+          // Described only for an anomaly (JSON of the key values: most of the walk's garbage otherwise).
+          const keyText = (): string => describeKey({ keys, tables }, key);
           if (read.returned.has(key)) {
-            anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} returned ${keyText} twice`, txns: [txn.id], events: [ref], details: { key: keys[key].values } });
+            anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} returned ${keyText()} twice`, txns: [txn.id], events: [ref], details: { key: keys[key].values } });
             continue;
           }
           read.returned.add(key);
@@ -260,17 +261,17 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             const own = localWid.get(key)!;
             value = localValue.get(key)!;
             if (wid !== own) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText} as version ${wid}, but it had itself written version ${own} before`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, own } });
+              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText()} as version ${wid}, but it had itself written version ${own} before`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, own } });
               continue;
             }
             if (value === null) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText}, a row it had deleted itself`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText()}, a row it had deleted itself`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
               continue;
             }
           } else if (wid === INIT_WID) {
             value = initRow[key];
             if (value === undefined) {
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText} as written by init, but the initial database has no such row`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText()} as written by init, but the initial database has no such row`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
               continue;
             }
             read.fromKeys.push(key);
@@ -284,33 +285,33 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
                 const shape = `${txn.id}`;
                 if (!unresolvedShapes.has(shape)) {
                   unresolvedShapes.add(shape);
-                  notes.push(`${txn.id} event ${ei + 1} read ${keyText} from wid ${wid}, which is not in this truncated file: the read is treated as partial`);
+                  notes.push(`${txn.id} event ${ei + 1} read ${keyText()} from wid ${wid}, which is not in this truncated file: the read is treated as partial`);
                 }
                 continue;
               }
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText} from wid ${wid}, which no event of the history wrote`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid}, which no event of the history wrote`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
               continue;
             }
             const writer = raw[info.rawTxn];
             if (info.rawTxn === ti) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText} from its own wid ${wid}, written later in the transaction`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText()} from its own wid ${wid}, written later in the transaction`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
               continue;
             }
             if (!info.values.has(key)) {
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText} from wid ${wid} (${writer.id}), which did not write that row`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid} (${writer.id}), which did not write that row`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
               continue;
             }
             if (writer.status === 'aborted') {
-              anomalies.push({ type: 'aborted-read', message: `${txn.id} ${e.op} read ${keyText} from wid ${wid} of ${writer.id}, which aborted (G1a)`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'aborted-read', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid} of ${writer.id}, which aborted (G1a)`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
               continue;
             }
             if (lastWidOf[info.rawTxn].get(key) !== wid) {
-              anomalies.push({ type: 'intermediate-read', message: `${txn.id} ${e.op} read ${keyText} from wid ${wid} of ${writer.id}, which later overwrote it with ${lastWidOf[info.rawTxn].get(key)} (G1b)`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'intermediate-read', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid} of ${writer.id}, which later overwrote it with ${lastWidOf[info.rawTxn].get(key)} (G1b)`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
               continue;
             }
             value = info.values.get(key)!;
             if (value === null) {
-              anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} read ${keyText} from wid ${wid} of ${writer.id}, which deleted that row`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid} of ${writer.id}, which deleted that row`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
               continue;
             }
             read.fromKeys.push(key);
@@ -322,12 +323,12 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             const diff = rowDifference(row, value, schema);
             if (diff) {
               const kind = read.local.has(key) ? 'internal-inconsistency' : 'value-mismatch';
-              anomalies.push({ type: kind, message: `${txn.id} ${e.op} returned ${keyText} with ${diff}, but ${read.local.has(key) ? 'it had itself written' : `wid ${wid} wrote`} ${JSON.stringify(value)}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, returned: row, written: value } });
+              anomalies.push({ type: kind, message: `${txn.id} ${e.op} returned ${keyText()} with ${diff}, but ${read.local.has(key) ? 'it had itself written' : `wid ${wid} wrote`} ${JSON.stringify(value)}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, returned: row, written: value } });
             }
           }
           const seen = row ?? value;
           if (!pred.test(seen)) {
-            anomalies.push({ type: 'predicate-mismatch', message: `${txn.id} ${e.op} returned ${keyText} = ${JSON.stringify(seen)}, which does not satisfy WHERE ${e.where}${e.params ? ` with ${JSON.stringify(e.params)}` : ''}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, row: seen } });
+            anomalies.push({ type: 'predicate-mismatch', message: `${txn.id} ${e.op} returned ${keyText()} = ${JSON.stringify(seen)}, which does not satisfy WHERE ${e.where}${e.params ? ` with ${JSON.stringify(e.params)}` : ''}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, row: seen } });
           }
         }
         // Local rows of this table that were not returned must not match the WHERE.
@@ -445,15 +446,16 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
 
 /** Columns where a returned row differs from the written one, as text, or undefined when they agree. */
 function rowDifference(returned: Row, written: Row, schema: TableSchema): string | undefined {
-  const diffs: string[] = [];
-  for (const [col, v] of Object.entries(returned)) {
-    if (!(col in written)) {
-      diffs.push(`${col} = ${JSON.stringify(v)} (not written)`);
-    } else if (!valuesEqual(v, written[col], schema.columns[col])) {
-      diffs.push(`${col} = ${JSON.stringify(v)}`);
+  let diffs: string[] | undefined;
+  for (const col in returned) {
+    const v = returned[col];
+    if (!(col in written)) (diffs ??= []).push(`${col} = ${JSON.stringify(v)} (not written)`);
+    else {
+      const w = written[col];
+      if (v !== w && !valuesEqual(v, w, schema.columns[col])) (diffs ??= []).push(`${col} = ${JSON.stringify(v)}`);
     }
   }
-  return diffs.length ? diffs.join(', ') : undefined;
+  return diffs?.join(', ');
 }
 
 /** The wr edges of the model as (writer, reader, read, index into its from-arrays), for explanations. */
