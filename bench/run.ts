@@ -8,7 +8,8 @@ const USAGE = `usage: npm run bench -- <name> [args]
   load [MB]                   stream-validate and load a synthetic history of about MB megabytes (default 100)
   paper [options]             the CAV paper's experiments and extended axes -> bench/RESULTS.md (paper --help)
   recorder [TXNS] [SESSIONS]  throughput with and without the recorder, same run (default 300 4)
-  profile FILE                CPU profile of checking one history, top functions`;
+  profile FILE                CPU profile of checking one history, top functions
+  compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run`;
 
 const [name = 'load', ...args] = process.argv.slice(2);
 try {
@@ -39,6 +40,11 @@ async function run(name: string, args: string[]): Promise<void> {
     case 'profile': {
       const { runProfile } = await import('./profile.js');
       await runProfile(args);
+      break;
+    }
+    case 'compare': {
+      const { runCompare } = await import('./compare.js');
+      await runCompare(args);
       break;
     }
     case 'help':
