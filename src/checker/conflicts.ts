@@ -154,11 +154,16 @@ function candidateKeys(model: CheckModel, read: ReadEvent, canon: (key: number) 
   // Compiling them costs about as much as testing a few dozen versions: only worth it for many keys.
   const onKey = result.length > KEY_FILTER_MIN ? read.pred.conjunctsOn?.(keyColumnSet(schema.key)) : undefined;
   if (onKey) {
-    const row: Row = {};
+    // On each version's own row (they read only key columns): two versions of one key have equal key values
+    // as canonical values, but may spell them differently (numeric 1.0 and 1.00), which `n::text` tells apart.
     result = result.filter((key) => {
-      const values = model.keys[key].values;
-      for (let i = 0; i < values.length; i++) row[schema.key[i]] = values[i];
-      return onKey(row);
+      const init = model.initRow[key];
+      if (init !== undefined && onKey(init)) return true;
+      for (const t of model.writersOf[key]) {
+        const row = model.writes[t].get(key);
+        if (row && onKey(row)) return true;
+      }
+      return false;
     });
   }
   cache[read.id] = result;

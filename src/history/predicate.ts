@@ -65,10 +65,11 @@ export interface CompiledPredicate {
    *  it must equal (canonicalValue strings for the column's type). */
   pointConstraints: Map<string, string[]>;
   /** The top-level AND conjuncts that read only the given columns and imply no point constraint (those are
-   *  in `pointConstraints`), as one test on a row holding just those columns (undefined when there is none). When it is false on a row's values of those columns, `test` is
-   *  false on every row with the same values there: a conjunct that is not TRUE makes the AND not TRUE. The
-   *  checker uses it with the key columns (which never change for a key) to skip keys a WHERE excludes by
-   *  ranges or other conditions on key columns that `pointConstraints` does not capture. */
+   *  in `pointConstraints`), as one test on a row (it reads only those columns); undefined when there is none.
+   *  When it is false on a row, `test` is false on every row with the same values, spelled the same way, in
+   *  those columns: a conjunct that is not TRUE makes the AND not TRUE. The checker tests it on each version of
+   *  a key (key columns keep their canonical values, not always their spelling: numeric 1.0 and 1.00) to skip
+   *  keys a WHERE excludes by ranges or other conditions on key columns that `pointConstraints` misses. */
   conjunctsOn?(columns: ReadonlySet<string>): ((row: Row) => boolean) | undefined;
 }
 
