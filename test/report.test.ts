@@ -364,7 +364,7 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
       anomalies: [],
       commitOrder: [...committed].sort((a, b) => a.end! - b.end!).map((t) => t.id),
       notes: ['synthetic result (not checked)'],
-      stats: { transactions: N, committed: committed.length, aborted: N - committed.length, unknown: 0, sessions: S, events: 2 * N, reads: 2 * N, keys: S, conflicts: 0, forcedWitnesses: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 },
+      stats: { transactions: N, committed: committed.length, aborted: N - committed.length, unknown: 0, sessions: S, events: 2 * N, reads: 2 * N, keys: S, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 },
     };
     const path = join(dir, 'large.html');
     const started = Date.now();

@@ -20,6 +20,7 @@ import { Relations } from './relations.js';
 import { WritePartners } from './write-partners.js';
 import { saturate } from './saturate.js';
 import { shrink } from './shrink.js';
+import { pruneWitnesses } from './prune.js';
 import { explainByCases } from './cases.js';
 import { completeWitnesses } from './witness.js';
 import { attachTransactions } from './describe.js';
@@ -51,6 +52,8 @@ export interface CheckStats {
   conflicts: number;
   /** Conflicts whose witness was forced (a single possible writer). */
   forcedWitnesses: number;
+  /** Witness choices dropped because they commit before a writer the read sees (prune.ts). */
+  prunedChoices: number;
   saturationEdges: number;
   extensions: number;
   prefixes: number;
@@ -138,7 +141,7 @@ function needsShrinking(result: CheckResult): boolean {
 
 function emptyStats(model: CheckModel): CheckStats {
   const s = model.stats;
-  return { transactions: s.transactions, committed: s.committed, aborted: s.aborted, unknown: s.unknown, sessions: s.sessions, events: s.events, reads: s.reads, keys: s.keys, conflicts: 0, forcedWitnesses: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 };
+  return { transactions: s.transactions, committed: s.committed, aborted: s.aborted, unknown: s.unknown, sessions: s.sessions, events: s.events, reads: s.reads, keys: s.keys, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 };
 }
 
 export function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {}): CheckResult {
@@ -175,6 +178,9 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
     const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k), hasCC, round === 0 ? undefined : conflicts);
     if (found.missing.length > 0) return inconsistent(found.missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
     conflicts = found.conflicts;
+    // Versions that cannot be the one read (they commit before a visible writer) are no choice: fewer
+    // choices, more forced witnesses, and a relaxed commit order closer to one the witnesses fit.
+    stats.prunedChoices += pruneWitnesses(base, partners, conflicts);
     const forced = conflicts.filter((c) => c.zeros.length === 1);
     if (forced.length === 0) break;
     for (const c of forced) base.addWitness(model.reads[c.read], c.key, c.zeros[0]);
@@ -250,27 +256,29 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   });
   conflicts.sort((a, b) => a.zeros.length - b.zeros.length);
 
-  const extend = (i: number, rel: Relations): number[] | undefined => {
+  // `owned`: rel was made for this call, which may change it for its last choice instead of cloning it (a
+  // clone per level kept the whole path's clones alive: gigabytes on a few thousand conflicts).
+  const extend = (i: number, rel: Relations, owned: boolean): number[] | undefined => {
     if (i === conflicts.length) {
       stats.extensions++;
       return explorePrefixes(rel, partners, budget, prefixStats);
     }
     const c: Conflict = conflicts[i];
     const read = model.reads[c.read];
-    for (const w of c.zeros) {
+    const choices = c.zeros.filter((w) => !rel.pco.has(read.txn, w));
+    for (let k = 0; k < choices.length; k++) {
       budget.tick();
-      if (rel.pco.has(read.txn, w)) continue;
-      const next = rel.clone();
-      next.addWitness(read, c.key, w);
+      const next = owned && k === choices.length - 1 ? rel : rel.clone();
+      next.addWitness(read, c.key, choices[k]);
       if (next.pco.cyclic || !saturate(next, partners, undefined, budget)) continue;
-      const order = extend(i + 1, next);
+      const order = extend(i + 1, next, true);
       if (order) return order;
     }
     return undefined;
   };
   let order: number[] | undefined;
   try {
-    order = extend(0, base);
+    order = extend(0, base, false);
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e;
     return unknown();

@@ -14,7 +14,7 @@
  */
 import type { Conflict } from './conflicts.js';
 import { valueOf } from './conflicts.js';
-import { PC, SI } from './levels.js';
+import { CC, PC, RC, SER, SI } from './levels.js';
 import { INIT, type CheckModel, type ReadEvent } from './model.js';
 import { Order, setHas } from './order.js';
 import type { WritePartners } from './write-partners.js';
@@ -164,6 +164,9 @@ export interface Completion {
   preferred: number[];
 }
 
+/** Rounds of choices per reader (each adds a chosen writer: few are needed; the final check decides anyway). */
+const MAX_CHOICE_ROUNDS = 50;
+
 export function completeWitnesses(base: Relations, conflicts: Conflict[], sequence: number[], partners: WritePartners): Completion {
   const { model } = base;
   const { order, pos } = totalOrder(model.n, sequence);
@@ -171,48 +174,82 @@ export function completeWitnesses(base: Relations, conflicts: Conflict[], sequen
   const rel = base.clone();
   rel.pco = order;
   const preferred: number[] = new Array(conflicts.length).fill(-1);
-  // Readers in commit order, each one's reads in program order, and every witness added as soon as it is
-  // chosen: a witness of an earlier read can make its writer visible to a later read of the same transaction
-  // (RC: an earlier statement read from it; RA, PC, SI: wr), which changes the later read's canonical writer.
+  // Readers in commit order. At RC, a reader's statements in program order, each witness added as soon as it
+  // is chosen: it makes its writer visible to the later statements (rcFirst), never to its own. At the other
+  // levels visibility is per transaction (wr, and at PC/SI everything committed before a wr-predecessor), so a
+  // witness chosen for one read can change the canonical writer of any read of the same transaction, earlier
+  // or later: the transaction's choices are iterated, counting the writers chosen so far as visible, until no
+  // new one is chosen, and only then added.
   const todo = conflicts.map((_, i) => i);
   const readOf = (i: number) => model.reads[conflicts[i].read];
   todo.sort((a, b) => pos[readOf(a).txn] - pos[readOf(b).txn] || readOf(a).po - readOf(b).po || a - b);
   let complete = true;
-  // Each PC/SI reader's prefix bound, computed once and raised as witnesses join its wr-predecessors.
-  const bounds = new Int32Array(model.n).fill(-1);
-  for (const i of todo) {
+  const { hb } = rel;
+  /** The witness for conflict i: the co-latest writer visible to the read (with `chosen` counted as wr-predecessors
+   *  of the reader, the latest at position `chosenMax`), or the first later one that hides the row. */
+  const choose = (i: number, bound: number, chosen: Set<number>, chosenMax: number): number => {
     const c = conflicts[i];
     const read = readOf(i);
     const t3 = read.txn;
     const level = model.txns[t3].level;
-    if ((level === PC || level === SI) && bounds[t3] < 0) bounds[t3] = prefixBound(rel, t3, pos, partners, index);
-    const bound = bounds[t3];
-    // The co-latest visible writer: scan the writers before t3 from the latest down.
+    const visible = (t: number): boolean => {
+      if (visibleUnder(rel, t, read, level, pos, bound, partners)) return true;
+      if (chosen.size === 0 || level === SER || level === RC) return false;
+      if (chosen.has(t)) return true;
+      if (level === PC || level === SI) return pos[t] < chosenMax;
+      if (level === CC) for (const w of chosen) if (hb.has(t, w)) return true;
+      return false;
+    };
     let canonical = INIT;
     const { ids } = index.writers(c.key);
     for (let j = index.after(c.key, pos[t3] - 1) - 1; j >= 0; j--) {
       const t = ids[j];
-      if (t !== t3 && visibleUnder(rel, t, read, level, pos, bound, partners)) {
+      if (t !== t3 && visible(t)) {
         canonical = t;
         break;
       }
     }
-    let chosen = -1;
     const value = valueOf(model, canonical, c.key);
-    if (value === null || !read.pred.test(value)) chosen = canonical;
-    else {
-      // A later writer before the reader whose version hides the row.
-      let best = -1;
-      for (const t of c.zeros) if (t !== t3 && pos[t] > pos[canonical] && pos[t] < pos[t3] && (best < 0 || pos[t] < pos[best])) best = t;
-      chosen = best;
-    }
-    preferred[i] = chosen;
-    if (chosen < 0) complete = false;
+    if (value === null || !read.pred.test(value)) return canonical;
+    // A later writer before the reader whose version hides the row.
+    let best = -1;
+    for (const t of c.zeros) if (t !== t3 && pos[t] > pos[canonical] && pos[t] < pos[t3] && (best < 0 || pos[t] < pos[best])) best = t;
+    return best;
+  };
+  const none = new Set<number>();
+  const add = (i: number, w: number) => {
+    preferred[i] = w;
+    if (w < 0) complete = false;
     // addWitness also touches pco, a total order already containing the edge (chosen before the reader).
-    else if (complete) {
-      rel.addWitness(read, c.key, chosen);
-      if (bounds[t3] >= 0 && pos[chosen] > bounds[t3]) bounds[t3] = pos[chosen];
+    else if (complete) rel.addWitness(readOf(i), conflicts[i].key, w);
+  };
+  for (let g = 0; g < todo.length; ) {
+    const t3 = readOf(todo[g]).txn;
+    let end = g;
+    while (end < todo.length && readOf(todo[end]).txn === t3) end++;
+    const group = todo.slice(g, end);
+    g = end;
+    const level = model.txns[t3].level;
+    if (level === RC) {
+      for (const i of group) add(i, choose(i, 0, none, 0));
+      continue;
     }
+    const bound = level === PC || level === SI ? prefixBound(rel, t3, pos, partners, index) : 0;
+    const chosen = new Set<number>();
+    let chosenMax = 0;
+    let choices: number[] = [];
+    for (let round = 0; round < MAX_CHOICE_ROUNDS; round++) {
+      choices = group.map((i) => choose(i, bound, chosen, chosenMax));
+      let grew = false;
+      for (const w of choices) {
+        if (w < 0 || chosen.has(w)) continue;
+        chosen.add(w);
+        if (pos[w] > chosenMax) chosenMax = pos[w];
+        grew = true;
+      }
+      if (!grew) break;
+    }
+    group.forEach((i, k) => add(i, choices[k]));
   }
   if (!complete) return { preferred };
   return { rel: satisfiesAxioms(rel, pos, partners, index) ? rel : undefined, preferred };
