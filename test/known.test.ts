@@ -68,4 +68,13 @@ describe('search budget', () => {
     expect(r.verdict).toBe('unknown');
     expect(r.reason).toMatch(/stopped by the time limit after \d+ extension\(s\) and \d+ prefix\(es\)/);
   });
+
+  it('stops at its deadline while building the model of a long history, with an unknown verdict', async () => {
+    const h = await readHistory(join(dir, '..', 'corpus', 'smallbank-si-as-ser-s4-t20-seed1.ndjson.gz'));
+    expect(h.txns.filter((t) => t.status === 'committed').length).toBeGreaterThan(64);
+    const r = checkHistory(h, { timeoutMs: -1 });
+    expect(r.verdict).toBe('unknown');
+    expect(r.reason).toMatch(/stopped by the time limit while building the model/);
+    expect(r.stats.transactions).toBe(h.txns.length);
+  });
 });

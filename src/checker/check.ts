@@ -76,7 +76,13 @@ export interface CheckResult {
 export function checkHistory(history: History, options: CheckOptions = {}): CheckResult {
   const started = Date.now();
   const budget = new Budget(options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity, options.maxSteps ?? Infinity);
-  const model = buildModel(history, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
+  let model: CheckModel;
+  try {
+    model = buildModel(history, { iso: options.iso, checkAbortedReads: options.checkAbortedReads, deadline: () => budget.checkNow() });
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e;
+    return timedOutBuildingModel(history, Date.now() - started);
+  }
   let result = checkModel(model, budget, options);
   if (result.verdict === 'inconsistent' && model.anomalies.length === 0 && model.droppedUnknown.length > 0) {
     result = withUnknownCommitted(history, model.droppedUnknown, result, budget, options);
@@ -135,6 +141,19 @@ function withUnknownCommitted(history: History, dropped: string[], failed: Check
   return failed;
 }
 
+/** The verdict when the deadline passes before the model is built (histories of hundreds of megabytes). */
+function timedOutBuildingModel(history: History, timeMs: number): CheckResult {
+  const txns = history.txns;
+  const count = (s: string) => txns.filter((t) => t.status === s).length;
+  return {
+    verdict: 'unknown',
+    reason: 'stopped by the time limit while building the model (resolving every read to the write it saw)',
+    anomalies: [],
+    notes: [],
+    stats: { transactions: txns.length, committed: count('committed'), aborted: count('aborted'), unknown: count('unknown'), sessions: new Set(txns.map((t) => t.session)).size, events: txns.reduce((a, t) => a + t.events.length, 0), reads: 0, keys: 0, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs },
+  };
+}
+
 function needsShrinking(result: CheckResult): boolean {
   return result.anomalies.length > 0 && result.anomalies.every((a) => a.type === 'no-consistent-order');
 }
@@ -149,7 +168,7 @@ export function checkModel(model: CheckModel, budget: Budget, options: CheckOpti
     return decide(model, budget, options);
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e;
-    return { verdict: 'unknown', reason: 'stopped by the time limit while saturating the commit order', anomalies: [], notes: model.notes.slice(), stats: emptyStats(model) };
+    return { verdict: 'unknown', reason: 'stopped by the time limit before the search (saturating the commit order, finding conflicts or completing witnesses)', anomalies: [], notes: model.notes.slice(), stats: emptyStats(model) };
   }
 }
 
@@ -175,12 +194,12 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   for (let round = 0; ; round++) {
     budget.tick();
     // After the first round only the previous conflicts can still be conflicts (findConflicts, `previous`).
-    const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k), hasCC, round === 0 ? undefined : conflicts);
+    const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k), hasCC, round === 0 ? undefined : conflicts, budget);
     if (found.missing.length > 0) return inconsistent(found.missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
     conflicts = found.conflicts;
     // Versions that cannot be the one read (they commit before a visible writer) are no choice: fewer
     // choices, more forced witnesses, and a relaxed commit order closer to one the witnesses fit.
-    stats.prunedChoices += pruneWitnesses(base, partners, conflicts);
+    stats.prunedChoices += pruneWitnesses(base, partners, conflicts, budget);
     const forced = conflicts.filter((c) => c.zeros.length === 1);
     if (forced.length === 0) break;
     for (const c of forced) base.addWitness(model.reads[c.read], c.key, c.zeros[0]);
@@ -238,7 +257,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
       },
     }]);
   }
-  const completion = conflicts.length === 0 ? undefined : completeWitnesses(base, conflicts, relaxed, partners);
+  const completion = conflicts.length === 0 ? undefined : completeWitnesses(base, conflicts, relaxed, partners, budget);
   if (conflicts.length === 0 || completion?.rel) {
     stats.prefixes = prefixStats.prefixes;
     return { verdict: 'consistent', anomalies: [], commitOrder: relaxed.map((t) => model.txns[t].id), notes, stats };

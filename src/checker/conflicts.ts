@@ -217,7 +217,7 @@ export interface ConflictResult {
  * neither a conflict nor a missing row then is neither now. Rounds of forced witnesses cost O(conflicts)
  * instead of O(reads × keys).
  */
-export function findConflicts(model: CheckModel, pco: Order, decided?: (read: number, key: number) => boolean, widen = false, previous?: Conflict[]): ConflictResult {
+export function findConflicts(model: CheckModel, pco: Order, decided?: (read: number, key: number) => boolean, widen = false, previous?: Conflict[], budget?: { checkNow(): void }): ConflictResult {
   const conflicts: Conflict[] = [];
   const missing: MissingRow[] = [];
   const classify = (read: ReadEvent, key: number): void => {
@@ -237,11 +237,16 @@ export function findConflicts(model: CheckModel, pco: Order, decided?: (read: nu
     else conflicts.push({ read: read.id, key, ones, zeros });
   };
   if (previous) {
-    for (const c of previous) if (!(decided !== undefined && decided(c.read, c.key))) classify(model.reads[c.read], c.key);
+    let i = 0;
+    for (const c of previous) {
+      if ((++i & 4095) === 0) budget?.checkNow();
+      if (!(decided !== undefined && decided(c.read, c.key))) classify(model.reads[c.read], c.key);
+    }
     return { conflicts, missing };
   }
   const canon = canonicalKeys(model);
   for (const read of model.reads) {
+    if ((read.id & 255) === 255) budget?.checkNow();
     if (read.partial) continue;
     // Key columns never change for a key, so a WHERE that pins a key column to values this key does not have
     // is false on every version of it: no conflict (unless every unreturned row needs a witness).

@@ -102,6 +102,8 @@ export interface CheckModel {
 export interface ModelOptions {
   iso?: IsoOverride;
   checkAbortedReads?: boolean;
+  /** Called now and then while building (every 64 transactions walked): may throw to stop (a deadline). */
+  deadline?: () => void;
 }
 
 interface WidInfo {
@@ -354,6 +356,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   for (let qi = 0; qi < queue.length; qi++) {
     const ti = queue[qi];
     const before = pending.length;
+    if ((qi & 63) === 63) options.deadline?.();
     walk(ti);
     if (!inT[ti]) continue; // an aborted reader (--check-aborted-reads) makes nobody committed
     for (let p = before; p < pending.length; p++) {

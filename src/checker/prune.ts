@@ -22,7 +22,7 @@ import type { WritePartners } from './write-partners.js';
  * Removes from each conflict's zeros the writers that cannot be its witness under `rel` (saturated, acyclic),
  * unless none would be left. Returns how many choices it removed.
  */
-export function pruneWitnesses(rel: Relations, partners: WritePartners, conflicts: Conflict[]): number {
+export function pruneWitnesses(rel: Relations, partners: WritePartners, conflicts: Conflict[], budget?: { checkNow(): void }): number {
   const { model, pco } = rel;
   const { words } = pco;
   const prefixVisible = new PrefixVisibility(rel, partners);
@@ -31,7 +31,9 @@ export function pruneWitnesses(rel: Relations, partners: WritePartners, conflict
   // The writers each hiding version must precede: every pco-predecessor of a visible writer of the key.
   const before = newSet(model.n);
   let removed = 0;
-  for (const c of conflicts) {
+  for (let ci = 0; ci < conflicts.length; ci++) {
+    if ((ci & 1023) === 1023) budget?.checkNow();
+    const c = conflicts[ci];
     const read = model.reads[c.read];
     const t3 = read.txn;
     const level = model.txns[t3].level;

@@ -167,7 +167,7 @@ export interface Completion {
 /** Rounds of choices per reader (each adds a chosen writer: few are needed; the final check decides anyway). */
 const MAX_CHOICE_ROUNDS = 50;
 
-export function completeWitnesses(base: Relations, conflicts: Conflict[], sequence: number[], partners: WritePartners): Completion {
+export function completeWitnesses(base: Relations, conflicts: Conflict[], sequence: number[], partners: WritePartners, budget?: { checkNow(): void }): Completion {
   const { model } = base;
   const { order, pos } = totalOrder(model.n, sequence);
   const index = new PositionIndex(model, pos);
@@ -223,7 +223,8 @@ export function completeWitnesses(base: Relations, conflicts: Conflict[], sequen
     // addWitness also touches pco, a total order already containing the edge (chosen before the reader).
     else if (complete) rel.addWitness(readOf(i), conflicts[i].key, w);
   };
-  for (let g = 0; g < todo.length; ) {
+  for (let g = 0, groups = 0; g < todo.length; ) {
+    if ((++groups & 255) === 0) budget?.checkNow();
     const t3 = readOf(todo[g]).txn;
     let end = g;
     while (end < todo.length && readOf(todo[end]).txn === t3) end++;
