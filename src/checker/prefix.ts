@@ -15,7 +15,7 @@
  *
  *   Relations (saturated, acyclic) -> DFS over prefixes -> commit order | undefined
  */
-import { PC, SER, SI, RC, RA, CC } from './levels.js';
+import { PC, SER, SI } from './levels.js';
 import { INIT } from './model.js';
 import type { Relations } from './relations.js';
 import { newSet, setAdd, setHas } from './order.js';
@@ -124,61 +124,44 @@ export function explorePrefixes(rel: Relations, partners: WritePartners, budget:
   const stale = new Int32Array(n);
   const staleReaders: number[] = [];
   const stalePos = new Int32Array(n).fill(-1);
-  const staleInc = (t3: number) => {
-    if (stale[t3]++ === 0) {
-      stalePos[t3] = staleReaders.length;
-      staleReaders.push(t3);
+  /** Swap-remove lists: `pos[x]` is x's index in its list, -1 when in none. */
+  const listAdd = (list: number[], pos: Int32Array, x: number) => {
+    pos[x] = list.length;
+    list.push(x);
+  };
+  const listRemove = (list: number[], pos: Int32Array, x: number) => {
+    const last = list.pop()!;
+    if (last !== x) {
+      list[pos[x]] = last;
+      pos[last] = pos[x];
     }
+    pos[x] = -1;
+  };
+  const staleInc = (t3: number) => {
+    if (stale[t3]++ === 0) listAdd(staleReaders, stalePos, t3);
   };
   const staleDec = (t3: number) => {
-    if (--stale[t3] === 0) {
-      const i = stalePos[t3];
-      const last = staleReaders.pop()!;
-      if (last !== t3) {
-        staleReaders[i] = last;
-        stalePos[last] = i;
-      }
-      stalePos[t3] = -1;
-    }
+    if (--stale[t3] === 0) listRemove(staleReaders, stalePos, t3);
   };
   const activate = (id: number) => {
     const key = tripleKey[id];
-    const list = (active[key] ??= []);
-    activePos[id] = list.length;
-    list.push(id);
+    listAdd((active[key] ??= []), activePos, id);
     const t3 = tripleReader[id];
     if (level[t3] === SI && lastWriter[key] !== tripleFrom[id]) staleInc(t3);
   };
   const deactivate = (id: number) => {
     const key = tripleKey[id];
-    const list = active[key];
-    const i = activePos[id];
-    const last = list.pop()!;
-    if (last !== id) {
-      list[i] = last;
-      activePos[last] = i;
-    }
-    activePos[id] = -1;
+    listRemove(active[key], activePos, id);
     const t3 = tripleReader[id];
     if (level[t3] === SI && lastWriter[key] !== tripleFrom[id]) staleDec(t3);
   };
   for (const id of triplesFrom[INIT]) if (tripleReader[id] !== INIT) activate(id);
 
-  const sharesWriteWith = (t: number, t3: number): boolean => partners.share(t, t3);
-
-  /** Condition 2 for one active triple and a writer t of its key: vis(t, r) under the prefix. */
+  /** Condition 2 for one active triple and a writer t of its key: vis(t, r) under the prefix. Only PC/SI and
+   *  SER depend on the prefix; RC, RA and CC visibility is the same under any commit order (Relations.visible). */
   const visibleToRead = (t: number, id: number): boolean => {
     const t3 = tripleReader[id];
-    const r = reads[rel.triples[id].read];
     switch (level[t3]) {
-      case RC: {
-        const first = rel.rcFirst[t3].get(t);
-        return rel.soBefore(t, t3) || (first !== undefined && first < r.po);
-      }
-      case RA:
-        return rel.soBefore(t, t3) || setHas(rel.wrPred[t3], t);
-      case CC:
-        return rel.hb.has(t, t3);
       case PC:
       case SI: {
         const d = direct[t3];
@@ -188,7 +171,7 @@ export function explorePrefixes(rel: Relations, partners: WritePartners, budget:
       case SER:
         return true;
       default:
-        throw new Error(`unknown level ${level[t3]}`);
+        return rel.visible(t, reads[rel.triples[id].read], level[t3], partners);
     }
   };
 
@@ -204,11 +187,11 @@ export function explorePrefixes(rel: Relations, partners: WritePartners, budget:
         if (t3 === t) continue;
         if (visibleToRead(t, id)) return false;
         // 3, on a key t writes: t becomes M_P'(x) while t3 read an earlier version.
-        if (level[t3] === SI && sharesWriteWith(t, t3)) return false;
+        if (level[t3] === SI && partners.share(t, t3)) return false;
       }
     }
     // 3, on the other keys: a pending SI reader that t would make see everything already read a stale version.
-    for (const t3 of staleReaders) if (t3 !== t && sharesWriteWith(t, t3)) return false;
+    for (const t3 of staleReaders) if (t3 !== t && partners.share(t, t3)) return false;
     return true;
   };
 
@@ -230,7 +213,7 @@ export function explorePrefixes(rel: Relations, partners: WritePartners, budget:
       }
     }
     for (let t3 = 1; t3 < n; t3++) {
-      if (t3 === t || inP(t3) || level[t3] !== SI || !sharesWriteWith(t, t3)) continue;
+      if (t3 === t || inP(t3) || level[t3] !== SI || !partners.share(t, t3)) continue;
       for (const id of triplesOfTxn[t3]) {
         const t1 = tripleFrom[id];
         if (t1 !== t && !inP(t1)) continue;

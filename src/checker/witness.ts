@@ -45,8 +45,8 @@ function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Ar
  *   partner committed before t3. It depends on `co` and the writes only (not on witnesses), so it is kept per
  *   reader, and found per written key by binary search (instead of a walk over every partner: hundreds per
  *   reader on TPC-C's district rows).
- * - `between(key, a, b)`: the writers of the key strictly between positions a and b, the only ones an axiom
- *   instance (t1 read, t3 reader) can involve once wr ∪ so ⊆ co (everything visible to t3 commits before it).
+ * - `after(key, p)`: where the key's writers after position p start; an axiom instance (t1 read, t3 reader)
+ *   involves only the writers between t1 and t3 once wr ∪ so ⊆ co (everything visible to t3 commits before it).
  */
 export class PositionIndex {
   private readonly bounds: Int32Array;

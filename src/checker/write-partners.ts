@@ -8,15 +8,9 @@
  * shares several keys with t3 is visited once per key; the callers only test a condition on it.
  */
 import type { CheckModel } from './model.js';
-import { SI } from './levels.js';
 
 export class WritePartners {
   constructor(private readonly model: CheckModel) {}
-
-  /** Whether t3 is SI (only SI readers have Conflict visibility). */
-  isSI(t3: number): boolean {
-    return this.model.txns[t3].level === SI;
-  }
 
   /**
    * Calls `visit` on each write partner t4 of the SI transaction t3, latest dense id first within each key (a
