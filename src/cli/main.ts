@@ -135,7 +135,8 @@ Exit status (as isocheck check):
 
 Examples:
   isocheck scenario test/scenarios/hermitage/*.spec
-  isocheck scenario --iso SER ../shared/pg-isolation-specs/read-only-anomaly.spec`)
+  isocheck scenario --iso SER test/scenarios/hermitage/g2-item.rr.spec    write skew: SI, not SER
+  isocheck scenario postgresql/src/test/isolation/specs/read-only-anomaly.spec   PostgreSQL's own suite`)
   .action(async (files: string[], opts) => {
     const { runScenarioCommand } = await import('./scenario-command.js');
     process.exitCode = await runScenarioCommand(files, opts);

@@ -1,0 +1,36 @@
+/**
+ * PostgreSQL's own isolation-tester specs, an external suite that some tests run when it is there.
+ *
+ * One setting says where: `ISOCHECK_PG_SPECS=DIR`; without it, the folder `../shared/pg-isolation-specs` next
+ * to the project when it exists (the team's machines have it; a fresh clone does not). When neither is there, the tests that need the suite skip and say why; a folder named
+ * by the setting that does not exist is a failure, not a skip (`.ci/run` sets it, so CI always runs them).
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export interface ExternalSpecs {
+  /** The folder holding the `.spec` files, when it is there. */
+  dir?: string;
+  /** The `.spec` file names in it, sorted. */
+  files: string[];
+  /** Why the suite is not run (set when `dir` is not). */
+  skipReason?: string;
+  /** The setting named a folder that does not exist. */
+  missing?: string;
+}
+
+export const PG_SPECS_SETTING = 'ISOCHECK_PG_SPECS';
+
+export function externalSpecs(): ExternalSpecs {
+  const set = process.env[PG_SPECS_SETTING];
+  const dir = set ? resolve(set) : resolve(import.meta.dirname, '..', '..', '..', 'shared', 'pg-isolation-specs');
+  if (!existsSync(dir)) {
+    return set
+      ? { files: [], missing: dir, skipReason: `${PG_SPECS_SETTING}=${set}: no such folder` }
+      : { files: [], skipReason: `PostgreSQL's isolation specs are not here: set ${PG_SPECS_SETTING}=DIR (a folder of isolation-tester .spec files) to run these tests` };
+  }
+  return { dir, files: readdirSync(dir).filter((f) => f.endsWith('.spec')).sort() };
+}
+
+/** A spec of the suite, by file name. */
+export const specPath = (suite: ExternalSpecs, file: string): string => join(suite.dir!, file);
