@@ -1,4 +1,4 @@
-// Known answers (semantics.md §6 and classic anomalies): every history in histories/known/ gets the verdict
+// Known answers (docs/semantics.md §6 and classic anomalies): every history in histories/known/ gets the verdict
 // expected.json gives it; every consistent verdict's commit order is re-validated by the brute-force oracle;
 // inconsistent ones name the expected anomaly where the case has a name.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -37,7 +37,7 @@ beforeAll(async () => {
 
 describe('known answers', () => {
   const files = Object.keys(expected);
-  it('has the cases of semantics.md §6 at every level', () => {
+  it('has the cases of docs/semantics.md §6 at every level', () => {
     for (const c of ['write-skew', 'lost-update', 'long-fork', 'causality-violation', 'fractured-read', 'fractured-read-reversed', 'read-your-writes', 'serial-chain']) {
       for (const l of ['RC', 'RA', 'CC', 'PC', 'SI', 'SER']) expect(files).toContain(`${c}.${l}.ndjson`);
     }

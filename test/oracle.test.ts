@@ -1,6 +1,7 @@
 /**
  * Cross-checks the real checker (checkHistory) against the brute-force oracle (naiveCheck) on generated
- * histories (semantics.md §4: "a correct implementation must agree with brute force on every small history"):
+ * histories (docs/semantics.md §4.8: on every small history the checker must give the verdict of the plain
+ * definitions):
  *   (a) random client histories: same verdict; every commit order the checker returns is validated;
  *   (b) histories of an operational multi-level database (consistent by construction): judged consistent;
  *   (c) the random histories again with every transaction overridden to each single level.
@@ -212,7 +213,7 @@ describe('checker agrees with the brute-force oracle', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
-// The oracle itself reproduces the known answers of semantics.md §6 (registers as point SQL).
+// The oracle itself reproduces the known answers of docs/semantics.md §6 (registers as point SQL).
 
 type RegOp = ['r' | 'w', 'x' | 'y', number];
 interface RegTxn {
@@ -259,7 +260,7 @@ const KNOWN: { name: string; txns: RegTxn[]; ok: string }[] = [
   { name: 'serial chain', ok: '111111', txns: [{ id: 'T1', ops: [['w', 'x', 1]] }, { id: 'T2', ops: [['r', 'x', 1], ['w', 'x', 2]] }, { id: 'T3', ops: [['r', 'x', 2]] }] },
 ];
 
-describe('the oracle reproduces semantics.md §6', () => {
+describe('the oracle reproduces docs/semantics.md §6', () => {
   for (const k of KNOWN) {
     it(k.name, () => {
       const got = ISOLATION_LEVELS.map((level) => (naiveCheck(registerHistory(k.txns, level)).verdict === 'consistent' ? '1' : '.')).join('');
@@ -281,14 +282,15 @@ describe('the oracle reproduces semantics.md §6', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
-// A question for the spec, found by the operational generator (with unknownCommitted > 0).
+// A departure from the earlier rule for unknown transactions, found by the operational generator (with
+// unknownCommitted > 0); documented in docs/semantics.md §1.4 and §7.
 
-describe('semantics.md §1 decision on unknown transactions', () => {
+describe('docs/semantics.md §1.4: unknown transactions nobody read', () => {
   // T1's commit happened but its outcome was lost (status unknown). T2 then reads `v = 2` and rightly skips row 1,
-  // which T1 changed to v = 3. Nobody returned a row written by T1, so the decision drops T1 ("exact: dropping it
-  // only removes constraints"); but dropping it also removes the only writer that can hide row 1 from T2 (§3's
-  // witness), so the history is judged inconsistent although PostgreSQL can produce it. Both the checker and the
-  // oracle follow the spec as written, so this test documents the gap; both sides now try which unknown transactions committed.
+  // which T1 changed to v = 3. Nobody returned a row written by T1. The earlier rule dropped T1 ("exact: dropping
+  // it only removes constraints"); but dropping it also removes the only writer that can hide row 1 from T2 (the
+  // witness of docs/semantics.md §3.1), so the history was judged inconsistent although PostgreSQL can produce it.
+  // Both the checker and the oracle now try which unknown transactions committed, so it is consistent.
   const lines = [
     '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}',
     '{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4","v":"int4"}}',
@@ -314,9 +316,9 @@ const REGRESSIONS: { name: string; ndjson: string[] }[] = [
     // SER read id 3 as absent, so t3's insert of id 3 is after it). t3 at SER then must read key id 1 from t4 (the
     // last writer before it; init's † is not allowed as t4 is visible) for its `v = 9` select. That wr edge puts
     // t4 in t5's causal past (t4 -wr-> t3 -so-> t5), and t5 at CC read id 1 as absent although t4's row matches.
-    // The checker only gives witnesses to conflicts (1ˣʳ ≠ ∅, §4 step 3), and (t3, id 1) is not one: the
-    // paper's argument that non-conflicts can be ignored covers SER, SI, PC, RA, RC, not CC (§3's witness covers
-    // every unreturned key).
+    // The checker only gave witnesses to conflicts (1ˣʳ ≠ ∅, docs/semantics.md §4.3), and (t3, id 1) is not one:
+    // the paper's argument that non-conflicts can be ignored covers SER, SI, PC, RA, RC, not CC (the witness of
+    // docs/semantics.md §3.1 covers every unreturned key). Now documented as a departure: docs/semantics.md §3.3.
     name: 'CC: the witness of a non-conflict read creates causality',
     ndjson: [
       '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}',

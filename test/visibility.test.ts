@@ -1,5 +1,5 @@
 /**
- * The fast forms of PC/SI visibility agree with the reference `Relations.visible` (semantics.md §2):
+ * The fast forms of PC/SI visibility agree with the reference `Relations.visible` (docs/semantics.md §2.3):
  *   - `PrefixVisibility` (one bitset per reader, used by saturation) under random partial commit orders;
  *   - `prefixBound`/`visibleUnder` (a position bound, used by the witness completion) under random total orders;
  *   - `WritePartners` (SI's Conflict partners, found through the written keys) against every pair of transactions.

@@ -1,5 +1,5 @@
-// Well-formedness (semantics.md §1): each anomaly has a small history that triggers it (inconsistent at every
-// level, named) and a near miss that does not.
+// Well-formedness (docs/semantics.md §1.5): each anomaly has a small history that triggers it (inconsistent at
+// every level, named) and a near miss that does not.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { checkHistory } from '../src/checker/check.js';

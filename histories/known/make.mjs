@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes the known-answer histories of histories/known/ (semantics.md §6 and the classic anomalies) and
+// Writes the known-answer histories of histories/known/ (docs/semantics.md §6 and the classic anomalies) and
 // expected.json, their verdict per level. Run: node histories/known/make.mjs
 //
 // Registers are encoded as point SQL on table t(id int4 primary key, v int4): r(x,v) is
@@ -60,7 +60,7 @@ function add(name, note, txns, expected, initKeys) {
 }
 const v = (s) => Object.fromEntries(LEVELS.map((l, i) => [l, s[i] === '✓' ? 'consistent' : 'inconsistent']));
 
-// semantics.md §6
+// docs/semantics.md §6
 add('write-skew', 'T1[r(x,0) r(y,0) w(x,1)], T2[r(x,0) r(y,0) w(y,1)]', [S('r(x,0) r(y,0) w(x,1)'), S('r(x,0) r(y,0) w(y,1)')], v('✓✓✓✓✓✗'));
 add('lost-update', 'T1[r(x,0) w(x,1)], T2[r(x,0) w(x,2)]', [S('r(x,0) w(x,1)'), S('r(x,0) w(x,2)')], v('✓✓✓✓✗✗'));
 add('long-fork', 'T1[w(x,1)], T2[w(y,1)], T3[r(x,1) r(y,0)], T4[r(y,1) r(x,0)]', [S('w(x,1)'), S('w(y,1)'), S('r(x,1) r(y,0)'), S('r(y,1) r(x,0)')], v('✓✓✓✗✗✗'));
@@ -75,7 +75,7 @@ add('session-read-skew', 'T1[w(x,1) w(y,1)]; session 2: T2[r(x,1)] then T3[r(y,0
 add('lost-update-three', 'T1[r(x,0) w(x,1)], T2[r(x,0) w(x,2)], T3[r(x,2)]: the lost update stays visible to a reader', [S('r(x,0) w(x,1)'), S('r(x,0) w(x,2)'), S('r(x,2)')], v('✓✓✓✓✗✗'));
 add('write-skew-two-keys', 'T1[r(x,0) w(y,1)], T2[r(y,0) w(x,1)]: each overwrites what the other read', [S('r(x,0) w(y,1)'), S('r(y,0) w(x,1)')], v('✓✓✓✓✓✗'));
 
-// Mixed levels (semantics.md §6).
+// Mixed levels (docs/semantics.md §6).
 const mixed = [];
 function addMixed(name, note, txns, expected) {
   mixed.push({ name, note, make: () => registerCase(name, note, sessions(txns))('mixed'), expected });

@@ -1,9 +1,9 @@
 /**
- * Anomalies as data (style.md, after Elle): a `type`, the transactions and events involved, and the forced
+ * Anomalies as data (after Elle): a `type`, the transactions and events involved, and the forced
  * edges with their reasons. Rendering into prose is `explain.ts`; tests check this data.
  *
- * Well-formedness anomalies are semantics.md section 1; the rest name the shape of a commit-order
- * contradiction (section 5), derived in `classify.ts`.
+ * Well-formedness anomalies are docs/semantics.md §1.5; the rest name a missing row or the shape of a
+ * commit-order contradiction (docs/semantics.md §5), derived in `cycle.ts`, `cases.ts` and `check.ts`.
  */
 import type { IsolationLevel } from '../history/format.js';
 

@@ -1,5 +1,5 @@
 /**
- * Explanations by case analysis (semantics.md §5) for contradictions that saturation alone does not show as
+ * Explanations by case analysis (docs/semantics.md §5) for contradictions that saturation alone does not show as
  * one cycle, such as a lost update or write skew under SI/SER, or a long fork under PC: the two transactions
  * must be ordered somehow, and each order forces a cycle.
  *

@@ -1,5 +1,5 @@
 /**
- * Consistency of a mixed-isolation client history (paper Algorithm 3; semantics.md §4).
+ * Consistency of a mixed-isolation client history (paper Algorithm 3; docs/semantics.md §4).
  *
  *   1. well-formedness (model.ts)                        -> inconsistent, named anomaly
  *   2. pco := FIX(saturate)((so ∪ wr)+)                   -> cycle: inconsistent, explained cycle
@@ -113,9 +113,10 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
 
 /**
  * An `unknown` transaction nobody read may still have committed, and its writes may be what hides a row a
- * read did not return (semantics.md §1 says dropping it only removes constraints: not so for unreturned
- * rows; the oracle found the case). So before calling the history inconsistent, try the subsets of those
- * transactions as committed (up to MAX_UNKNOWN_SUBSET of them; beyond, the verdict is unknown).
+ * read did not return: leaving it out does not only remove constraints (the earlier rule, which dropped such
+ * transactions, was wrong; the oracle found the case; documented in docs/semantics.md §1.4 and §7). So before
+ * calling the history inconsistent, try the subsets of those transactions as committed (up to
+ * MAX_UNKNOWN_SUBSET of them; beyond, the verdict is unknown).
  */
 const MAX_UNKNOWN_SUBSET = 8;
 const MAX_SHOWN_SUBHISTORY = 25;

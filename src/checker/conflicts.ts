@@ -1,5 +1,5 @@
 /**
- * Conflicts of a client history (paper §5, Equation 4; semantics.md §4.3).
+ * Conflicts of a client history (paper §5, Equation 4; docs/semantics.md §3.3 and §4.3).
  *
  * For a non-partial read r of t3 and a key x of its table that r neither returned nor read locally:
  *   1ˣʳ = {t : (t3, t) ∉ pco, t writes x (init writes every key), WHERE(r)(value(t, x)) = true}
@@ -209,7 +209,8 @@ export interface ConflictResult {
  * The paper's Theorem 5 (non-conflicts need no witness) holds for SER, SI, PC, RA and RC but not CC: a
  * witness edge into a reader puts its writer in the causal past of the reader's successors, which a CC
  * transaction must then see. So when some transaction is CC, every unreturned row with a non-init writer
- * gets a witness (found by the brute-force oracle; see test/fixtures/disagreements/regression-CC-*).
+ * gets a witness (found by the brute-force oracle; see test/fixtures/disagreements/regression-CC-*). This is a
+ * documented departure from the paper: docs/semantics.md §3.3 and §7.
  *
  * `previous`: the conflicts of an earlier call on the same model whose pco was a subset of this one (and whose
  * decided pairs a subset of these). Only those pairs are looked at again: the 1 and 0 sets only lose writers

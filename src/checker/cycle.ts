@@ -1,5 +1,5 @@
 /**
- * Turning a cyclic partial commit order into an explanation (semantics.md §5): the shortest cycle of direct
+ * Turning a cyclic partial commit order into an explanation (docs/semantics.md §5): the shortest cycle of direct
  * reasons (so, wr, witness wr, and the axiom instances saturation forced), each edge said in SQL terms, and
  * the anomaly's name derived from the cycle's shape.
  */

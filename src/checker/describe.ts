@@ -1,5 +1,5 @@
 /**
- * The transactions an anomaly involves, in SQL terms (semantics.md §5): session, position, label, level and
+ * The transactions an anomaly involves, in SQL terms (docs/semantics.md §5): session, position, label, level and
  * each statement with the rows and wids it read or wrote, so a person can check the explanation by hand.
  */
 import type { HistoryEvent } from '../history/format.js';

@@ -1,6 +1,6 @@
 /**
  * Rendering anomalies (data, anomaly.ts) as text a person can check by hand in a terminal
- * (semantics.md §5): a verdict line, then per anomaly its name, the violated levels, the transactions and
+ * (docs/semantics.md §5): a verdict line, then per anomaly its name, the violated levels, the transactions and
  * each forced edge with its reason.
  */
 import type { Anomaly } from './anomaly.js';

@@ -1,6 +1,6 @@
 /**
- * Isolation levels as dense integers, the strength lattice SER ⊂ SI ⊂ PC ⊂ CC ⊂ RA ⊂ RC (semantics.md §2), and
- * the `--iso` override: `SER` for every transaction, or `Label=LEVEL,...,*=LEVEL` by transaction label.
+ * Isolation levels as dense integers, the strength lattice SER ⊂ SI ⊂ PC ⊂ CC ⊂ RA ⊂ RC (docs/semantics.md
+ * §2.4), and the `--iso` override: `SER` for every transaction, or `Label=LEVEL,...,*=LEVEL` by transaction label.
  */
 import { ISOLATION_LEVELS, type IsolationLevel } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';

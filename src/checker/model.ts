@@ -1,16 +1,18 @@
 /**
- * The checker's model of a client history (semantics.md §1, paper §2): dense integer ids for transactions
+ * The checker's model of a client history (docs/semantics.md §1, paper §2): dense integer ids for transactions
  * (0 is init) and keys, each transaction's last write per key (`value(t, x)`), and every read event with the
- * keys it read from other transactions (`wr`). Building it runs the well-formedness checks of §1 on the way,
+ * keys it read from other transactions (`wr`). Building it runs the well-formedness checks of §1.5 on the way,
  * since they are exactly the failures of resolving a read to the write it saw:
  *
  *   History -> index writes by wid -> walk each checked transaction in po (local state per key)
  *           -> reads (wr, local reads) + anomalies -> promote `unknown` writers that were read -> G1c
  *
- * Decisions (semantics.md): aborted transactions write nothing visible and their reads are not checked
- * unless `checkAbortedReads`; an `unknown` transaction is committed iff one of its writes was read by a
- * checked transaction (transitively), else dropped. In a truncated file a wid nobody wrote is unresolved:
- * the row is dropped and the read becomes partial, instead of a garbage read.
+ * Decisions (docs/semantics.md §1.4): aborted transactions write nothing visible and their reads are not checked
+ * unless `checkAbortedReads` (then for well-formedness only, never by an axiom); an `unknown` transaction is
+ * committed iff one of its writes was read by a checked transaction (transitively), else left out of the model
+ * (`droppedUnknown`: check.ts tries which of those committed before calling the history inconsistent, a
+ * documented departure, docs/semantics.md §7). In a truncated file a wid nobody wrote is unresolved: the row is
+ * dropped and the read becomes partial, instead of a garbage read.
  */
 import type { HistoryEvent, IsolationLevel, Row, SqlValue } from '../history/format.js';
 import { INIT_WID } from '../history/format.js';

@@ -1,5 +1,5 @@
 /**
- * A brute-force oracle for consistency (semantics.md §1–3), written independently of the real checker
+ * A brute-force oracle for consistency (docs/semantics.md §1–§3), written independently of the real checker
  * (check.ts, model.ts, relations.ts, saturate.ts, conflicts.ts, prefix.ts are deliberately not imported): its
  * only purpose is to be obviously right on small histories so that tests can cross-check the real checker.
  *
@@ -24,10 +24,13 @@
  * t3 reads from, smallest first, which is exact because visibility is monotone in that set (see
  * placeBySources / placeRC). The test suite checks that both give the same verdicts.
  *
- * Decisions followed (semantics.md): aborted transactions write nothing and their reads are not checked; an
- * `unknown` transaction counts as committed iff a checked transaction read one of its writes (least fixpoint);
- * `partial` reads say nothing about rows they did not return; a read of a key its transaction already wrote is
- * local (must see the transaction's own latest value, returned iff it matches the WHERE) and is not in wr.
+ * Decisions followed (docs/semantics.md §1.4, §3.2): aborted transactions write nothing and their reads are not
+ * checked; each `unknown` transaction either committed or did not, and naiveCheck tries every combination (up
+ * to MAX_UNKNOWN of them; a read of one taken as not committed is then an aborted read), the plain definition
+ * behind the checker's rule (docs/semantics.md §1.4, §7); `build` itself counts an `unknown` transaction as
+ * committed iff a checked transaction read one of its writes (least fixpoint); `partial` reads say nothing
+ * about rows they did not return; a read of a key its transaction already wrote is local (must see the
+ * transaction's own latest value, returned iff it matches the WHERE) and is not in wr.
  */
 import type { History, Txn } from '../history/history.js';
 import { INIT_WID, type IsolationLevel, type Row, type SqlValue } from '../history/format.js';

@@ -2,7 +2,7 @@
  * A strict partial order on dense transaction ids, kept transitively closed: the paper's `pco`.
  *
  * One bitset row per transaction (its successors), as a Uint32Array of n * words. Adding an edge re-closes at
- * once (semantics.md §4.2: the paper's artifact did not), so `has` is always the transitive relation and a
+ * once (docs/semantics.md §4.2: the paper's artifact did not), so `has` is always the transitive relation and a
  * cycle shows as a transaction preceding itself.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Consistent-prefix search (paper Algorithm 4, Definition 10, Table 1; semantics.md §4.5) on a conflict-free
+ * Consistent-prefix search (paper Algorithm 4, Definition 10, Table 1; docs/semantics.md §4.5) on a conflict-free
  * extension whose pco is saturated.
  *
  * A prefix P is a pco-closed set of transactions placed first in the commit order, plus, when some

@@ -1,6 +1,6 @@
 /**
  * Witness choices that cannot be part of any consistent extension (paper §5, Algorithm 3's enumeration, pruned;
- * semantics.md §4.4).
+ * docs/semantics.md §4.4).
  *
  * Choosing w as the witness of a conflict (r, x) adds wr_x(w, r), and the reader's axiom then requires every
  * other writer t2 of x visible to r to commit before w. Visibility only grows as the commit order and wr grow,

@@ -1,5 +1,5 @@
 /**
- * The relations of one (extension of a) client history that the axioms of semantics.md §2 read, and the
+ * The relations of one (extension of a) client history that the axioms of docs/semantics.md §2 read, and the
  * visibility predicate `vis_iso(t2, r)` of Figure 3 with a partial commit order standing for `co`.
  *
  * An extension adds witness edges `wr_x(w, r)` for conflicts (paper Algorithm 3); `Relations` holds the base
@@ -129,7 +129,7 @@ export class Relations {
   }
 
   /**
-   * vis_iso(t3)(t2, r) with pco standing for co (semantics.md §2).
+   * vis_iso(t3)(t2, r) with pco standing for co (docs/semantics.md §2.3).
    * `partners` finds, for SI, the transactions that write a key t3 also writes.
    */
   visible(t2: number, read: ReadEvent, level: number, partners: WritePartners): boolean {

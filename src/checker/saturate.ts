@@ -1,5 +1,5 @@
 /**
- * Saturation (paper Algorithm 1 iterated to its least fixpoint, semantics.md §4.2).
+ * Saturation (paper Algorithm 1 iterated to its least fixpoint, docs/semantics.md §4.2).
  *
  * For every read r of t3, key x read from t1, and writer t2 ∉ {t1, t3} of x: if vis_iso(t3)(t2, r) holds with
  * pco standing for co, then t2 must commit before t1: add (t2, t1) and re-close pco at once. Repeat until

@@ -1,5 +1,5 @@
 /**
- * Shrinking an inconsistent history to a small inconsistent sub-history (semantics.md §5), for explanations
+ * Shrinking an inconsistent history to a small inconsistent sub-history (docs/semantics.md §5), for explanations
  * when the contradiction is not one forced cycle.
  *
  *   drop every aborted transaction -> drop chunks of transactions (halving the chunk size, latest first),

@@ -1,5 +1,5 @@
 /**
- * SI's Conflict axiom (semantics.md §2, Figure 3 of the paper): an SI transaction t3 sees every transaction
+ * SI's Conflict axiom (docs/semantics.md §2.3, Figure 3 of the paper): an SI transaction t3 sees every transaction
  * committed before a transaction t4 that writes a key t3 also writes ("write partners"), if t4 commits before t3.
  *
  * The partners of t3 are found through its written keys (`writersOf`), never materialized: on TPC-C every

@@ -1,5 +1,5 @@
 /**
- * The history file format, version 1 (shared/spec/history-format.md; documented in docs/history-format.md).
+ * The history file format, version 1 (documented in docs/history-format.md).
  *
  * One history is newline-delimited JSON: a `history` header, `table` lines, `init` lines, one `txn` line per
  * finished transaction, and an `end` line when the recorder finished cleanly. These types are the lines exactly

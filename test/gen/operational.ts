@@ -1,6 +1,6 @@
 /**
  * Histories produced by an operational model of a multi-level database, consistent by construction at each
- * transaction's own level (semantics.md §2), for testing that the checker never reports a false violation.
+ * transaction's own level (docs/semantics.md §2), for testing that the checker never reports a false violation.
  *
  * Sessions run concurrently; a scheduler picks a random session at each step and runs one step of its current
  * transaction (begin, one statement, or commit). Writes are buffered and become visible at commit; the commit
@@ -30,9 +30,10 @@ export interface OperationalOptions {
   /** Probability that a transaction's outcome is recorded as unknown. Default 0.06. */
   unknown?: number;
   /**
-   * Probability that an `unknown` transaction really committed (default 0). Above 0 the histories are no longer
-   * consistent by construction under semantics.md's decision: an unknown transaction that nobody's returned
-   * rows come from is dropped, yet a later read may have skipped a row because of its (committed) write.
+   * Probability that an `unknown` transaction really committed (default 0.5). The histories stay consistent by
+   * construction: a later read may have skipped a row because of a committed unknown transaction's write that
+   * nobody returned, and the checker tries which such transactions committed (docs/semantics.md §1.4; up to 8 of
+   * them, beyond that the verdict is unknown). The earlier rule dropped them, judging such histories inconsistent.
    */
   unknownCommitted?: number;
   /** Levels to draw from (default: all six). */
