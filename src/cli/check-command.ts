@@ -7,9 +7,10 @@
  */
 import { readHistory } from '../history/reader.js';
 import { InputError } from '../history/input-errors.js';
-import { loadPredicateParser } from '../history/predicate.js';
-import { checkHistory, type CheckResult, type Verdict } from '../checker/check.js';
+import { check } from '../checker/check-file.js';
+import type { CheckResult, Verdict } from '../checker/check.js';
 import { renderResult } from '../checker/explain.js';
+import { resultJson } from '../report/json.js';
 import { parseIsoOverride } from '../checker/levels.js';
 
 export interface CheckCommandOptions {
@@ -36,15 +37,13 @@ export const EXIT = { consistent: 0, inconsistent: 1, error: 2, unknown: 3 } as 
 export async function checkFile(file: string, options: CheckCommandOptions, fileCount = 1): Promise<FileResult> {
   try {
     const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
-    await loadPredicateParser();
     const history = await readHistory(file);
-    const result = checkHistory(history, {
+    const result = await check(history, {
       iso,
       timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
       checkAbortedReads: options.checkAbortedReads,
       shrink: options.shrink,
     });
-    if (history.truncated) result.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
     let report: string | undefined;
     if (options.report) {
       const { writeReport, reportFileFor } = await import('../report/html.js');
@@ -64,18 +63,7 @@ export async function checkFile(file: string, options: CheckCommandOptions, file
 
 export function jsonOf(r: FileResult): Record<string, unknown> {
   if (r.verdict === 'error') return { file: r.file, verdict: 'error', error: r.error };
-  const res = r.result!;
-  return {
-    file: r.file,
-    verdict: res.verdict,
-    ...(r.report ? { report: r.report } : {}),
-    ...(res.reason ? { reason: res.reason } : {}),
-    anomalies: res.anomalies,
-    ...(res.commitOrder ? { commitOrder: res.commitOrder } : {}),
-    ...(res.subHistory ? { subHistory: res.subHistory } : {}),
-    notes: res.notes,
-    stats: res.stats,
-  };
+  return resultJson(r.file, r.result!, r.report ? { report: r.report } : {});
 }
 
 export function exitCodeOf(results: FileResult[]): number {

@@ -76,6 +76,14 @@ export interface CompiledPredicate {
 let loadPromise: Promise<void> | undefined;
 let loaded = false;
 
+/** A caller's mistake, not the history's: the synchronous API was used before the parser was loaded. */
+export class ParserNotLoadedError extends Error {
+  override name = 'ParserNotLoadedError';
+  constructor() {
+    super('the WHERE-clause parser is not loaded: await loadPredicateParser() before checkHistory() (the async check() of the isocheck package loads it itself)');
+  }
+}
+
 /** Must be called (awaited) once before compilePredicate; loads the parser WASM. Idempotent. */
 export async function loadPredicateParser(): Promise<void> {
   if (!loadPromise) {
@@ -1333,7 +1341,7 @@ export function compilePredicate(where: string | undefined | null, params: unkno
   if (where === undefined || where === null || where.trim() === '') {
     return { test: ALWAYS.test, columns: [], pointConstraints: new Map() };
   }
-  if (!loaded) throw new PredicateError('loadPredicateParser() must be awaited before compilePredicate()');
+  if (!loaded) throw new ParserNotLoadedError();
   try {
     return compileWhere(where, params ?? [], columns);
   } catch (e) {

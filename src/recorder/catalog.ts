@@ -25,6 +25,7 @@
 import type pg from 'pg';
 import type { ColumnTypes, Row, SqlValue } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';
+import { UnsupportedTableError } from './errors.js';
 
 export const WID_COLUMN = '_isocheck_wid';
 export const PREV_COLUMN = '_isocheck_prev';
@@ -113,7 +114,7 @@ async function describe(client: Queryable, name: string, dbLocaleC: boolean): Pr
   if (found.length === 0) throw new InputError(`table "${name}" does not exist (create it before recording, or check the search_path)`);
   const [oidText, schema, relname, relkind] = found[0] as string[];
   const oid = Number(oidText);
-  if (relkind !== 'r' && relkind !== 'p') throw new InputError(`"${name}" is not a table (relkind ${relkind}); only tables can be recorded`);
+  if (relkind !== 'r' && relkind !== 'p') throw new UnsupportedTableError(name, `"${name}" is not a table (relkind ${relkind})`, 'only tables can be recorded');
   const cols = await rawQuery(
     client,
     `SELECT a.attname, a.attnum::text, a.attnotnull::text,
@@ -167,9 +168,10 @@ async function describe(client: Queryable, name: string, dbLocaleC: boolean): Pr
     break;
   }
   if (!key) {
-    throw new InputError(
-      `table "${name}" has no primary key (nor a unique index over NOT NULL columns), so its rows have no identity the ` +
-        `history can use; add one (ALTER TABLE ${name} ADD PRIMARY KEY (...)) or leave the table out of the recording`,
+    throw new UnsupportedTableError(
+      name,
+      `table "${name}" has no primary key (nor a unique index over NOT NULL columns), so its rows have no identity the history can use`,
+      `add one (ALTER TABLE ${name} ADD PRIMARY KEY (...)) or leave the table out of the recording`,
     );
   }
   return { name, schema, relname, oid, key, keySource, columns, columnOrder, unsafeColumns, hidden, relkind };
@@ -213,9 +215,10 @@ export async function instrument(client: Queryable, tables: string[], options: I
   );
   if (cascades.length > 0) {
     const list = (cascades as string[][]).map(([rel, ref, con]) => `${rel} (${con} references ${ref})`).join(', ');
-    throw new InputError(
-      `foreign keys with ON DELETE/UPDATE CASCADE, SET NULL or SET DEFAULT change recorded rows without the recorder seeing it: ${list}; ` +
-        `use NO ACTION/RESTRICT (and do the cascade in the application) or leave the referencing table out of the recording`,
+    throw new UnsupportedTableError(
+      (cascades as string[][])[0][0],
+      `foreign keys with ON DELETE/UPDATE CASCADE, SET NULL or SET DEFAULT change recorded rows without the recorder seeing it: ${list}`,
+      `use NO ACTION/RESTRICT (and do the cascade in the application) or leave the referencing table out of the recording`,
     );
   }
   const triggers = await rawQuery(client, `SELECT tgrelid::regclass::text, tgname FROM pg_trigger WHERE tgrelid = ANY($1::oid[]) AND NOT tgisinternal`, [oids]);

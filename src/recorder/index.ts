@@ -1,7 +1,10 @@
 /**
- * The recorder's public API: record what an application's PostgreSQL transactions read and wrote, as a history
- * file (shared/spec/history-format.md) for `isocheck check`.
+ * The recorder's public API (`import ... from 'isocheck/recorder'`): record what an application's PostgreSQL
+ * transactions read and wrote, through the application's own `pg` (a peer dependency), as a history file
+ * (docs/history-format.md) for `isocheck check`.
  *
+ *   import pg from 'pg';
+ *   import { Recorder } from 'isocheck/recorder';
  *   const recorder = new Recorder({ file: 'run.ndjson', meta: { workload: 'bank' } });
  *   await recorder.instrument(setupClient, ['accounts']);
  *   const db = recorder.pool(new pg.Pool({ connectionString }));   // or recorder.client(pgClient)
@@ -10,5 +13,6 @@
  */
 export { Recorder, type RecorderOptions } from './recorder.js';
 export { RecordingClient, RecordingPool, isConnectionLoss, levelOf, type QueryOptions } from './client.js';
-export { instrument, uninstrument, snapshotInit, toFormatValue, RAW_TYPES, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';
-export { analyze, loadRewriter, tableLookup, type Plan, type RecordedPlan, type TxnControl } from './rewrite.js';
+export { instrument, uninstrument, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';
+export { UnsupportedStatementError, UnsupportedTableError } from './errors.js';
+export { InputError } from '../history/input-errors.js';

@@ -11,7 +11,7 @@
  *                  json_agg(ARRAY[col::text, ..., wid]) so the server computes the application's aggregates
  *                  and hands back every row it aggregated, in one statement (one snapshot)
  *     insert/update/delete  set `_isocheck_wid` to a fresh wid ($n) and RETURNING what the event needs
- *   or throws InputError for shapes it cannot record soundly (joins, subqueries, WITH, set operations, ...),
+ *   or throws UnsupportedStatementError for shapes it cannot record soundly (joins, subqueries, WITH, set operations, ...),
  *   saying how to split the statement.
  *
  * The added result columns come last (aliased `__isocheck_<i>` so ORDER BY names stay unambiguous); the session
@@ -23,7 +23,7 @@
  */
 import { loadModule, parseSync } from 'libpg-query';
 import { deparseSync } from 'pgsql-deparser';
-import { InputError } from '../history/input-errors.js';
+import { UnsupportedStatementError } from './errors.js';
 import { HIDDEN_COLUMNS, PREV_COLUMN, WID_COLUMN, type TableInfo } from './catalog.js';
 
 // The AST is JSON from libpg-query; it is handled as loose data here (the shapes are checked where used).
@@ -198,13 +198,8 @@ function paramNumbers(node: N): number {
   return max;
 }
 
-const short = (sql: string): string => {
-  const s = sql.replace(/\s+/g, ' ').trim();
-  return s.length > 160 ? s.slice(0, 157) + '...' : s;
-};
-
 function refuse(sql: string, why: string, how: string): never {
-  throw new InputError(`cannot record statement "${short(sql)}": ${why}. ${how}`);
+  throw new UnsupportedStatementError(sql, why, how);
 }
 
 const AGGREGATES = new Set([

@@ -37,7 +37,8 @@ import { loadPredicateParser } from '../history/predicate.js';
 import { checkHistory, type CheckResult, type Verdict } from '../checker/check.js';
 import { parseIsoOverride, type IsoOverride } from '../checker/levels.js';
 import { openDatabase, type Database } from '../db/connect.js';
-import { Recorder, loadRewriter, type RecordingClient } from '../recorder/index.js';
+import { Recorder, type RecordingClient } from '../recorder/index.js';
+import { loadRewriter } from '../recorder/rewrite.js';
 import { parseSpec, permutationsOf, type ScenarioSpec, type Step } from './spec.js';
 
 export interface ScenarioOptions {

@@ -1,0 +1,40 @@
+/**
+ * The recorder's refusals, as errors a caller can tell apart (README, "Recording your own application"): a
+ * statement it cannot trace to the rows it read and wrote, and a table whose rows it cannot identify or whose
+ * changes it would not see. Both are user errors (`InputError`: the CLI prints the message and exits 2).
+ */
+import { InputError } from '../history/input-errors.js';
+
+/** A statement the recorder cannot record faithfully. The message is `cannot record statement "SQL": reason. hint`. */
+export class UnsupportedStatementError extends InputError {
+  override name = 'UnsupportedStatementError';
+  constructor(
+    /** The statement, as the application sent it. */
+    readonly sql: string,
+    /** Why it cannot be recorded, e.g. "it joins several tables". */
+    readonly reason: string,
+    /** What to do instead, e.g. "Split it into single-table statements". */
+    readonly hint: string,
+  ) {
+    super(`cannot record statement "${shortSql(sql)}": ${reason}. ${hint}`);
+  }
+}
+
+/** A table the recorder cannot record (no key, not a table, cascading foreign keys). */
+export class UnsupportedTableError extends InputError {
+  override name = 'UnsupportedTableError';
+  constructor(
+    /** The table as the caller named it. */
+    readonly table: string,
+    readonly reason: string,
+    readonly hint: string,
+  ) {
+    super(`${reason}; ${hint}`);
+  }
+}
+
+/** The statement on one line, cut to 160 characters, for messages. */
+export function shortSql(sql: string): string {
+  const s = sql.replace(/\s+/g, ' ').trim();
+  return s.length > 160 ? s.slice(0, 157) + '...' : s;
+}
