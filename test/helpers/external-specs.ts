@@ -25,9 +25,11 @@ export function externalSpecs(): ExternalSpecs {
   const set = process.env[PG_SPECS_SETTING];
   const dir = set ? resolve(set) : resolve(import.meta.dirname, '..', '..', '..', 'shared', 'pg-isolation-specs');
   if (!existsSync(dir)) {
-    return set
-      ? { files: [], missing: dir, skipReason: `${PG_SPECS_SETTING}=${set}: no such folder` }
-      : { files: [], skipReason: `PostgreSQL's isolation specs are not here: set ${PG_SPECS_SETTING}=DIR (a folder of isolation-tester .spec files) to run these tests` };
+    if (set) return { files: [], missing: dir, skipReason: `${PG_SPECS_SETTING}=${set}: no such folder` };
+    const skipReason = `PostgreSQL's isolation specs are not here: set ${PG_SPECS_SETTING}=DIR (a folder of isolation-tester .spec files) to run these tests`;
+    // vitest's summary counts skipped tests without their reasons: say it where it shows
+    process.stderr.write(`external isolation-spec tests SKIPPED: ${skipReason}\n`);
+    return { files: [], skipReason };
   }
   return { dir, files: readdirSync(dir).filter((f) => f.endsWith('.spec')).sort() };
 }
