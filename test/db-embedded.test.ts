@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { startEmbedded } from '../src/db/embedded.js';
+import { EmbeddedStartError, startEmbedded } from '../src/db/embedded.js';
 
 const root = resolve(import.meta.dirname, '..');
 let work: string;
@@ -25,6 +25,8 @@ if (mode === 'exitcode') {
   process.exitCode = 3;
 } else if (mode === 'exit') {
   process.exit(5);
+} else if (mode === 'forget') {
+  // no stop(), nothing pending: the process ends by itself and the exit hook stops the server
 } else {
   setInterval(() => {}, 1000);
 }
@@ -101,7 +103,14 @@ describe('startEmbedded', () => {
   it('explains a port in use', async () => {
     const s = await startEmbedded();
     try {
-      await expect(startEmbedded({ port: s.port })).rejects.toThrow(/port \d+ is in use[\s\S]*--db/);
+      const err = await startEmbedded({ port: s.port }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(EmbeddedStartError);
+      expect((err as Error).message).toMatch(/port \d+ is in use.*--db/);
+      expect((err as Error).message).not.toContain('\n');
+      rmSync((err as EmbeddedStartError).logFile ?? '', { force: true });
     } finally {
       await s.stop();
     }
@@ -118,6 +127,15 @@ describe('startEmbedded', () => {
       else expect(r.code !== 0 || r.signal !== null).toBe(true);
     });
   }
+
+  it('lets a program that forgets stop() end, and stops the server then', async (ctx) => {
+    if (skipReason) return ctx.skip(skipReason);
+    const r = await runChild('forget');
+    expect(r.code).toBe(0);
+    expect(existsSync(r.dir)).toBe(false);
+    for (let i = 0; i < 100 && alive(r.pid); i++) await new Promise((res) => setTimeout(res, 50));
+    expect(alive(r.pid)).toBe(false);
+  });
 
   it('keeps the exit code a program set', async (ctx) => {
     if (skipReason) return ctx.skip(skipReason);

