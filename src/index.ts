@@ -13,7 +13,7 @@
  */
 
 // Checking
-export { check, type CheckFileOptions } from './checker/check-file.js';
+export { check, type CheckFileOptions as CheckOptions } from './checker/check-file.js';
 export type { CheckResult, CheckStats, Verdict } from './checker/check.js';
 export type { Anomaly, AnomalyType, ConsistencyType, WellFormednessType, Edge, EdgeKind, EventRef } from './checker/anomaly.js';
 export { parseIsoOverride, effectiveLevel, LEVEL_DESCRIPTIONS, type IsoOverride } from './checker/levels.js';

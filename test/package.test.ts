@@ -88,10 +88,10 @@ beforeAll(() => {
   // the package, built from the sources in a staging copy (the suite's other tests use dist/ meanwhile)
   const stage = join(work, 'stage');
   for (const f of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(root, f), join(stage, f));
-  for (const d of ['bin', 'src', 'workloads', 'bench', 'docs']) cpSync(join(root, d), join(stage, d), { recursive: true });
+  for (const d of ['bin', 'scripts', 'src', 'workloads', 'bench', 'docs']) cpSync(join(root, d), join(stage, d), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'));
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: stage, stdio: 'pipe' });
-  const packOut = execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  // npm pack runs `prepare` (scripts/build.mjs: a clean build, without source maps when packing)
+  const packOut = execFileSync(npm, ['pack', '--json', '--pack-destination', work], { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const info = JSON.parse(packOut.slice(packOut.indexOf('['))) as { filename: string; files: { path: string }[] }[];
   tarball = join(work, info[0].filename);
   packed = info[0].files.map((f) => f.path);
@@ -125,6 +125,9 @@ describe('the packed package', () => {
     expect(packed).toContain('LICENSE');
     expect(packed.filter((f) => /^(test|histories|bench|dist\/bench|dist\/test)\//.test(f) || f.endsWith('.map'))).toEqual([]);
     expect(packed.length).toBeLessThan(300);
+    // no compiled module points at a source map the package does not hold
+    const index = readFileSync(join(project, 'node_modules', 'isocheck', 'dist', 'src', 'index.js'), 'utf8');
+    expect(index).not.toMatch(/sourceMappingURL/);
   });
 
   it('installed: npx isocheck check on a known history exits 1 and names the anomaly', () => {

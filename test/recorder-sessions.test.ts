@@ -11,6 +11,7 @@ import { Recorder, type RecordingClient } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import type { History, Txn } from '../src/history/history.js';
 import { InputError } from '../src/history/input-errors.js';
+import { UnsupportedStatementError } from '../src/recorder/errors.js';
 import { checkHistory } from '../src/checker/check.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 
@@ -86,6 +87,11 @@ beforeAll(async () => {
   } catch (e) {
     seen.refused = e;
   }
+  try {
+    await c.query({ text: 'SELECT v FROM acc WHERE id = $1', values: [1], binary: true } as pg.QueryConfig); // pg's types omit binary
+  } catch (e) {
+    seen.binary = e;
+  }
   await new Promise<void>((res, rej) => c.query('UPDATE acc SET v = 7 WHERE id = $1', [2], (err) => (err ? rej(err) : res())));
   await c.query('COMMIT AND CHAIN');
   await c.query('SELECT v FROM acc WHERE id = 2');
@@ -150,7 +156,12 @@ describe('sessions', () => {
   });
 
   it('refuses before running, leaving the transaction usable', () => {
-    expect(seen.refused).toBeInstanceOf(InputError);
+    expect(seen.refused).toBeInstanceOf(UnsupportedStatementError);
+    expect(seen.refused).toMatchObject({ sql: 'SELECT * FROM acc a JOIN acc b ON a.id = b.id' });
+    expect((seen.refused as UnsupportedStatementError).reason).toMatch(/join|tables/i);
+    expect((seen.refused as UnsupportedStatementError).hint.length).toBeGreaterThan(0);
+    expect(seen.binary).toBeInstanceOf(UnsupportedStatementError);
+    expect((seen.binary as UnsupportedStatementError).reason).toMatch(/binary/);
     const [t1, t2] = bySession(5);
     expect(t1).toMatchObject({ status: 'committed', events: [{ op: 'update', where: 'id = $1', params: [2] }] });
     expect(t2).toMatchObject({ status: 'committed', iso: 'RC', events: [{ op: 'select' }] }); // COMMIT AND CHAIN

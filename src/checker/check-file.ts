@@ -25,6 +25,8 @@ export interface CheckFileOptions {
  * Checks one history (a file name, `.ndjson` or `.ndjson.gz`, or a History already read) and returns the
  * verdict, anomalies with explanations, a witness commit order when consistent, notes and statistics.
  * Throws `HistoryFormatError` (file and line) for a malformed file and `InputError` for other bad input.
+ * Reading is asynchronous; the check itself runs on the calling thread (CPU-bound: bound it with `timeoutMs`,
+ * or call it from a worker thread to keep an event loop free).
  */
 export async function check(history: string | History, options: CheckFileOptions = {}): Promise<CheckResult> {
   const iso = typeof options.iso === 'string' ? parseIsoOverride(options.iso) : options.iso;

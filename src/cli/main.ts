@@ -164,6 +164,13 @@ async function main(): Promise<void> {
       process.exitCode = 2;
       return;
     }
+    const missing = /Cannot find (?:package|module) '(pg)'/.exec(String((e as Error).message));
+    if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && missing) {
+      // pg is a peer dependency: npm installs it, yarn 1 and --legacy-peer-deps do not
+      console.error(`isocheck: this command needs the "${missing[1]}" package (a peer dependency of isocheck): npm install ${missing[1]}`);
+      process.exitCode = 2;
+      return;
+    }
     console.error(`isocheck: internal error (a bug in isocheck; please report it with the command and input):\n${(e as Error).stack ?? e}`);
     process.exitCode = 70;
   }

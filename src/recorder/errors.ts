@@ -24,7 +24,7 @@ export class UnsupportedStatementError extends InputError {
 export class UnsupportedTableError extends InputError {
   override name = 'UnsupportedTableError';
   constructor(
-    /** The table as the caller named it. */
+    /** The table concerned (for cascading foreign keys: the referencing table, as the catalog names it). */
     readonly table: string,
     readonly reason: string,
     readonly hint: string,

@@ -12,7 +12,8 @@
  *   recorder.finish();
  */
 export { Recorder, type RecorderOptions } from './recorder.js';
-export { RecordingClient, RecordingPool, isConnectionLoss, levelOf, type QueryOptions } from './client.js';
-export { instrument, uninstrument, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';
+export { RecordingClient, RecordingPool, isConnectionLoss, type QueryOptions } from './client.js';
+// uninstrument() removes the hidden columns Recorder.instrument() added, once recording is over
+export { uninstrument, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';
 export { UnsupportedStatementError, UnsupportedTableError } from './errors.js';
 export { InputError } from '../history/input-errors.js';
