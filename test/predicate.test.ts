@@ -165,6 +165,38 @@ describe('predicate: constructs', () => {
     expect(ev("t LIKE 'x\\'", { t: 'x' })).toBe(false);
     expect(ev("t LIKE 'a\\'", { t: 'ab' })).toBe(false); // error => false
     expect(() => ev("'ab' LIKE 'a\\'")).toThrow(/must not end with escape/); // constant: planning error
+    expect(ev("t LIKE 'a\\' ESCAPE ''", { t: 'a\\' })).toBe(true); // ESCAPE '': no escape character
+    expect(ev("t LIKE '%\\'", { t: 'ab' })).toBe(false); // dangling escape after %: raised (=> false)
+    expect(() => ev("'ab' LIKE '%\\'")).toThrow(/must not end with escape/);
+    expect(ev("t LIKE '%b\\'", { t: 'ac' })).toBe(false); // never reaches the escape: false, no error
+    expect(() => ev("'ac' LIKE 'x%\\'")).not.toThrow(); // fails on 'x' before reaching it
+    expect(ev("t LIKE '%a%a%b'", { t: 'aab' })).toBe(true);
+    expect(ev("t LIKE '%a%a%b'", { t: 'ab' })).toBe(false);
+    expect(ev("t LIKE '%a_%_b'", { t: 'xxayyzb' })).toBe(true);
+    expect(ev("t LIKE '_%😀%_'", { t: 'a😀b' })).toBe(true);
+    expect(ev("t LIKE '_😀_'", { t: 'a😀b' })).toBe(true);
+    expect(ev("t ILIKE '%É%'", { t: 'é' })).toBe(false); // C locale: only ASCII letters fold
+    expect(ev("t ILIKE '%A_c'", { t: 'xxAbC' })).toBe(true);
+  });
+
+  it('LIKE matches in time linear in the text per pattern character (no exponential backtracking)', () => {
+    // '%a%a...%b' against 'aaa...': a RegExp (or naive recursion) backtracks exponentially
+    for (const [k, n] of [[20, 40], [200, 2000], [5000, 20000]] as const) {
+      const p = compilePredicate(`t LIKE '${'%a'.repeat(k)}%b' OR t ILIKE $1 OR t LIKE $2`, ['%A'.repeat(k) + '%B', '_%'.repeat(k) + 'c'], COLS);
+      const t0 = performance.now();
+      expect(p.test({ ...BASE_ROW, t: 'a'.repeat(n) })).toBe(false);
+      expect(p.test({ ...BASE_ROW, t: 'a'.repeat(n) + 'b' })).toBe(true);
+      expect(performance.now() - t0, `k=${k} n=${n}`).toBeLessThan(500);
+    }
+    // the worst case of MatchText is O(text x pattern): still fast at these sizes
+    const p = compilePredicate(`t LIKE $1`, ['%' + 'a'.repeat(1000) + 'b%'], COLS);
+    const t0 = performance.now();
+    expect(p.test({ ...BASE_ROW, t: 'a'.repeat(20000) })).toBe(false);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    // regular-expression operators would compile user text to a RegExp: refused
+    for (const w of ["t ~ 'a'", "t ~* 'a'", "t !~ 'a'", "t SIMILAR TO '(a|b)*'", "t NOT SIMILAR TO 'a'"]) {
+      expect(() => compilePredicate(w, [], COLS), w).toThrow(PredicateError);
+    }
   });
 
   it('arithmetic and casts', () => {
@@ -260,6 +292,44 @@ describe('predicate: constructs', () => {
       }
       expect(err, w).toBeInstanceOf(PredicateError);
       expect((err as Error).message, w).toMatch(re);
+    }
+  });
+
+  it('columns named like Object.prototype properties are ordinary columns', () => {
+    const names = Object.getOwnPropertyNames(Object.prototype);
+    expect(names).toContain('__proto__');
+    expect(names).toContain('toString');
+    // as JSON.parse builds them: "__proto__" is an own key like the others
+    const cols = JSON.parse(JSON.stringify(Object.fromEntries(names.map((c, i) => [c, i % 2 === 0 ? 'int4' : 'text'])))) as ColumnTypes;
+    expect(Object.keys(cols)).toEqual(names);
+    const where = names.map((c, i) => `"${c}" = $${i + 1}`).join(' AND ');
+    const params = names.map((_, i) => (i % 2 === 0 ? i : `v${i}`));
+    const p = compilePredicate(where, params, cols);
+    expect(p.columns).toEqual(names);
+    expect([...p.pointConstraints.keys()]).toEqual(names);
+    const rowOf = (entries: [string, SqlValue][]) => JSON.parse(JSON.stringify(Object.fromEntries(entries))) as Row;
+    const full: [string, SqlValue][] = names.map((c, i) => [c, params[i] as SqlValue]);
+    expect(p.test(rowOf(full))).toBe(true);
+    expect(p.test(rowOf(full.map(([c, v], i) => [c, i === 3 ? 'other' : v])))).toBe(false);
+    // a row without one of them lacks it: the inherited property is never read
+    for (const name of names) {
+      const row = rowOf(full.filter(([c]) => c !== name));
+      expect(() => p.test(row), name).toThrow(new RegExp(`no value for column "${name.replace(/[$]/g, '\\$&')}"`));
+    }
+    // ... also one by one, for each type path of the column reader
+    for (const type of ['int4', 'int8', 'numeric', 'float8', 'text', 'bool', 'date', 'varchar(3)']) {
+      for (const name of names) {
+        const one = compilePredicate(`"${name}" IS NULL`, [], rowOf([[name, type]]) as unknown as ColumnTypes);
+        expect(() => one.test({}), `${name} ${type}`).toThrow(/no value for column/);
+        expect(one.test(rowOf([[name, null]])), `${name} ${type}`).toBe(true);
+      }
+    }
+    // not a column when absent from the columns, whatever Object.prototype holds
+    for (const name of names) {
+      expect(() => compilePredicate(`"${name}" = 1`, [], { i4: 'int4' }), name).toThrow(/unknown column/);
+      // nor a type name
+      expect(() => compilePredicate(`i4::"${name}" = 1`, [], { i4: 'int4' }), name).toThrow(PredicateError);
+      expect(() => compilePredicate('c = 1', [], rowOf([['c', name]]) as unknown as ColumnTypes), name).toThrow(/unsupported type/);
     }
   });
 

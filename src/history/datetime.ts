@@ -7,7 +7,7 @@
 // The session TimeZone is taken to be UTC (input without an offset, date/timestamp <-> timestamptz
 // conversions, timestamptz output).
 
-import { EvalError, PredicateError } from './errors.js';
+import { EvalError, PredicateError, clip } from './errors.js';
 
 export const US_PER_DAY = 86_400_000_000n;
 const PG_EPOCH_US = 946_684_800_000_000n;
@@ -64,8 +64,14 @@ function rint(x: number): number {
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
+/** Longer inputs are not parsed (PostgreSQL's own limit is MAXDATELEN = 128 characters of fields). */
+const MAX_DATETIME_TEXT = 256;
+
 function parseDateTime(text: string, what: string): ParsedDateTime {
   const t = text.trim();
+  if (t.length > MAX_DATETIME_TEXT) {
+    throw new PredicateError(`unsupported ${what} input format "${clip(text, 60)}" (longer than ${MAX_DATETIME_TEXT} characters)`);
+  }
   const lower = t.toLowerCase();
   if (lower === 'infinity' || lower === '+infinity') return { special: 1, days: 0, us: 0 };
   if (lower === '-infinity') return { special: -1, days: 0, us: 0 };
@@ -73,18 +79,19 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
   const m = DT_RE.exec(t);
   if (!m) {
     if (/^(now|today|tomorrow|yesterday|allballs)$/.test(lower)) {
-      throw new PredicateError(`${what} input "${text}" depends on the current time and cannot be evaluated`);
+      throw new PredicateError(`${what} input "${clip(text)}" depends on the current time and cannot be evaluated`);
     }
-    throw new PredicateError(`unsupported ${what} input format "${text}" (only ISO 8601 "YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][offset][ BC]" is supported)`);
+    throw new PredicateError(`unsupported ${what} input format "${clip(text)}" (only ISO 8601 "YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][offset][ BC]" is supported)`);
   }
   let year = Number(m[1]);
   const month = Number(m[2]);
   const day = Number(m[3]);
-  if (year === 0) throw new EvalError(`date/time field value out of range: "${text}"`);
+  // PostgreSQL reads fields as int32: a larger year is a field overflow
+  if (year === 0 || year > 2147483647) throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
   if (m[9] && m[9].toUpperCase() === 'BC') year = 1 - year;
-  if (month < 1 || month > 12) throw new EvalError(`date/time field value out of range: "${text}"`);
+  if (month < 1 || month > 12) throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
   const mdays = month === 2 && isLeap(year) ? 29 : MDAYS[month - 1]!;
-  if (day < 1 || day > mdays) throw new EvalError(`date/time field value out of range: "${text}"`);
+  if (day < 1 || day > mdays) throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
   const days = daysFromCivil(year, month, day);
   let us = 0;
   if (m[4] !== undefined) {
@@ -94,7 +101,7 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
     const fracDigits = m[7] ?? '';
     const fsec = fracDigits === '' ? 0 : rint(Number('0.' + fracDigits) * 1e6);
     if (h > 24 || mi > 59 || s > 60 || (h === 24 && (mi !== 0 || s !== 0 || fsec !== 0))) {
-      throw new EvalError(`date/time field value out of range: "${text}"`);
+      throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
     }
     us = ((h * 60 + mi) * 60 + s) * 1e6 + fsec;
   }
@@ -108,7 +115,7 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
       const oh = Number(om[2]);
       const omin = om[3] === undefined ? 0 : Number(om[3]);
       const osec = om[4] === undefined ? 0 : Number(om[4]);
-      if (oh > 15 || omin > 59 || osec > 59) throw new EvalError(`time zone displacement out of range: "${text}"`);
+      if (oh > 15 || omin > 59 || osec > 59) throw new EvalError(`time zone displacement out of range: "${clip(text)}"`);
       offset = (om[1] === '-' ? -1 : 1) * (oh * 3600 + omin * 60 + osec);
     }
   }
@@ -181,7 +188,7 @@ export function parseDate(text: string): number {
   }
   const p = parseDateTime(text, 'date');
   if (p.special) return p.special * Infinity;
-  if (p.days < MIN_DAY || p.days > MAX_DATE_DAY) throw new EvalError(`date out of range: "${text}"`);
+  if (p.days < MIN_DAY || p.days > MAX_DATE_DAY) throw new EvalError(`date out of range: "${clip(text)}"`);
   return p.days;
 }
 
@@ -193,7 +200,7 @@ export function parseTimestamp(text: string, withTz: boolean): bigint {
   if (p.special) return p.special > 0 ? TS_POS_INF : TS_NEG_INF;
   let v = BigInt(p.days) * US_PER_DAY + BigInt(p.us);
   if (withTz && p.offset) v -= BigInt(p.offset) * 1_000_000n;
-  if (v < MIN_TS_US || v >= END_TS_US) throw new EvalError(`timestamp out of range: "${text}"`);
+  if (v < MIN_TS_US || v >= END_TS_US) throw new EvalError(`timestamp out of range: "${clip(text)}"`);
   return v;
 }
 

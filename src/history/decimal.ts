@@ -4,8 +4,14 @@
 // PostgreSQL ordering (NaN = NaN, NaN above everything), and PostgreSQL's result scales
 // (numeric_add/mul keep exact scales, numeric_div uses select_div_scale and rounds half
 // away from zero, numeric_mod is exact).
+//
+// Bounds, as PostgreSQL's (make_result): at most 131072 digits before the decimal point (weight
+// <= 32767 base-10000 digits) and a display scale of at most 16383, else "value overflows numeric
+// format"; input exponents beyond +/-1073741823 overflow too. Parsing never expands a huge exponent
+// before checking it, multiplication refuses a product that must overflow before computing it, and
+// every result is checked, so no value (and no intermediate) grows past a few hundred thousand digits.
 
-import { EvalError } from './errors.js';
+import { EvalError, charge } from './errors.js';
 
 const enum Sp {
   Finite = 0,
@@ -14,17 +20,68 @@ const enum Sp {
   NaN = 2,
 }
 
+/** PostgreSQL's limits: (NUMERIC_WEIGHT_MAX + 1) * DEC_DIGITS digits before the point, NUMERIC_DSCALE_MAX after. */
+export const NUMERIC_MAX_INT_DIGITS = 131072;
+export const NUMERIC_DSCALE_MAX = 16383;
+/** numeric_in: larger exponents (in absolute value) overflow (PG_INT32_MAX / 2). */
+const NUMERIC_MAX_EXPONENT = 1073741823;
+
 const POW10: bigint[] = [];
 for (let i = 0, p = 1n; i <= 64; i++, p *= 10n) POW10.push(p);
+// larger powers, computed on demand (a few are reused: the limits, common scales)
+const BIG_POW10 = new Map<number, bigint>();
+const BIG_POW10_MAX = 64;
 export function pow10(n: number): bigint {
-  return n < POW10.length ? POW10[n]! : 10n ** BigInt(n);
+  if (n < POW10.length) return POW10[n]!;
+  let v = BIG_POW10.get(n);
+  if (v === undefined) {
+    charge(n >> 4);
+    v = 10n ** BigInt(n);
+    if (BIG_POW10.size >= BIG_POW10_MAX) BIG_POW10.delete(BIG_POW10.keys().next().value!);
+    BIG_POW10.set(n, v);
+  }
+  return v;
 }
 
+const P15 = 10n ** 15n;
+/** Any value below this has far fewer digits than the limits. */
+const SMALL = 10n ** 1000n;
+
+/** Number of decimal digits of a >= 0 (1 for 0). Linear time (no decimal conversion of big values). */
 function digitCount(a: bigint): number {
-  // a >= 0
-  if (a < 10n) return 1;
-  const s = a.toString();
-  return s.length;
+  if (a < P15) return a < 10n ? 1 : String(a).length;
+  const hex = a.toString(16);
+  charge(hex.length >> 2);
+  const bits = hex.length * 4 - (Math.clz32(parseInt(hex[0]!, 16)) - 28);
+  // 2^(bits-1) <= a < 2^bits: the digit count is this estimate or one more
+  let d = Math.floor((bits - 1) * Math.LOG10E * Math.LN2) + 1;
+  while (d > 1 && a < pow10(d - 1)) d--;
+  while (a >= pow10(d)) d++;
+  return d;
+}
+
+function overflow(): never {
+  throw new EvalError('value overflows numeric format');
+}
+
+/** The value itself if PostgreSQL can represent it, else "value overflows numeric format". */
+function checked(d: Decimal): Decimal {
+  if (d.s > NUMERIC_DSCALE_MAX) overflow();
+  const a = d.m < 0n ? -d.m : d.m;
+  if (a >= SMALL && digitCount(a) - d.s > NUMERIC_MAX_INT_DIGITS) overflow();
+  return d;
+}
+
+/** Decimal exponent of the leading digit of a finite non-zero value. */
+function exp10(d: Decimal): number {
+  return digitCount(d.m < 0n ? -d.m : d.m) - 1 - d.s;
+}
+
+/** Charges the work of an operation on BigInts of these magnitudes (only big ones matter). */
+function chargeBig(a: bigint, b: bigint): void {
+  const x = a < 0n ? -a : a;
+  const y = b < 0n ? -b : b;
+  if (x >= SMALL || y >= SMALL) charge(((x >= SMALL ? x.toString(16).length : 0) + (y >= SMALL ? y.toString(16).length : 0)) * 4);
 }
 
 /** NUMERIC_MAX_DISPLAY_SCALE etc. from PostgreSQL's numeric.c */
@@ -32,6 +89,9 @@ const NUMERIC_MAX_DISPLAY_SCALE = 1000;
 const NUMERIC_MIN_DISPLAY_SCALE = 0;
 const NUMERIC_MIN_SIG_DIGITS = 16;
 const DEC_DIGITS = 4;
+
+const DECIMAL_RE = /^([+-]?)(?:(\d+(?:_\d+)*)(?:\.(\d+(?:_\d+)*)?)?|\.(\d+(?:_\d+)*))(?:[eE]([+-]?)(\d+(?:_\d+)*))?$/;
+const NONDECIMAL_RE = /^([+-]?)0([xXoObB])_?([0-9a-fA-F]+(?:_[0-9a-fA-F]+)*)$/;
 
 export class Decimal {
   /** m: unscaled value; s: display scale (>= 0); sp: 0 finite, 1 +Inf, -1 -Inf, 2 NaN */
@@ -54,38 +114,52 @@ export class Decimal {
     return new Decimal(BigInt(v), 0);
   }
 
-  /** Parses PostgreSQL numeric input syntax; returns undefined if invalid. */
+  /** Parses PostgreSQL numeric input syntax; returns undefined if invalid, throws EvalError
+   *  ("value overflows numeric format") for a value out of numeric's range, as numeric_in. */
   static parse(text: string): Decimal | undefined {
     const t = text.trim();
-    const m = /^([+-]?)(?:(\d+(?:_\d+)*)(?:\.(\d+(?:_\d+)*)?)?|\.(\d+(?:_\d+)*))(?:[eE]([+-]?\d+))?$/.exec(t);
+    charge(t.length);
+    const m = DECIMAL_RE.exec(t);
     if (m) {
       const neg = m[1] === '-';
       const intPart = (m[2] ?? '').replace(/_/g, '');
       const fracPart = (m[3] ?? m[4] ?? '').replace(/_/g, '');
-      const exp = m[5] === undefined ? 0 : Number(m[5]);
-      if (!Number.isFinite(exp) || Math.abs(exp) > 100000) return undefined;
-      let mant = BigInt((intPart + fracPart) || '0');
-      let s = fracPart.length - exp;
-      if (s < 0) {
-        mant *= pow10(-s);
-        s = 0;
+      let exp = 0;
+      if (m[6] !== undefined) {
+        const digits = m[6].replace(/_/g, '').replace(/^0+/, '');
+        if (digits.length > 10 || Number(digits) > NUMERIC_MAX_EXPONENT) overflow();
+        exp = (m[5] === '-' ? -1 : 1) * Number(digits || '0');
       }
-      if (s > NUMERIC_MAX_DISPLAY_SCALE) return undefined;
-      return new Decimal(neg ? -mant : mant, s);
+      // value = digits * 10^-s0; PostgreSQL's display scale is max(s0, 0)
+      const s0 = fracPart.length - exp;
+      const dscale = Math.max(0, s0);
+      if (dscale > NUMERIC_DSCALE_MAX) overflow();
+      const all = intPart + fracPart;
+      let lead = 0;
+      while (lead < all.length && all.charCodeAt(lead) === 48) lead++;
+      if (lead === all.length) return new Decimal(0n, dscale);
+      // exponent of the leading digit, checked before any expansion
+      if (all.length - lead - 1 - s0 >= NUMERIC_MAX_INT_DIGITS) overflow();
+      let mant = BigInt(lead > 0 ? all.slice(lead) : all);
+      if (s0 < 0) mant *= pow10(-s0);
+      return new Decimal(neg ? -mant : mant, dscale);
     }
     const lower = t.toLowerCase();
     if (lower === 'nan') return Decimal.NaN;
     if (lower === 'infinity' || lower === '+infinity' || lower === 'inf' || lower === '+inf') return Decimal.PosInf;
     if (lower === '-infinity' || lower === '-inf') return Decimal.NegInf;
     // Non-decimal integer syntax (PostgreSQL 16+): 0x.., 0o.., 0b..
-    const nd = /^([+-]?)0([xXoObB])([0-9a-fA-F]+(?:_[0-9a-fA-F]+)*)$/.exec(t);
+    const nd = NONDECIMAL_RE.exec(t);
     if (nd) {
       const base = nd[2]!.toLowerCase();
-      const digits = nd[3]!.replace(/_/g, '');
+      const digits = nd[3]!.replace(/_/g, '').replace(/^0+(?=.)/, '');
       const re = base === 'x' ? /^[0-9a-fA-F]+$/ : base === 'o' ? /^[0-7]+$/ : /^[01]+$/;
       if (!re.test(digits)) return undefined;
+      const bitsPerDigit = base === 'x' ? 4 : base === 'o' ? 3 : 1;
+      // at least (digits - 1) * bitsPerDigit bits: too many decimal digits for sure?
+      if ((digits.length - 1) * bitsPerDigit * Math.LOG10E * Math.LN2 >= NUMERIC_MAX_INT_DIGITS) overflow();
       const v = BigInt('0' + base + digits);
-      return new Decimal(nd[1] === '-' ? -v : v, 0);
+      return checked(new Decimal(nd[1] === '-' ? -v : v, 0));
     }
     return undefined;
   }
@@ -115,13 +189,12 @@ export class Decimal {
   canonical(): string {
     if (this.sp !== Sp.Finite) return this.toString();
     if (this.m === 0n) return '0';
-    let m = this.m;
-    let s = this.s;
-    while (s > 0 && m % 10n === 0n) {
-      m /= 10n;
-      s--;
-    }
-    return new Decimal(m, s).toString();
+    if (this.s === 0 || this.m % 10n !== 0n) return this.toString();
+    const str = this.toString(); // has a '.' and this.s fractional digits
+    let n = str.length;
+    while (str.charCodeAt(n - 1) === 48) n--;
+    if (str.charCodeAt(n - 1) === 46) n--;
+    return str.slice(0, n);
   }
 
   sign(): number {
@@ -192,9 +265,10 @@ export class Decimal {
       if (a.sp !== Sp.Finite && b.sp !== Sp.Finite) return a.sp === b.sp ? a : Decimal.NaN;
       return a.sp !== Sp.Finite ? a : b;
     }
-    if (a.s === b.s) return new Decimal(a.m + b.m, a.s);
-    if (a.s < b.s) return new Decimal(a.m * pow10(b.s - a.s) + b.m, b.s);
-    return new Decimal(a.m + b.m * pow10(a.s - b.s), a.s);
+    chargeBig(a.m, b.m);
+    if (a.s === b.s) return checked(new Decimal(a.m + b.m, a.s));
+    if (a.s < b.s) return checked(new Decimal(a.m * pow10(b.s - a.s) + b.m, b.s));
+    return checked(new Decimal(a.m + b.m * pow10(a.s - b.s), a.s));
   }
 
   static sub(a: Decimal, b: Decimal): Decimal {
@@ -209,9 +283,16 @@ export class Decimal {
       if (sa === 0 || sb === 0) return Decimal.NaN; // Inf * 0
       return sa * sb > 0 ? Decimal.PosInf : Decimal.NegInf;
     }
+    // numeric_mul: the exact product, rounded to NUMERIC_DSCALE_MAX fractional digits if it has more
     const s = a.s + b.s;
+    if (a.m === 0n || b.m === 0n) return new Decimal(0n, Math.min(s, NUMERIC_DSCALE_MAX));
+    const ax = a.m < 0n ? -a.m : a.m;
+    const bx = b.m < 0n ? -b.m : b.m;
+    // the product's leading digit has exponent exp10(a) + exp10(b) or one more: refuse before computing
+    if ((ax >= SMALL || bx >= SMALL) && exp10(a) + exp10(b) >= NUMERIC_MAX_INT_DIGITS) overflow();
+    chargeBig(a.m, b.m);
     const r = new Decimal(a.m * b.m, s);
-    return s > NUMERIC_MAX_DISPLAY_SCALE ? r.round(NUMERIC_MAX_DISPLAY_SCALE) : r;
+    return checked(s > NUMERIC_DSCALE_MAX ? r.round(NUMERIC_DSCALE_MAX) : r);
   }
 
   /** Base-10000 weight and first digit, as PostgreSQL's select_div_scale sees them. */
@@ -245,7 +326,10 @@ export class Decimal {
     let rscale = NUMERIC_MIN_SIG_DIGITS - qweight * DEC_DIGITS;
     rscale = Math.max(rscale, a.s, b.s, NUMERIC_MIN_DISPLAY_SCALE);
     rscale = Math.min(rscale, NUMERIC_MAX_DISPLAY_SCALE);
-    return Decimal.divRound(a, b, rscale);
+    // the quotient's leading digit has exponent exp10(a) - exp10(b) or one less: refuse before computing
+    if ((a.m >= SMALL || -a.m >= SMALL) && exp10(a) - exp10(b) - 1 >= NUMERIC_MAX_INT_DIGITS) overflow();
+    chargeBig(a.m, b.m);
+    return checked(Decimal.divRound(a, b, rscale));
   }
 
   /** a / b rounded half away from zero to `rscale` fractional digits (b finite non-zero). */
@@ -275,6 +359,7 @@ export class Decimal {
       return a;
     }
     if (b.m === 0n) throw new EvalError('division by zero');
+    chargeBig(a.m, b.m);
     const s = Math.max(a.s, b.s);
     const x = a.m * pow10(s - a.s);
     const y = b.m * pow10(s - b.s);

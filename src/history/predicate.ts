@@ -17,11 +17,20 @@
 //  - Errors PostgreSQL raises while planning (type errors, bad literals or params, constant
 //    subexpressions that fail) and anything unsupported throw PredicateError at compile time.
 //  - The session TimeZone is taken to be UTC; text collation is "C".
+//
+// Hostile input (PREDICATE_LIMITS): a WHERE longer than 1,000,000 characters, with more than
+// 200,000 parse-tree nodes or nested more than 1,000 nodes deep, and parameters nested more than 64
+// levels deep are refused with a PredicateError naming the limit (PostgreSQL has no such limits
+// short of its stack depth; the evaluator is recursive, so depth must be bounded). Evaluation is
+// linear in the size of the clause per row: AND/OR/IN lists are flat loops, and an operand that
+// PostgreSQL evaluates several times (the left side of BETWEEN and IN, BETWEEN's bounds) is
+// evaluated once per row. Work that depends on the data (LIKE on long strings, numerics with
+// thousands of digits) is charged to a work meter that calls PredicateOptions.checkDeadline.
 
 import { loadModule, parseSync } from 'libpg-query';
 import { deparseSync } from 'pgsql-deparser';
 import { Decimal } from './decimal.js';
-import { EvalError, PredicateError } from './errors.js';
+import { EvalError, PredicateError, charge, clip, setWorkHook, showValue } from './errors.js';
 import { asciiLower, likeEscape, likeMatcher } from './likepattern.js';
 import {
   CATEGORY,
@@ -37,6 +46,7 @@ import {
   isInt,
   isPreferred,
   keyFn,
+  parseIntText,
   parseTypeName,
   spec,
   typmodFn,
@@ -54,11 +64,37 @@ export type { SqlValue } from './values.js';
 export type Row = Record<string, SqlValue>;
 export type ColumnTypes = Record<string, string>;
 
+/** Limits on what compilePredicate accepts (see the header). */
+export const PREDICATE_LIMITS = Object.freeze({
+  /** characters of WHERE text */
+  maxLength: 1_000_000,
+  /** parse-tree nodes (a comparison "col = 1" is 4: the operator, the column, its name, the constant) */
+  maxNodes: 200_000,
+  /** nesting of parse-tree nodes */
+  maxDepth: 1_000,
+  /** nesting of arrays/objects in a parameter value */
+  maxParamDepth: 64,
+  /** characters of a string computed by || (PostgreSQL's limit, 1 GB, is beyond what JavaScript strings hold) */
+  maxStringLength: 1 << 28,
+});
+
+export interface PredicateOptions {
+  /** Called now and then (every ~2^20 units of work: compiled-node evaluations, pattern steps,
+   *  digits of big numerics) while compiling and inside test(). It may throw (e.g. the checker's
+   *  BudgetExceeded) to abort: the exception propagates out of compilePredicate/test unchanged. */
+  checkDeadline?: () => void;
+}
+
 export interface CompiledPredicate {
   /** true iff the WHERE evaluates to TRUE on the row (NULL/unknown counts as not satisfied).
    *  Absent where => always true. Evaluation errors PostgreSQL would raise => false. Throws
-   *  PredicateError if the row lacks a column the predicate reads or holds a malformed value. */
+   *  PredicateError if the row lacks a column the predicate reads, holds a malformed value (not a
+   *  JSON scalar valid for the column's type), or a computed string exceeds maxStringLength. Never
+   *  throws anything else on data, except what PredicateOptions.checkDeadline throws. */
   test(row: Row): boolean;
+  /** Static estimate of the work of one test() call (compiled nodes), in the units of the work meter.
+   *  Data-dependent work (long strings, huge numerics) comes on top and is metered as it happens. */
+  cost: number;
   /** Columns the predicate reads. */
   columns: string[];
   /** Point constraints implied by the top-level AND conjuncts: column -> the finite set of values
@@ -135,8 +171,12 @@ interface Ctx {
   /** parameters referenced by the clause */
   referenced: Set<number>;
   paramTypes: (string | undefined)[];
+  /** parameters whose nesting depth was checked */
+  paramChecked: Set<number>;
   columns: ColumnTypes;
   used: string[];
+  /** generation of the current test() call (operands evaluated once per row are cached per generation) */
+  run: { gen: number };
 }
 
 const NO_ROW = Object.freeze({}) as Row;
@@ -144,11 +184,15 @@ const NO_ROW = Object.freeze({}) as Row;
 function describe(node: Node): string {
   try {
     const s = deparseSync(node);
-    if (typeof s === 'string' && s.length > 0) return s;
+    if (typeof s === 'string' && s.length > 0) return clip(s, 200);
   } catch {
     /* fall through */
   }
-  return JSON.stringify(node).slice(0, 200);
+  try {
+    return clip(JSON.stringify(node) ?? '', 200);
+  } catch {
+    return '(expression)';
+  }
 }
 
 function fail(node: Node, why: string): never {
@@ -187,6 +231,38 @@ function derive(t: T, ev: Ev, kids: Ex[], node: Node): Ex {
   return { t, ev, konst: false, node };
 }
 
+/** An operand used several times (IN's and BETWEEN's left side, BETWEEN's bounds: PostgreSQL
+ *  copies these expressions) is evaluated once per test() call: nested BETWEEN/IN would otherwise
+ *  cost exponential time. The expression is immutable, so its value (or error) is the same. */
+function shared(ctx: Ctx, e: Ex): Ex {
+  if (e.konst || e.col !== undefined) return e;
+  const f = e.ev;
+  const run = ctx.run;
+  let gen = -1;
+  let lastRow: Row | undefined;
+  let val: Internal;
+  let err: unknown;
+  let threw = false;
+  const ev: Ev = (row) => {
+    if (gen === run.gen && row === lastRow) {
+      if (threw) throw err;
+      return val;
+    }
+    gen = run.gen;
+    lastRow = row;
+    threw = false;
+    try {
+      val = f(row);
+    } catch (x) {
+      threw = true;
+      err = x;
+      throw x;
+    }
+    return val;
+  };
+  return { ...e, ev };
+}
+
 function isNullConst(e: Ex): boolean {
   return e.konst && e.t !== 'unknown' && e.cval === null;
 }
@@ -194,17 +270,37 @@ function isNullConst(e: Ex): boolean {
 // ---------------------------------------------------------------------------------------------
 // Parameters
 
+/** Parameter $n's value, refused if nested deeper than PREDICATE_LIMITS.maxParamDepth (node-postgres
+ *  serialises arrays and objects recursively; JSON.parse builds any depth). */
+function paramValue(ctx: Ctx, n: number, node: Node): unknown {
+  const v = ctx.params[n - 1];
+  if (v === null || typeof v !== 'object' || ctx.paramChecked.has(n)) return v;
+  const max = PREDICATE_LIMITS.maxParamDepth;
+  const stack: [object, number][] = [[v, 1]];
+  while (stack.length > 0) {
+    const [x, d] = stack.pop()!;
+    if (d > max) fail(node, `parameter $${n} is nested more than ${max} levels deep (limit ${max})`);
+    const kids = Array.isArray(x) ? x : Object.values(x);
+    charge(kids.length);
+    for (const y of kids) if (y !== null && typeof y === 'object') stack.push([y, d + 1]);
+  }
+  ctx.paramChecked.add(n);
+  return v;
+}
+
+/** The text node-postgres sends for a parameter value (null for NULL). */
 function paramText(v: unknown): string | null {
   if (v === null || v === undefined) return null;
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (Array.isArray(v)) return arrayString(v);
-  return JSON.stringify(v);
+  return JSON.stringify(v) ?? null;
 }
 
 /** node-postgres' serialisation of a JS array parameter. */
 function arrayString(a: unknown[]): string {
+  charge(a.length);
   let r = '{';
   a.forEach((x, i) => {
     if (i > 0) r += ',';
@@ -215,18 +311,27 @@ function arrayString(a: unknown[]): string {
   return r + '}';
 }
 
+/** PostgreSQL's MAXDIM */
+const MAX_ARRAY_DIMS = 6;
+
+function tooManyDims(d: number): never {
+  throw new EvalError(`number of array dimensions (${d}) exceeds the maximum allowed (${MAX_ARRAY_DIMS})`);
+}
+
 /** Parses a PostgreSQL array literal ('{1,2,"a b",NULL}'), flattening nested dimensions. */
 function parseArrayLiteral(s: string): (string | null)[] {
+  charge(s.length);
   const out: (string | null)[] = [];
   let i = 0;
   const ws = () => {
     while (i < s.length && /\s/.test(s[i]!)) i++;
   };
   const bad = (): never => {
-    throw new EvalError(`malformed array literal: "${s}"`);
+    throw new EvalError(`malformed array literal: "${clip(s)}"`);
   };
-  const level = () => {
+  const level = (depth: number) => {
     if (s[i] !== '{') bad();
+    if (depth > MAX_ARRAY_DIMS) tooManyDims(depth);
     i++;
     ws();
     if (s[i] === '}') {
@@ -235,7 +340,7 @@ function parseArrayLiteral(s: string): (string | null)[] {
     }
     for (;;) {
       ws();
-      if (s[i] === '{') level();
+      if (s[i] === '{') level(depth + 1);
       else if (s[i] === '"') {
         i++;
         let v = '';
@@ -282,16 +387,18 @@ function parseArrayLiteral(s: string): (string | null)[] {
     }
   };
   ws();
-  if (s[i] === '[') throw new PredicateError(`array literals with explicit bounds are not supported: "${s}"`);
-  level();
+  if (s[i] === '[') throw new PredicateError(`array literals with explicit bounds are not supported: "${clip(s)}"`);
+  level(1);
   ws();
   if (i !== s.length) bad();
   return out;
 }
 
-function flattenJsonArray(a: unknown[], out: (string | null)[] = []): (string | null)[] {
+function flattenJsonArray(a: unknown[], out: (string | null)[] = [], depth = 1): (string | null)[] {
+  if (depth > MAX_ARRAY_DIMS) tooManyDims(depth);
+  charge(a.length);
   for (const x of a) {
-    if (Array.isArray(x)) flattenJsonArray(x, out);
+    if (Array.isArray(x)) flattenJsonArray(x, out, depth + 1);
     else out.push(paramText(x));
   }
   return out;
@@ -312,6 +419,7 @@ function coerceUnknown(ctx: Ctx, e: Ex, ts: TypeSpec): Ex {
     ctx.paramTypes[e.param] = base;
   }
   if (e.text === null || e.text === undefined) return konstEx(base, null, e.node);
+  charge(1);
   try {
     let v = inputFn(base)(e.text);
     const tm = typmodFn(ts);
@@ -319,7 +427,7 @@ function coerceUnknown(ctx: Ctx, e: Ex, ts: TypeSpec): Ex {
     return konstEx(base, v, e.node);
   } catch (err) {
     if (err instanceof EvalError) {
-      fail(e.node, `${err.message}${e.param !== undefined ? ` (parameter $${e.param} = ${JSON.stringify(ctx.params[e.param - 1])})` : ''}`);
+      fail(e.node, `${err.message}${e.param !== undefined ? ` (parameter $${e.param} = ${showValue(ctx.params[e.param - 1])})` : ''}`);
     }
     throw err;
   }
@@ -672,13 +780,25 @@ function compileConst(node: Node, b: Node): Ex {
   if (b.isnull) return unknownEx(null, node);
   if (b.ival !== undefined) return konstEx('int4', b.ival.ival ?? 0, node);
   if (b.fval !== undefined) {
+    // make_const: an integer literal (decimal, 0x/0o/0b, underscores; negated by the grammar) is
+    // int4 if it fits, else int8 if it fits, else numeric, as are other numeric literals
     const s: string = b.fval.fval ?? '0';
-    if (/^[+-]?\d+$/.test(s)) {
-      const v = BigInt(s);
-      if (v >= I8_MIN && v <= I8_MAX) return konstEx('int8', v, node);
+    let v: bigint | undefined;
+    try {
+      v = parseIntText(s, 'int8') as bigint;
+    } catch (e) {
+      if (!(e instanceof EvalError)) throw e;
     }
-    const d = Decimal.parse(s);
-    if (d === undefined) fail(node, `invalid numeric constant ${s}`);
+    if (v !== undefined) return v >= -2147483648n && v <= 2147483647n ? konstEx('int4', Number(v), node) : konstEx('int8', v, node);
+    let d: Decimal | undefined;
+    try {
+      d = Decimal.parse(s);
+    } catch (e) {
+      // "value overflows numeric format": PostgreSQL raises it while parsing the statement
+      if (e instanceof EvalError) fail(node, e.message);
+      throw e;
+    }
+    if (d === undefined) fail(node, `invalid numeric constant ${clip(s)}`);
     return konstEx('numeric', d, node);
   }
   if (b.sval !== undefined) return unknownEx(b.sval.sval ?? '', node);
@@ -691,24 +811,28 @@ function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
   const last = fields[fields.length - 1];
   if (!last || last.A_Star !== undefined) fail(node, '"*" is not supported');
   const name: string = last.String?.sval ?? '';
-  if (!Object.prototype.hasOwnProperty.call(ctx.columns, name)) {
-    fail(node, `unknown column "${name}" (known: ${Object.keys(ctx.columns).join(', ')})`);
+  // columns and rows are looked up as own properties only ("toString" is a column name like any other)
+  if (ctx.columns === null || typeof ctx.columns !== 'object' || !Object.hasOwn(ctx.columns, name)) {
+    const known = ctx.columns !== null && typeof ctx.columns === 'object' ? Object.keys(ctx.columns) : [];
+    fail(node, `unknown column "${clip(name)}" (known: ${clip(known.join(', '), 200)})`);
   }
-  const ts = parseTypeName(ctx.columns[name]!);
-  if (!ts.supported) fail(node, `column "${name}" has unsupported type ${ctx.columns[name]}`);
+  const type: unknown = ctx.columns[name];
+  const ts = parseTypeName(type as string);
+  if (!ts.supported) fail(node, `column "${clip(name)}" has unsupported type ${typeof type === 'string' ? clip(type) : showValue(type)}`);
   if (!ctx.used.includes(name)) ctx.used.push(name);
   const t = ts.base as BaseType;
   const missing = (): never => {
-    throw new PredicateError(`row has no value for column "${name}" read by the where clause`);
+    throw new PredicateError(`row has no value for column "${clip(name)}" read by the where clause`);
   };
   let ev: Ev;
   if ((t === 'text' || t === 'varchar') && ts.mods.length === 0) {
+    const conv = fromSqlFn(ts, name);
     ev = (row) => {
-      const v = row[name];
+      const v = Object.hasOwn(row, name) ? row[name] : undefined;
       if (typeof v === 'string') return v;
       if (v === null) return null;
-      if (v === undefined) missing();
-      return String(v);
+      if (v === undefined) return missing();
+      return conv(v);
     };
   } else {
     let conv = fromSqlFn(ts, name);
@@ -730,19 +854,27 @@ function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
       }
       conv = cache;
     }
-    if (t === 'int4' || t === 'int2' || t === 'float8') {
+    if (t === 'int4') {
       ev = (row) => {
-        const v = row[name];
-        if (typeof v === 'number' && (t === 'float8' || Number.isInteger(v))) return v;
+        const v = Object.hasOwn(row, name) ? row[name] : undefined;
+        if (typeof v === 'number' && (v | 0) === v) return v + 0;
         if (v === null) return null;
-        if (v === undefined) missing();
+        if (v === undefined) return missing();
+        return conv(v);
+      };
+    } else if (t === 'float8') {
+      ev = (row) => {
+        const v = Object.hasOwn(row, name) ? row[name] : undefined;
+        if (typeof v === 'number') return v;
+        if (v === null) return null;
+        if (v === undefined) return missing();
         return conv(v);
       };
     } else {
       ev = (row) => {
-        const v = row[name];
+        const v = Object.hasOwn(row, name) ? row[name] : undefined;
         if (v === null) return null;
-        if (v === undefined) missing();
+        if (v === undefined) return missing();
         return conv(v);
       };
     }
@@ -754,7 +886,7 @@ function compileParam(ctx: Ctx, node: Node, b: Node): Ex {
   const n: number = b.number ?? 0;
   if (n < 1 || n > ctx.params.length) fail(node, `there is no parameter $${n} (${ctx.params.length} given)`);
   ctx.referenced.add(n);
-  const text = paramText(ctx.params[n - 1]);
+  const text = paramText(paramValue(ctx, n, node));
   const typed = ctx.paramTypes[n];
   const u = unknownEx(text, node, n);
   if (typed === undefined) {
@@ -884,6 +1016,7 @@ function pointValue(colType: string, t: BaseType, v: Internal): string | null | 
 
 function pointsFor(ctx: Ctx, col: string, t: BaseType, vals: Internal[]): Map<string, string[]> | undefined {
   const out = new Set<string>();
+  charge(vals.length);
   for (const v of vals) {
     if (v === null) continue;
     const c = pointValue(ctx.columns[col]!, t, v);
@@ -961,10 +1094,13 @@ function compileConcat(ctx: Ctx, node: Node, L: Ex, R: Ex): Ex {
   if (isNullConst(l) || isNullConst(r)) return konstEx('text', null, node);
   const lf = l.ev;
   const rf = r.ev;
+  const max = PREDICATE_LIMITS.maxStringLength;
   return derive('text', (row) => {
     const a = lf(row);
     const b = rf(row);
-    return a === null || b === null ? null : a + b;
+    if (a === null || b === null) return null;
+    if (a.length + b.length > max) throw new PredicateError(`a string computed by || is longer than ${max} characters (limit ${max})`);
+    return a + b;
   }, [l, r], node);
 }
 
@@ -1069,10 +1205,8 @@ function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, lexpr: 
   };
   const textsOf = (v: unknown, what: Node): (string | null)[] | null => {
     if (v === null || v === undefined) return null;
-    if (Array.isArray(v)) return flattenJsonArray(v);
-    const s = paramText(v)!;
     try {
-      return parseArrayLiteral(s);
+      return Array.isArray(v) ? flattenJsonArray(v) : parseArrayLiteral(paramText(v)!);
     } catch (e) {
       if (e instanceof EvalError) fail(what, e.message);
       throw e;
@@ -1083,7 +1217,7 @@ function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, lexpr: 
     if (n < 1 || n > ctx.params.length) fail(rexpr, `there is no parameter $${n} (${ctx.params.length} given)`);
     ctx.referenced.add(n);
     const typed = ctx.paramTypes[n];
-    const texts = textsOf(ctx.params[n - 1], rexpr);
+    const texts = textsOf(paramValue(ctx, n, rexpr), rexpr);
     if (typed === undefined) return fromUnknown(texts, n);
     if (!typed.endsWith('[]')) fail(rexpr, `parameter $${n} is used both as a scalar and as an array`);
     const et = typed.slice(0, -2) as BaseType;
@@ -1112,7 +1246,7 @@ function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, lexpr: 
         const prev = ctx.paramTypes[n];
         if (prev !== undefined && prev !== et + '[]') fail(rb.arg, `inconsistent types deduced for parameter $${n}`);
         ctx.paramTypes[n] = et + '[]';
-        texts = textsOf(ctx.params[n - 1], rb.arg);
+        texts = textsOf(paramValue(ctx, n, rb.arg), rb.arg);
       } else texts = ab.isnull ? null : textsOf(ab.sval.sval ?? '', rb.arg);
       return fromTyped(et, texts && unknownElems(ctx, texts, ts, rexpr));
     }
@@ -1129,7 +1263,7 @@ function compileIn(ctx: Ctx, node: Node, op: string, lexpr: Node, rexpr: Node): 
   const useOr = op !== '<>';
   const items: Node[] = rexpr?.List?.items;
   if (!Array.isArray(items)) fail(node, 'IN (subquery) is not supported');
-  const L = compile(ctx, lexpr);
+  const L = shared(ctx, compile(ctx, lexpr));
   const R = items.map((i) => compile(ctx, i));
   const nonvars = R.filter((e) => e.konst);
   let rest = R.filter((e) => !e.konst);
@@ -1154,22 +1288,27 @@ function compileIn(ctx: Ctx, node: Node, op: string, lexpr: Node, rexpr: Node): 
 function compileBetween(ctx: Ctx, node: Node, kind: string, lexpr: Node, rexpr: Node): Ex {
   const items: Node[] = rexpr?.List?.items;
   if (!Array.isArray(items) || items.length !== 2) fail(node, 'malformed BETWEEN');
-  const [lo, hi] = items as [Node, Node];
-  const cmp = (op: string, a: Node, b: Node) => compileCompare(ctx, node, op, compile(ctx, a), compile(ctx, b));
+  // PostgreSQL expands BETWEEN into comparisons on copies of its operands, each typed on its own: the
+  // operands are compiled once (and evaluated once per row), and an untyped parameter takes the type
+  // its first comparison deduced in the next ones (refresh), as the copies do.
+  const x = shared(ctx, compile(ctx, lexpr));
+  const lo = shared(ctx, compile(ctx, items[0]));
+  const hi = shared(ctx, compile(ctx, items[1]));
+  const cmp = (op: string, a: Ex, b: Ex) => compileCompare(ctx, node, op, refresh(ctx, a), refresh(ctx, b));
   switch (kind) {
     case 'AEXPR_BETWEEN':
-      return combineBool(node, 'AND', [cmp('>=', lexpr, lo), cmp('<=', lexpr, hi)]);
+      return combineBool(node, 'AND', [cmp('>=', x, lo), cmp('<=', x, hi)]);
     case 'AEXPR_NOT_BETWEEN':
-      return combineBool(node, 'OR', [cmp('<', lexpr, lo), cmp('>', lexpr, hi)]);
+      return combineBool(node, 'OR', [cmp('<', x, lo), cmp('>', x, hi)]);
     case 'AEXPR_BETWEEN_SYM':
       return combineBool(node, 'OR', [
-        combineBool(node, 'AND', [cmp('>=', lexpr, lo), cmp('<=', lexpr, hi)]),
-        combineBool(node, 'AND', [cmp('>=', lexpr, hi), cmp('<=', lexpr, lo)]),
+        combineBool(node, 'AND', [cmp('>=', x, lo), cmp('<=', x, hi)]),
+        combineBool(node, 'AND', [cmp('>=', x, hi), cmp('<=', x, lo)]),
       ]);
     default:
       return combineBool(node, 'AND', [
-        combineBool(node, 'OR', [cmp('<', lexpr, lo), cmp('>', lexpr, hi)]),
-        combineBool(node, 'OR', [cmp('<', lexpr, hi), cmp('>', lexpr, lo)]),
+        combineBool(node, 'OR', [cmp('<', x, lo), cmp('>', x, hi)]),
+        combineBool(node, 'OR', [cmp('<', x, hi), cmp('>', x, lo)]),
       ]);
   }
 }
@@ -1247,19 +1386,21 @@ function mergeAnd(parts: Ex[]): Map<string, string[]> | undefined {
 
 function mergeOr(parts: Ex[]): Map<string, string[]> | undefined {
   if (parts.length === 0 || parts.some((p) => !p.points)) return undefined;
-  let out: Map<string, string[]> | undefined;
+  // union per column (sets: linear in the total size of the parts' constraints)
+  let out: Map<string, Set<string>> | undefined;
   for (const p of parts) {
     if (out === undefined) {
-      out = new Map([...p.points!].map(([c, vs]) => [c, [...vs]]));
+      out = new Map([...p.points!].map(([c, vs]) => [c, new Set(vs)]));
       continue;
     }
-    for (const c of [...out.keys()]) {
+    for (const [c, set] of out) {
       const vs = p.points!.get(c);
       if (vs === undefined) out.delete(c);
-      else out.set(c, [...new Set([...out.get(c)!, ...vs])]);
+      else for (const v of vs) set.add(v);
     }
+    if (out.size === 0) return undefined;
   }
-  return out && out.size > 0 ? out : undefined;
+  return out && out.size > 0 ? new Map([...out].map(([c, set]) => [c, [...set]])) : undefined;
 }
 
 /** AND / OR with three-valued logic (constant arguments simplified like PostgreSQL does). */
@@ -1327,55 +1468,142 @@ function compileBoolExpr(ctx: Ctx, node: Node, b: Node): Ex {
 // ---------------------------------------------------------------------------------------------
 // Entry point
 
-const ALWAYS: CompiledPredicate = Object.freeze({
-  test: () => true,
-  columns: [],
-  pointConstraints: new Map<string, string[]>(),
-}) as CompiledPredicate;
-
 const ALLOWED_SELECT_KEYS = new Set(['targetList', 'fromClause', 'whereClause', 'limitOption', 'op']);
 
-/** Compiles a recorded read's where clause. Throws PredicateError for anything that cannot be
- *  evaluated faithfully (unsupported construct, unknown column, missing or ill-typed param...). */
-export function compilePredicate(where: string | undefined | null, params: unknown[], columns: ColumnTypes): CompiledPredicate {
-  if (where === undefined || where === null || where.trim() === '') {
-    return { test: ALWAYS.test, columns: [], pointConstraints: new Map() };
+/** Compiles a recorded read's where clause. Throws PredicateError (one line) for anything that
+ *  cannot be evaluated faithfully (unsupported construct, unknown column, missing or ill-typed
+ *  param, a clause beyond PREDICATE_LIMITS...). */
+export function compilePredicate(where: string | undefined | null, params: unknown[], columns: ColumnTypes, options: PredicateOptions = {}): CompiledPredicate {
+  if (where === undefined || where === null || (typeof where === 'string' && where.trim() === '')) {
+    return { test: () => true, columns: [], pointConstraints: new Map(), cost: 0 };
   }
+  if (typeof where !== 'string') throw new PredicateError(`where clause is not a string: ${showValue(where)}`);
   if (!loaded) throw new ParserNotLoadedError();
+  const what = `where clause "${clip(where, 200)}"`;
+  if (params !== undefined && params !== null && !Array.isArray(params)) throw new PredicateError(`${what}: params is not an array: ${showValue(params)}`);
+  if (columns === null || typeof columns !== 'object') throw new PredicateError(`${what}: no column types`);
+  const hook = options.checkDeadline;
+  const prev = setWorkHook(hook);
   try {
-    return compileWhere(where, params ?? [], columns);
+    return compileWhere(where, params ?? [], columns, hook);
   } catch (e) {
-    if (e instanceof PredicateError) throw new PredicateError(`where clause "${where}": ${e.message}`);
+    if (e instanceof PredicateError) throw new PredicateError(clip(`${what}: ${e.message}`, 1000));
+    // a recursion or size limit of the engine that the limits above did not catch
+    if (e instanceof RangeError) throw new PredicateError(clip(`${what}: too large or too deeply nested to compile (${e.message})`, 1000));
     throw e;
+  } finally {
+    setWorkHook(prev);
   }
 }
 
-// Parse trees of recent where texts (parsing dominates compile time; compilation never mutates them).
-const AST_CACHE = new Map<string, Node>();
-const AST_CACHE_MAX = 4096;
+interface Parsed {
+  clause: Node;
+  /** parse-tree nodes */
+  nodes: number;
+}
 
-function parseWhere(where: string): Node {
+// Parse trees of recent where texts (parsing dominates compile time; compilation never mutates them),
+// at most AST_CACHE_MAX of them and AST_CACHE_CHARS characters of text in all.
+const AST_CACHE = new Map<string, Parsed>();
+const AST_CACHE_MAX = 4096;
+const AST_CACHE_CHARS = 8_000_000;
+let astCacheChars = 0;
+
+/** Node count and nesting depth of a parse tree (node wrappers such as {"A_Expr": ...}), iteratively. */
+function measure(root: Node): { nodes: number; depth: number } {
+  let nodes = 0;
+  let depth = 0;
+  const stack: [Node, number][] = [[root, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (Array.isArray(v)) {
+      for (const x of v) if (x !== null && typeof x === 'object') stack.push([x, d]);
+      continue;
+    }
+    const keys = Object.keys(v);
+    let dd = d;
+    if (keys.length === 1 && /^[A-Z]/.test(keys[0]!)) {
+      nodes++;
+      dd = d + 1;
+      if (dd > depth) depth = dd;
+      if (nodes > PREDICATE_LIMITS.maxNodes || depth > PREDICATE_LIMITS.maxDepth) break;
+    }
+    for (const k of keys) {
+      const x = v[k];
+      if (x !== null && typeof x === 'object') stack.push([x, dd]);
+    }
+  }
+  return { nodes, depth };
+}
+
+function tooDeep(): never {
+  throw new PredicateError(`expression nested too deeply (limit ${PREDICATE_LIMITS.maxDepth} levels)`);
+}
+
+function parseWhere(where: string): Parsed {
   const hit = AST_CACHE.get(where);
   if (hit !== undefined) return hit;
+  const { maxLength, maxNodes, maxDepth } = PREDICATE_LIMITS;
+  if (where.length > maxLength) throw new PredicateError(`too long: ${where.length} characters (limit ${maxLength})`);
   let parsed: Node;
   try {
     parsed = parseSync(`SELECT 1 FROM t WHERE ${where}`);
   } catch (e) {
-    throw new PredicateError(`syntax error: ${(e as Error).message}`);
+    const msg = String((e as Error)?.message ?? e);
+    // the parser's own stack (bison's "memory exhausted", or its JavaScript side running out of stack)
+    if (e instanceof RangeError || /memory exhausted|stack depth limit/i.test(msg)) tooDeep();
+    throw new PredicateError(`syntax error: ${clip(msg, 200)}`);
   }
   const stmts: Node[] = parsed.stmts ?? [];
   const sel = stmts.length === 1 ? stmts[0].stmt?.SelectStmt : undefined;
   if (!sel || !sel.whereClause || Object.keys(sel).some((k) => !ALLOWED_SELECT_KEYS.has(k)) || (sel.op && sel.op !== 'SETOP_NONE')) {
     throw new PredicateError('not a single boolean expression');
   }
-  if (AST_CACHE.size >= AST_CACHE_MAX) AST_CACHE.delete(AST_CACHE.keys().next().value!);
-  AST_CACHE.set(where, sel.whereClause);
-  return sel.whereClause;
+  const { nodes, depth } = measure(sel.whereClause);
+  if (nodes > maxNodes) throw new PredicateError(`too large: more than ${maxNodes} expression nodes (limit ${maxNodes})`);
+  if (depth > maxDepth) tooDeep();
+  const out: Parsed = { clause: sel.whereClause, nodes };
+  while (AST_CACHE.size > 0 && (AST_CACHE.size >= AST_CACHE_MAX || astCacheChars + where.length > AST_CACHE_CHARS)) {
+    const oldest = AST_CACHE.keys().next().value!;
+    AST_CACHE.delete(oldest);
+    astCacheChars -= oldest.length;
+  }
+  if (where.length <= AST_CACHE_CHARS) {
+    AST_CACHE.set(where, out);
+    astCacheChars += where.length;
+  }
+  return out;
 }
 
-function compileWhere(where: string, params: unknown[], columns: ColumnTypes): CompiledPredicate {
-  const whereClause = parseWhere(where);
-  const ctx: Ctx = { params, referenced: new Set(), occurrences: [], paramTypes: [], columns, used: [], colCache: new Map() };
+function newCtx(params: unknown[], columns: ColumnTypes, run: { gen: number }): Ctx {
+  return { params, referenced: new Set(), occurrences: [], paramTypes: [], paramChecked: new Set(), columns, used: [], colCache: new Map(), run };
+}
+
+/** test(): TRUE without error; evaluation errors PostgreSQL raises are "not satisfied". */
+function makeTest(f: Ev, run: { gen: number }, cost: number, hook: (() => void) | undefined): (row: Row) => boolean {
+  return (row: Row): boolean => {
+    if (row === null || typeof row !== 'object') throw new PredicateError(`row is not an object: ${showValue(row)}`);
+    const prev = setWorkHook(hook);
+    try {
+      run.gen++;
+      charge(cost);
+      return f(row) === true;
+    } catch (x) {
+      if (x instanceof EvalError) return false;
+      // a size or recursion limit of the engine: an error naming it, never a crash
+      if (x instanceof RangeError) throw new PredicateError(`evaluation exceeded an internal limit (${x.message})`);
+      throw x;
+    } finally {
+      setWorkHook(prev);
+    }
+  };
+}
+
+function compileWhere(where: string, params: unknown[], columns: ColumnTypes, hook: (() => void) | undefined): CompiledPredicate {
+  const { clause: whereClause, nodes } = parseWhere(where);
+  charge(nodes);
+  const run = { gen: 0 };
+  const ctx = newCtx(params, columns, run);
   const e = toBool(ctx, compile(ctx, whereClause), 'WHERE');
   // PostgreSQL (check_variable_parameters) rejects a statement in which a parameter's type is not
   // determined, or an occurrence was left untyped (e.g. "$1 IS NULL OR col = $1")
@@ -1388,23 +1616,23 @@ function compileWhere(where: string, params: unknown[], columns: ColumnTypes): C
   const pointConstraints = e.konst ? new Map<string, string[]>() : (e.points ?? new Map<string, string[]>());
   if (e.konst) {
     const v = e.cval === true;
-    return { test: () => v, columns: ctx.used, pointConstraints };
+    return { test: () => v, columns: ctx.used, pointConstraints, cost: 1 };
   }
-  const f = e.ev;
-  const test = (row: Row): boolean => {
-    try {
-      return f(row) === true;
-    } catch (x) {
-      if (x instanceof EvalError) return false;
-      throw x;
-    }
-  };
+  const cost = nodes;
+  const test = makeTest(e.ev, run, cost, hook);
   const onColumns = new Map<ReadonlySet<string>, ((row: Row) => boolean) | undefined>();
   const conjunctsOn = (only: ReadonlySet<string>) => {
-    if (!onColumns.has(only)) onColumns.set(only, conjunctsTest(whereClause, params ?? [], columns, ctx.paramTypes, only));
+    if (!onColumns.has(only)) {
+      const prev = setWorkHook(hook);
+      try {
+        onColumns.set(only, conjunctsTest(whereClause, params ?? [], columns, ctx.paramTypes, only, hook));
+      } finally {
+        setWorkHook(prev);
+      }
+    }
     return onColumns.get(only);
   };
-  return { test, columns: ctx.used, pointConstraints, conjunctsOn };
+  return { test, columns: ctx.used, pointConstraints, conjunctsOn, cost };
 }
 
 /**
@@ -1412,30 +1640,30 @@ function compileWhere(where: string, params: unknown[], columns: ColumnTypes): C
  * each compiled on its own, as one test. A conjunct is kept only if it compiles alone with the same types for its parameters as in the whole
  * clause (so that it evaluates as it does there); any other is left out, which only makes the test weaker.
  */
-function conjunctsTest(whereClause: Node, params: unknown[], columns: ColumnTypes, paramTypes: (string | undefined)[], only: ReadonlySet<string>): ((row: Row) => boolean) | undefined {
+function conjunctsTest(whereClause: Node, params: unknown[], columns: ColumnTypes, paramTypes: (string | undefined)[], only: ReadonlySet<string>, hook: (() => void) | undefined): ((row: Row) => boolean) | undefined {
   const parts: Node[] = whereClause.BoolExpr?.boolop === 'AND_EXPR' ? (whereClause.BoolExpr.args ?? []) : [whereClause];
   const evs: Ev[] = [];
+  const run = { gen: 0 };
+  let cost = 0;
   for (const part of parts) {
-    const ctx: Ctx = { params, referenced: new Set(), occurrences: [], paramTypes: [], columns, used: [], colCache: new Map() };
+    const ctx = newCtx(params, columns, run);
     let e: Ex;
     try {
       e = toBool(ctx, compile(ctx, part), 'WHERE');
-    } catch {
-      continue;
+    } catch (x) {
+      if (x instanceof PredicateError || x instanceof RangeError) continue;
+      throw x;
     }
     // Equalities and IN lists are in pointConstraints already (the checker looks keys up by them).
     if (e.konst || e.points || ctx.used.length === 0 || ctx.used.some((c) => !only.has(c))) continue;
     if (ctx.occurrences.some((o) => !o.resolved) || [...ctx.referenced].some((n) => ctx.paramTypes[n] === undefined || ctx.paramTypes[n] !== paramTypes[n])) continue;
     evs.push(e.ev);
+    cost += measure(part).nodes;
   }
   if (evs.length === 0) return undefined;
-  return (row: Row): boolean => {
-    try {
-      for (const ev of evs) if (ev(row) !== true) return false;
-      return true;
-    } catch (x) {
-      if (x instanceof EvalError) return false;
-      throw x;
-    }
+  const all: Ev = (row) => {
+    for (const ev of evs) if (ev(row) !== true) return false;
+    return true;
   };
+  return makeTest(all, run, cost, hook);
 }

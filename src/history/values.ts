@@ -13,7 +13,7 @@
 // Text compares by code point (COLLATE "C"); the session TimeZone is UTC.
 
 import { Decimal } from './decimal.js';
-import { EvalError, PredicateError } from './errors.js';
+import { EvalError, PredicateError, charge, clip, safeJson, showValue } from './errors.js';
 import {
   dateToTimestamp,
   formatDate,
@@ -56,7 +56,7 @@ export interface TypeSpec {
   name: string;
 }
 
-const ALIASES: Record<string, BaseType> = {
+const ALIASES = new Map<string, BaseType>(Object.entries({
   bool: 'bool',
   boolean: 'bool',
   int2: 'int2',
@@ -90,15 +90,22 @@ const ALIASES: Record<string, BaseType> = {
   timestamptz: 'timestamptz',
   'timestamp with time zone': 'timestamptz',
   uuid: 'uuid',
-};
+}) as [string, BaseType][]);
+
+/** A dictionary with no inherited keys (for tables indexed by type names). */
+function dict<V>(o: Record<string, V>): Record<string, V> {
+  return Object.assign(Object.create(null) as Record<string, V>, o);
+}
 
 const SPEC_CACHE = new Map<string, TypeSpec>();
 
 /** Parses a PostgreSQL type name such as "int4", "character varying(20)", "numeric(10,2)",
  *  "timestamp(3) with time zone". Unknown names give supported: false. */
 export function parseTypeName(name: string): TypeSpec {
+  if (typeof name !== 'string') return { base: String(typeof name), supported: false, mods: [], name: String(typeof name) };
   const cached = SPEC_CACHE.get(name);
   if (cached) return cached;
+  if (name.length > 200) return { base: clip(name, 50), supported: false, mods: [], name: clip(name, 50) };
   let n = name.trim().toLowerCase().replace(/\s+/g, ' ');
   if (n.startsWith('pg_catalog.')) n = n.slice('pg_catalog.'.length);
   let mods: number[] = [];
@@ -107,14 +114,15 @@ export function parseTypeName(name: string): TypeSpec {
     mods = mm[1]!.split(',').map((x) => Number(x.trim()));
     n = (n.slice(0, mm.index) + n.slice(mm.index + mm[0].length)).replace(/\s+/g, ' ').trim();
   }
-  let base: string = ALIASES[n] ?? n;
-  let supported = ALIASES[n] !== undefined && mods.every((x) => Number.isInteger(x));
+  let base: string = ALIASES.get(n) ?? n;
+  let supported = ALIASES.has(n) && mods.every((x) => Number.isInteger(x));
   if (base === 'float8' && n === 'float' && mods.length === 1) {
     base = mods[0]! <= 24 ? 'float4' : 'float8';
     mods = [];
   }
   if (supported && !checkMods(base as BaseType, mods)) supported = false;
   const spec: TypeSpec = { base, supported, mods, name };
+  if (SPEC_CACHE.size >= 4096) SPEC_CACHE.clear();
   SPEC_CACHE.set(name, spec);
   return spec;
 }
@@ -124,7 +132,8 @@ function checkMods(base: BaseType, mods: number[]): boolean {
   switch (base) {
     case 'varchar':
     case 'bpchar':
-      return mods.length === 1 && mods[0]! >= 1;
+      // PostgreSQL: "length for type varchar cannot exceed 10485760"
+      return mods.length === 1 && mods[0]! >= 1 && mods[0]! <= 10485760;
     case 'numeric':
       return mods.length <= 2 && mods[0]! >= 1 && mods[0]! <= 1000 && (mods.length === 1 || (mods[1]! >= 0 && mods[1]! <= mods[0]!));
     case 'timestamp':
@@ -140,7 +149,7 @@ export function spec(base: BaseType): TypeSpec {
 }
 
 export type Category = 'N' | 'S' | 'B' | 'D' | 'U';
-export const CATEGORY: Record<BaseType, Category> = {
+export const CATEGORY: Record<BaseType, Category> = dict<Category>({
   bool: 'B',
   int2: 'N',
   int4: 'N',
@@ -155,11 +164,11 @@ export const CATEGORY: Record<BaseType, Category> = {
   timestamp: 'D',
   timestamptz: 'D',
   uuid: 'U',
-};
+}) as Record<BaseType, Category>;
 const PREFERRED = new Set<string>(['float8', 'text', 'timestamptz', 'bool']);
 
 /** SQL-facing type names for messages */
-export const DISPLAY: Record<string, string> = {
+export const DISPLAY: Record<string, string> = dict({
   bool: 'boolean',
   int2: 'smallint',
   int4: 'integer',
@@ -175,7 +184,7 @@ export const DISPLAY: Record<string, string> = {
   timestamptz: 'timestamp with time zone',
   uuid: 'uuid',
   unknown: 'unknown',
-};
+});
 
 export function isInt(t: string): boolean {
   return t === 'int2' || t === 'int4' || t === 'int8';
@@ -190,29 +199,37 @@ export function isFloat(t: string): boolean {
 
 const INT_RE = /^([+-]?)(?:(\d+(?:_\d+)*)|0[xX]_?([0-9a-fA-F]+(?:_[0-9a-fA-F]+)*)|0[oO]_?([0-7]+(?:_[0-7]+)*)|0[bB]_?([01]+(?:_[01]+)*))$/;
 
-const INT_LIMITS: Record<string, [bigint, bigint]> = {
+const INT_LIMITS: Record<string, [bigint, bigint]> = dict<[bigint, bigint]>({
   int2: [-32768n, 32767n],
   int4: [-2147483648n, 2147483647n],
   int8: [-9223372036854775808n, 9223372036854775807n],
-};
+});
 
-function parseIntText(text: string, t: 'int2' | 'int4' | 'int8'): number | bigint {
+/** int2/int4/int8 input (PostgreSQL 16+ syntax: underscores, 0x/0o/0b). Digit strings longer
+ *  than any int8 are out of range without being converted. */
+export function parseIntText(text: string, t: 'int2' | 'int4' | 'int8'): number | bigint {
+  charge(text.length);
   const m = INT_RE.exec(text.trim());
-  if (!m) throw new EvalError(`invalid input syntax for type ${DISPLAY[t]}: "${text}"`);
-  let v: bigint;
-  if (m[2] !== undefined) v = BigInt(m[2].replace(/_/g, ''));
-  else if (m[3] !== undefined) v = BigInt('0x' + m[3].replace(/_/g, ''));
-  else if (m[4] !== undefined) v = BigInt('0o' + m[4].replace(/_/g, ''));
-  else v = BigInt('0b' + m[5]!.replace(/_/g, ''));
+  if (!m) throw new EvalError(`invalid input syntax for type ${DISPLAY[t]}: "${clip(text)}"`);
+  const [radix, digits] =
+    m[2] !== undefined ? ['', m[2]] : m[3] !== undefined ? ['0x', m[3]] : m[4] !== undefined ? ['0o', m[4]] : ['0b', m[5]!];
+  const ds = digits.replace(/_/g, '').replace(/^0+(?=.)/, '');
+  // the longest int8 literal has 19 decimal, 16 hex, 22 octal or 64 binary digits
+  const maxLen = radix === '' ? 19 : radix === '0x' ? 16 : radix === '0o' ? 22 : 64;
+  const outOfRange = () => new EvalError(`value "${clip(text)}" is out of range for type ${DISPLAY[t]}`);
+  if (ds.length > maxLen) throw outOfRange();
+  let v = BigInt(radix + ds);
   if (m[1] === '-') v = -v;
   const [lo, hi] = INT_LIMITS[t]!;
-  if (v < lo || v > hi) throw new EvalError(`value "${text}" is out of range for type ${DISPLAY[t]}`);
+  if (v < lo || v > hi) throw outOfRange();
   return t === 'int8' ? v : Number(v);
 }
 
-const FLOAT_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+// (no ambiguous repetition: linear on any input)
+const FLOAT_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 function parseFloatText(text: string, t: 'float4' | 'float8'): number {
+  charge(text.length);
   const s = text.trim();
   const lower = s.toLowerCase();
   switch (lower) {
@@ -230,13 +247,13 @@ function parseFloatText(text: string, t: 'float4' | 'float8'): number {
       return -Infinity;
   }
   if (!FLOAT_RE.test(s)) {
-    if (/^[+-]?0[xX]/.test(s)) throw new PredicateError(`unsupported ${DISPLAY[t]} input syntax "${text}"`);
-    throw new EvalError(`invalid input syntax for type ${DISPLAY[t]}: "${text}"`);
+    if (/^[+-]?0[xX]/.test(s)) throw new PredicateError(`unsupported ${DISPLAY[t]} input syntax "${clip(text)}"`);
+    throw new EvalError(`invalid input syntax for type ${DISPLAY[t]}: "${clip(text)}"`);
   }
   const d = Number(s);
   const v = t === 'float4' ? Math.fround(d) : d;
-  if (!Number.isFinite(v)) throw new EvalError(`"${text}" is out of range for type ${DISPLAY[t]}`);
-  if (v === 0 && /[1-9]/.test(s.replace(/[eE].*$/, ''))) throw new EvalError(`"${text}" is out of range for type ${DISPLAY[t]}`);
+  if (!Number.isFinite(v)) throw new EvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
+  if (v === 0 && /[1-9]/.test(s.replace(/[eE].*$/, ''))) throw new EvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
   return v;
 }
 
@@ -246,13 +263,13 @@ function parseBoolText(text: string): boolean {
     if ('true'.startsWith(s) || 'yes'.startsWith(s) || s === 'on' || s === '1') return true;
     if ('false'.startsWith(s) || 'no'.startsWith(s) || s === 'of' || s === 'off' || s === '0') return false;
   }
-  throw new EvalError(`invalid input syntax for type boolean: "${text}"`);
+  throw new EvalError(`invalid input syntax for type boolean: "${clip(text)}"`);
 }
 
 function parseUuidText(text: string): string {
   let s = text.trim();
   if (s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
-  if (!/^[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}$/.test(s)) throw new EvalError(`invalid input syntax for type uuid: "${text}"`);
+  if (!/^[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}$/.test(s)) throw new EvalError(`invalid input syntax for type uuid: "${clip(text)}"`);
   const h = s.replace(/-/g, '').toLowerCase();
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
@@ -269,7 +286,7 @@ export function inputFn(t: BaseType): (text: string) => Internal {
     case 'numeric':
       return (s) => {
         const d = Decimal.parse(s);
-        if (d === undefined) throw new EvalError(`invalid input syntax for type numeric: "${s}"`);
+        if (d === undefined) throw new EvalError(`invalid input syntax for type numeric: "${clip(s)}"`);
         return d;
       };
     case 'float4':
@@ -513,7 +530,7 @@ export function canonicalFn(t: BaseType): (v: Internal) => string {
 // ---------------------------------------------------------------------------------------------
 // Casts
 
-const IMPLICIT: Record<string, string[]> = {
+const IMPLICIT: Record<string, string[]> = dict({
   int2: ['int4', 'int8', 'numeric', 'float4', 'float8'],
   int4: ['int8', 'numeric', 'float4', 'float8'],
   int8: ['numeric', 'float4', 'float8'],
@@ -524,7 +541,7 @@ const IMPLICIT: Record<string, string[]> = {
   bpchar: ['text', 'varchar'],
   date: ['timestamp', 'timestamptz'],
   timestamp: ['timestamptz'],
-};
+});
 
 export function isImplicitCast(from: string, to: string): boolean {
   return from === to || (IMPLICIT[from]?.includes(to) ?? false);
@@ -671,6 +688,7 @@ function truncChars(s: string, n: number): string {
 }
 
 function padChars(s: string, n: number): string {
+  charge(n);
   if (s.length >= n) {
     const len = Array.from(s).length;
     return len >= n ? s : s + ' '.repeat(n - len);
@@ -699,10 +717,16 @@ export function typmodFn(ts: TypeSpec): ((v: Internal) => Internal) | undefined 
 // ---------------------------------------------------------------------------------------------
 // History values (SqlValue) -> internal
 
-function badValue(v: SqlValue, ts: TypeSpec, col: string | undefined, why?: string): never {
+function badValue(v: unknown, ts: TypeSpec, col: string | undefined, why?: string): never {
   throw new PredicateError(
-    `${col === undefined ? 'value' : `column "${col}": value`} ${JSON.stringify(v)} is not a valid ${ts.name}${why ? ` (${why})` : ''}`,
+    `${col === undefined ? 'value' : `column "${clip(col)}": value`} ${showValue(v)} is not a valid ${clip(ts.name)}${why ? ` (${why})` : ''}`,
   );
+}
+
+/** A JSON scalar (what history values are); anything else is malformed. */
+function isScalar(v: unknown): v is Exclude<SqlValue, null> {
+  const t = typeof v;
+  return t === 'string' || t === 'number' || t === 'boolean';
 }
 
 /** Converter of a (non-null) history value of a column type to the internal representation.
@@ -726,7 +750,9 @@ export function fromSqlFn(ts: TypeSpec, col?: string): (v: Exclude<SqlValue, nul
     case 'int2':
     case 'int4': {
       const p = viaText((s) => parseIntText(s, t));
-      return (v) => (typeof v === 'number' && Number.isInteger(v) ? v : p(v));
+      const lo = t === 'int2' ? -32768 : -2147483648;
+      const hi = t === 'int2' ? 32767 : 2147483647;
+      return (v) => (typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi ? v + 0 : p(v));
     }
     case 'int8': {
       const p = viaText((s) => parseIntText(s, 'int8'));
@@ -748,11 +774,11 @@ export function fromSqlFn(ts: TypeSpec, col?: string): (v: Exclude<SqlValue, nul
     }
     case 'text':
     case 'varchar':
-      return (v) => (typeof v === 'string' ? v : String(v));
+      return (v) => (typeof v === 'string' ? v : isScalar(v) ? String(v) : badValue(v, ts, col));
     case 'bpchar': {
       const n = ts.mods[0];
-      if (n === undefined) return (v) => (typeof v === 'string' ? v : String(v));
-      return (v) => padChars(typeof v === 'string' ? v : String(v), n);
+      if (n === undefined) return (v) => (typeof v === 'string' ? v : isScalar(v) ? String(v) : badValue(v, ts, col));
+      return (v) => padChars(typeof v === 'string' ? v : isScalar(v) ? String(v) : badValue(v, ts, col), n);
     }
     case 'date':
       return viaText(parseDate);
@@ -780,14 +806,14 @@ const MALFORMED_MARKER = '\u0000MALFORMED:';
 export function canonicalValue(v: SqlValue, type: string): string {
   if (v === null || v === undefined) return NULL_MARKER;
   const ts = typeof type === 'string' ? parseTypeName(type) : undefined;
-  if (!ts || !ts.supported) return typeof v === 'string' ? v : JSON.stringify(v);
+  if (!ts || !ts.supported) return typeof v === 'string' ? v : (safeJson(v) ?? String(v));
   const t = ts.base as BaseType;
   if ((t === 'text' || t === 'varchar') && typeof v === 'string') return v;
   let internal: Internal;
   try {
     internal = fromSqlFn(ts)(v);
   } catch (e) {
-    if (e instanceof PredicateError) return MALFORMED_MARKER + JSON.stringify(v);
+    if (e instanceof PredicateError) return MALFORMED_MARKER + (safeJson(v) ?? String(v));
     throw e;
   }
   return canonicalFn(t)(internal);
