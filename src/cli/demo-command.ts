@@ -5,11 +5,13 @@
  *      PostgreSQL gives is what was asked for, so the history is consistent (with a witness commit order);
  *   2. SmallBank run at REPEATABLE READ (snapshot isolation) but declared SERIALIZABLE: PostgreSQL's SI lets
  *      write skew through, and the checker explains the violation. Seeds are tried until one shows it.
+ * Ctrl-C (SIGINT/SIGTERM) stops it as it stops `isocheck run`: one line saying what the history holds, exit 130/143.
  */
 import { openDatabase } from '../db/connect.js';
 import { renderResult } from '../checker/explain.js';
 import { checkFile } from './check-command.js';
 import { renderRunSummary, runWorkload } from './run-command.js';
+import { InterruptedError, signalExitCode, watchSignals } from './interrupt.js';
 
 export interface DemoOptions {
   db?: string;
@@ -18,13 +20,35 @@ export interface DemoOptions {
 }
 
 export async function runDemo(options: DemoOptions = {}): Promise<number> {
+  const watch = watchSignals();
+  try {
+    return await demo(options, watch.signal, (line) => {
+      watch.lastWords = () => line;
+    });
+  } catch (e) {
+    if (e instanceof InterruptedError) {
+      process.stderr.write(`isocheck: ${e.message}\n`);
+      return e.exitCode;
+    }
+    if (watch.received) {
+      // stopped while the server started or a history was checked
+      process.stderr.write(`isocheck: interrupted (${watch.received})\n`);
+      return signalExitCode(watch.received);
+    }
+    throw e;
+  } finally {
+    watch.dispose();
+  }
+}
+
+async function demo(options: DemoOptions, signal: AbortSignal, onInterrupt: (line: string) => void): Promise<number> {
   const say = (s = '') => console.log(s);
   const db = await openDatabase({ db: options.db });
   const dir = options.out ?? 'histories/runs';
   try {
     say(`isocheck demo on ${db.description}\n`);
     say('1. TPC-C, NewOrder and Payment at SERIALIZABLE, the rest at READ COMMITTED (3 sessions x 10 transactions)');
-    const tpcc = await runWorkload({ workload: 'tpcc', iso: 'ser+rc', sessions: 3, txns: 10, seed: '1', out: `${dir}/demo-tpcc-ser+rc.ndjson` }, db);
+    const tpcc = await runWorkload({ workload: 'tpcc', iso: 'ser+rc', sessions: 3, txns: 10, seed: '1', out: `${dir}/demo-tpcc-ser+rc.ndjson`, signal, onInterrupt }, db);
     say(renderRunSummary(tpcc));
     const r1 = await checkFile(tpcc.file, { timeout: 60 });
     say(renderResult(tpcc.file, r1.result!));
@@ -35,7 +59,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     let r2;
     const attempts = options.attempts ?? 5;
     for (let seed = 1; seed <= attempts && !shown; seed++) {
-      const bank = await runWorkload({ workload: 'smallbank', iso: 'si', declare: 'ser', sessions: 4, txns: 40, seed: String(seed), out: `${dir}/demo-smallbank-si-as-ser.ndjson` }, db);
+      const bank = await runWorkload({ workload: 'smallbank', iso: 'si', declare: 'ser', sessions: 4, txns: 40, seed: String(seed), out: `${dir}/demo-smallbank-si-as-ser.ndjson`, signal, onInterrupt }, db);
       say(renderRunSummary(bank));
       r2 = await checkFile(bank.file, { timeout: 60 });
       say(renderResult(bank.file, r2.result!));

@@ -83,28 +83,19 @@ program
   .option('--report <file>', 'check the history and write a self-contained HTML report to this file (implies --check)')
   .option('--timeout <seconds>', 'time limit of the check', (v) => Number(v), 60)
   .option('--json', 'print the run summary (and check result) as JSON')
+  .option('--keep-db', 'keep the run\'s database on the server afterwards (its name is printed and in the history\'s header, meta.runDatabase)')
   .addHelpText('after', `
+Interrupting (Ctrl-C, SIGTERM): the clients stop, each transaction in flight is written (unknown when its COMMIT
+was sent, else aborted), the history gets its end line, and isocheck exits 130 (SIGINT) or 143 (SIGTERM) with
+one line saying what the file holds. A database that goes away mid-run: one line, exit 2, the history kept.
+
 Examples:
   isocheck run tpcc --iso ser+rc --check                  NewOrder/Payment SERIALIZABLE, the rest READ COMMITTED
   isocheck run smallbank --iso si --declare ser --check   snapshot isolation declared serializable: write skew
   isocheck run twitter --sessions 5 --txns 20 --seed 7 --out tw.ndjson`)
   .action(async (workload: string, opts) => {
-    const { runWorkload, renderRunSummary } = await import('./run-command.js');
-    const summary = await runWorkload({ workload, ...opts, progress: !opts.json });
-    let code = summary.invariantViolations.length > 0 ? 1 : 0;
-    let check: Record<string, unknown> | undefined;
-    if (opts.check || opts.report) {
-      const { checkFile, jsonOf, exitCodeOf } = await import('./check-command.js');
-      const { renderResult } = await import('../checker/explain.js');
-      const r = await checkFile(summary.file, { timeout: opts.timeout, report: opts.report });
-      check = jsonOf(r);
-      if (!opts.json) console.log(r.result ? renderResult(summary.file, r.result) : `${summary.file}: ERROR ${r.error}`);
-      if (!opts.json && r.report) console.log(`report: ${r.report}`);
-      code = Math.max(code, exitCodeOf([r]));
-    }
-    if (opts.json) console.log(JSON.stringify({ ...summary, ...(check ? { check } : {}) }, null, 2));
-    else console.log(renderRunSummary(summary));
-    process.exitCode = code;
+    const { runCommand } = await import('./run-command.js');
+    process.exitCode = await runCommand(workload, opts);
   });
 
 program

@@ -2,12 +2,20 @@
  * `isocheck run WORKLOAD`: run a benchmark workload against PostgreSQL with a per-transaction-type isolation
  * configuration, record the client history, check the application's invariants and (with --check) the history.
  *
- *   open database (embedded or --db) -> fresh database -> schema -> generate CSVs (seeded) -> load
- *   -> Recorder.instrument -> N sessions × T transactions (BEGIN at the configured level, the workload's
- *      statements, COMMIT; 40001/40P01 retried as new attempts) -> end line -> invariants -> check
+ *   --out/--report checked -> open database (embedded or --db) -> fresh database -> schema -> generate CSVs
+ *   (seeded) -> load -> Recorder.instrument -> N sessions × T transactions (BEGIN at the configured level, the
+ *   workload's statements, COMMIT; 40001/40P01 retried as new attempts) -> end line -> invariants -> check
  *
  * Every random choice comes from seedrandom: data from the seed, each session's client from `seed/session/s`,
  * so one session and one seed always give the same transactions.
+ *
+ * Stopping early (one cause, the first): a signal (RunOptions.signal, from the CLI's watcher), the database going
+ * away (a session's connection lost), or any other error in a session. Then, at once and synchronously:
+ * Recorder.interrupt() writes each transaction still open (`unknown` once its COMMIT was sent, else `aborted`) and
+ * the `end` line, and every connection is closed (the server rolls back what they hold; nothing more is sent).
+ * The sessions unwind and the run throws: RunInterrupted (exit 128+signal), DatabaseLostError (an InputError:
+ * one line, exit 2), or the session's own error. Every pg client has an 'error' listener: pg emits 'error' on an
+ * idle connection when the server goes away, which would otherwise crash the process.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +26,11 @@ import { InputError } from '../history/input-errors.js';
 import type { IsolationLevel } from '../history/format.js';
 import { openDatabase, type Database } from '../db/connect.js';
 import { Recorder } from '../recorder/index.js';
+import { RecorderStoppedError, type InterruptResult } from '../recorder/recorder.js';
 import { getWorkload, workloadNames, beginStatement, levelFor, pickType, RollbackError, type Level, type Workload } from '../../workloads/index.js';
+import { abortSignalName, checkOutputFile, InterruptedError, watchSignals } from './interrupt.js';
+
+export { checkOutputFile };
 
 export interface RunOptions {
   workload: string;
@@ -37,6 +49,12 @@ export interface RunOptions {
   maxRetries?: number;
   /** Messages (default: stderr). */
   log?: (line: string) => void;
+  /** Stops the run (the CLI aborts it on SIGINT/SIGTERM/SIGHUP, with the signal's name as the reason). */
+  signal?: AbortSignal;
+  /** Called synchronously when `signal` aborts, with the line saying what the history holds. */
+  onInterrupt?: (line: string) => void;
+  /** Keep the run's database on the server afterwards (default: dropped). */
+  keepDb?: boolean;
 }
 
 export interface TypeSummary {
@@ -96,7 +114,15 @@ function withDatabase(url: string, name: string): string {
 
 class Progress {
   private last = 0;
-  constructor(private readonly total: number, private readonly enabled: boolean) {}
+  /** A bar drawn on a terminal without its newline yet. */
+  private open = false;
+  constructor(private readonly total: number, private enabled: boolean) {}
+  /** Ends the bar's line (before other messages, when the run stops early). */
+  stop(): void {
+    if (this.open) process.stderr.write('\n');
+    this.open = false;
+    this.enabled = false;
+  }
   update(done: number, note: string): void {
     if (!this.enabled) return;
     const now = Date.now();
@@ -105,14 +131,54 @@ class Progress {
     const width = 30;
     const filled = Math.round((done / this.total) * width);
     const line = `  [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${this.total} transactions ${note}`;
-    if (process.stderr.isTTY) process.stderr.write(`\r${line}${done >= this.total ? '\n' : ''}`);
-    else if (done >= this.total || done % Math.max(1, Math.floor(this.total / 10)) === 0) process.stderr.write(`${line}\n`);
+    if (process.stderr.isTTY) {
+      process.stderr.write(`\r${line}${done >= this.total ? '\n' : ''}`);
+      this.open = done < this.total;
+    } else if (done >= this.total || done % Math.max(1, Math.floor(this.total / 10)) === 0) process.stderr.write(`${line}\n`);
   }
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
 
 let runCounter = 0;
+
+/** The run was stopped by a signal; the message says what the history holds. */
+export class RunInterrupted extends InterruptedError {
+  override name = 'RunInterrupted';
+}
+
+/** The database went away (server stopped or killed, connections terminated): one line, exit 2. */
+export class DatabaseLostError extends InputError {
+  override name = 'DatabaseLostError';
+}
+
+/** True when an error means the connection to the server is gone (not a statement's own error). */
+export function isConnectionLost(err: unknown): boolean {
+  if (err instanceof RecorderStoppedError || err instanceof InputError) return false;
+  const e = err as { code?: unknown; severity?: unknown; message?: unknown } | null;
+  const code = e?.code;
+  if (typeof code === 'string') {
+    if (/^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTCONN)$/.test(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || e?.severity === 'FATAL' || e?.severity === 'PANIC';
+  }
+  return typeof e?.message === 'string' && /Connection terminated|connection error|not queryable|Client was closed|timeout expired/i.test(e.message);
+}
+
+/** The first line of an error's message, for one-line reports. */
+function reasonOf(err: unknown): string {
+  const m = (err as { message?: unknown } | null)?.message;
+  return (typeof m === 'string' && m.trim() ? m : String(err)).split('\n')[0].trim();
+}
+
+/** `1 transaction` / `2 transactions`. */
+const txns = (n: number) => `${n} transaction${n === 1 ? '' : 's'}`;
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<undefined>((res) => (timer = setTimeout(() => res(undefined), ms)))]).finally(() => clearTimeout(timer));
+}
+
+type StopCause = { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'lost'; error: unknown } | { kind: 'error'; error: unknown };
 
 export async function runWorkload(options: RunOptions, database?: Database): Promise<RunSummary> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -123,65 +189,132 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     throw new InputError(`unknown workload "${options.workload}" (available: ${workloadNames().join(', ')})`);
   }
   const sessions = options.sessions ?? 3;
-  const txns = options.txns ?? 10;
+  const txnsPerSession = options.txns ?? 10;
   const seed = options.seed ?? '1';
   const scale = options.scale ?? 1;
   const maxRetries = options.maxRetries ?? 20;
   if (!Number.isInteger(sessions) || sessions < 1) throw new InputError(`--sessions must be a positive integer`);
-  if (!Number.isInteger(txns) || txns < 0) throw new InputError(`--txns must be a non-negative integer`);
+  if (!Number.isInteger(txnsPerSession) || txnsPerSession < 0) throw new InputError(`--txns must be a non-negative integer`);
   const configName = options.iso ?? 'ser';
   const config = parseConfig(workload, configName);
   const declared = options.declare ? parseConfig(workload, options.declare) : undefined;
-  const file = options.out ?? join('histories', 'runs', `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txns}-seed${seed}.ndjson`);
+  const file = options.out ?? join('histories', 'runs', `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txnsPerSession}-seed${seed}.ndjson`);
+  checkOutputFile(file, '--out');
 
-  const db = database ?? (await openDatabase({ db: options.db }));
-  log(`database: ${db.description}`);
+  // ---- stopping early ---------------------------------------------------------------------------------------
+  let recorder: Recorder | undefined;
+  let runFinished = false;
+  let stopCause: StopCause | undefined;
+  let inFlight: InterruptResult = { unknown: 0, aborted: 0 };
+  /** Every connection but `admin` (kept to drop the database): closed when the run stops. */
+  const connections: pg.Client[] = [];
+  let progress: Progress | undefined;
+  /** The first error a connection reported by itself (pg's 'error' event): the server's reason, when it gave one. */
+  let connectionError: unknown;
+  const interruptedLine = (signal: NodeJS.Signals): string => {
+    if (!recorder?.instrumented) return `interrupted (${signal}) before the run started; nothing was recorded`;
+    const n = recorder.transactions;
+    const held = [inFlight.unknown > 0 ? `${inFlight.unknown} in flight written as unknown` : '', inFlight.aborted > 0 ? `${inFlight.aborted}${inFlight.unknown > 0 ? ' as' : ' in flight written as'} aborted` : '']
+      .filter(Boolean)
+      .join(', ');
+    return `interrupted (${signal})${runFinished ? ' after the run' : ''}: ${txns(n)} recorded in ${file}${held ? ` (${held})` : ''}; check it with isocheck check ${file}`;
+  };
+  const lostLine = (error: unknown): string => {
+    const serverSaid = (x: unknown) => typeof (x as { code?: unknown } | null)?.code === 'string' && /^[0-9A-Z]{5}$/.test((x as { code: string }).code);
+    const why = reasonOf(serverSaid(error) || !connectionError ? error : connectionError);
+    if (!recorder?.instrumented) return `the database went away before the run started (${why}); nothing was recorded`;
+    const n = recorder.transactions;
+    if (runFinished) return `the database went away after the run (${why}); the history of ${txns(n)} is in ${file}`;
+    const unknown = recorder.counts.unknown;
+    return `the database went away after ${txns(n)} (${why}); the history is in ${file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; check it with isocheck check ${file}`;
+  };
+  const stop = (cause: StopCause): void => {
+    if (stopCause) return;
+    stopCause = cause;
+    progress?.stop();
+    if (recorder) {
+      const reason = cause.kind === 'signal' ? `interrupted by ${cause.signal}` : cause.kind === 'lost' ? `the connection to the database was lost: ${reasonOf(cause.error)}` : `the run stopped: ${reasonOf(cause.error)}`;
+      inFlight = recorder.interrupt(reason);
+    }
+    // the server rolls back what the connections hold; statements waiting for a lock are released
+    for (const c of connections) c.end().catch(() => undefined);
+  };
+  const onAbort = (): void => {
+    const signal = abortSignalName(options.signal);
+    stop({ kind: 'signal', signal });
+    options.onInterrupt?.(interruptedLine(signal));
+  };
+  if (options.signal?.aborted) throw new RunInterrupted(abortSignalName(options.signal), interruptedLine(abortSignalName(options.signal)));
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  /** A connection of the run, with an 'error' listener (the query that fails reports the problem). */
+  const connection = (url: string): pg.Client => {
+    const c = new pg.Client({ connectionString: url });
+    c.on('error', (e) => {
+      connectionError ??= e;
+    });
+    connections.push(c);
+    if (stopCause) c.end().catch(() => undefined);
+    return c;
+  };
+
+  let db: Database | undefined;
+  let admin: pg.Client | undefined;
   // Unique per run even when one process records several at once (the benchmark runs two in parallel).
   const dbName = `isocheck_${workload.name.replace(/[^a-z0-9]/g, '_')}_${process.pid}_${Date.now().toString(36)}_${++runCounter}`;
-  const admin = new pg.Client({ connectionString: db.url });
   const dataDir = mkdtempSync(join(tmpdir(), 'isocheck-data-'));
-  const clients: pg.Client[] = [];
+  let created = false;
   const started = Date.now();
-  let recorder: Recorder | undefined;
   try {
+    db = database ?? (await openDatabase({ db: options.db }));
+    if (stopCause) throw new Error('stopped');
+    log(`database: ${db.description}`);
+    admin = new pg.Client({ connectionString: db.url });
+    admin.on('error', () => undefined);
     await admin.connect();
     await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(dbName)}`);
+    created = true;
     const url = withDatabase(db.url, dbName);
-    const setup = new pg.Client({ connectionString: url });
+    const setup = connection(url);
     await setup.connect();
     const ctx = workload.context(scale);
     try {
       await setup.query(workload.schema());
       const files = await workload.generate(dataDir, seed, scale);
       await workload.load(setup, files);
+      if (stopCause) throw new Error('stopped');
       recorder = new Recorder({
         file,
-        meta: { workload: workload.name, seed, scale, sessions, txnsPerSession: txns, isolation: configName, config, ...(declared ? { declared: options.declare, declaredConfig: declared } : {}), tool: 'isocheck run' },
+        meta: { workload: workload.name, seed, scale, sessions, txnsPerSession, isolation: configName, config, ...(declared ? { declared: options.declare, declaredConfig: declared } : {}), runDatabase: dbName, tool: 'isocheck run' },
         onWarning: (m) => log(`warning: ${m}`),
       });
       await recorder.instrument(setup, workload.tables);
     } finally {
       await setup.end().catch(() => undefined);
     }
+    if (options.keepDb) log(`run database: ${dbName} (kept afterwards)`);
 
     const perType: Record<string, TypeSummary> = {};
     for (const t of Object.keys(workload.mix)) perType[t] = { committed: 0, aborted: 0, retried: 0 };
     let committed = 0, abortedByDatabase = 0, rolledBack = 0, retried = 0, done = 0;
-    const progress = new Progress(sessions * txns, options.progress ?? true);
-    log(`running ${workload.name} (${configName}${declared ? `, declared ${options.declare}` : ''}): ${sessions} sessions × ${txns} transactions, seed ${seed}, scale ${scale}`);
+    const bar = new Progress(sessions * txnsPerSession, options.progress ?? true);
+    progress = bar;
+    log(`running ${workload.name} (${configName}${declared ? `, declared ${options.declare}` : ''}): ${sessions} sessions × ${txnsPerSession} transactions, seed ${seed}, scale ${scale}`);
 
+    const clients: pg.Client[] = [];
     for (let s = 0; s < sessions; s++) {
-      const c = new pg.Client({ connectionString: url });
+      const c = connection(url);
       await c.connect();
       clients.push(c);
     }
+    if (stopCause) throw new Error('stopped');
     const runSession = async (s: number): Promise<void> => {
       const rng = seedrandom(`${seed}/session/${s + 1}`);
       const client = recorder!.client(clients[s]);
-      for (let i = 0; i < txns; i++) {
+      for (let i = 0; i < txnsPerSession; i++) {
         const type = pickType(workload.mix, rng);
         const level = levelFor(config, type);
         for (let attempt = 0; ; attempt++) {
+          if (stopCause) return; // no new transaction
           client.label(type);
           if (declared) client.declareLevel(levelFor(declared, type) as IsolationLevel);
           try {
@@ -192,6 +325,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
             perType[type].committed++;
             break;
           } catch (e) {
+            if (stopCause) return; // stopped meanwhile: the recorder wrote this transaction already
             await client.query('ROLLBACK').catch(() => undefined);
             if (e instanceof RollbackError) {
               rolledBack++;
@@ -213,13 +347,16 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
           }
         }
         done++;
-        progress.update(done, `(${committed} committed, ${abortedByDatabase} aborted by the database)`);
+        bar.update(done, `(${committed} committed, ${abortedByDatabase} aborted by the database)`);
       }
     };
-    await Promise.all(clients.map((_, s) => runSession(s)));
+    // the first session to fail stops the others (their transactions in flight are written as they stand)
+    await Promise.all(clients.map((_, s) => runSession(s).catch((e: unknown) => stop(isConnectionLost(e) ? { kind: 'lost', error: e } : { kind: 'error', error: e }))));
+    if (stopCause) throw new Error('stopped');
     recorder.finish();
+    runFinished = true;
 
-    const check = new pg.Client({ connectionString: url });
+    const check = connection(url);
     await check.connect();
     let invariantViolations: string[];
     try {
@@ -227,23 +364,29 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     } finally {
       await check.end().catch(() => undefined);
     }
+    if (stopCause) throw new Error('stopped');
     return {
-      file, workload: workload.name, config, declared, database: db.description, seed, sessions, txnsPerSession: txns, scale,
+      file, workload: workload.name, config, declared, database: db.description, seed, sessions, txnsPerSession, scale,
       committed, abortedByDatabase, rolledBack, retried, perType, seconds: (Date.now() - started) / 1000, invariantViolations,
     };
   } catch (e) {
-    recorder?.abandon();
-    const code = (e as { code?: string }).code;
-    if (code === 'ECONNREFUSED' || code === '57P01' || code === '08006' || /Connection terminated/.test((e as Error).message ?? '')) {
-      throw new InputError(`the database went away during the run (${(e as Error).message}); the history recorded so far is in ${file} (truncated)`);
-    }
-    throw e;
+    // the first cause wins: a signal, a lost server, or this error
+    stop(isConnectionLost(e) ? { kind: 'lost', error: e } : { kind: 'error', error: e });
+    const cause = stopCause!;
+    if (cause.kind === 'signal') throw new RunInterrupted(cause.signal, interruptedLine(cause.signal));
+    if (cause.kind === 'lost') throw new DatabaseLostError(lostLine(cause.error));
+    throw cause.error;
   } finally {
-    for (const c of clients) await c.end().catch(() => undefined);
-    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(dbName)} WITH (FORCE)`).catch(() => undefined);
-    await admin.end().catch(() => undefined);
+    options.signal?.removeEventListener('abort', onAbort);
+    progress?.stop();
+    for (const c of connections) await withTimeout(c.end().catch(() => undefined), 5000);
+    if (recorder && !recorder.instrumented) rmSync(file, { force: true }); // an empty file: nothing was recorded
+    if (admin && created && !options.keepDb) {
+      await withTimeout(admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(dbName)} WITH (FORCE)`).catch(() => undefined), 10_000);
+    }
+    if (admin) await withTimeout(admin.end().catch(() => undefined), 5000);
     rmSync(dataDir, { recursive: true, force: true });
-    if (!database) await db.close();
+    if (db && !database) await db.close();
   }
 }
 
@@ -258,4 +401,76 @@ export function renderRunSummary(r: RunSummary): string {
   for (const v of r.invariantViolations.slice(0, 10)) lines.push(`    - ${v}`);
   lines.push(`  history: ${r.file}`);
   return lines.join('\n');
+}
+
+/** The options of `isocheck run` as the command line gives them. */
+export interface RunCommandOptions {
+  db?: string;
+  sessions?: number;
+  txns?: number;
+  seed?: string;
+  iso?: string;
+  declare?: string;
+  scale?: number;
+  out?: string;
+  check?: boolean;
+  report?: string;
+  timeout?: number;
+  json?: boolean;
+  keepDb?: boolean;
+}
+
+/**
+ * `isocheck run`: the run, then (with --check or --report) the check; prints the summary and returns the exit
+ * status (0, 1 invariants violated or inconsistent, 3 unknown, 2 bad input; 128+signal when interrupted, after
+ * one line saying what the history holds).
+ */
+export async function runCommand(workload: string, opts: RunCommandOptions): Promise<number> {
+  if (opts.report) checkOutputFile(opts.report, '--report');
+  const watch = watchSignals();
+  try {
+    let summary: RunSummary;
+    try {
+      summary = await runWorkload(
+        {
+          workload, db: opts.db, sessions: opts.sessions, txns: opts.txns, seed: opts.seed, iso: opts.iso, declare: opts.declare, scale: opts.scale,
+          out: opts.out, keepDb: opts.keepDb, progress: !opts.json, signal: watch.signal,
+          onInterrupt: (line) => {
+            watch.lastWords = () => line;
+          },
+        },
+      );
+    } catch (e) {
+      if (e instanceof InterruptedError) {
+        process.stderr.write(`isocheck: ${e.message}\n`);
+        return e.exitCode;
+      }
+      throw e;
+    }
+    const afterRun = (): number | undefined => {
+      if (!watch.received) return undefined;
+      process.stderr.write(`isocheck: interrupted (${watch.received}) after the run: the history is in ${summary.file}; check it with isocheck check ${summary.file}\n`);
+      return new InterruptedError(watch.received, '').exitCode;
+    };
+    let code = summary.invariantViolations.length > 0 ? 1 : 0;
+    let check: Record<string, unknown> | undefined;
+    if (opts.check || opts.report) {
+      const { checkFile, jsonOf, exitCodeOf } = await import('./check-command.js');
+      const { renderResult } = await import('../checker/explain.js');
+      const r = await checkFile(summary.file, { timeout: opts.timeout, report: opts.report });
+      const stopped = afterRun();
+      if (stopped !== undefined) return stopped;
+      check = jsonOf(r);
+      if (!opts.json) console.log(r.result ? renderResult(summary.file, r.result) : `${summary.file}: ERROR ${r.error}`);
+      if (!opts.json && r.report) console.log(`report: ${r.report}`);
+      code = Math.max(code, exitCodeOf([r]));
+    }
+    const stopped = afterRun();
+    if (stopped !== undefined) return stopped;
+    if (opts.json) console.log(JSON.stringify({ ...summary, ...(check ? { check } : {}) }, null, 2));
+    else console.log(renderRunSummary(summary));
+    return code;
+  } finally {
+    watch.dispose();
+  }
 }

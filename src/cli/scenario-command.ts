@@ -3,11 +3,13 @@
  * check it (src/scenario/run.ts). Prints one result per permutation (human or --json) and a total.
  *
  * Exit status, as `isocheck check`: 0 all consistent, 1 some inconsistent, 2 bad input or some permutation not
- * recordable, 3 some unknown (and none inconsistent or bad).
+ * recordable (or the database went away), 3 some unknown (and none inconsistent or bad); 130/143 when interrupted
+ * (SIGINT/SIGTERM), after one line saying what was recorded (src/cli/interrupt.ts).
  */
 import { renderResult } from '../checker/explain.js';
 import { runScenarios, type PermutationResult, type ScenarioOptions } from '../scenario/run.js';
 import { EXIT } from './check-command.js';
+import { InterruptedError, watchSignals } from './interrupt.js';
 
 export interface ScenarioCommandOptions {
   db?: string;
@@ -91,7 +93,23 @@ export async function runScenarioCommand(files: string[], options: ScenarioComma
           console.log(renderPermutation(r, options.verbose, earlier));
         },
   };
-  const run = await runScenarios(files, scenarioOptions);
+  const watch = watchSignals();
+  scenarioOptions.signal = watch.signal;
+  scenarioOptions.onInterrupt = (line) => {
+    watch.lastWords = () => line;
+  };
+  let run: Awaited<ReturnType<typeof runScenarios>>;
+  try {
+    run = await runScenarios(files, scenarioOptions);
+  } catch (e) {
+    if (e instanceof InterruptedError) {
+      process.stderr.write(`isocheck: ${e.message}\n`);
+      return e.exitCode;
+    }
+    throw e;
+  } finally {
+    watch.dispose();
+  }
   const results = run.results;
   if (options.json) {
     console.log(JSON.stringify(results.map(scenarioJsonOf), null, 2));

@@ -25,6 +25,9 @@
  *   settings the checker does not model (non-C collation, TimeZone other than UTC for date/time columns,
  *   extra_float_digits < 1 for floats); otherwise the read is `partial` (warned once per statement shape).
  * - Statements on one session are serialized (the recorder may send several queries for one application query).
+ * - Recorder.interrupt() closes the open transaction of every session at once (endInFlight: `unknown` once COMMIT
+ *   is sent, else `aborted`); from then on nothing is sent to the server (RecorderStoppedError), so a transaction
+ *   written as aborted cannot commit later, and a late answer does not change what was written.
  */
 import type pg from 'pg';
 import type { HistoryEvent, IsolationLevel, TxnError, TxnStatus } from '../history/format.js';
@@ -34,7 +37,7 @@ import { compilePredicate, PredicateError } from '../history/predicate.js';
 import { RAW_TYPES, type TableInfo } from './catalog.js';
 import { appResult, eventsFor, recordParams, type Judgement, type RawResult } from './events.js';
 import type { PgIsolation, RecordedPlan, TxnControl } from './rewrite.js';
-import type { Recorder } from './recorder.js';
+import { RecorderStoppedError, type Recorder } from './recorder.js';
 
 const LEVELS: Record<string, IsolationLevel> = {
   'read uncommitted': 'RC',
@@ -123,6 +126,28 @@ export class Session {
     raw.on('end', () => this.connectionEnded());
   }
 
+  /**
+   * For Recorder.interrupt(): writes the transaction in progress, if any, as `unknown` when its COMMIT was sent,
+   * else as `aborted` (its COMMIT will never be sent: the recorder refuses every later statement).
+   */
+  endInFlight(reason: string): TxnStatus | undefined {
+    const txn = this.txn;
+    if (!txn || txn.closed) return undefined;
+    if (txn.committing) {
+      this.close(txn, 'unknown');
+      return 'unknown';
+    }
+    this.close(txn, 'aborted', txn.failed ?? { message: reason });
+    return 'aborted';
+  }
+
+  /** Every statement goes to the server through here: nothing is sent once the recorder is interrupted. */
+  private send(config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    const stopped = this.recorder.stopReason;
+    if (stopped !== undefined) return Promise.reject(new RecorderStoppedError(stopped));
+    return this.raw.query(config as pg.QueryConfig);
+  }
+
   /** Declares the isolation level recorded for the transaction in progress, or else the next one. */
   declareLevel(level: IsolationLevel): void {
     if (this.txn && !this.txn.closed) this.txn.declared = level;
@@ -190,6 +215,7 @@ export class Session {
   }
 
   private connectionEnded(): void {
+    this.recorder.sessionEnded(this);
     const txn = this.txn;
     if (txn && !txn.closed && !txn.committing) {
       // the server rolls back a transaction whose connection is gone
@@ -210,7 +236,7 @@ export class Session {
 
   private async ensureSettings(): Promise<Settings> {
     if (this.settings) return this.settings;
-    const r = await this.raw.query({
+    const r = await this.send({
       text: `SELECT current_setting('default_transaction_isolation'), current_setting('DateStyle'), current_setting('TimeZone'), current_setting('extra_float_digits')`,
       rowMode: 'array',
       types: RAW_TYPES,
@@ -262,7 +288,7 @@ export class Session {
   // ---- statements -------------------------------------------------------------------------------------------
 
   private forward(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
-    return this.raw.query({ ...options, text, values } as pg.QueryConfig);
+    return this.send({ ...options, text, values } as pg.QueryConfig);
   }
 
   private async execute(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
@@ -375,7 +401,7 @@ export class Session {
     const all = [...(values ?? [])];
     if ('widParam' in plan) all[plan.widParam - 1] = wid;
     if (plan.kind === 'insert' && plan.upsertWidParam !== undefined) all[plan.upsertWidParam - 1] = upsertWid;
-    const r = await this.raw.query({ text: plan.sql, values: all, rowMode: 'array', types: RAW_TYPES, ...(options.name ? { name: options.name } : {}) } as pg.QueryArrayConfig);
+    const r = await this.send({ text: plan.sql, values: all, rowMode: 'array', types: RAW_TYPES, ...(options.name ? { name: options.name } : {}) } as pg.QueryArrayConfig);
     return { raw: r as unknown as RawResult, wid, upsertWid: plan.kind === 'insert' && plan.upsertWidParam !== undefined ? upsertWid : undefined };
   }
 
@@ -427,7 +453,7 @@ export class Session {
     }
     // a write: BEGIN; statement; COMMIT, so that the rows are known before the outcome
     try {
-      await this.raw.query('BEGIN');
+      await this.send('BEGIN');
     } catch (e) {
       this.close(txn, 'aborted', errorInfo(e));
       throw e;
@@ -439,12 +465,12 @@ export class Session {
       out = appResult(plan, raw, { rowMode: options.rowMode, types: this.appTypes(options) });
     } catch (e) {
       this.close(txn, 'aborted', errorInfo(e));
-      if (!isConnectionLoss(e)) await this.raw.query('ROLLBACK').catch(() => undefined);
+      if (!isConnectionLoss(e)) await this.send('ROLLBACK').catch(() => undefined);
       throw e;
     }
     txn.committing = true;
     try {
-      await this.raw.query('COMMIT');
+      await this.send('COMMIT');
     } catch (e) {
       if (isConnectionLoss(e)) this.close(txn, 'unknown');
       else this.close(txn, 'aborted', errorInfo(e));

@@ -8,12 +8,16 @@
  * Lines are written synchronously (HistoryWriter), so a killed process leaves a readable, truncated file with
  * every transaction that had ended. Session numbers follow the order in which connections are first seen;
  * a pooled connection keeps its session across checkouts.
+ *
+ * interrupt() ends a recording at once (Ctrl-C, a lost server): each transaction still open is written (`unknown`
+ * when its COMMIT was sent, else `aborted`), then the `end` line; statements sent after it are refused
+ * (RecorderStoppedError) so that no transaction written as aborted can commit afterwards.
  */
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { HistoryWriter } from '../history/writer.js';
 import { InputError } from '../history/input-errors.js';
-import type { TxnLine } from '../history/format.js';
+import type { TxnLine, TxnStatus } from '../history/format.js';
 import { loadPredicateParser } from '../history/predicate.js';
 import { instrument, snapshotInit, type InstrumentResult, type TableInfo } from './catalog.js';
 import { analyze, loadRewriter, tableLookup, type Plan, type TableLookup } from './rewrite.js';
@@ -32,11 +36,31 @@ export interface RecorderOptions {
 
 const PLAN_CACHE_SIZE = 2000;
 
+/** A statement sent through a recorder after interrupt(): refused without reaching the server. */
+export class RecorderStoppedError extends Error {
+  override name = 'RecorderStoppedError';
+  constructor(readonly reason: string) {
+    super(`the recording was stopped (${reason}): statement not sent`);
+  }
+}
+
+/** What interrupt() wrote for the transactions still open. */
+export interface InterruptResult {
+  /** Transactions whose COMMIT was sent and not answered. */
+  unknown: number;
+  /** Transactions not yet committing (the server rolls them back when their connection closes). */
+  aborted: number;
+}
+
 export class Recorder {
   private readonly writer: HistoryWriter;
   private readonly t0 = performance.now();
   private readonly warned = new Set<string>();
   private readonly sessions = new WeakMap<object, Session>();
+  /** Sessions whose connection has not ended (interrupt() closes their open transactions). */
+  private readonly liveSessions = new Set<Session>();
+  private readonly statusCounts: Record<TxnStatus, number> = { committed: 0, aborted: 0, unknown: 0 };
+  private stoppedBy: string | undefined;
   private readonly plans = new Map<string, Plan>();
   private nextSession = 1;
   private lookup: TableLookup | undefined;
@@ -61,6 +85,26 @@ export class Recorder {
 
   get transactions(): number {
     return this.writer.transactions;
+  }
+
+  /** Transactions written so far, by status. */
+  get counts(): Readonly<Record<TxnStatus, number>> {
+    return this.statusCounts;
+  }
+
+  /** True once the `end` line is written (finish() or interrupt()) or the file closed (abandon()). */
+  get closed(): boolean {
+    return this.finished;
+  }
+
+  /** True once instrument() has written the header, tables and initial rows. */
+  get instrumented(): boolean {
+    return this.lookup !== undefined;
+  }
+
+  /** Why interrupt() stopped the recording (undefined while it runs). */
+  get stopReason(): string | undefined {
+    return this.stoppedBy;
   }
 
   warn(message: string, shape: string = message): void {
@@ -119,8 +163,14 @@ export class Recorder {
     if (!s) {
       s = new Session(this, raw, this.nextSession++);
       this.sessions.set(raw, s);
+      this.liveSessions.add(s);
     }
     return s;
+  }
+
+  /** A session's connection ended (called by the session). */
+  sessionEnded(s: Session): void {
+    this.liveSessions.delete(s);
   }
 
   /** Wraps a connected pg.Client: the same query() API, recorded. */
@@ -136,10 +186,38 @@ export class Recorder {
   /** Writes one finished transaction. */
   writeTxn(txn: Omit<TxnLine, 'kind'>): void {
     if (this.finished) {
-      this.warn(`transaction ${txn.id} ended after Recorder.finish(); it is not in the history`, 'after-finish');
+      // after interrupt() every open transaction was written already: what ends later is that one's late answer
+      if (this.stoppedBy === undefined) this.warn(`transaction ${txn.id} ended after Recorder.finish(); it is not in the history`, 'after-finish');
       return;
     }
     this.writer.txn(txn);
+    this.statusCounts[txn.status]++;
+  }
+
+  /**
+   * Ends the recording now (synchronously: call it from a signal handler): every transaction still open on a
+   * session is written, `unknown` when its COMMIT was sent (its outcome never arrives), else `aborted` with the
+   * reason; then the `end` line. Every statement sent afterwards through this recorder's clients is refused with a
+   * RecorderStoppedError, so a transaction written as aborted never commits (close or end the connections: the
+   * server rolls back what they hold). Idempotent; after finish() or abandon() it only refuses later statements.
+   */
+  interrupt(reason = 'the recording was interrupted'): InterruptResult {
+    const out: InterruptResult = { unknown: 0, aborted: 0 };
+    if (this.stoppedBy !== undefined) return out;
+    this.stoppedBy = reason;
+    if (this.finished) return out;
+    if (!this.lookup) {
+      // instrument() has not written the header yet: an `end` line alone would not be a history
+      this.abandon();
+      return out;
+    }
+    for (const s of this.liveSessions) {
+      const status = s.endInFlight(reason);
+      if (status === 'unknown') out.unknown++;
+      else if (status === 'aborted') out.aborted++;
+    }
+    this.finish();
+    return out;
   }
 
   /** Writes the `end` line and closes the file. Transactions still open are not recorded. */

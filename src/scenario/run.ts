@@ -25,8 +25,13 @@
  *   permutation unrecordable: verdict `error` with the spec, the step and the recorder's reason. A refusal found
  *   by planning depends only on the statement and the tables the setup creates, so it is remembered for the
  *   spec's other permutations (they are reported the same way without being run).
+ * - Stopping early (ScenarioOptions.signal aborted by SIGINT/SIGTERM, or the server gone): the permutation being
+ *   recorded is interrupted at once (Recorder.interrupt(): transactions in flight written `unknown` once their
+ *   COMMIT was sent, else `aborted`, then the `end` line), its session connections closed, and its history kept
+ *   (not checked); the run throws ScenarioInterrupted, or an InputError saying the database went away. Every pg
+ *   client has an 'error' listener (pg emits 'error' on idle connections when the server goes away).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import pg from 'pg';
@@ -38,6 +43,8 @@ import { checkHistory, type CheckResult, type Verdict } from '../checker/check.j
 import { parseIsoOverride, type IsoOverride } from '../checker/levels.js';
 import { openDatabase, type Database } from '../db/connect.js';
 import { Recorder, type RecordingClient } from '../recorder/index.js';
+import type { InterruptResult } from '../recorder/recorder.js';
+import { abortSignalName, InterruptedError, makeFolders } from '../cli/interrupt.js';
 import { loadRewriter } from '../recorder/rewrite.js';
 import { parseSpec, permutationsOf, type ScenarioSpec, type Step } from './spec.js';
 
@@ -63,6 +70,70 @@ export interface ScenarioOptions {
   progress?: boolean;
   /** Called with each permutation's result as soon as it is known. */
   onResult?: (r: PermutationResult) => void;
+  /** Stops the run (the CLI aborts it on SIGINT/SIGTERM/SIGHUP, with the signal's name as the reason). */
+  signal?: AbortSignal;
+  /** Called synchronously when `signal` aborts, with the line saying what was recorded. */
+  onInterrupt?: (line: string) => void;
+}
+
+/** The run was stopped by a signal; the message says what was recorded and where. */
+export class ScenarioInterrupted extends InterruptedError {
+  override name = 'ScenarioInterrupted';
+}
+
+/** The permutation being recorded, for stopping it from outside (a signal). */
+interface Current {
+  spec: string;
+  permutation: number;
+  file: string;
+  recorder: Recorder;
+  sessions: Map<string, SessionRt>;
+  inFlight?: InterruptResult;
+}
+
+/** What a run shares across specs: results so far, the permutation being recorded, why it stopped. */
+interface RunState {
+  done: number;
+  outDir: string;
+  current?: Current;
+  /** The permutation that was stopped part way (its history kept, with its end line). */
+  stopped?: Current;
+  signal?: NodeJS.Signals;
+}
+
+/** A signal came, or the permutation being recorded was stopped: nothing more is run. */
+const halted = (state: RunState): boolean => state.signal !== undefined || state.stopped !== undefined;
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** Interrupts the permutation being recorded: in-flight transactions written, end line, connections closed. */
+function stopCurrent(state: RunState, reason: string): void {
+  const cur = state.current;
+  if (!cur || cur.recorder.stopReason !== undefined) return;
+  // before instrument() wrote the header, interrupt() only closes the file (nothing recorded: it is removed)
+  if (cur.recorder.instrumented) state.stopped = cur;
+  cur.inFlight = cur.recorder.interrupt(reason);
+  for (const s of cur.sessions.values()) {
+    s.closed = true;
+    s.raw.end().catch(() => undefined);
+  }
+}
+
+function interruptedLine(state: RunState): string {
+  const head = `interrupted (${state.signal ?? 'SIGINT'}): ${plural(state.done, 'permutation')} done`;
+  const cur = state.stopped;
+  if (!cur || !cur.recorder.instrumented) return `${head}; histories in ${state.outDir}`;
+  const f = cur.inFlight ?? { unknown: 0, aborted: 0 };
+  const held = [f.unknown > 0 ? `${f.unknown} in flight written as unknown` : '', f.aborted > 0 ? `${f.aborted}${f.unknown > 0 ? ' as' : ' in flight written as'} aborted` : ''].filter(Boolean).join(', ');
+  return `${head}; ${cur.spec} permutation ${cur.permutation} stopped with ${plural(cur.recorder.transactions, 'transaction')} recorded in ${cur.file}${held ? ` (${held})` : ''}; histories in ${state.outDir}`;
+}
+
+function lostLine(state: RunState, e: unknown): string {
+  const why = String((e as { message?: unknown })?.message ?? e).split('\n')[0];
+  const cur = state.stopped;
+  if (!cur || !cur.recorder.instrumented) return `the database went away after ${plural(state.done, 'permutation')} (${why}); histories recorded so far are in ${state.outDir}`;
+  const unknown = cur.recorder.counts.unknown;
+  return `the database went away during ${cur.spec} permutation ${cur.permutation} after ${plural(cur.recorder.transactions, 'transaction')} (${why}); its history is in ${cur.file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; histories in ${state.outDir}`;
 }
 
 export interface StepError {
@@ -217,6 +288,7 @@ interface SpecContext {
   preexisting: Set<string>;
   /** DEFAULT_STALL_MS, or longer when the server's deadlock_timeout is long (deadlocks must resolve first). */
   defaultStallMs: number;
+  state: RunState;
 }
 
 async function publicTables(client: pg.Client): Promise<string[]> {
@@ -277,9 +349,12 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
       meta: { tool: 'isocheck scenario', spec: basename(ctx.specFile), permutation: index, steps },
       onWarning: (m) => result.warnings.push(m),
     });
+    ctx.state.current = { spec: result.spec, permutation: index, file, recorder, sessions };
+    if (halted(ctx.state)) throw new Error('interrupted');
     try {
       if (tables.length === 0) throw new InputError('the setup creates no table in the public schema: nothing to record');
       await recorder.instrument(ctx.control, tables);
+      if (halted(ctx.state)) throw new Error('interrupted');
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       ctx.tablesRefused = `cannot record the tables of ${basename(ctx.specFile)} (${tables.join(', ')}): ${e.message}`;
@@ -319,9 +394,11 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     for (const s of spec.sessions) {
       const raw = new pg.Client({ connectionString: ctx.url, application_name: `isocheck ${s.name}` });
       raw.on('error', () => undefined); // reported through the query that fails
+      const rt: SessionRt = { name: s.name, raw, client: recorder.client(raw), pid: 0, closed: false };
+      sessions.set(s.name, rt);
+      if (halted(ctx.state)) throw new Error('interrupted');
       await raw.connect();
-      const pid = Number((await raw.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid);
-      sessions.set(s.name, { name: s.name, raw, client: recorder.client(raw), pid, closed: false });
+      rt.pid = Number((await raw.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid);
     }
     const pids = [...sessions.values()].map((s) => s.pid);
 
@@ -424,6 +501,7 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     };
 
     for (const name of steps) {
+      if (halted(ctx.state)) throw new Error('interrupted');
       const step = stepByName.get(name)!;
       const prev = active.get(step.session);
       if (prev) await waitFor(prev);
@@ -459,9 +537,18 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     // closing the connections rolls back open transactions (recorded as aborted)
     for (const s of sessions.values()) await s.raw.end().catch(() => undefined);
     sessions.clear();
+    if (halted(ctx.state)) throw new Error('interrupted');
     recorder.finish();
     result.file = file;
+  } catch (e) {
+    // a signal, or the server gone: the history recorded so far is kept, with what was in flight
+    if (ctx.state.signal || isConnectionProblem(e)) {
+      stopCurrent(ctx.state, ctx.state.signal ? `interrupted by ${ctx.state.signal}` : `the connection to the database was lost: ${errorOf(e).message}`);
+      if (recorder?.instrumented) result.file = file;
+    }
+    throw e;
   } finally {
+    if (ctx.state.current?.recorder === recorder) ctx.state.current = undefined;
     for (const s of sessions.values()) await s.raw.end().catch(() => undefined);
     if (recorder && !result.file) {
       // nothing checkable was recorded
@@ -553,7 +640,7 @@ export function loadSpec(specFile: string, options: ScenarioOptions = {}): Loade
 }
 
 /** Runs the selected permutations of one spec in a fresh database on the server at `serverUrl`. */
-export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir: string, options: ScenarioOptions = {}): Promise<PermutationResult[]> {
+export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir: string, options: ScenarioOptions = {}, state: RunState = { done: 0, outDir }): Promise<PermutationResult[]> {
   const log = options.log ?? defaultLog;
   const { spec, specFile } = loaded;
   const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
@@ -589,12 +676,16 @@ export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir:
       refusedSteps: new Map(),
       preexisting: new Set(await publicTables(control)),
       defaultStallMs: Math.max(DEFAULT_STALL_MS, 2 * deadlockMs + 1000),
+      state,
     };
     const progress = new Progress(basename(specFile), loaded.selected.length, log, options.progress ?? true);
     let done = 0;
     for (const i of loaded.selected) {
+      if (state.signal) throw new Error('interrupted');
       const r = await runPermutation(ctx, i, loaded.permutations[i - 1]);
+      if (state.signal) throw new Error('interrupted'); // a signal during the check: the history is whole
       results.push(r);
+      state.done++;
       options.onResult?.(r);
       progress.update(++done);
     }
@@ -621,19 +712,49 @@ export async function runScenarios(files: string[], options: ScenarioOptions = {
     if (n > 1) l.stem = `${l.stem}~${n}`; // two specs of the same name in different directories
   }
   const outDir = resolve(options.out ?? mkdtempSync(join(tmpdir(), 'isocheck-scenario-')));
-  mkdirSync(outDir, { recursive: true });
-  const db = database ?? (await openDatabase({ db: options.db }));
+  checkOutDir(outDir);
+  const state: RunState = { done: 0, outDir };
+  const onAbort = (): void => {
+    state.signal = abortSignalName(options.signal);
+    stopCurrent(state, `interrupted by ${state.signal}`);
+    options.onInterrupt?.(interruptedLine(state));
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  let db: Database | undefined;
   try {
+    if (state.signal) throw new Error('interrupted');
+    db = database ?? (await openDatabase({ db: options.db }));
     log(`database: ${db.description}`);
     log(`histories: ${outDir}`);
     const results: PermutationResult[] = [];
-    for (const l of loaded) results.push(...(await runSpecFile(l, db.url, outDir, { ...options, log })));
+    for (const l of loaded) results.push(...(await runSpecFile(l, db.url, outDir, { ...options, log }, state)));
     return { results, outDir, database: db.description };
   } catch (e) {
-    if (isConnectionProblem(e)) throw new InputError(`the database went away during the run (${(e as Error).message}); histories recorded so far are in ${outDir}`);
+    if (state.signal) throw new ScenarioInterrupted(state.signal, interruptedLine(state));
+    if (isConnectionProblem(e)) throw new InputError(lostLine(state, e));
     throw e;
   } finally {
-    if (!database) await db.close();
+    options.signal?.removeEventListener('abort', onAbort);
+    if (db && !database) await db.close();
+  }
+}
+
+/** The histories' folder: created if missing; a file there, or a folder that cannot be written, is one line. */
+function checkOutDir(dir: string): void {
+  try {
+    makeFolders(dir);
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(dir, fsConstants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a folder on its path) is a file, not a folder'
+      : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
+      : code === 'EROFS' ? 'the file system is read-only'
+      : code === 'ENOENT' ? 'the folder cannot be created'
+      : (e as Error).message;
+    throw new InputError(`--out ${dir}: cannot write histories there: ${why}`);
   }
 }
 

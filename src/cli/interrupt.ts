@@ -1,0 +1,141 @@
+/**
+ * Ctrl-C and kill for the recording commands (run, scenario, demo), and the up-front checks of their output paths
+ * (checkOutputFile, makeFolders: a bad --out or --report is one line before any work). One watcher per command turns SIGINT, SIGTERM
+ * and SIGHUP into an AbortSignal, which the command answers by writing what it holds (the recorder's interrupt())
+ * and stopping; the command then prints one line and exits 128 + the signal's number (130, 143, 129).
+ *
+ *   signal -> AbortSignal aborted (synchronously: the recorder writes the in-flight transactions at once)
+ *          -> the command unwinds, throws InterruptedError -> one line on stderr, exit 130/143/129
+ *   second signal, or the command still running `graceMs` later -> the line the command registered, exit now
+ *
+ * Coordination with the embedded server (src/db/embedded.ts): it has its own listener for these signals, which
+ * stops the server synchronously and re-raises the signal only when it is the last listener. While a watcher is
+ * installed it is not, so the process lives on to finish the history and exit with our code; process.exit() runs
+ * the embedded module's 'exit' hook (servers and private copies of the binaries removed).
+ */
+import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { constants } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { InputError } from '../history/input-errors.js';
+
+export const WATCHED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+export type WatchedSignal = (typeof WATCHED_SIGNALS)[number];
+
+/** 128 + the signal's number, as a shell reports a process the signal killed (SIGINT 130, SIGTERM 143). */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + (constants.signals[signal] ?? 0);
+}
+
+/** A command stopped by a signal; the message is the one line to print (without the `isocheck: ` prefix). */
+export class InterruptedError extends Error {
+  override name = 'InterruptedError';
+  constructor(
+    readonly signal: NodeJS.Signals,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  get exitCode(): number {
+    return signalExitCode(this.signal);
+  }
+}
+
+/** The signal an AbortSignal from watchSignals() was aborted with (SIGINT when it was aborted otherwise). */
+export function abortSignalName(signal: AbortSignal | undefined): NodeJS.Signals {
+  const r = signal?.reason;
+  return typeof r === 'string' && (WATCHED_SIGNALS as readonly string[]).includes(r) ? (r as NodeJS.Signals) : 'SIGINT';
+}
+
+export interface SignalWatch {
+  /** Aborted on the first signal, with the signal's name as its reason. */
+  readonly signal: AbortSignal;
+  /** The first signal received. */
+  readonly received: NodeJS.Signals | undefined;
+  /**
+   * The line printed when the process must exit before the command ends by itself (a second signal, or after
+   * `graceMs`): what the command recorded so far. Set by the command as it learns it.
+   */
+  lastWords: () => string;
+  /** Removes the listeners (after the command ended). */
+  dispose(): void;
+}
+
+const DEFAULT_GRACE_MS = 15_000;
+
+/**
+ * Installs listeners for SIGINT, SIGTERM and SIGHUP until dispose(). Install it before the embedded server
+ * starts, so that this listener runs first: the history is written before the server is stopped.
+ */
+export function watchSignals(options: { graceMs?: number } = {}): SignalWatch {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const exitNow = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`isocheck: ${watch.lastWords()}\n`);
+    process.exit(signalExitCode(signal));
+  };
+  const handler = (signal: NodeJS.Signals): void => {
+    if (received) {
+      exitNow(received); // a second Ctrl-C: the history is already written
+      return;
+    }
+    received = signal;
+    controller.abort(signal);
+    // the command ends by itself within moments; a hung connection must not keep it alive
+    timer = setTimeout(() => exitNow(signal), options.graceMs ?? DEFAULT_GRACE_MS);
+    timer.unref();
+  };
+  for (const s of WATCHED_SIGNALS) process.on(s, handler);
+  const watch: SignalWatch = {
+    signal: controller.signal,
+    get received() {
+      return received;
+    },
+    lastWords: () => `interrupted (${received ?? 'signal'})`,
+    dispose() {
+      if (timer) clearTimeout(timer);
+      for (const s of WATCHED_SIGNALS) process.removeListener(s, handler);
+      if (received) {
+        // the command has ended and set its exit code: nothing left should keep the process alive
+        const signal = received;
+        setTimeout(() => process.exit(typeof process.exitCode === 'number' ? process.exitCode : signalExitCode(signal)), 2000).unref();
+      }
+    },
+  };
+  return watch;
+}
+
+/**
+ * Checks up front that `file` can be written as a file (its folder created if missing): a directory, a path
+ * through a file or an unwritable place is one line naming the option, before any work is done.
+ */
+export function checkOutputFile(file: string, option: string): void {
+  const existed = existsSync(file);
+  try {
+    if (existed && statSync(file).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    makeFolders(dirname(file));
+    closeSync(openSync(file, 'a'));
+    if (!existed) unlinkSync(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EISDIR' ? 'is a directory; give a file name'
+      : code === 'EACCES' || code === 'EPERM' ? 'permission denied; give a file in a folder you can write'
+      : code === 'ENOTDIR' || code === 'EEXIST' ? 'a part of the path is a file, not a folder'
+      : code === 'EROFS' ? 'the file system is read-only'
+      : code === 'ENOENT' ? 'the folder cannot be created'
+      : String((e as Error).message ?? e).split('\n')[0];
+    throw new InputError(`${option} ${file}: cannot write there: ${why}`);
+  }
+}
+
+/** mkdir -p one level at a time (Node's recursive mkdirSync spins forever on some paths, e.g. under /proc/self). */
+export function makeFolders(dir: string): void {
+  const missing: string[] = [];
+  for (let d = resolve(dir); !existsSync(d); d = dirname(d)) {
+    missing.push(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing.reverse()) mkdirSync(d);
+}
