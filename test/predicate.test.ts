@@ -752,6 +752,19 @@ describe('predicate: agreement with PostgreSQL', () => {
       return s + frac + tz + (rnd() < 0.1 ? ' BC' : '');
     };
 
+    const hugeNumeric = (): string => {
+      const mant = (rnd() < 0.3 ? '-' : '') + (rnd() < 0.1 ? '0' : digits(1 + Math.floor(rnd() * 20)).replace(/^0+(?=\d)/, '')) + (rnd() < 0.5 ? '.' + digits(Math.floor(rnd() * 8)) : '');
+      const e = rnd();
+      const near = (c: number, w: number) => c + Math.floor(rnd() * (2 * w + 1)) - w;
+      const exp =
+        e < 0.2 ? Math.floor(rnd() * 40) - 20
+        : e < 0.4 ? -near(16383, 12)
+        : e < 0.55 ? near(65536, 12) * (rnd() < 0.5 ? -1 : 1)
+        : e < 0.8 ? near(131071, 24)
+        : e < 0.9 ? -near(8200, 10)
+        : rnd() < 0.5 ? 1073741823 : -1073741824;
+      return `${mant}e${exp}`;
+    };
     // [expression over $1, $2 (sql text), generator of the two inputs]
     const cases: [string, () => [string, string]][] = [
       ['($1::numeric / $2::numeric)::text', () => [randNumeric(), randNumeric()]],
@@ -766,6 +779,12 @@ describe('predicate: agreement with PostgreSQL', () => {
       ['$1::timestamp::text || $2::date::text', () => [randTimestamp(), randTimestamp()]],
       ['$1::timestamptz::text || $2::timestamp(2)::text', () => [randTimestamp(), randTimestamp()]],
       ['(($1::date - $2::date) + ($2::date + 40)::timestamp::date::timestamptz::date - $1::date)::text', () => [randTimestamp(), randTimestamp()]],
+      // numerics near PostgreSQL's limits (131072 digits before the point, scale 16383): overflow, rounding of products
+      ['($1::numeric * $2::numeric)::text', () => [hugeNumeric(), hugeNumeric()]],
+      ['($1::numeric + $2::numeric - $1::numeric)::text', () => [hugeNumeric(), hugeNumeric()]],
+      ['($1::numeric / $2::numeric)::text', () => [hugeNumeric(), hugeNumeric()]],
+      ['($1::numeric % $2::numeric)::text', () => [hugeNumeric(), hugeNumeric()]],
+      ['($1::numeric::float8 + $2::int8)::text', () => [hugeNumeric(), rnd() < 0.5 ? '9'.repeat(Math.floor(rnd() * 25)) || '0' : '-9223372036854775808']],
     ];
     let compared = 0;
     const failures: string[] = [];
@@ -795,5 +814,150 @@ describe('predicate: agreement with PostgreSQL', () => {
     }
     console.log(`predicate value formats vs PostgreSQL: ${compared} cases`);
     expect(failures.slice(0, 30)).toEqual([]);
+  }, 120_000);
+
+  it('LIKE / ILIKE with random patterns (many % and _, escapes) agree with PostgreSQL', async () => {
+    const rnd = seedrandom(process.env.PREDICATE_SEED ?? 'isocheck-predicate-like');
+    const N = Number(process.env.PREDICATE_LIKE_CASES ?? 1500);
+    const pick = <T,>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
+    const TEXT = ['a', 'a', 'b', 'A', 'B', '%', '_', '\\', '!', 'é', 'É', '😀', ' ', 'x'];
+    const PAT = ['a', 'a', 'b', 'A', '%', '%', '%', '_', '_', '\\', '!', 'é', '😀', 'x'];
+    const ESC = ['', '', '', " ESCAPE '!'", " ESCAPE ''", " ESCAPE 'a'", " ESCAPE '\\'", " ESCAPE '%'", " ESCAPE '😀'", " ESCAPE 'ab'"];
+    const stats = { compared: 0, pgTrue: 0, pgFalse: 0, runtimeError: 0, bothRejected: 0 };
+    const failures: string[] = [];
+    const str = (alphabet: string[], max: number) => Array.from({ length: Math.floor(rnd() * (max + 1)) }, () => pick(alphabet)).join('');
+    for (let i = 0; i < N; i++) {
+      // long texts sometimes, patterns with runs of wildcards
+      const text = rnd() < 0.1 ? str(['a', 'a', 'b'], 200) : str(TEXT, 14);
+      let pat = str(PAT, 12);
+      if (rnd() < 0.2) pat = Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => pick(['%a', '%_', '_%', '%%b', 'a_'])).join('') + pick(['', '%', 'b', '\\']);
+      const op = pick(['LIKE', 'ILIKE', 'NOT LIKE', 'NOT ILIKE']);
+      const esc = pick(ESC);
+      const literal = rnd() < 0.4;
+      const rhs = literal ? `'${pat.replace(/'/g, "''")}'` : '$2';
+      const expr = `t ${op} ${rhs}${esc}`;
+      const sql = `SELECT (${expr}) IS TRUE AS r FROM (SELECT $1::text AS t OFFSET 0) AS s`;
+      let pgResult: boolean | { code: string; message: string };
+      try {
+        const res = await client!.query({ text: sql, values: literal ? [text] : [text, pat] });
+        pgResult = res.rows[0].r as boolean;
+      } catch (e) {
+        const err = e as { code?: string; message: string };
+        pgResult = { code: err.code ?? '?', message: err.message };
+      }
+      let mine: boolean | PredicateError;
+      try {
+        mine = compilePredicate(literal ? expr : expr.replace('$2', '$1'), literal ? [] : [pat], { t: 'text' }).test({ t: text });
+      } catch (e) {
+        if (!(e instanceof PredicateError)) throw e;
+        mine = e;
+      }
+      stats.compared++;
+      const desc = `${expr} text=${JSON.stringify(text)} pattern=${JSON.stringify(pat)}`;
+      if (typeof pgResult === 'boolean') {
+        if (mine !== pgResult) failures.push(`PG=${pgResult}, ours=${mine instanceof Error ? mine.message : mine}: ${desc}`);
+        else if (pgResult) stats.pgTrue++;
+        else stats.pgFalse++;
+      } else if (mine instanceof PredicateError) stats.bothRejected++; // e.g. invalid escape string, while planning
+      else if (mine === false && pgResult.code.startsWith('22')) stats.runtimeError++; // dangling escape reached
+      else failures.push(`PG error ${pgResult.code} ${pgResult.message}, ours=${mine}: ${desc}`);
+    }
+    console.log(`LIKE vs PostgreSQL: ${JSON.stringify(stats)}`);
+    expect(failures.slice(0, 30)).toEqual([]);
+    expect(stats.pgTrue).toBeGreaterThan(N / 10);
+    expect(stats.pgFalse).toBeGreaterThan(N / 10);
+    expect(stats.runtimeError).toBeGreaterThan(0);
+    expect(stats.bothRejected).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('out-of-range literals and parameters are rejected at compile time, run-time overflows are not satisfied, as in PostgreSQL', async () => {
+    // [where over columns n numeric, i8 int8, i4 int4, f8 float8, d date, t text; params; row; expected]
+    // expected: 'rejected' (PostgreSQL fails while parsing/planning: PredicateError), or the value of (where) IS TRUE,
+    // with run-time errors (PostgreSQL fails while executing) as false
+    const cols: ColumnTypes = { n: 'numeric', i8: 'int8', i4: 'int4', f8: 'float8', d: 'date', t: 'text' };
+    const types: Record<string, string> = { n: 'numeric', i8: 'int8', i4: 'int4', f8: 'float8', d: 'date', t: 'text' };
+    const row: Row = { n: '1.5', i8: '7', i4: 5, f8: 1.5, d: '2024-01-15', t: 'abc' };
+    const big = (k: number) => '9'.repeat(k);
+    const cases: [string, unknown[], Partial<Row>, boolean | 'rejected'][] = [
+      ['n = 1e999999999', [], {}, 'rejected'],
+      ["n = '1e999999999'", [], {}, 'rejected'],
+      ['n = $1', ['1e999999999'], {}, 'rejected'],
+      ['n = $1', ['1e131072'], {}, 'rejected'],
+      ['n < $1', ['1e131071'], {}, true],
+      ['n > $1', ['1e-16383'], {}, true],
+      ['n > $1', ['1e-16384'], {}, 'rejected'],
+      ['n = $1', ['0e999999999'], { n: '0' }, true],
+      ['n = $1', ['0e1073741824'], {}, 'rejected'],
+      ['n = $1', ['0.' + '0'.repeat(16384)], {}, 'rejected'],
+      ['n = $1', ['0x' + 'F'.repeat(108853)], {}, 'rejected'],
+      ['n < $1', ['0x' + 'F'.repeat(108852)], {}, true],
+      ['n < 1' + '0'.repeat(131071), [], {}, true],
+      ['n < 1' + '0'.repeat(131072), [], {}, 'rejected'],
+      ['n * n > 0', [], { n: '1e70000' }, false], // overflow while executing
+      ['n * n * n * n * n * n * n * n > 0', [], { n: '1e20000' }, false],
+      ['n * n = 0', [], { n: '1e-10000' }, true], // rounded to scale 16383
+      ['n + n > 0', [], { n: '9e131071' }, false],
+      ['n / $1 > 0', ['1e-1000'], { n: '1e131071' }, false],
+      ['n % 3 > 0', [], { n: '1e-16000' }, true],
+      ["1e100000 * 1e100000 > n", [], {}, 'rejected'], // constant: folded while planning
+      ['i8 = $1', [big(5000)], {}, 'rejected'],
+      ['i8 = $1', ['-9223372036854775809'], {}, 'rejected'],
+      ['i8 = $1', ['0x' + 'F'.repeat(17)], {}, 'rejected'],
+      ['i8 = $1', ['0x7FFF_FFFF_FFFF_FFFF'], { i8: '9223372036854775807' }, true],
+      ['i8 = ' + big(5000), [], {}, false], // a numeric constant: compared as numeric
+      ['i8 * 2 > 0', [], { i8: '9223372036854775807' }, false],
+      ['i4 = $1', [2147483648], {}, 'rejected'],
+      ['i4 = $1', [1e308], {}, 'rejected'],
+      ['i4 = -2147483648 / -1', [], {}, 'rejected'], // int4 literal (make_const), overflow folded while planning
+      ['i4 = 0x7FFFFFFF + 1', [], {}, 'rejected'],
+      ['i4 + 0x1FFFFFFFFF > 0', [], {}, true], // int8 literal
+      ['i4 = 1_000 - 995', [], {}, true],
+      ['f8 = $1', ['1e400'], {}, 'rejected'],
+      ['f8 = $1', ['1' + '0'.repeat(400)], {}, 'rejected'],
+      ['f8 < $1', [big(300)], {}, true],
+      ['f8 * $1 > 0', ['1e300'], { f8: 1e300 }, false],
+      ['d = $1', ['99999999999-01-01'], {}, 'rejected'],
+      ['d = $1', ['2147483648-01-01'], {}, 'rejected'],
+      ['d = $1', ['5874898-01-01'], {}, 'rejected'],
+      ['d < $1', ['5874897-12-31'], {}, true],
+      ['d + 2147483647 > d', [], {}, false],
+      ['t = ANY($1)', ['{{{{{{{a}}}}}}}'], {}, 'rejected'], // more than 6 dimensions
+      ['t = ANY($1)', ['{{{{{{abc}}}}}}'], {}, true],
+      ['t = ANY($1)', [[[[[[[['abc']]]]]]]], {}, 'rejected'],
+      ["t::varchar(10485761) = 'abc'", [], {}, 'rejected'],
+    ];
+    const failures: string[] = [];
+    for (const [where, params, rowPatch, expected] of cases) {
+      const r = { ...row, ...rowPatch } as Row;
+      const k = params.length;
+      const names = Object.keys(types);
+      const sub = names.map((c, j) => `$${k + j + 1}::${types[c]} AS ${c}`).join(', ');
+      const sql = `SELECT (${where}) IS TRUE AS r FROM (SELECT ${sub} OFFSET 0) AS s`;
+      // node-postgres sends nested arrays as array literals, as the evaluator assumes
+      let pg: boolean | 'rejected' | 'runtime';
+      try {
+        const res = await client!.query({ text: sql, values: [...params, ...names.map((c) => sqlParam(r[c]!))] });
+        pg = res.rows[0].r as boolean;
+      } catch (e) {
+        // 22xxx raised after planning (on the row) is a run-time error; the statement is the same
+        // for both kinds, so the expectation tells which one PostgreSQL raises
+        pg = expected === false ? 'runtime' : 'rejected';
+        void e;
+      }
+      let mine: boolean | 'rejected';
+      const t0 = performance.now();
+      try {
+        mine = compilePredicate(where, params, cols).test(r);
+      } catch (e) {
+        if (!(e instanceof PredicateError)) throw e;
+        mine = 'rejected';
+      }
+      const ms = performance.now() - t0;
+      const pgAsOurs = pg === 'runtime' ? false : pg;
+      if (pgAsOurs !== expected) failures.push(`${where.slice(0, 80)}: PostgreSQL gives ${pg}, the test expects ${expected}`);
+      if (mine !== expected) failures.push(`${where.slice(0, 80)} params=${JSON.stringify(params).slice(0, 60)}: ours ${mine}, expected ${expected}`);
+      if (ms > 1000) failures.push(`${where.slice(0, 80)}: took ${ms.toFixed(0)} ms`);
+    }
+    expect(failures).toEqual([]);
   }, 120_000);
 });
