@@ -4,7 +4,7 @@
  * levels an `iso` override gives. The CLI's `isocheck check` goes through it too.
  */
 import { loadPredicateParser } from '../history/predicate.js';
-import { readHistory } from '../history/reader.js';
+import { readHistory, type ReadOptions } from '../history/reader.js';
 import type { History } from '../history/history.js';
 import { checkHistory, type CheckResult } from './check.js';
 import { parseIsoOverride, type IsoOverride } from './levels.js';
@@ -19,10 +19,13 @@ export interface CheckFileOptions {
   checkAbortedReads?: boolean;
   /** Search for a small inconsistent sub-history to explain an inconsistent verdict (default true). */
   shrink?: boolean;
+  /** Limits for reading a file (ReadOptions: the longest line, the most bytes after decompression). */
+  maxLineBytes?: ReadOptions['maxLineBytes'];
+  maxInputBytes?: ReadOptions['maxInputBytes'];
 }
 
 /**
- * Checks one history (a file name, `.ndjson` or `.ndjson.gz`, or a History already read) and returns the
+ * Checks one history (a file name, `.ndjson` or `.ndjson.gz`, `-` for standard input, or a History already read) and returns the
  * verdict, anomalies with explanations, a witness commit order when consistent, notes and statistics.
  * Throws `HistoryFormatError` (file and line) for a malformed file and `InputError` for other bad input.
  * Reading is asynchronous; the check itself runs on the calling thread (CPU-bound: bound it with `timeoutMs`,
@@ -31,7 +34,7 @@ export interface CheckFileOptions {
 export async function check(history: string | History, options: CheckFileOptions = {}): Promise<CheckResult> {
   const iso = typeof options.iso === 'string' ? parseIsoOverride(options.iso) : options.iso;
   await loadPredicateParser();
-  const h = typeof history === 'string' ? await readHistory(history) : history;
+  const h = typeof history === 'string' ? await readHistory(history, { maxLineBytes: options.maxLineBytes, maxInputBytes: options.maxInputBytes }) : history;
   const result = checkHistory(h, {
     iso,
     timeoutMs: options.timeoutMs,

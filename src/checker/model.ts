@@ -13,9 +13,16 @@
  * (`droppedUnknown`: check.ts tries which of those committed before calling the history inconsistent, a
  * documented departure, docs/semantics.md §7). In a truncated file a wid nobody wrote is unresolved: the row is
  * dropped and the read becomes partial, instead of a garbage read.
+ *
+ * A History read from a file is valid (reader.ts); one built in memory may not be, so what the walk relies on is
+ * checked where it is used and refused as an InputError naming the line: every row holds every column of its
+ * table (a WHERE reads them), key columns are declared, a WHERE is not blank, params nest at most
+ * MAX_PARAMS_DEPTH deep, and a value a WHERE cannot read is the history's fault, not a crash. Columns and rows
+ * are looked up as own properties only (a column may be called `toString` or `__proto__`).
  */
 import type { HistoryEvent, IsolationLevel, Row, SqlValue } from '../history/format.js';
-import { INIT_WID } from '../history/format.js';
+import { INIT_WID, MAX_PARAMS_DEPTH } from '../history/format.js';
+import { deeperThan } from '../history/reader.js';
 import type { History, TableSchema, Txn } from '../history/history.js';
 import { canonicalValue, compilePredicate, valuesEqual, PredicateError, type CompiledPredicate } from '../history/predicate.js';
 import { InputError } from '../history/input-errors.js';
@@ -118,6 +125,8 @@ interface WidInfo {
 
 const SEP = '\u001f';
 
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
 export function describeKey(model: Pick<CheckModel, 'keys' | 'tables'>, key: number): string {
   const k = model.keys[key];
   return `${model.tables[k.table].schema.name}(${k.values.map((v) => JSON.stringify(v)).join(', ')})`;
@@ -142,10 +151,23 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const keyIds = new Map<string, number>();
   const initRow: (Row | undefined)[] = [];
 
+  const columnNames: string[][] = [];
   for (const schema of history.tables.values()) {
+    for (const k of schema.key) {
+      if (!hasOwn(schema.columns, k)) throw new InputError(`${history.file}:${schema.line}: table "${schema.name}": key column "${k}" is not declared in "columns"`);
+    }
     tableIds.set(schema.name, tables.length);
     tables.push({ id: tables.length, schema, initKeys: [], writtenKeys: [] });
+    columnNames.push(Object.keys(schema.columns));
   }
+  /** A row must hold every column of its table (docs/history-format.md): a WHERE may read any of them. */
+  const complete = (table: number, row: Row, line: number, where: () => string): Row => {
+    if (typeof row !== 'object' || row === null) throw new InputError(`${history.file}:${line}: ${where()}: a row must be an object`);
+    for (const c of columnNames[table]) {
+      if (!hasOwn(row, c)) throw new InputError(`${history.file}:${line}: ${where()}: the row lacks column "${c}" of table "${tables[table].schema.name}" (every row holds every column)`);
+    }
+    return row;
+  };
 
   const keyOf = (table: number, values: SqlValue[]): number => {
     const schema = tables[table].schema;
@@ -164,12 +186,13 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
 
   for (const [name, rows] of history.init) {
     const t = tableIds.get(name)!;
-    for (const { row, line } of rows) {
+    rows.forEach(({ row, line }, i) => {
+      complete(t, row, line, () => `init of "${name}" rows[${i}]`);
       const key = keyOfRow(t, row);
       if (initRow[key] !== undefined) throw new InputError(`${history.file}:${line}: init of "${name}" has two rows with key ${describeKey({ keys, tables }, key)}`);
       initRow[key] = row;
       tables[t].initKeys.push(key);
-    }
+    });
   }
 
   // Index every write event by wid; per transaction, the last wid per key.
@@ -184,7 +207,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       const t = tableIds.get(e.table)!;
       const values = new Map<number, Row | null>();
       if (e.op === 'delete') for (const r of e.rows) values.set(keyOf(t, r.key), null);
-      else for (const r of e.rows) values.set(keyOfRow(t, r.row), r.row);
+      else e.rows.forEach((r, i) => values.set(keyOfRow(t, complete(t, r.row, txn.line, () => `txn "${txn.id}" event ${ei + 1} (${e.op} on ${e.table}) rows[${i}]`)), r.row));
       wids.set(e.wid, { rawTxn: ti, event: e, eventIndex: ei, values });
       for (const k of values.keys()) lastWidOf[ti].set(k, e.wid);
     });
@@ -217,6 +240,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const pending: PendingRead[] = [];
   const predicateCache = new Map<string, CompiledPredicate>();
   const compile = (txn: Txn, ei: number, e: HistoryEvent & { where?: string; params?: unknown[] }, table: TableSchema): CompiledPredicate => {
+    const at = () => `${history.file}:${txn.line}: txn "${txn.id}" event ${ei + 1} (${e.op} on ${table.name})`;
+    if (e.where !== undefined && (typeof e.where !== 'string' || e.where.trim() === '')) throw new InputError(`${at()}: "where" is blank or not text (leave it out to read every row)`);
+    // The cache key is JSON text: params nested too deep for JSON.stringify are refused first.
+    if (e.params !== undefined && deeperThan(e.params, MAX_PARAMS_DEPTH) !== undefined) throw new InputError(`${at()}: "params" nested deeper than ${MAX_PARAMS_DEPTH} levels`);
     const cacheKey = `${table.name}${SEP}${e.where ?? ''}${SEP}${JSON.stringify(e.params ?? [])}`;
     let pred = predicateCache.get(cacheKey);
     if (!pred) {
@@ -224,13 +251,29 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         pred = compilePredicate(e.where, e.params ?? [], table.columns);
       } catch (err) {
         if (err instanceof PredicateError) {
-          throw new InputError(`${history.file}:${txn.line}: txn "${txn.id}" event ${ei + 1} (${e.op} on ${table.name}): unsupported WHERE: ${err.message}`);
+          throw new InputError(`${at()}: unsupported WHERE: ${err.message}`);
         }
         throw err;
       }
       predicateCache.set(cacheKey, pred);
     }
     return pred;
+  };
+
+  /**
+   * Whether a version satisfies a read's WHERE. The predicate throws PredicateError when the row lacks a column
+   * it reads or holds a value it cannot read: a malformed history (one built in memory; the reader refuses such
+   * files), reported at the reading statement's line and the line of the write of that version.
+   */
+  const satisfies = (pred: CompiledPredicate, row: Row, txn: Txn, ei: number, e: HistoryEvent, wid: string): boolean => {
+    try {
+      return pred.test(row);
+    } catch (err) {
+      if (!(err instanceof PredicateError)) throw err;
+      const info = wids.get(wid);
+      const writer = wid === INIT_WID ? 'the initial rows' : info ? `txn "${raw[info.rawTxn].id}" at line ${raw[info.rawTxn].line}` : undefined;
+      throw new InputError(`${history.file}:${txn.line}: txn "${txn.id}" event ${ei + 1} (${e.op} on ${e.table}): cannot evaluate its WHERE on a row${writer ? ` written by ${writer}` : ''} (version ${wid}): ${err.message}`);
+    }
   };
 
   const unresolvedShapes = new Set<string>();
@@ -247,7 +290,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         const pred = compile(txn, ei, e, schema);
         const read: PendingRead = { rawTxn: ti, eventIndex: ei, ref, table: t, pred, partial: e.partial === true, fromKeys: [], fromRaw: [], fromWids: [], returned: new Set(), local: new Set() };
         const rows: { key: number; wid: string; row?: Row }[] =
-          e.op === 'select' ? e.rows.map((r) => ({ key: keyOfRow(t, r.row), wid: r.wid, row: r.row }))
+          e.op === 'select' ? e.rows.map((r, i) => ({ key: keyOfRow(t, complete(t, r.row, txn.line, () => `txn "${txn.id}" event ${ei + 1} (select on ${e.table}) rows[${i}]`)), wid: r.wid, row: r.row }))
           : e.op === 'update' ? e.rows.map((r) => ({ key: keyOfRow(t, r.row), wid: r.read }))
           : e.rows.map((r) => ({ key: keyOf(t, r.key), wid: r.read }));
         for (const { key, wid, row } of rows) {
@@ -331,7 +374,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             }
           }
           const seen = row ?? value;
-          if (!pred.test(seen)) {
+          if (!satisfies(pred, seen, txn, ei, e, wid)) {
             anomalies.push({ type: 'predicate-mismatch', message: `${txn.id} ${e.op} returned ${keyText()} = ${JSON.stringify(seen)}, which does not satisfy WHERE ${e.where}${e.params ? ` with ${JSON.stringify(e.params)}` : ''}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, row: seen } });
           }
         }
@@ -339,7 +382,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         for (const [key, value] of localValue) {
           if (keys[key].table !== t || read.returned.has(key)) continue;
           read.local.add(key);
-          if (!read.partial && value !== null && pred.test(value)) {
+          if (!read.partial && value !== null && satisfies(pred, value, txn, ei, e, localWid.get(key)!)) {
             anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} did not return ${describeKey({ keys, tables }, key)} = ${JSON.stringify(value)}, which it had written itself and which satisfies WHERE ${e.where}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, row: value } });
           }
         }
@@ -452,9 +495,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
 /** Columns where a returned row differs from the written one, as text, or undefined when they agree. */
 function rowDifference(returned: Row, written: Row, schema: TableSchema): string | undefined {
   let diffs: string[] | undefined;
-  for (const col in returned) {
+  for (const col of Object.keys(returned)) {
     const v = returned[col];
-    if (!(col in written)) (diffs ??= []).push(`${col} = ${JSON.stringify(v)} (not written)`);
+    if (!hasOwn(written, col)) (diffs ??= []).push(`${col} = ${JSON.stringify(v)} (not written)`);
     else {
       const w = written[col];
       if (v !== w && !valuesEqual(v, w, schema.columns[col])) (diffs ??= []).push(`${col} = ${JSON.stringify(v)}`);

@@ -1,12 +1,16 @@
 /**
  * `isocheck check FILE...`: load each history, check it, print a verdict per file (human or --json) and a
- * total. A typed function (checkFiles) that the CLI only wires to arguments and exit codes.
+ * total. A typed function (checkFiles) that the CLI only wires to arguments and exit codes. `-` reads standard
+ * input (plain or gzip), named `<stdin>` in the output; --max-line-mb and --max-input-gb raise the reader's limits.
  *
  * Exit status: 0 all consistent, 1 some inconsistent, 2 bad input or usage, 3 some unknown (and none
  * inconsistent or bad).
  */
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { readHistory } from '../history/reader.js';
 import { InputError } from '../history/input-errors.js';
+import { STDIN_NAME } from '../history/format.js';
 import { check } from '../checker/check-file.js';
 import type { CheckResult, Verdict } from '../checker/check.js';
 import { renderResult } from '../checker/explain.js';
@@ -21,6 +25,28 @@ export interface CheckCommandOptions {
   shrink?: boolean;
   /** Also write a self-contained HTML report (several files: one per history, see reportFileFor). */
   report?: string;
+  /** The longest line a history may have, in MiB (default 64). */
+  maxLineMb?: number;
+  /** The most a history may hold after decompression, in GiB (default 16). */
+  maxInputGb?: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** Why the report cannot be written there (checked before the history, which may take long), or undefined. */
+async function reportTargetProblem(report: string): Promise<string | undefined> {
+  try {
+    if ((await stat(report)).isDirectory()) return `--report ${report}: is a directory (give a file name, e.g. ${report.replace(/\/+$/, '')}/report.html)`;
+    return undefined;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return `--report ${report}: cannot write there (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+  }
+  try {
+    if (!(await stat(dirname(report))).isDirectory()) return `--report ${report}: ${dirname(report)} is not a directory`;
+  } catch (e) {
+    return `--report ${report}: cannot write there (${dirname(report)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+  }
+  return undefined;
 }
 
 export interface FileResult {
@@ -35,9 +61,18 @@ export interface FileResult {
 export const EXIT = { consistent: 0, inconsistent: 1, error: 2, unknown: 3 } as const;
 
 export async function checkFile(file: string, options: CheckCommandOptions, fileCount = 1): Promise<FileResult> {
+  const name = file === '-' ? STDIN_NAME : file;
   try {
     const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
-    const history = await readHistory(file);
+    const reportAt = options.report ? (await import('../report/html.js')).reportFileFor(options.report, name, fileCount) : undefined;
+    if (reportAt) {
+      const problem = await reportTargetProblem(reportAt);
+      if (problem) throw new InputError(problem);
+    }
+    const history = await readHistory(file, {
+      maxLineBytes: options.maxLineMb !== undefined ? Math.round(options.maxLineMb * MiB) : undefined,
+      maxInputBytes: options.maxInputGb !== undefined ? Math.round(options.maxInputGb * 1024 * MiB) : undefined,
+    });
     const result = await check(history, {
       iso,
       timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
@@ -45,18 +80,20 @@ export async function checkFile(file: string, options: CheckCommandOptions, file
       shrink: options.shrink,
     });
     let report: string | undefined;
-    if (options.report) {
-      const { writeReport, reportFileFor } = await import('../report/html.js');
-      report = reportFileFor(options.report, file, fileCount);
+    if (reportAt) {
+      const { writeReport } = await import('../report/html.js');
+      report = reportAt;
       try {
         await writeReport(report, history, result, { iso: options.iso });
       } catch (e) {
-        throw new InputError(`--report ${report}: ${(e as Error).message}`);
+        const code = (e as NodeJS.ErrnoException).code;
+        if (!code) throw e;
+        throw new InputError(code === 'EISDIR' ? `--report ${report}: is a directory` : `--report ${report}: cannot write it (${code})`);
       }
     }
-    return { file, verdict: result.verdict, result, ...(report ? { report } : {}) };
+    return { file: name, verdict: result.verdict, result, ...(report ? { report } : {}) };
   } catch (e) {
-    if (e instanceof InputError) return { file, verdict: 'error', error: e.message };
+    if (e instanceof InputError) return { file: name, verdict: 'error', error: e.message };
     throw e;
   }
 }
@@ -74,14 +111,16 @@ export function exitCodeOf(results: FileResult[]): number {
 }
 
 export async function runCheckCommand(files: string[], options: CheckCommandOptions): Promise<number> {
+  if (files.filter((f) => f === '-').length > 1) throw new InputError('- (standard input) is given more than once: it can be read only once');
   const results: FileResult[] = [];
   for (const file of files) {
     const r = await checkFile(file, options, files.length);
     results.push(r);
+    const name = r.file;
     if (!options.json) {
-      if (r.verdict === 'error') console.log(`${file}: ERROR\n  ${r.error!.split('\n').join('\n  ')}`);
-      else if (files.length > 1 && r.verdict === 'consistent') console.log(`${file}: CONSISTENT (${r.result!.stats.committed} committed, ${(r.result!.stats.timeMs / 1000).toFixed(2)} s)`);
-      else console.log(renderResult(file, r.result!));
+      if (r.verdict === 'error') console.log(`${name}: ERROR\n  ${r.error!.split('\n').join('\n  ')}`);
+      else if (files.length > 1 && r.verdict === 'consistent') console.log(`${name}: CONSISTENT (${r.result!.stats.committed} committed, ${(r.result!.stats.timeMs / 1000).toFixed(2)} s)`);
+      else console.log(renderResult(name, r.result!));
       if (r.report) console.log(`  report: ${r.report}`);
     }
   }

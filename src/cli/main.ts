@@ -23,7 +23,7 @@ program
 program
   .command('check')
   .description('check recorded histories (NDJSON, optionally .gz) for consistency with each transaction\'s isolation level')
-  .argument('<files...>', 'history files')
+  .argument('<files...>', 'history files (.ndjson, .ndjson.gz, a named pipe, or - for standard input, plain or gzip)')
   .option('--iso <config>', 'check at other levels than recorded: "SER" for all, or "Label=LEVEL,...,*=LEVEL" by transaction label')
   .option('--timeout <seconds>', 'stop the search after this many seconds and report "unknown"', (v) => {
     const n = Number(v);
@@ -34,7 +34,23 @@ program
   .option('--check-aborted-reads', 'also check well-formedness of what aborted transactions read')
   .option('--no-shrink', 'do not search for a small inconsistent sub-history to explain a verdict')
   .option('--report <file>', 'also write a self-contained HTML report (verdict, explanation graph, timeline) to this file; with several histories, FILE.<history>.html each')
+  .option('--max-line-mb <n>', 'refuse a history with a line longer than this many MiB (default 64, at most 511)', (v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || n > 511) throw new InputError(`--max-line-mb ${v}: expected a number of MiB above 0 and at most 511`);
+    return n;
+  })
+  .option('--max-input-gb <n>', 'refuse a history larger than this many GiB after decompression (default 16)', (v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || n > 1024 * 1024) throw new InputError(`--max-input-gb ${v}: expected a positive number of GiB`);
+    return n;
+  })
   .addHelpText('after', `
+Input:
+  A history is read as it streams: a file, a named pipe, or - for standard input (gzip or not, told by
+  its first bytes). Limits keep hostile files from exhausting memory or time; raise them for huge histories:
+  --max-line-mb     longest line (default 64 MiB; the recorder writes one transaction per line)
+  --max-input-gb    total size after decompression (default 16 GiB)
+
 Levels (weakest first; each transaction is judged by its own level):
   RC   Read Committed      (PostgreSQL READ COMMITTED)
   RA   Read Atomic
@@ -55,7 +71,8 @@ Exit status:
 
 Examples:
   isocheck check histories/known/lost-update.ndjson
-  isocheck check --json --timeout 60 histories/runs/*.ndjson.gz`)
+  isocheck check --json --timeout 60 histories/runs/*.ndjson.gz
+  zcat run.ndjson.gz | isocheck check -`)
   .action(async (files: string[], opts) => {
     const { runCheckCommand } = await import('./check-command.js');
     process.exitCode = await runCheckCommand(files, opts);

@@ -21,6 +21,41 @@ export const HISTORY_VERSION = 1;
 /** The wid reserved for the rows of the initial database. */
 export const INIT_WID = 'init';
 
+// Limits of what a reader accepts (docs/history-format.md, "Limits"). Each is far above what the recorder writes
+// and low enough that a hostile file is refused in seconds, before it can exhaust memory or the stack.
+
+const MiB = 1024 * 1024;
+
+/**
+ * Longest line, in bytes, by default: 64 MiB. The recorder writes one transaction per line (or 1000 initial
+ * rows): kilobytes; the largest line of the corpus is 256 kB, and 64 MiB holds a transaction of about a million
+ * row versions. A parsed line takes up to 20 times its size in the JavaScript heap (1.4 GB for 64 MiB of `{}`),
+ * so the limit also bounds the memory and time one line can cost. `--max-line-mb` raises it.
+ */
+export const DEFAULT_MAX_LINE_BYTES = 64 * MiB;
+/** The most `--max-line-mb` may give: a line must fit in one JavaScript string (V8: 2^29 - 24 characters). */
+export const MAX_LINE_BYTES_LIMIT = 511 * MiB;
+/**
+ * Most bytes read from one input, after decompression, by default: 16 GiB. Far more than a history the checker
+ * can hold (the default JavaScript heap is at most 4 GiB), so it refuses no checkable file, while a gzip
+ * "bomb" (a small file that unpacks to terabytes) stops after a bounded amount of work. `--max-input-gb`
+ * raises it.
+ */
+export const DEFAULT_MAX_INPUT_BYTES = 16 * 1024 * MiB;
+/** Deepest nesting of JSON arrays and objects in a line (a txn line's rows sit at depth 6). */
+export const MAX_LINE_DEPTH = 64;
+/** Deepest nesting of a statement's `params` (arrays of arrays for multidimensional arrays; PostgreSQL has 6). */
+export const MAX_PARAMS_DEPTH = 32;
+/**
+ * Objects and arrays in one line, and elements in one array or object: at most one per this many bytes of the
+ * line limit (5.6 million at 64 MiB). The smallest row the format allows (`{"wid":"init","row":{"k":1}},`) takes
+ * 14 bytes per object, so no line under the byte limit is refused for being legitimately dense, while a line
+ * packed with `{}` or `0,` (JSON.parse slows down superlinearly with millions of elements in one array) is.
+ */
+export const BYTES_PER_CONTAINER = 12;
+/** The name `-` reads standard input; messages call it this. */
+export const STDIN_NAME = '<stdin>';
+
 export interface HistoryLine {
   kind: 'history';
   format: typeof HISTORY_FORMAT;
