@@ -109,6 +109,9 @@ const NUMERIC_TEXT = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 /** PostgreSQL's numeric: up to 131072 digits before the decimal point, 16383 after (NUMERIC_DSCALE_MAX). */
 const NUMERIC_MAX_INT_DIGITS = 131072;
 const NUMERIC_MAX_SCALE = 16383;
+/** Spellings every reader of numeric and int8 accepts (no exponent, few digits): no need to convert them. */
+const SIMPLE_DECIMAL = /^-?\d{1,30}(?:\.\d{1,30})?$/;
+const SIMPLE_INT8 = /^-?\d{1,18}$/;
 
 /** What is wrong with a numeric's text (PostgreSQL's input syntax and limits), computed without expanding it. */
 function numericProblem(s: string): string | undefined {
@@ -185,10 +188,13 @@ export function valueCheckFor(type: string): ValueCheck {
   }
   if (ts.supported) {
     // What the checker will do with the value: it must be able to read it (dates in range, valid uuids, ...).
+    // Text needs no conversion, and the common short spellings of numbers are known to convert.
     const convert = fromSqlFn(ts);
+    const plain = base === 'text' || base === 'varchar' || (base === 'bpchar' && ts.mods.length === 0);
+    const simple = base === 'numeric' ? SIMPLE_DECIMAL : base === 'int8' ? SIMPLE_INT8 : undefined;
     check = (v) => {
       const problem = shape(v);
-      if (problem) return problem;
+      if (problem || plain || (simple && simple.test(v as string))) return problem;
       try {
         convert(v as Exclude<SqlValue, null>);
       } catch (e) {
@@ -239,42 +245,37 @@ function validateRow(row: unknown, table: TableCheck, where: string): Row {
 /** How deep arrays and objects nest in `root`, up to `limit`: the path to the first place deeper, or undefined. */
 export function deeperThan(root: unknown, limit: number): string | undefined {
   if (typeof root !== 'object' || root === null) return undefined;
-  // Iterative (the input may nest 100,000 deep): a stack of containers with the index of the next child.
-  const nodes: object[] = [root];
-  const keys: (string[] | undefined)[] = [Array.isArray(root) ? undefined : Object.keys(root)];
-  const next: number[] = [0];
-  while (nodes.length > 0) {
-    const top = nodes.length - 1;
-    const node = nodes[top];
-    const i = next[top]++;
-    let child: unknown;
-    const ks = keys[top];
-    if (ks === undefined) {
-      const a = node as unknown[];
-      if (i >= a.length) {
-        nodes.pop(), keys.pop(), next.pop();
-        continue;
-      }
-      child = a[i];
-    } else {
-      if (i >= ks.length) {
-        nodes.pop(), keys.pop(), next.pop();
-        continue;
-      }
-      child = (node as Json)[ks[i]];
+  const path = tooDeep(root, limit - 1);
+  if (path === undefined) return undefined;
+  let text = '';
+  for (const k of path) {
+    if (text.length >= 60) return `${text}…`;
+    text += typeof k === 'number' ? `[${k}]` : `${text === '' ? '' : '.'}${k}`;
+  }
+  return text;
+}
+
+/**
+ * The keys down to a container nested more than `left` levels below `v`, innermost last, or undefined. Recursive,
+ * but never deeper than the limit (the input may nest 100,000 deep); no allocation unless it finds one.
+ */
+function tooDeep(v: object, left: number): (string | number)[] | undefined {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (typeof x !== 'object' || x === null) continue;
+      if (left === 0) return [i];
+      const p = tooDeep(x, left - 1);
+      if (p) return p.unshift(i), p;
     }
-    if (typeof child !== 'object' || child === null) continue;
-    if (nodes.length >= limit) {
-      let path = '';
-      for (let d = 0; d < nodes.length && path.length < 60; d++) {
-        const k = keys[d];
-        path += k === undefined ? `[${next[d] - 1}]` : `${d === 0 ? '' : '.'}${k[next[d] - 1]}`;
-      }
-      return path.length >= 60 ? `${path}…` : path;
+  } else {
+    for (const k in v) {
+      const x: unknown = (v as Json)[k];
+      if (typeof x !== 'object' || x === null || !hasOwn(v, k)) continue;
+      if (left === 0) return [k];
+      const p = tooDeep(x, left - 1);
+      if (p) return p.unshift(k), p;
     }
-    nodes.push(child);
-    keys.push(Array.isArray(child) ? undefined : Object.keys(child));
-    next.push(0);
   }
   return undefined;
 }
