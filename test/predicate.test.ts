@@ -261,6 +261,10 @@ describe('predicate: constructs', () => {
     expect(ev("d = '2024-01-15 23:00'::timestamp::date")).toBe(true);
     expect(ev("d < 'infinity'")).toBe(true);
     expect(ev("d > '0044-03-15 BC'")).toBe(true);
+    // PostgreSQL: "cannot subtract infinite dates" (an error: not satisfied), never a non-integer int4
+    expect(ev('(d - d) IS NULL OR (d - d) IS NOT NULL', { d: '-infinity' })).toBe(false);
+    expect(ev('d - $1::date < 0', { d: 'infinity' }, ['-infinity'])).toBe(false);
+    expect(ev("d - '2024-01-01' = 14")).toBe(true);
   });
 
   it('errors name the offending expression', () => {

@@ -215,6 +215,12 @@ export class Decimal {
   toNumber(): number {
     if (this.sp !== Sp.Finite) return this.sp === Sp.NaN ? NaN : this.sp === Sp.PosInf ? Infinity : -Infinity;
     if (this.s === 0 && this.m >= -9007199254740991n && this.m <= 9007199254740991n) return Number(this.m);
+    if (this.m >= SMALL || -this.m >= SMALL) {
+      // far outside the range of doubles: no decimal conversion of hundreds of thousands of digits
+      const e = exp10(this);
+      if (e > 400) return this.m < 0n ? -Infinity : Infinity;
+      if (e < -400) return this.m < 0n ? -0 : 0;
+    }
     return Number(this.toString());
   }
 

@@ -566,6 +566,13 @@ function divZero(): never {
 
 function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Internal {
   const t = sig.res;
+  if (t === 'int4' && sig.a === 'date') {
+    // date - date (before the int4 operators: -infinity - -infinity is no integer)
+    return (x: number, y: number) => {
+      if (!Number.isFinite(x) || !Number.isFinite(y)) throw new EvalError('cannot subtract infinite dates');
+      return x - y;
+    };
+  }
   if (t === 'int2' || t === 'int4') {
     const lo = INT_MIN[t]!;
     const hi = INT_MAX[t]!;
@@ -659,12 +666,6 @@ function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Inter
         : (d: number, n: number) => (Number.isFinite(d) ? checkDateRange(d - n) : d);
     }
     return (n: number, d: number) => (Number.isFinite(d) ? checkDateRange(d + n) : d);
-  }
-  if (t === 'int4' && sig.a === 'date') {
-    return (x: number, y: number) => {
-      if (!Number.isFinite(x) || !Number.isFinite(y)) throw new EvalError('cannot subtract infinite dates');
-      return x - y;
-    };
   }
   throw new Error(`internal error: no arithmetic for ${op} ${t}`);
 }
