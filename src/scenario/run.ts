@@ -549,7 +549,13 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     throw e;
   } finally {
     if (ctx.state.current?.recorder === recorder) ctx.state.current = undefined;
+    const pids = [...sessions.values()].map((s) => s.pid).filter((pid) => pid > 0);
     for (const s of sessions.values()) await s.raw.end().catch(() => undefined);
+    if (halted(ctx.state) && pids.length > 0) {
+      // a backend busy in a step (a sleep, a long query) does not notice its connection closed: end it, so that
+      // the spec's teardown does not wait on what it holds
+      await ctx.monitor.query('SELECT pg_catalog.pg_terminate_backend(pid, 5000) FROM unnest($1::int[]) AS pid', [pids]).catch(() => undefined);
+    }
     if (recorder && !result.file) {
       // nothing checkable was recorded
       recorder.abandon();
