@@ -248,6 +248,10 @@ describe('predicate: constructs', () => {
     expect(ev('b::text = t', { t: 'ab' })).toBe(true);
     expect(ev("b = 'ab'", { b: 'ab' })).toBe(true); // unpadded history value padded to bpchar(4)
     expect(ev("v = 'abc '")).toBe(false);
+    // lone surrogates reach PostgreSQL as U+FFFD (node-postgres encodes strings in UTF-8)
+    expect(ev('t = $1', { t: '\ufffd' }, ['\ud800'])).toBe(true);
+    expect(ev("t = 'x\udc00'", { t: 'x\ufffd' })).toBe(true);
+    expect(ev('t = $1', { t: '😀' }, ['\ud83d\ude00'])).toBe(true);
   });
 
   it('dates and timestamps', () => {
@@ -286,6 +290,9 @@ describe('predicate: constructs', () => {
       ["d > now()", [], /function calls/],
       ["d > 'today'", [], /current time/],
       ["t COLLATE \"en_US\" < 'a'", [], /collation/],
+      ['i4 = 1\0 OR true', [], /contains a NUL character/], // the parser would stop at the NUL
+      ['t = $1', ['a\0b'], /invalid byte sequence for encoding "UTF8": 0x00 \(parameter \$1\)/],
+      ['t = ANY($1)', [['a', 'b\0']], /0x00/],
     ];
     for (const [w, params, re] of bad) {
       let err: unknown;

@@ -176,6 +176,7 @@ export class Decimal {
     if (this.sp !== Sp.Finite) return this.sp === Sp.NaN ? 'NaN' : this.sp === Sp.PosInf ? 'Infinity' : '-Infinity';
     const neg = this.m < 0n;
     const a = (neg ? -this.m : this.m).toString();
+    if (a.length > 1000) charge(a.length * 4); // decimal conversion of a big value: quadratic-ish
     let out: string;
     if (this.s === 0) out = a;
     else {

@@ -274,24 +274,41 @@ function isNullConst(e: Ex): boolean {
  *  serialises arrays and objects recursively; JSON.parse builds any depth). */
 function paramValue(ctx: Ctx, n: number, node: Node): unknown {
   const v = ctx.params[n - 1];
-  if (v === null || typeof v !== 'object' || ctx.paramChecked.has(n)) return v;
-  const max = PREDICATE_LIMITS.maxParamDepth;
-  const stack: [object, number][] = [[v, 1]];
-  while (stack.length > 0) {
-    const [x, d] = stack.pop()!;
-    if (d > max) fail(node, `parameter $${n} is nested more than ${max} levels deep (limit ${max})`);
-    const kids = Array.isArray(x) ? x : Object.values(x);
-    charge(kids.length);
-    for (const y of kids) if (y !== null && typeof y === 'object') stack.push([y, d + 1]);
+  if (ctx.paramChecked.has(n)) return v;
+  // PostgreSQL verifies the encoding of parameter texts: a NUL byte is refused while binding
+  const nul = () => fail(node, `invalid byte sequence for encoding "UTF8": 0x00 (parameter $${n})`);
+  if (typeof v === 'string' && v.includes('\0')) nul();
+  if (v !== null && typeof v === 'object') {
+    const max = PREDICATE_LIMITS.maxParamDepth;
+    const stack: [object, number][] = [[v, 1]];
+    while (stack.length > 0) {
+      const [x, d] = stack.pop()!;
+      if (d > max) fail(node, `parameter $${n} is nested more than ${max} levels deep (limit ${max})`);
+      const isArray = Array.isArray(x);
+      const kids = isArray ? x : Object.values(x);
+      charge(kids.length);
+      for (const y of kids) {
+        if (y !== null && typeof y === 'object') stack.push([y, d + 1]);
+        else if (isArray && typeof y === 'string' && y.includes('\0')) nul(); // (objects are sent as JSON: escaped)
+      }
+    }
   }
   ctx.paramChecked.add(n);
   return v;
 }
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The text PostgreSQL receives for a JavaScript string: node-postgres encodes it in UTF-8, lone
+ *  surrogates becoming U+FFFD (String.prototype.toWellFormed). */
+function wellFormed(s: string): string {
+  return /[\ud800-\udfff]/.test(s) ? s.replace(LONE_SURROGATE, '\ufffd') : s;
+}
+
 /** The text node-postgres sends for a parameter value (null for NULL). */
 function paramText(v: unknown): string | null {
   if (v === null || v === undefined) return null;
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') return wellFormed(v);
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (Array.isArray(v)) return arrayString(v);
@@ -1481,6 +1498,8 @@ export function compilePredicate(where: string | undefined | null, params: unkno
   if (typeof where !== 'string') throw new PredicateError(`where clause is not a string: ${showValue(where)}`);
   if (!loaded) throw new ParserNotLoadedError();
   const what = `where clause "${clip(where, 200)}"`;
+  // the parser reads a C string: text after a NUL would be silently ignored (PostgreSQL cannot receive it either)
+  if (where.includes('\0')) throw new PredicateError(`${what}: contains a NUL character`);
   if (params !== undefined && params !== null && !Array.isArray(params)) throw new PredicateError(`${what}: params is not an array: ${showValue(params)}`);
   if (columns === null || typeof columns !== 'object') throw new PredicateError(`${what}: no column types`);
   const hook = options.checkDeadline;
@@ -1548,7 +1567,8 @@ function parseWhere(where: string): Parsed {
   if (where.length > maxLength) throw new PredicateError(`too long: ${where.length} characters (limit ${maxLength})`);
   let parsed: Node;
   try {
-    parsed = parseSync(`SELECT 1 FROM t WHERE ${where}`);
+    // as node-postgres sends it (lone surrogates become U+FFFD; the parser's own conversion differs)
+    parsed = parseSync(`SELECT 1 FROM t WHERE ${wellFormed(where)}`);
   } catch (e) {
     const msg = String((e as Error)?.message ?? e);
     // the parser's own stack (bison's "memory exhausted", or its JavaScript side running out of stack)
