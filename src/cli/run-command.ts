@@ -281,6 +281,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
       await setup.query(workload.schema());
       const files = await workload.generate(dataDir, seed, scale);
       await workload.load(setup, files);
+      rmSync(dataDir, { recursive: true, force: true }); // loaded: not left behind if the process is killed later
       if (stopCause) throw new Error('stopped');
       recorder = new Recorder({
         file,
