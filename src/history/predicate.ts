@@ -6,7 +6,8 @@
 //
 // Conventions (see also values.ts):
 //  - Parameters behave like untyped ('unknown') literals whose text is what node-postgres sends
-//    for the JSON value (String(number), 'true'/'false', strings as is, arrays as array literals),
+//    for the JSON value (String(number), 'true'/'false', strings as is but lone surrogates as U+FFFD,
+//    arrays as array literals),
 //    so their type is deduced from the context (the first use fixes it), as PostgreSQL does for a
 //    statement prepared without parameter types.
 //  - Run-time errors PostgreSQL would raise (division by zero, integer overflow, failing casts)
@@ -88,12 +89,16 @@ export interface PredicateOptions {
 export interface CompiledPredicate {
   /** true iff the WHERE evaluates to TRUE on the row (NULL/unknown counts as not satisfied).
    *  Absent where => always true. Evaluation errors PostgreSQL would raise => false. Throws
-   *  PredicateError if the row lacks a column the predicate reads, holds a malformed value (not a
-   *  JSON scalar valid for the column's type), or a computed string exceeds maxStringLength. Never
-   *  throws anything else on data, except what PredicateOptions.checkDeadline throws. */
+   *  PredicateError if the row is not an object or lacks a column the predicate reads (own
+   *  properties only), holds a malformed value (not a JSON scalar valid for the column's type), a
+   *  value cast to a type in an input format this evaluator does not implement (e.g. text to date
+   *  in a non-ISO format: PostgreSQL may accept it), or a computed string exceeds maxStringLength.
+   *  Never throws anything else on data, except what PredicateOptions.checkDeadline throws. */
   test(row: Row): boolean;
-  /** Static estimate of the work of one test() call (compiled nodes), in the units of the work meter.
-   *  Data-dependent work (long strings, huge numerics) comes on top and is metered as it happens. */
+  /** Static estimate of the work of one test() call (parse-tree nodes), in the units of the work
+   *  meter; each test() charges it. Data-dependent work (long strings, huge numerics) comes on top
+   *  and is metered as it happens. A caller without a checkDeadline hook can use it to weigh calls
+   *  against its own time budget (e.g. a clock check every max(1, 2^20 / cost) calls). */
   cost: number;
   /** Columns the predicate reads. */
   columns: string[];
@@ -175,6 +180,7 @@ interface Ctx {
   paramChecked: Set<number>;
   columns: ColumnTypes;
   used: string[];
+  usedSet: Set<string>;
   /** generation of the current test() call (operands evaluated once per row are cached per generation) */
   run: { gen: number };
 }
@@ -837,7 +843,10 @@ function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
   const type: unknown = ctx.columns[name];
   const ts = parseTypeName(type as string);
   if (!ts.supported) fail(node, `column "${clip(name)}" has unsupported type ${typeof type === 'string' ? clip(type) : showValue(type)}`);
-  if (!ctx.used.includes(name)) ctx.used.push(name);
+  if (!ctx.usedSet.has(name)) {
+    ctx.usedSet.add(name);
+    ctx.used.push(name);
+  }
   const t = ts.base as BaseType;
   const missing = (): never => {
     throw new PredicateError(`row has no value for column "${clip(name)}" read by the where clause`);
@@ -1597,7 +1606,7 @@ function parseWhere(where: string): Parsed {
 }
 
 function newCtx(params: unknown[], columns: ColumnTypes, run: { gen: number }): Ctx {
-  return { params, referenced: new Set(), occurrences: [], paramTypes: [], paramChecked: new Set(), columns, used: [], colCache: new Map(), run };
+  return { params, referenced: new Set(), occurrences: [], paramTypes: [], paramChecked: new Set(), columns, used: [], usedSet: new Set(), colCache: new Map(), run };
 }
 
 /** test(): TRUE without error; evaluation errors PostgreSQL raises are "not satisfied". */
