@@ -14,7 +14,7 @@ import { gunzipSync } from 'node:zlib';
 import seedrandom from 'seedrandom';
 import { check } from '../../src/checker/check-file.js';
 import { readHistory } from '../../src/history/reader.js';
-import { loadPredicateParser } from '../../src/history/predicate.js';
+import { loadPredicateParser, PredicateError } from '../../src/history/predicate.js';
 import { InputError } from '../../src/history/input-errors.js';
 import { naiveCheck } from '../../src/checker/naive.js';
 import { mutate } from './mutate.js';
@@ -157,8 +157,15 @@ export async function runCampaign(options: FuzzOptions): Promise<{ stats: FuzzSt
       if (spec.format.length > 0 && verdict !== 'error' && verdict !== 'crash') fail('verdict-on-malformed', `${verdict}, but: ${spec.format.slice(0, 3).join('; ')}`);
       if (spec.format.length === 0 && spec.illFormed.length > 0 && verdict === 'consistent') fail('consistent-on-ill-formed', spec.illFormed.slice(0, 3).join('; '));
       if ((verdict === 'consistent' || verdict === 'inconsistent') && spec.txns <= options.oracleMaxTxns) {
-        const naive = naiveCheck(await readHistory(file), { maxWork: 200_000 });
-        if (naive.verdict !== 'unknown') {
+        let naive: ReturnType<typeof naiveCheck> | undefined;
+        try {
+          naive = naiveCheck(await readHistory(file), { maxWork: 200_000 });
+        } catch (e) {
+          // the oracle evaluates every WHERE on every version: one it cannot evaluate means the file is malformed
+          if (!(e instanceof PredicateError)) throw e;
+          fail('verdict-on-malformed', `${verdict}, but the oracle cannot evaluate a WHERE: ${e.message.slice(0, 200)}`);
+        }
+        if (naive && naive.verdict !== 'unknown') {
           stats.oracleCompared++;
           if (naive.verdict !== verdict) fail('oracle-disagrees', `checker ${verdict}, oracle ${naive.verdict}`);
         }
