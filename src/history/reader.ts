@@ -573,9 +573,14 @@ async function openInput(file: string): Promise<{ display: string; stream: Reada
     return { display: file, stream: handle.createReadStream({ highWaterMark: 1024 * 1024 }) };
   } catch (e) {
     if (e instanceof InputError) throw e;
-    throw new InputError(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    const code = (e as NodeJS.ErrnoException).code;
+    // Standard input that is a socket (as Node's child processes get) cannot be opened by name: read it directly.
+    if (code === 'ENXIO' && STDIN_PATHS.has(file)) return { display: file, stream: process.stdin };
+    throw new InputError(`${file}: cannot read (${code ?? (e as Error).message})`);
   }
 }
+
+const STDIN_PATHS = new Set(['/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
 
 /**
  * Reads and validates one history: a file (plain or gzip), a named pipe, or standard input for `-` (named
