@@ -7,12 +7,17 @@ import type { ColumnTypes, Row, TxnLine } from './format.js';
 
 export interface TableSchema {
   name: string;
+  /** Key columns, each declared in `columns`, each once. */
   key: string[];
+  /** Column -> type. From the reader, a null-prototype object: `columns[c]` is undefined for any undeclared
+   *  name, `toString` and `__proto__` included. Look names up as own properties when the History is built
+   *  elsewhere. */
   columns: ColumnTypes;
   line: number;
 }
 
 export interface InitRow {
+  /** Every column of the table (docs/history-format.md: rows are whole). */
   row: Row;
   line: number;
 }
@@ -23,6 +28,7 @@ export interface Txn extends TxnLine {
 }
 
 export interface History {
+  /** The file name as given, `<stdin>` for standard input. */
   file: string;
   meta: Record<string, unknown>;
   tables: Map<string, TableSchema>;
