@@ -255,7 +255,7 @@ describe('3. verdicts on malformed files', () => {
 describe('4. misleading reasons', () => {
   it('an undeclared key column is named as such, not as "two rows with key u()"', () => {
     const f = write('undeclared-key.ndjson', lines(HEADER, { kind: 'table', name: 'u', key: ['hasOwnProperty'], columns: { id: 'int4' } }));
-    expectOneError(run(['check', f]), f, 2, /table "u": key column "hasOwnProperty" is not in "columns" \(declared: id\)/);
+    expectOneError(run(['check', f]), f, 2, /table "u": key column "hasOwnProperty" is not in "columns" \(declared: "id"\)/);
   });
 
   it('1e400 for an int4 is named as a number beyond a double, not "= null"; an object is "an object", not [object Object]', () => {

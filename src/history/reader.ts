@@ -74,6 +74,12 @@ export function show(v: unknown): string {
   return String(v);
 }
 
+/** A name from the file in a message: quoted, and cut when long. */
+const q = (name: string): string => show(name);
+
+/** Declared names in a message: the first few. */
+const list = (names: string[]): string => (names.length > 8 ? `${names.slice(0, 8).map(q).join(', ')}, ... (${names.length})` : names.map(q).join(', '));
+
 function field<T>(obj: Json, name: string, where: string, check: (v: unknown) => v is T, what: string, optional = false): T | undefined {
   const v = obj[name];
   if (v === undefined) {
@@ -224,18 +230,18 @@ function validateRow(row: unknown, table: TableCheck, where: string): Row {
   const cols = Object.keys(row);
   for (const col of cols) {
     const check = table.checks.get(col);
-    if (check === undefined) fail(`${where}: column "${col}" is not a column of table "${table.schema.name}" (declared: ${table.names.join(', ')})`);
+    if (check === undefined) fail(`${where}: column ${q(col)} is not a column of table ${q(table.schema.name)} (declared: ${list(table.names)})`);
     const v = row[col];
     if (v === null) continue;
-    if (typeof v === 'object') fail(`${where}: column "${col}" has a non-scalar value (${show(v)})`);
+    if (typeof v === 'object') fail(`${where}: column ${q(col)} has a non-scalar value (${show(v)})`);
     const problem = check(v);
-    if (problem) fail(`${where}: column "${col}" = ${show(v)} should be ${problem}`);
+    if (problem) fail(`${where}: column ${q(col)} = ${show(v)} should be ${problem}`);
   }
   if (cols.length !== table.names.length) {
     const missing = table.names.find((c) => !hasOwn(row, c))!;
-    fail(`${where}: the row lacks column "${missing}" of table "${table.schema.name}" (every row holds every column)`);
+    fail(`${where}: the row lacks column ${q(missing)} of table ${q(table.schema.name)} (every row holds every column)`);
   }
-  for (const k of table.schema.key) if (row[k] === null) fail(`${where}: key column "${k}" of table "${table.schema.name}" is null`);
+  for (const k of table.schema.key) if (row[k] === null) fail(`${where}: key column ${q(k)} of table ${q(table.schema.name)} is null`);
   return row as Row;
 }
 
@@ -384,11 +390,11 @@ function validateEvent(raw: unknown, state: ReaderState, where: string): History
       case 'delete': {
         field(r, 'read', at, isName, 'the wid of the version it deleted');
         const values = field(r, 'key', at, isArray, 'an array of key values')!;
-        if (values.length !== key.length) fail(`${at}: key has ${values.length} values, table "${table.schema.name}" has key (${key.join(', ')})`);
+        if (values.length !== key.length) fail(`${at}: key has ${values.length} values, table ${q(table.schema.name)} has key (${key.map((k) => (k.length > 60 ? q(k) : k)).join(', ')})`);
         values.forEach((v, j) => {
-          if (v === null || typeof v === 'object') fail(`${at}: key value ${show(v)} for "${key[j]}" should be a non-null scalar`);
+          if (v === null || typeof v === 'object') fail(`${at}: key value ${show(v)} for ${q(key[j])} should be a non-null scalar`);
           const problem = table.checks.get(key[j])!(v);
-          if (problem) fail(`${at}: key value ${show(v)} for "${key[j]}" should be ${problem}`);
+          if (problem) fail(`${at}: key value ${show(v)} for ${q(key[j])} should be ${problem}`);
         });
         break;
       }
@@ -416,7 +422,7 @@ function validateTable(obj: Json, lineNo: number, state: ReaderState): void {
     checks.set(c, valueCheckFor(t));
   }
   if (key.length === 0) fail(`${where}: "key" must name at least one column`);
-  for (const k of key) if (!checks.has(k)) fail(`${where}: key column ${show(k)} is not in "columns" (declared: ${names.join(', ')})`);
+  for (const k of key) if (!checks.has(k)) fail(`${where}: key column ${q(k)} is not in "columns" (declared: ${list(names)})`);
   if (new Set(key).size !== key.length) fail(`${where}: "key" names a column twice`);
   const schema: TableSchema = { name, key, columns, line: lineNo };
   state.tables.set(name, { schema, checks, names });
@@ -449,8 +455,8 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
       const name = field(obj, 'table', 'init', isString, 'a table name')!;
       const table = state.tables.get(name);
       if (!table) fail(`init: unknown table ${show(name)} (declare it with a "table" line first)`);
-      const rows = field(obj, 'rows', `init of "${name}"`, isArray, 'an array of rows')!;
-      const valid = rows.map((r, i) => validateRow(r, table, `init of "${name}" rows[${i}]`));
+      const rows = field(obj, 'rows', `init of ${q(name)}`, isArray, 'an array of rows')!;
+      const valid = rows.map((r, i) => validateRow(r, table, `init of ${q(name)} rows[${i}]`));
       const list = state.history.init.get(name)!;
       for (const row of valid) list.push({ row, line: lineNo });
       return;
