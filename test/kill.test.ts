@@ -49,9 +49,10 @@ interface Figures {
   /** (b) only: written by the transaction in flight when isocheck was SIGKILLed (it could write nothing). */
   inFlightAtSigkill: number;
   byKind: Record<string, number>;
+  unknownByKind: Record<string, number>;
   checkExit: Record<string, number>;
 }
-const figures: Figures = { runs: 0, transactions: 0, committed: 0, unknown: 0, aborted: 0, lost: 0, phantom: 0, inFlightAtSigkill: 0, byKind: {}, checkExit: {} };
+const figures: Figures = { runs: 0, transactions: 0, committed: 0, unknown: 0, aborted: 0, lost: 0, phantom: 0, inFlightAtSigkill: 0, byKind: {}, unknownByKind: {}, checkExit: {} };
 const started = Date.now();
 
 /** Builds the CLI into a folder of its own (other tests build dist/ in place: no race). */
@@ -76,7 +77,7 @@ afterAll(async () => {
   if (figures.runs > 0) {
     console.log(
       `kill test: ${figures.runs} runs (${Object.entries(figures.byKind).map(([k, n]) => `${n} ${k}`).join(', ')}), ` +
-        `${figures.transactions} transactions recorded (${figures.committed} committed, ${figures.aborted} aborted, ${figures.unknown} unknown), ` +
+        `${figures.transactions} transactions recorded (${figures.committed} committed, ${figures.aborted} aborted, ${figures.unknown} unknown: ${Object.entries(figures.unknownByKind).map(([k, n]) => `${n} ${k}`).join(', ')}), ` +
         `lost ${figures.lost} committed-and-answered, ${figures.phantom} recorded committed but not in the database, ` +
         `${figures.inFlightAtSigkill} writes of transactions in flight at SIGKILL of isocheck; ` +
         `isocheck check exits ${JSON.stringify(figures.checkExit)}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -370,6 +371,7 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
     figures.committed += count('committed');
     figures.aborted += count('aborted');
     figures.unknown += count('unknown');
+    figures.unknownByKind[kind] = (figures.unknownByKind[kind] ?? 0) + count('unknown');
     figures.checkExit[String(checked.status)] = (figures.checkExit[String(checked.status)] ?? 0) + 1;
 
     // the kept database is not needed any more

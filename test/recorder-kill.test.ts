@@ -1,6 +1,8 @@
 // A recording process killed with SIGKILL mid-run leaves a readable (truncated) history holding every
 // transaction that had ended: the child reports each commit after query('COMMIT') returned, and every reported
-// transaction must be in the file.
+// transaction must be in the file. Recorder.interrupt() (what Ctrl-C and a lost server use) writes the open
+// transactions at once: aborted when not committing (their COMMIT is then refused, so the database never holds
+// their writes), unknown when their COMMIT was sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
+import { Recorder, RecorderStoppedError } from '../src/recorder/recorder.js';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -119,4 +122,80 @@ describe('a recording process killed mid-run', () => {
     const verdict = checkHistory(history);
     expect(verdict.verdict, JSON.stringify(verdict.anomalies?.slice(0, 2))).toBe('consistent');
   }, 60_000);
+});
+
+describe('Recorder.interrupt()', () => {
+  const quiet = () => undefined;
+  /** A recorder on a table of its own (t2), and one recorded connection. */
+  async function recording(name: string) {
+    const setup = new pg.Client({ connectionString: server.url });
+    await setup.connect();
+    await setup.query('CREATE TABLE IF NOT EXISTS t2 (id int4 PRIMARY KEY, v int4 NOT NULL)');
+    const file = join(mkdtempSync(join(tmpdir(), 'isocheck-interrupt-')), `${name}.ndjson`);
+    const recorder = new Recorder({ file, onWarning: quiet });
+    await recorder.instrument(setup, ['t2']);
+    await setup.end();
+    const raw = new pg.Client({ connectionString: server.url });
+    raw.on('error', quiet);
+    await raw.connect();
+    return { file, recorder, raw, client: recorder.client(raw) };
+  }
+  async function widOf(id: number): Promise<string | null | undefined> {
+    const c = new pg.Client({ connectionString: server.url });
+    await c.connect();
+    try {
+      return (await c.query('SELECT _isocheck_wid AS w FROM t2 WHERE id = $1', [id])).rows[0]?.w;
+    } finally {
+      await c.end();
+    }
+  }
+
+  it('writes a transaction not yet committing as aborted, then the end line; its COMMIT is refused and the database never holds its write', async () => {
+    const { file, recorder, raw, client } = await recording('aborted');
+    await client.query('BEGIN');
+    await client.query('INSERT INTO t2 VALUES (1, 1)');
+    await client.query('COMMIT');
+    await client.query('BEGIN');
+    await client.query('INSERT INTO t2 VALUES (2, 2)');
+    expect(recorder.interrupt('test')).toEqual({ unknown: 0, aborted: 1 });
+    await expect(client.query('COMMIT')).rejects.toBeInstanceOf(RecorderStoppedError);
+    await raw.end();
+    const h = await readHistory(file);
+    expect(h.truncated).toBe(false);
+    expect(h.txns.map((t) => [t.id, t.status])).toEqual([['s1.1', 'committed'], ['s1.2', 'aborted']]);
+    expect(h.txns[1].events.map((e) => e.op)).toEqual(['insert']);
+    expect(await widOf(1)).toBe('s1.1.1');
+    expect(await widOf(2)).toBeUndefined();
+  });
+
+  it('writes a transaction whose COMMIT was sent as unknown (a COMMIT waiting for a synchronous standby that never answers)', async () => {
+    const { file, recorder, raw, client } = await recording('unknown');
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('INSERT INTO t2 VALUES (3, 3)');
+      await admin.query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
+      await admin.query('SELECT pg_reload_conf()');
+      const pid = (await raw.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      const commit = client.query('COMMIT');
+      for (let i = 0; i < 400; i++) {
+        if ((await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'`, [pid])).rowCount === 1) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(recorder.interrupt('test')).toEqual({ unknown: 1, aborted: 0 });
+      await admin.query('ALTER SYSTEM RESET synchronous_standby_names');
+      await admin.query('SELECT pg_reload_conf()');
+      await commit; // the answer arrives late: the file keeps what it wrote
+      await raw.end();
+      const h = await readHistory(file);
+      expect(h.truncated).toBe(false);
+      expect(h.txns.map((t) => [t.id, t.status])).toEqual([['s1.1', 'unknown']]);
+      expect(await widOf(3)).toBe('s1.1.1');
+    } finally {
+      await admin.query('ALTER SYSTEM RESET synchronous_standby_names').catch(quiet);
+      await admin.query('SELECT pg_reload_conf()').catch(quiet);
+      await admin.end();
+    }
+  });
 });
