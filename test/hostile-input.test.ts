@@ -111,6 +111,15 @@ describe('2. hangs', () => {
     const r = run(['check', '--max-line-mb', '16', f]);
     expectOneError(r, f, 3, /more than 1398101 JSON objects and arrays in one line \(at most one per 12 bytes of the line limit, 16 MiB/);
     expect(r.ms).toBeLessThan(10_000);
+    // an object of millions of members (Object.keys alone takes seconds); a table of more columns than PostgreSQL allows
+    const members = Array.from({ length: 2_000_000 }, (_, i) => `"c${i}":"int4"`).join(',');
+    const wide = write('wide.ndjson', lines(HEADER, `{"kind":"table","name":"t","key":["c0"],"columns":{${members}}}`));
+    const w = run(['check', wide]);
+    expectOneError(w, wide, 2, /more than 65536 members in one JSON object \(a table has at most 1600 columns\)/);
+    expect(w.ms).toBeLessThan(10_000);
+    const cols = Object.fromEntries(Array.from({ length: 1601 }, (_, i) => [`c${i}`, 'int4']));
+    const many = write('many-columns.ndjson', lines(HEADER, { kind: 'table', name: 't', key: ['c0'], columns: cols }));
+    expectOneError(run(['check', many]), many, 2, /table "t": more than 1600 columns \(PostgreSQL's limit\)/);
   });
 
   it('the total size after decompression is bounded (--max-input-gb)', () => {

@@ -40,6 +40,13 @@ import { PredicateError } from './errors.js';
 import { fromSqlFn, parseTypeName } from './values.js';
 
 const MAX_PROBLEMS = 20;
+/** Columns of a table: PostgreSQL's MaxHeapAttributeNumber. */
+const MAX_COLUMNS = 1600;
+/**
+ * Members of one JSON object in a long line (rows and `columns` have at most 1600; `meta` is small). JSON.parse
+ * and Object.keys of an object of millions of members take seconds each.
+ */
+const MAX_OBJECT_MEMBERS = 65536;
 /** Lines at least this long are scanned for their number of objects and arrays before JSON.parse. */
 const SCAN_FROM_BYTES = 1024 * 1024;
 
@@ -287,13 +294,17 @@ function tooDeep(v: object, left: number): (string | number)[] | undefined {
 }
 
 /**
- * Scans a long line's bytes before JSON.parse: the number of objects and arrays, and of elements in each, must
- * stay under `max` (JSON.parse of millions of elements in one array takes minutes and gigabytes).
+ * Scans a long line's bytes before JSON.parse: the number of objects and arrays, and of elements in each array,
+ * must stay under `max`, and members of each object under MAX_OBJECT_MEMBERS (JSON.parse of millions of
+ * elements in one array takes minutes and gigabytes).
  */
-function densityProblem(buf: Buffer, max: number): string | undefined {
+function densityProblem(buf: Buffer, maxLine: number): string | undefined {
+  const max = Math.max(1, Math.floor(maxLine / BYTES_PER_CONTAINER));
+  const why = `(at most one per ${BYTES_PER_CONTAINER} bytes of the line limit, ${sizeText(maxLine)}; raise it with --max-line-mb)`;
   let containers = 0;
   let inString = false;
-  // elements per open container, by depth (a comma adds one); depth is bounded by `containers`
+  // per open container, by depth: the most elements it may have, and how many it has (a comma adds one)
+  const limits: number[] = [];
   const counts: number[] = [];
   let depth = 0;
   for (let i = 0, n = buf.length; i < n; i++) {
@@ -303,10 +314,13 @@ function densityProblem(buf: Buffer, max: number): string | undefined {
       else if (b === 0x22) inString = false;
     } else if (b === 0x22) inString = true;
     else if (b === 0x7b || b === 0x5b) {
-      if (++containers > max) return `more than ${max} JSON objects and arrays in one line`;
+      if (++containers > max) return `more than ${max} JSON objects and arrays in one line ${why}`;
+      limits[depth] = b === 0x7b ? MAX_OBJECT_MEMBERS : max;
       counts[depth++] = 0;
     } else if (b === 0x7d || b === 0x5d) depth = Math.max(0, depth - 1);
-    else if (b === 0x2c && depth > 0 && ++counts[depth - 1] >= max) return `more than ${max} elements in one JSON array or object`;
+    else if (b === 0x2c && depth > 0 && ++counts[depth - 1] >= limits[depth - 1]) {
+      return limits[depth - 1] === max ? `more than ${max} elements in one JSON array ${why}` : `more than ${MAX_OBJECT_MEMBERS} members in one JSON object (a table has at most ${MAX_COLUMNS} columns)`;
+    }
   }
   return undefined;
 }
@@ -412,6 +426,8 @@ function validateTable(obj: Json, lineNo: number, state: ReaderState): void {
   // A null-prototype copy: `columns[c]` is a declared type or undefined, whatever c is (toString, __proto__).
   const columns = Object.create(null) as ColumnTypes;
   const checks = new Map<string, ValueCheck>();
+  let count = 0;
+  for (const c in declared) if (hasOwn(declared, c) && ++count > MAX_COLUMNS) fail(`${where}: more than ${MAX_COLUMNS} columns (PostgreSQL's limit)`);
   const names = Object.keys(declared);
   if (names.length === 0) fail(`${where}: "columns" declares no column`);
   for (const c of names) {
@@ -596,7 +612,6 @@ const STDIN_PATHS = new Set(['/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
 export async function readHistory(file: string, options: ReadOptions = {}): Promise<History> {
   const maxLine = limitOption(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES_LIMIT, 'maxLineBytes');
   const maxInput = limitOption(options.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, Number.MAX_SAFE_INTEGER, 'maxInputBytes');
-  const maxContainers = Math.max(1, Math.floor(maxLine / BYTES_PER_CONTAINER));
   const { display, stream } = await openInput(file);
   const state: ReaderState = {
     file: display,
@@ -639,9 +654,9 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
       return problems.length < MAX_PROBLEMS && state.sawHeader;
     }
     if (buf.length >= SCAN_FROM_BYTES) {
-      const dense = densityProblem(buf, maxContainers);
+      const dense = densityProblem(buf, maxLine);
       if (dense) {
-        problem(lineNo, `${dense} (at most one per ${BYTES_PER_CONTAINER} bytes of the line limit, ${sizeText(maxLine)}; raise it with --max-line-mb)`);
+        problem(lineNo, dense);
         return problems.length < MAX_PROBLEMS && state.sawHeader;
       }
     }
