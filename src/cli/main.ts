@@ -138,8 +138,11 @@ program
 Exit status (as isocheck check):
   0  every permutation's history is consistent
   1  some history is inconsistent
-  2  bad input, or some permutation could not be recorded (the recorder refused a statement or a table)
+  2  bad input, or some permutation could not be recorded (the recorder refused a statement or a table), or the
+     database went away (the permutation being recorded is kept, with what was in flight)
   3  some history could not be decided within --timeout
+  130/143  interrupted (SIGINT/SIGTERM): the permutation being recorded is kept (in-flight transactions written
+     unknown when their COMMIT was sent, else aborted); one line says where
 
 Examples:
   isocheck scenario test/scenarios/hermitage/*.spec
