@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { check } from '../src/checker/check-file.js';
+import { checkHistory } from '../src/checker/check.js';
+import { loadPredicateParser } from '../src/history/predicate.js';
 import { readHistory } from '../src/history/reader.js';
 import { InputError } from '../src/history/input-errors.js';
 import type { History } from '../src/history/history.js';
@@ -39,6 +41,16 @@ function expectOneError(r: Run, file: string, line: number, reason: RegExp): voi
   expect(problems[0].trim().startsWith(`${file}:${line}: `), r.out).toBe(true);
   expect(problems[0]).toMatch(reason);
 }
+
+/** A History built in memory (library use): t(id, v) with one initial row, no transactions yet. */
+const memoryHistory = (): History => ({
+  file: 'mem.ndjson',
+  meta: {},
+  tables: new Map([['t', { name: 't', key: ['id'], columns: { id: 'int4', v: 'int4' }, line: 2 }]]),
+  init: new Map([['t', [{ row: { id: 1, v: 0 }, line: 3 }]]]),
+  txns: [],
+  truncated: false,
+});
 
 const HEADER = { kind: 'history', format: 'isocheck-history', version: 1, meta: {} };
 const TABLE = { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', v: 'int4' } };
@@ -85,15 +97,13 @@ describe('1. crashes', () => {
   it('deep params in a History built in memory are an InputError, not a stack overflow', async () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    const h: History = {
-      file: 'mem.ndjson',
-      meta: {},
-      tables: new Map([['t', { name: 't', key: ['id'], columns: { id: 'int4', v: 'int4' }, line: 2 }]]),
-      init: new Map([['t', [{ row: { id: 1, v: 0 }, line: 3 }]]]),
-      txns: [{ kind: 'txn', id: 'a', session: 1, seq: 1, iso: 'SER', status: 'committed', line: 4, events: [{ op: 'select', table: 't', where: 'id = $1', params: [deep], rows: [] }] }],
-      truncated: false,
-    };
-    await expect(check(h)).rejects.toThrow(/^mem\.ndjson:4: txn "a" event 1 \(select on t\): "params" nested deeper than 32 levels$/);
+    const h = memoryHistory();
+    h.txns.push({ kind: 'txn', id: 'a', session: 1, seq: 1, iso: 'SER', status: 'committed', line: 4, events: [{ op: 'select', table: 't', where: 'id = $1', params: [deep], rows: [] }] });
+    // check() holds it to the format, as a file
+    await expect(check(h)).rejects.toThrow(/^mem\.ndjson:4: JSON nested deeper than 64 levels \(at events\[0\]\.params\[0\]/);
+    // and the model refuses it too (checkHistory does not validate)
+    await loadPredicateParser();
+    expect(() => checkHistory(h)).toThrow(/^mem\.ndjson:4: txn "a" event 1 \(select on t\): "params" nested deeper than 32 levels$/);
   });
 });
 
@@ -309,25 +319,30 @@ describe('5. a row without a column its WHERE reads', () => {
     expectOneError(run(['check', init]), init, 3, /init of "t" rows\[0\]: the row lacks column "v"/);
   });
 
-  it('in a History built in memory, is an InputError naming the reader\'s and the writer\'s lines', async () => {
-    const base = (): History => ({
-      file: 'mem.ndjson',
-      meta: {},
-      tables: new Map([['t', { name: 't', key: ['id'], columns: { id: 'int4', v: 'int4' }, line: 2 }]]),
-      init: new Map([['t', [{ row: { id: 1, v: 0 }, line: 3 }]]]),
-      txns: [],
-      truncated: false,
-    });
-    const h = base();
+  it('in a History built in memory, is an InputError naming the statement\'s and the writer\'s lines', async () => {
+    await loadPredicateParser();
+    const h = memoryHistory();
     h.txns.push({ kind: 'txn', id: 'a', session: 1, seq: 1, iso: 'SER', status: 'committed', line: 4, events: [{ op: 'insert', table: 't', wid: 'w', rows: [{ row: { id: 2 } as never }] }] });
-    await expect(check(h)).rejects.toThrow(/^mem\.ndjson:4: txn "a" event 1 \(insert on t\) rows\[0\]: the row lacks column "v"/);
+    await expect(check(h)).rejects.toThrow(/^mem\.ndjson:4: txn "a" event 1 \(insert\) rows\[0\]: the row lacks column "v"/);
+    expect(() => checkHistory(h)).toThrow(/^mem\.ndjson:4: txn "a" event 1 \(insert on t\) rows\[0\]: the row lacks column "v"/);
     // a value the WHERE cannot read: the statement's line and the line of the row's writer
-    const g = base();
+    const g = memoryHistory();
     g.init.set('t', [{ row: { id: 1, v: 'zero' as never }, line: 3 }]);
     g.txns.push({ kind: 'txn', id: 'a', session: 1, seq: 1, iso: 'SER', status: 'committed', line: 4, events: [{ op: 'select', table: 't', where: 'v = 0', rows: [{ wid: 'init', row: { id: 1, v: 'zero' as never } }] }] });
-    const e = await check(g).then(() => undefined, (x) => x);
+    await expect(check(g)).rejects.toThrow(/^mem\.ndjson:3: init of "t" rows\[0\]: column "v" = "zero" should be an integer/);
+    const e = (() => {
+      try {
+        checkHistory(g);
+      } catch (x) {
+        return x as Error;
+      }
+    })();
     expect(e).toBeInstanceOf(InputError);
-    expect(e.message).toMatch(/^mem\.ndjson:4: txn "a" event 1 \(select on t\): cannot evaluate its WHERE on a row written by the initial rows \(version init\): /);
+    expect(e!.message).toMatch(/^mem\.ndjson:4: txn "a" event 1 \(select on t\): cannot evaluate its WHERE on a row written by the initial rows \(version init\): /);
+    // a valid History built in memory is checked as usual
+    const ok = memoryHistory();
+    ok.txns.push({ kind: 'txn', id: 'a', session: 1, seq: 1, iso: 'SER', status: 'committed', line: 4, events: [{ op: 'select', table: 't', where: 'v = 0', rows: [{ wid: 'init', row: { id: 1, v: 0 } }] }] });
+    expect((await check(ok)).verdict).toBe('consistent');
   });
 });
 

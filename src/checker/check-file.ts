@@ -4,7 +4,7 @@
  * levels an `iso` override gives. The CLI's `isocheck check` goes through it too.
  */
 import { loadPredicateParser } from '../history/predicate.js';
-import { readHistory, type ReadOptions } from '../history/reader.js';
+import { readHistory, validateHistory, type ReadOptions } from '../history/reader.js';
 import type { History } from '../history/history.js';
 import { checkHistory, type CheckResult } from './check.js';
 import { parseIsoOverride, type IsoOverride } from './levels.js';
@@ -27,7 +27,7 @@ export interface CheckFileOptions {
 /**
  * Checks one history (a file name, `.ndjson` or `.ndjson.gz`, `-` for standard input, or a History already read) and returns the
  * verdict, anomalies with explanations, a witness commit order when consistent, notes and statistics.
- * Throws `HistoryFormatError` (file and line) for a malformed file and `InputError` for other bad input.
+ * Throws `HistoryFormatError` (file and line) for a malformed file or History and `InputError` for other bad input.
  * Reading is asynchronous; the check itself runs on the calling thread (CPU-bound: bound it with `timeoutMs`,
  * or call it from a worker thread to keep an event loop free).
  */
@@ -35,6 +35,8 @@ export async function check(history: string | History, options: CheckFileOptions
   const iso = typeof options.iso === 'string' ? parseIsoOverride(options.iso) : options.iso;
   await loadPredicateParser();
   const h = typeof history === 'string' ? await readHistory(history, { maxLineBytes: options.maxLineBytes, maxInputBytes: options.maxInputBytes }) : history;
+  // A History built in memory is held to the format as a file is (values in range, whole rows, ...).
+  if (typeof history !== 'string') validateHistory(h);
   const result = checkHistory(h, {
     iso,
     timeoutMs: options.timeoutMs,

@@ -748,20 +748,73 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
     problems.pop();
   }
   if (!state.sawHeader && problems.length === 0) problem(Math.max(lineNo, 1), 'empty file: no "history" header');
-  if (problems.length === 0) {
-    for (const [session, s] of state.sessions) {
-      if (s.max !== s.seqs.size) {
-        const missing: number[] = [];
-        for (let q = 1; q <= s.max && missing.length < 5; q++) if (!s.seqs.has(q)) missing.push(q);
-        problem(s.line, `session ${session}: seq numbers have gaps (missing ${missing.join(', ')}${missing.length === 5 ? ', ...' : ''}; a session's transactions are numbered 1, 2, ...)`);
-        if (problems.length >= MAX_PROBLEMS) break;
-      }
-    }
-    if (state.endLine && state.endLine.transactions !== state.txnCount) {
-      problem(state.endLine.line, `"end" says ${state.endLine.transactions} transactions, the file has ${state.txnCount}`);
-    }
-  }
+  if (problems.length === 0) wholeFileProblems(state, problem);
   if (problems.length > 0) throw new HistoryFormatError(problems);
   state.history.truncated = state.endLine === undefined;
+  fromReader.add(state.history);
   return state.history;
+}
+
+/** Problems only the whole file shows: gaps in a session's seq numbers, the `end` line's count. */
+function wholeFileProblems(state: ReaderState, problem: (line: number, message: string) => void): void {
+  let count = 0;
+  for (const [session, s] of state.sessions) {
+    if (s.max !== s.seqs.size) {
+      const missing: number[] = [];
+      for (let n = 1; n <= s.max && missing.length < 5; n++) if (!s.seqs.has(n)) missing.push(n);
+      problem(s.line, `session ${session}: seq numbers have gaps (missing ${missing.join(', ')}${missing.length === 5 ? ', ...' : ''}; a session's transactions are numbered 1, 2, ...)`);
+      if (++count >= MAX_PROBLEMS) break;
+    }
+  }
+  if (state.endLine && state.endLine.transactions !== state.txnCount) {
+    problem(state.endLine.line, `"end" says ${state.endLine.transactions} transactions, the file has ${state.txnCount}`);
+  }
+}
+
+/** Histories readHistory returned (already valid). */
+const fromReader = new WeakSet<History>();
+
+/**
+ * Validates a History built in memory (not by readHistory) as the reader validates a file: its tables, initial
+ * rows and transactions are checked as the lines they would be, with their `line` numbers. Throws
+ * HistoryFormatError. A History from readHistory passes at once.
+ */
+export function validateHistory(h: History): void {
+  if (fromReader.has(h)) return;
+  const state: ReaderState = {
+    file: h.file,
+    history: { file: h.file, meta: {}, tables: new Map(), init: new Map(), txns: [], truncated: true },
+    tables: new Map(),
+    wids: new Set(),
+    txnIds: new Set(),
+    sessions: new Map(),
+    sawHeader: false,
+    keep: false,
+    txnCount: 0,
+  };
+  const problems: FormatProblem[] = [];
+  const problem = (line: number, message: string): void => void problems.push({ file: h.file, line, message });
+  let last = 1;
+  const feed = (obj: object, line: number): void => {
+    last = Math.max(last, line);
+    if (problems.length >= MAX_PROBLEMS) return;
+    const deep = deeperThan(obj, MAX_LINE_DEPTH);
+    if (deep !== undefined) return problem(line, `JSON nested deeper than ${MAX_LINE_DEPTH} levels (at ${deep})`);
+    try {
+      validateLine(obj, line, state);
+    } catch (e) {
+      if (!(e instanceof LineProblem)) throw e;
+      problem(line, e.message);
+    }
+  };
+  feed({ kind: 'history', format: HISTORY_FORMAT, version: HISTORY_VERSION, meta: h.meta }, 1);
+  for (const t of h.tables.values()) feed({ kind: 'table', name: t.name, key: t.key, columns: { ...t.columns } }, t.line);
+  for (const [table, rows] of h.init) for (const r of rows) feed({ kind: 'init', table, rows: [r.row] }, r.line);
+  for (const t of h.txns) {
+    const { line, ...rest } = t;
+    feed({ ...rest, kind: 'txn' }, line);
+  }
+  if (!h.truncated) feed({ kind: 'end', transactions: h.txns.length }, last + 1);
+  if (problems.length === 0) wholeFileProblems(state, problem);
+  if (problems.length > 0) throw new HistoryFormatError(problems.slice(0, MAX_PROBLEMS));
 }
