@@ -568,7 +568,8 @@ async function* inputBytes(input: Readable, display: string, gzName: boolean): A
       yield r.value;
     }
   }
-  const gunzip = createGunzip({ chunkSize: 1024 * 1024 });
+  // 64 KiB of output per zlib call: what a call produced is lost when it fails, so an error keeps its line number
+  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
   // pipeline: an error of the input reaches the gunzip stream, and stopping early destroys both
   pipeline(
     async function* () {
@@ -582,7 +583,50 @@ async function* inputBytes(input: Readable, display: string, gzName: boolean): A
     gunzip,
     () => undefined,
   );
-  yield* gunzip as AsyncIterable<Buffer>;
+  yield* flowing(gunzip);
+}
+
+/**
+ * A stream's chunks, taken as they come ('data'), so that every byte produced before an error is yielded before
+ * the error is thrown (an async iterator drops what is buffered when the stream fails: a corrupt gzip would lose
+ * the lines before the corruption, and its line number).
+ */
+async function* flowing(stream: Readable): AsyncGenerator<Buffer> {
+  const HIGH = 4 * 1024 * 1024;
+  const queue: Buffer[] = [];
+  let queued = 0;
+  let done = false;
+  let error: unknown;
+  let wake: (() => void) | undefined;
+  const notify = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  stream.on('data', (c: Buffer) => {
+    queue.push(c);
+    queued += c.length;
+    if (queued >= HIGH) stream.pause();
+    notify();
+  });
+  stream.on('end', () => ((done = true), notify()));
+  stream.on('close', () => ((done = true), notify()));
+  stream.on('error', (e) => ((error = e), (done = true), notify()));
+  try {
+    for (;;) {
+      const c = queue.shift();
+      if (c !== undefined) {
+        queued -= c.length;
+        if (queued < HIGH && stream.isPaused()) stream.resume();
+        yield c;
+      } else if (done) {
+        if (error !== undefined) throw error;
+        return;
+      } else await new Promise<void>((resolve) => (wake = resolve));
+    }
+  } finally {
+    stream.destroy();
+  }
 }
 
 /** Opens a history for reading: `-` is standard input; anything else is a path (file, named pipe, /dev/stdin). */
@@ -735,7 +779,7 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
       if (!state.sawHeader) throw new InputError(`${display}:${lineNo}: not a readable gzip file (${message})`);
       lastLineCut = true;
     } else if (code === 'Z_DATA_ERROR' || code?.startsWith('Z_')) {
-      throw new InputError(`${display}:${lineNo}: the gzip data is corrupt (${message})`);
+      throw new InputError(`${display}:${lineNo}: the gzip data is corrupt from here on (${message})`);
     } else if (code !== undefined) {
       throw new InputError(`${display}:${lineNo}: cannot read (${code})`);
     } else throw e;
