@@ -779,7 +779,7 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
       if (!state.sawHeader) throw new InputError(`${display}:${lineNo}: not a readable gzip file (${message})`);
       lastLineCut = true;
     } else if (code === 'Z_DATA_ERROR' || code?.startsWith('Z_')) {
-      throw new InputError(`${display}:${lineNo}: the gzip data is corrupt from here on (${message})`);
+      throw new InputError(`${display}:${lineNo}: the gzip data is corrupt at or after this line (${message})`);
     } else if (code !== undefined) {
       throw new InputError(`${display}:${lineNo}: cannot read (${code})`);
     } else throw e;
