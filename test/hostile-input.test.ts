@@ -11,6 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { check } from '../src/checker/check-file.js';
 import { checkHistory } from '../src/checker/check.js';
+import { buildModel, predicateHolds } from '../src/checker/model.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { readHistory } from '../src/history/reader.js';
 import { InputError } from '../src/history/input-errors.js';
@@ -345,6 +346,20 @@ describe('5. a row without a column its WHERE reads', () => {
     const ok = memoryHistory();
     ok.txns.push({ kind: 'txn', id: 'a', session: 1, seq: 1, iso: 'SER', status: 'committed', line: 4, events: [{ op: 'select', table: 't', where: 'v = 0', rows: [{ wid: 'init', row: { id: 1, v: 0 } }] }] });
     expect((await check(ok)).verdict).toBe('consistent');
+  });
+});
+
+describe('5b. a WHERE the evaluator cannot apply to a version nobody returned', () => {
+  it('predicateHolds (for the conflict search and the witness) turns PredicateError into an InputError with both lines', async () => {
+    await loadPredicateParser();
+    // valid history; the evaluator casts text to date in ISO format only ("Jan 5 2020" may be valid in PostgreSQL)
+    const f = write('unsupported-cast.ndjson', lines(HEADER, { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', d: 'text' } }, { kind: 'init', table: 't', rows: [{ id: 1, d: 'Jan 5 2020' }, { id: 2, d: '2020-01-01' }] }, txn('a', 1, 1, [{ op: 'select', table: 't', where: "d::date > '2019-06-01'", rows: [{ wid: 'init', row: { id: 2, d: '2020-01-01' } }] }]), { kind: 'end', transactions: 1 }));
+    const model = buildModel(await readHistory(f));
+    const read = model.reads[0];
+    expect(predicateHolds(model, read, { id: 2, d: '2020-01-01' }, 0)).toBe(true);
+    expect(() => predicateHolds(model, read, model.initRow[model.tables[0].initKeys[0]]!, 0)).toThrow(
+      new RegExp(`^${f}:4: txn "a" event 1 \\(select on t\\): cannot evaluate its WHERE on a row written by the initial rows: .*unsupported date input format "Jan 5 2020"`),
+    );
   });
 });
 

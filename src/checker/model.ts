@@ -506,6 +506,22 @@ function rowDifference(returned: Row, written: Row, schema: TableSchema): string
   return diffs?.join(', ');
 }
 
+/**
+ * `read.pred.test(row)` on a version of a key, for the conflict search and the witness (conflicts.ts, witness.ts).
+ * test() throws PredicateError on a value it cannot read or cast (a text cast to date in a format other than ISO,
+ * a string past the evaluator's limit): that is turned into an InputError naming the reading statement's line
+ * and the version's writer (a transaction id in the model, INIT for the initial rows), instead of a crash.
+ */
+export function predicateHolds(model: Pick<CheckModel, 'history' | 'txns'>, read: ReadEvent, row: Row, writer?: number): boolean {
+  try {
+    return read.pred.test(row);
+  } catch (err) {
+    if (!(err instanceof PredicateError)) throw err;
+    const by = writer === undefined ? '' : writer === INIT ? ' written by the initial rows' : ` written by txn "${model.txns[writer].id}" at line ${model.txns[writer].line}`;
+    throw new InputError(`${model.history.file}:${read.ref.line}: txn "${read.ref.txn}" event ${read.ref.event} (${read.ref.op} on ${read.ref.table}): cannot evaluate its WHERE on a row${by}: ${err.message}`);
+  }
+}
+
 /** The wr edges of the model as (writer, reader, read, index into its from-arrays), for explanations. */
 export function wrEdge(model: CheckModel, writer: number, reader: number): { read: ReadEvent; i: number } | undefined {
   for (const ri of model.readsOf[reader]) {

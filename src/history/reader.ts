@@ -680,6 +680,7 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
   /** One complete line; false stops reading. */
   const handleLine = (buf: Buffer, terminated: boolean): boolean => {
     if (options.onProgress && lineNo % 10000 === 0) options.onProgress(lineNo);
+    if (lineNo === 1 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3); // a UTF-8 byte order mark
     let blank = true;
     for (let i = 0; i < buf.length; i++) {
       const b = buf[i];
