@@ -9,7 +9,7 @@ import { HistoryFormatError, InputError } from '../src/history/input-errors.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { buildModel } from '../src/checker/model.js';
 import { writeHistoryFile } from '../src/history/writer.js';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 const fixtures = join(import.meta.dirname, 'fixtures');
@@ -89,6 +89,13 @@ describe('history format', () => {
     expect(() => buildModel(dup)).toThrow(/:3: init of "t" has two rows with key t\(1\)/);
     const unsupported = await readHistory(join(fixtures, 'bad', 'unsupported-where.ndjson'));
     expect(() => buildModel(unsupported)).toThrow(/:4: txn "a" event 1 \(select on t\): unsupported WHERE/);
+  });
+
+  it('reads a file that starts with a UTF-8 byte order mark', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'isocheck-bom-'));
+    const file = join(dir, 'bom.ndjson');
+    writeFileSync(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(fixtures, 'ok', 'spec-example.ndjson'))]));
+    expect((await readHistory(file)).txns.map((t) => t.id)).toEqual(['a', 'b']);
   });
 
   it('reports a missing file as an input error', async () => {
