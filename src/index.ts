@@ -19,7 +19,7 @@ export type { Anomaly, AnomalyType, ConsistencyType, WellFormednessType, Edge, E
 export { parseIsoOverride, effectiveLevel, LEVEL_DESCRIPTIONS, type IsoOverride } from './checker/levels.js';
 
 // Histories: reading, writing, the format's types
-export { readHistory, type ReadOptions } from './history/reader.js';
+export { readHistory, validateHistory, type ReadOptions } from './history/reader.js';
 export { HistoryWriter, writeHistoryFile } from './history/writer.js';
 export type { History, Txn, TableSchema, InitRow } from './history/history.js';
 export {

@@ -361,6 +361,29 @@ describe('5b. a WHERE the evaluator cannot apply to a version nobody returned', 
       new RegExp(`^${f}:4: txn "a" event 1 \\(select on t\\): cannot evaluate its WHERE on a row written by the initial rows: .*unsupported date input format "Jan 5 2020"`),
     );
   });
+
+  it('--timeout holds however costly the WHEREs: 20,000 ORs evaluated on every version of 4,000 keys', () => {
+    // unbounded, this history takes ~13 s (the WHERE on every version, for the conflict search); with --timeout 1
+    // the budget is consulted inside the evaluation too
+    const where = Array.from({ length: 20_000 }, (_, i) => `v = ${i}`).join(' OR ');
+    const init = { kind: 'init', table: 't', rows: Array.from({ length: 4000 }, (_, i) => ({ id: i + 1, v: i })) };
+    const txns = Array.from({ length: 60 }, (_, i) =>
+      txn(`r${i}`, i + 1, 1, [
+        { op: 'update', table: 't', where: 'id = $1', params: [i + 1], wid: `w${i}`, rows: [{ read: 'init', row: { id: i + 1, v: 100_000 + i } }] },
+        { op: 'select', table: 't', where, rows: [] },
+      ]),
+    );
+    const f = write('costly-where.ndjson', lines(HEADER, TABLE, init, ...txns, { kind: 'end', transactions: txns.length }));
+    const r = run(['check', '--timeout', '1', '--json', f]);
+    expect(r.out).not.toMatch(/\n\s+at |internal error/);
+    expect(r.status, r.out.slice(-300)).toBe(3); // unknown: stopped by the limit
+    expect(r.ms).toBeLessThan(1000 + 5000); // the limit, plus starting node and reading 1.3 MB
+  });
+
+  it('a valid file whose WHERE cannot be applied to a row no read returned is one error, not a crash in the conflict search', () => {
+    const f = write('unsupported-cast-cli.ndjson', lines(HEADER, { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', d: 'text' } }, { kind: 'init', table: 't', rows: [{ id: 1, d: 'Jan 5 2020' }, { id: 2, d: '2020-01-01' }] }, txn('a', 1, 1, [{ op: 'select', table: 't', where: "d::date > '2019-06-01'", rows: [{ wid: 'init', row: { id: 2, d: '2020-01-01' } }] }]), { kind: 'end', transactions: 1 }));
+    expectOneError(run(['check', f]), f, 4, /cannot evaluate its WHERE on a row written by the initial rows/);
+  });
 });
 
 describe('6. standard input, named pipes, --report', () => {

@@ -241,3 +241,39 @@ describe('recorder end to end (PostgreSQL 18)', () => {
     expect(r.verdict, JSON.stringify(r.anomalies?.slice(0, 2), null, 1)).toBe('consistent');
   });
 });
+
+describe('recorder and user-chosen names', () => {
+  it('records columns named like Object.prototype properties (__proto__, constructor, toString)', async () => {
+    await loadPredicateParser();
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE TABLE odd ("__proto__" int4 PRIMARY KEY, "constructor" text, "toString" int4)`);
+      await admin.query(`INSERT INTO odd VALUES (1, 'a', 10)`);
+      const f = join(mkdtempSync(join(tmpdir(), 'isocheck-rec-odd-')), 'odd.ndjson');
+      const rec = new Recorder({ file: f, onWarning: () => undefined });
+      await rec.instrument(admin, ['odd']);
+      const raw = new pg.Client({ connectionString: server.url });
+      await raw.connect();
+      const c = rec.client(raw);
+      await c.query('BEGIN');
+      await c.query(`SELECT "constructor" FROM odd WHERE "__proto__" = $1`, [1]);
+      await c.query(`UPDATE odd SET "toString" = "toString" + 1 WHERE "__proto__" = $1`, [1]);
+      await c.query(`INSERT INTO odd VALUES (2, 'b', 20)`);
+      await c.query('COMMIT');
+      await raw.end();
+      rec.finish();
+      const h = await readHistory(f);
+      const schema = h.tables.get('odd')!;
+      expect(Object.keys(schema.columns).sort()).toEqual(['__proto__', 'constructor', 'toString']);
+      expect(schema.key).toEqual(['__proto__']);
+      expect(Object.keys(h.init.get('odd')![0].row).sort()).toEqual(['__proto__', 'constructor', 'toString']);
+      const [t] = h.txns;
+      expect(t.events.map((e) => e.op)).toEqual(['select', 'update', 'insert']);
+      expect(Object.hasOwn((t.events[1] as { rows: { row: object }[] }).rows[0].row, '__proto__')).toBe(true);
+      expect(checkHistory(h).verdict).toBe('consistent');
+    } finally {
+      await admin.end();
+    }
+  });
+});

@@ -13,6 +13,7 @@ import type { History } from '../history/history.js';
 import type { Anomaly } from './anomaly.js';
 import { findConflicts, valueOf, type Conflict } from './conflicts.js';
 import { cycleAnomaly, txnName } from './cycle.js';
+import { whereText } from './describe.js';
 import { CC, levelName, type IsoOverride } from './levels.js';
 import { buildModel, describeKey, INIT, type CheckModel } from './model.js';
 import { Budget, BudgetExceeded, explorePrefixes, type StuckPoint } from './prefix.js';
@@ -323,7 +324,7 @@ function missingRowAnomaly(model: CheckModel, readId: number, key: number, ones:
   const versions = ones.map((t) => `${t === INIT ? 'init' : model.txns[t].id}: ${JSON.stringify(valueOf(model, t, key))}`);
   return {
     type: 'missing-row',
-    message: `${reader.id} (${levelName(reader.level)}) ${read.ref.op} with WHERE ${read.ref.where ?? '(none)'}${read.ref.params ? ` ${JSON.stringify(read.ref.params)}` : ''} did not return ${keyText}, but every version it could have seen matches the WHERE (${versions.join('; ')}), and no transaction it could have read from deleted it or changed it to not match`,
+    message: `${reader.id} (${levelName(reader.level)}) ${read.ref.op} with WHERE ${read.ref.where !== undefined ? whereText(read.ref.where) : '(none)'}${read.ref.params ? ` ${JSON.stringify(read.ref.params)}` : ''} did not return ${keyText}, but every version it could have seen matches the WHERE (${versions.join('; ')}), and no transaction it could have read from deleted it or changed it to not match`,
     txns: [reader.id, ...ones.filter((t) => t !== INIT).map((t) => model.txns[t].id)],
     levels: [levelName(reader.level)],
     events: [read.ref],

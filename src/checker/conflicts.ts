@@ -11,7 +11,7 @@
  */
 import type { Row } from '../history/format.js';
 import { canonicalValue } from '../history/predicate.js';
-import { INIT, type CheckModel, type ReadEvent } from './model.js';
+import { INIT, predicateHolds, type CheckModel, type ReadEvent } from './model.js';
 import type { Order } from './order.js';
 
 export interface Conflict {
@@ -52,7 +52,7 @@ function scanInitKeys(model: CheckModel, read: ReadEvent): number[] {
   const consider = (key: number): void => {
     if (model.writersOf[key].length > 0) return; // handled with the written keys
     const row = model.initRow[key];
-    if (row !== undefined && read.pred.test(row)) result.push(key);
+    if (row !== undefined && predicateHolds(model, read, row, INIT)) result.push(key);
   };
   const points = schema.key.map((col) => read.pred.pointConstraints.get(col));
   if (points.every((p) => p !== undefined)) {
@@ -191,8 +191,9 @@ function matchFlags(model: CheckModel, read: ReadEvent, key: number): Uint8Array
 function versionMatches(model: CheckModel, read: ReadEvent, key: number, flags: Uint8Array, i: number): boolean {
   let f = flags[i + 1];
   if (f === UNKNOWN) {
-    const value = valueOf(model, i < 0 ? INIT : model.writersOf[key][i], key);
-    f = flags[i + 1] = value !== null && read.pred.test(value) ? MATCH : NO_MATCH;
+    const writer = i < 0 ? INIT : model.writersOf[key][i];
+    const value = valueOf(model, writer, key);
+    f = flags[i + 1] = value !== null && predicateHolds(model, read, value, writer) ? MATCH : NO_MATCH;
   }
   return f === MATCH;
 }

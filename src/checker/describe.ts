@@ -20,6 +20,16 @@ const MAX_ROWS = 6;
 const MAX_VALUE = 32;
 
 /** A row as JSON with long values cut (the file has them whole). */
+const MAX_WHERE = 300;
+
+/** A WHERE clause for a message: cut in the middle past 300 characters (a WHERE of 20,000 ORs stays readable;
+ *  the data, EventRef.where, keeps it whole). */
+export function whereText(where: string): string {
+  if (where.length <= MAX_WHERE) return where;
+  const half = Math.floor((MAX_WHERE - 40) / 2);
+  return `${where.slice(0, half)} … (${where.length} characters) … ${where.slice(-half)}`;
+}
+
 function short(row: unknown): string {
   return JSON.stringify(row, (_k, v) => (typeof v === 'string' && v.length > MAX_VALUE ? `${v.slice(0, MAX_VALUE - 1)}…` : v));
 }
@@ -29,7 +39,7 @@ function rowsText(rows: string[]): string {
 }
 
 export function statementText(e: HistoryEvent): string {
-  const where = e.op !== 'insert' && e.where ? ` WHERE ${e.where}${e.params?.length ? ` ${short(e.params)}` : ''}` : '';
+  const where = e.op !== 'insert' && e.where ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${short(e.params)}` : ''}` : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
   switch (e.op) {
     case 'select':

@@ -5,7 +5,7 @@
  */
 import type { Anomaly } from './anomaly.js';
 import type { CheckResult } from './check.js';
-import type { TxnDescription } from './describe.js';
+import { whereText, type TxnDescription } from './describe.js';
 
 const NAMES: Record<string, string> = {
   'garbage-read': 'garbage read',
@@ -36,7 +36,7 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
   lines.push(`${indent}  ${a.message}`);
   if (a.events?.length) {
     for (const e of a.events) {
-      lines.push(`${indent}  at ${e.txn} statement ${e.event} (line ${e.line}): ${e.op} ${e.table}${e.where ? ` WHERE ${e.where}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`);
+      lines.push(`${indent}  at ${e.txn} statement ${e.event} (line ${e.line}): ${e.op} ${e.table}${e.where ? ` WHERE ${whereText(e.where)}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`);
     }
   }
   const cases = a.details?.cases as { assume: string; edges: Anomaly['edges'] }[] | undefined;

@@ -248,7 +248,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     let pred = predicateCache.get(cacheKey);
     if (!pred) {
       try {
-        pred = compilePredicate(e.where, e.params ?? [], table.columns);
+        // the budget's clock is consulted during long compilations and evaluations (a WHERE of 20,000 ORs on
+        // every version of every key): --timeout holds however costly a WHERE is
+        pred = compilePredicate(e.where, e.params ?? [], table.columns, options.deadline ? { checkDeadline: options.deadline } : undefined);
       } catch (err) {
         if (err instanceof PredicateError) {
           throw new InputError(`${at()}: unsupported WHERE: ${err.message}`);

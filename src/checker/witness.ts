@@ -15,7 +15,7 @@
 import type { Conflict } from './conflicts.js';
 import { valueOf } from './conflicts.js';
 import { CC, PC, RC, SER, SI } from './levels.js';
-import { INIT, type CheckModel, type ReadEvent } from './model.js';
+import { INIT, predicateHolds, type CheckModel, type ReadEvent } from './model.js';
 import { Order, setHas } from './order.js';
 import type { WritePartners } from './write-partners.js';
 import type { Relations } from './relations.js';
@@ -210,7 +210,7 @@ export function completeWitnesses(base: Relations, conflicts: Conflict[], sequen
       }
     }
     const value = valueOf(model, canonical, c.key);
-    if (value === null || !read.pred.test(value)) return canonical;
+    if (value === null || !predicateHolds(model, read, value, canonical)) return canonical;
     // A later writer before the reader whose version hides the row.
     let best = -1;
     for (const t of c.zeros) if (t !== t3 && pos[t] > pos[canonical] && pos[t] < pos[t3] && (best < 0 || pos[t] < pos[best])) best = t;

@@ -95,7 +95,7 @@ export function toFormatValue(raw: string | null | undefined, type: string): Sql
 
 /** Builds a format row from raw text values in `columnOrder`. */
 export function toFormatRow(table: TableInfo, raw: (string | null)[]): Row {
-  const row: Row = {};
+  const row: Row = Object.create(null); // a column may be named __proto__
   table.columnOrder.forEach((c, i) => {
     row[c] = toFormatValue(raw[i], table.columns[c]);
   });
@@ -128,7 +128,7 @@ async function describe(client: Queryable, name: string, dbLocaleC: boolean): Pr
       ORDER BY a.attnum`,
     [oid],
   );
-  const columns: ColumnTypes = {};
+  const columns: ColumnTypes = Object.create(null); // a column may be named __proto__
   const columnOrder: string[] = [];
   const byNum = new Map<number, { name: string; notnull: boolean }>();
   const hidden = new Set<string>();

@@ -12,6 +12,7 @@ import type { Anomaly, Edge } from '../checker/anomaly.js';
 import type { HistoryEvent } from '../history/format.js';
 import type { History, Txn } from '../history/history.js';
 import { INIT_WID } from '../history/format.js';
+import { whereText } from '../checker/describe.js';
 import { dotHtml, truncate, truncateMiddle } from './escape.js';
 
 export const LEVEL_COLORS: Record<string, string> = {
@@ -217,7 +218,7 @@ function labelHtml(lines: string[], bold: boolean): string {
 
 /** A statement as short lines for a box: the statement, then its first rows with their wids. */
 export function statementLines(e: HistoryEvent, n: number): string[] {
-  const where = e.op !== 'insert' && e.where ? ` WHERE ${e.where}${e.params?.length ? ` ${JSON.stringify(e.params)}` : ''}` : '';
+  const where = e.op !== 'insert' && e.where ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${JSON.stringify(e.params)}` : ''}` : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
   const head = `${n}. ${e.op.toUpperCase()} ${e.table}${where}${partial}${e.op === 'select' ? '' : ` [${e.wid}]`}${e.rows.length === 0 ? ' -> no rows' : ''}`;
   const rows: string[] =
