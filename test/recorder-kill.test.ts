@@ -131,7 +131,7 @@ describe('Recorder.interrupt()', () => {
     const setup = new pg.Client({ connectionString: server.url });
     await setup.connect();
     await setup.query('CREATE TABLE IF NOT EXISTS t2 (id int4 PRIMARY KEY, v int4 NOT NULL)');
-    const file = join(mkdtempSync(join(tmpdir(), 'isocheck-interrupt-')), `${name}.ndjson`);
+    const file = join(mkdtempSync(join(work, 'interrupt-')), `${name}.ndjson`); // removed with work
     const recorder = new Recorder({ file, onWarning: quiet });
     await recorder.instrument(setup, ['t2']);
     await setup.end();
@@ -177,6 +177,8 @@ describe('Recorder.interrupt()', () => {
       await client.query('INSERT INTO t2 VALUES (3, 3)');
       await admin.query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
       await admin.query('SELECT pg_reload_conf()');
+      // the session's backend reads the new setting between statements: wait until it has (SHOW on the raw client)
+      for (let i = 0; i < 400 && (await raw.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names !== 'nobody'; i++) await new Promise((r) => setTimeout(r, 25));
       const pid = (await raw.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
       const commit = client.query('COMMIT');
       for (let i = 0; i < 400; i++) {
