@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
@@ -88,7 +87,7 @@ describe('a recording process killed mid-run', () => {
       output: { file: join(work, 'child.mjs'), format: 'esm' },
       logLevel: 'silent',
     });
-    const file = join(mkdtempSync(join(tmpdir(), 'isocheck-kill-')), 'run.ndjson');
+    const file = join(mkdtempSync(join(work, 'run-')), 'run.ndjson'); // removed with work
     const child = spawn(process.execPath, [join(work, 'child.mjs'), server.url, file], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
