@@ -112,13 +112,14 @@ export function specCheck(text: string): SpecVerdict {
       format.push(`${where}: row not an object`);
       return false;
     }
+    const before = format.length;
     for (const [c, v] of Object.entries(row)) {
       const type = t.columns.get(c);
       if (type === undefined) format.push(`${where}: column ${c} not declared`);
       else if (!valueOk(v, type)) format.push(`${where}: ${c} not a ${type}`);
     }
     if (needKey) for (const k of t.key) if (!own(row, k) || row[k] === null) format.push(`${where}: key column ${k} missing`);
-    return true;
+    return format.length === before; // a row with a problem is not looked at further (its values may not be scalars)
   };
   const keyOf = (table: string, t: Table, row: Obj): string => `${table}(${t.key.map((k) => JSON.stringify(row[k])).join(',')})`;
 
@@ -222,9 +223,11 @@ export function specCheck(text: string): SpecVerdict {
                 format.push(`${ev}: key`);
                 continue;
               }
-              r.key.forEach((kv: unknown, ki: number) => {
-                if (!valueOk(kv, t.columns.get(t.key[ki])!) || kv === null) format.push(`${ev}: key value`);
-              });
+              const badKey = (r.key as unknown[]).some((kv, ki) => kv === null || !valueOk(kv, t.columns.get(t.key[ki])!));
+              if (badKey) {
+                format.push(`${ev}: key value`);
+                continue;
+              }
               const k = `${table}(${(r.key as unknown[]).map((x) => JSON.stringify(x)).join(',')})`;
               reads.push({ txn: id, status: st, wid: r.read as string, key: k, where: ev });
               lastWrite.set(`${id}|${k}`, e.wid as string);

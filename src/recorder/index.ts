@@ -11,7 +11,7 @@
  *   ... the application runs db.query(...) as with pg ...
  *   recorder.finish();
  */
-export { Recorder, type RecorderOptions } from './recorder.js';
+export { Recorder, RecorderStoppedError, type RecorderOptions, type InterruptResult } from './recorder.js';
 export { RecordingClient, RecordingPool, isConnectionLoss, type QueryOptions } from './client.js';
 // uninstrument() removes the hidden columns Recorder.instrument() added, once recording is over
 export { uninstrument, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';
