@@ -2,7 +2,8 @@
 // with a message when /usr/bin/chromium is absent), reports of known anomalies and of a real workload
 // violation render their graphs (transaction ids, so/wr/axiom/assumed edges), a click on a timeline bar shows
 // the transaction's statements, hostile values show as text and run nothing, no network request is made, and
-// a 10,000-transaction history opens quickly. Screenshots go to test/screenshots/ for a person to look at.
+// a 10,000-transaction history opens quickly. Screenshots go to a temp folder, or with ISOCHECK_SCREENSHOTS=1 to
+// test/screenshots/ (the committed ones the README shows), so that running the suite leaves the clone clean.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +39,7 @@ declare global {
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const KNOWN = resolve('histories/known');
-const SHOTS = resolve('test/screenshots');
+const SHOTS = process.env.ISOCHECK_SCREENSHOTS === '1' ? resolve('test/screenshots') : mkdtempSync(join(tmpdir(), 'isocheck-shots-'));
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-report-'));
 
 beforeAll(async () => {
