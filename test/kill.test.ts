@@ -15,9 +15,9 @@
 // figures (runs, transactions, lost, unknown, ...) are printed at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
 import seedrandom from 'seedrandom';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
@@ -25,8 +25,8 @@ import { serverEnv } from '../src/db/pg-binaries.js';
 import { readHistory } from '../src/history/reader.js';
 import type { History, Txn } from '../src/history/history.js';
 import { WID_COLUMN } from '../src/recorder/catalog.js';
+import { buildPrivateCli } from './helpers/private-cli.js';
 
-const root = resolve(import.meta.dirname, '..');
 const SEEDS = Number(process.env.ISOCHECK_KILL_SEEDS ?? 2);
 const FIRST_SEED = Number(process.env.ISOCHECK_KILL_FIRST_SEED ?? 1);
 const RAW = { getTypeParser: () => (v: string) => v } as unknown as pg.CustomTypesConfig;
@@ -55,19 +55,9 @@ interface Figures {
 const figures: Figures = { runs: 0, transactions: 0, committed: 0, unknown: 0, aborted: 0, lost: 0, phantom: 0, inFlightAtSigkill: 0, byKind: {}, unknownByKind: {}, checkExit: {} };
 const started = Date.now();
 
-/** Builds the CLI into a folder of its own (other tests build dist/ in place: no race). */
-function buildCli(dir: string): string {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], { cwd: root, stdio: 'inherit' });
-  mkdirSync(join(dir, 'bin'));
-  copyFileSync(join(root, 'bin', 'isocheck.js'), join(dir, 'bin', 'isocheck.js'));
-  copyFileSync(join(root, 'package.json'), join(dir, 'package.json'));
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-  return join(dir, 'bin', 'isocheck.js');
-}
-
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'isocheck-killtest-'));
-  cli = buildCli(work);
+  cli = buildPrivateCli(work);
   shared = await startEmbedded();
 }, 180_000);
 

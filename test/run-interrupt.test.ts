@@ -4,14 +4,15 @@
 // (connections terminated, the server killed) gives one line and exit 2 with the history kept; a bad --out or
 // --report is one line and exit 2 before any server starts. Never a stack trace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { readHistory } from '../src/history/reader.js';
 import { WID_COLUMN } from '../src/recorder/catalog.js';
+import { buildPrivateCli } from './helpers/private-cli.js';
 
 const root = resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -21,19 +22,9 @@ let work: string;
 let cli: string;
 let server: EmbeddedServer;
 
-/** Builds the CLI into a folder of its own (other tests build dist/ in place: no race). */
-function buildCli(dir: string): string {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], { cwd: root, stdio: 'inherit' });
-  mkdirSync(join(dir, 'bin'));
-  copyFileSync(join(root, 'bin', 'isocheck.js'), join(dir, 'bin', 'isocheck.js'));
-  copyFileSync(join(root, 'package.json'), join(dir, 'package.json'));
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-  return join(dir, 'bin', 'isocheck.js');
-}
-
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'isocheck-interrupt-'));
-  cli = buildCli(work);
+  cli = buildPrivateCli(work);
   server = await startEmbedded();
 }, 180_000);
 
