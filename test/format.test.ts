@@ -115,3 +115,16 @@ describe('history format', () => {
     }
   });
 });
+
+describe('history writer', () => {
+  it("refuses a folder it cannot make at once (Node's recursive mkdir loops forever under /proc/self)", () => {
+    const started = Date.now();
+    expect(() => writeHistoryFile('/proc/self/isocheck-no-such/run.ndjson', [])).toThrow(/ENOENT|EACCES|EPERM|EROFS/);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+  it('makes missing folders for the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'isocheck-writer-'));
+    writeHistoryFile(join(dir, 'a', 'b', 'run.ndjson'), [{ kind: 'history', format: 'isocheck-history', version: 1, meta: {} }]);
+    expect(readFileSync(join(dir, 'a', 'b', 'run.ndjson'), 'utf8')).toMatch(/isocheck-history/);
+  });
+});

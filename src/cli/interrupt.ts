@@ -1,6 +1,6 @@
 /**
  * Ctrl-C and kill for the recording commands (run, scenario, demo), and the up-front checks of their output paths
- * (checkOutputFile, makeFolders: a bad --out or --report is one line before any work). One watcher per command turns SIGINT, SIGTERM
+ * (checkOutputFile: a bad --out or --report is one line before any work). One watcher per command turns SIGINT, SIGTERM
  * and SIGHUP into an AbortSignal, which the command answers by writing what it holds (the recorder's interrupt())
  * and stopping; the command then prints one line and exits 128 + the signal's number (130, 143, 129).
  *
@@ -13,10 +13,11 @@
  * installed it is not, so the process lives on to finish the history and exit with our code; process.exit() runs
  * the embedded module's 'exit' hook (servers and private copies of the binaries removed).
  */
-import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { constants } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import { InputError } from '../history/input-errors.js';
+import { makeFolders } from '../history/folders.js';
 
 export const WATCHED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 export type WatchedSignal = (typeof WATCHED_SIGNALS)[number];
@@ -130,12 +131,3 @@ export function checkOutputFile(file: string, option: string): void {
   }
 }
 
-/** mkdir -p one level at a time (Node's recursive mkdirSync spins forever on some paths, e.g. under /proc/self). */
-export function makeFolders(dir: string): void {
-  const missing: string[] = [];
-  for (let d = resolve(dir); !existsSync(d); d = dirname(d)) {
-    missing.push(d);
-    if (dirname(d) === d) break;
-  }
-  for (const d of missing.reverse()) mkdirSync(d);
-}

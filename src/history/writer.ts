@@ -5,8 +5,9 @@
  * every line written so far in the file (the last one whole or absent). For `.gz` files each line is written as
  * its own gzip member (concatenated members are a valid gzip stream), which keeps the same guarantee.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { makeFolders } from './folders.js';
 import { gzipSync } from 'node:zlib';
 import {
   HISTORY_FORMAT,
@@ -23,7 +24,7 @@ export class HistoryWriter {
   private txnCount = 0;
 
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true });
+    makeFolders(dirname(file));
     this.fd = openSync(file, 'w');
     this.gzip = file.endsWith('.gz');
   }

@@ -31,7 +31,7 @@
  *   (not checked); the run throws ScenarioInterrupted, or an InputError saying the database went away. Every pg
  *   client has an 'error' listener (pg emits 'error' on idle connections when the server goes away).
  */
-import { accessSync, constants as fsConstants, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import pg from 'pg';
@@ -44,7 +44,8 @@ import { parseIsoOverride, type IsoOverride } from '../checker/levels.js';
 import { openDatabase, type Database } from '../db/connect.js';
 import { Recorder, type RecordingClient } from '../recorder/index.js';
 import type { InterruptResult } from '../recorder/recorder.js';
-import { abortSignalName, InterruptedError, makeFolders } from '../cli/interrupt.js';
+import { abortSignalName, InterruptedError } from '../cli/interrupt.js';
+import { makeFolders } from '../history/folders.js';
 import { loadRewriter } from '../recorder/rewrite.js';
 import { parseSpec, permutationsOf, type ScenarioSpec, type Step } from './spec.js';
 
