@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import type { Experiment, ExpId, Row } from './paper.js';
+import type { Experiment, ExpId, Row } from './paper-types.js';
 import { PALETTE, renderPlot, type Panel } from './svg.js';
 
 export interface RunInfo {

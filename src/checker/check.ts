@@ -11,10 +11,11 @@
  */
 import type { History } from '../history/history.js';
 import type { Anomaly } from './anomaly.js';
+import type { CheckOptions, CheckResult, CheckStats } from './result.js';
 import { findConflicts, valueOf, type Conflict } from './conflicts.js';
 import { cycleAnomaly, txnName } from './cycle.js';
 import { whereText } from './describe.js';
-import { CC, levelName, type IsoOverride } from './levels.js';
+import { CC, levelName } from './levels.js';
 import { buildModel, describeKey, INIT, type CheckModel } from './model.js';
 import { Budget, BudgetExceeded, explorePrefixes, type StuckPoint } from './prefix.js';
 import { Relations } from './relations.js';
@@ -26,53 +27,7 @@ import { explainByCases } from './cases.js';
 import { completeWitnesses } from './witness.js';
 import { attachTransactions } from './describe.js';
 
-export type Verdict = 'consistent' | 'inconsistent' | 'unknown';
-
-export interface CheckOptions {
-  iso?: IsoOverride;
-  checkAbortedReads?: boolean;
-  /** Wall-clock limit for the whole check, in milliseconds. */
-  timeoutMs?: number;
-  /** Limit on search steps (deterministic alternative to the timeout, for tests). */
-  maxSteps?: number;
-  /** Shrink inconsistent histories whose contradiction is not a single cycle (default true). */
-  shrink?: boolean;
-  /** Build explanations for inconsistent verdicts (default true; shrinking turns it off for its trials). */
-  explain?: boolean;
-}
-
-export interface CheckStats {
-  transactions: number;
-  committed: number;
-  aborted: number;
-  unknown: number;
-  sessions: number;
-  events: number;
-  reads: number;
-  keys: number;
-  conflicts: number;
-  /** Conflicts whose witness was forced (a single possible writer). */
-  forcedWitnesses: number;
-  /** Witness choices dropped because they commit before a writer the read sees (prune.ts). */
-  prunedChoices: number;
-  saturationEdges: number;
-  extensions: number;
-  prefixes: number;
-  timeMs: number;
-}
-
-export interface CheckResult {
-  verdict: Verdict;
-  /** Why the verdict is unknown (timeout), or a short summary. */
-  reason?: string;
-  anomalies: Anomaly[];
-  /** For a consistent history: a commit order of the committed transactions (ids) that satisfies every axiom. */
-  commitOrder?: string[];
-  notes: string[];
-  stats: CheckStats;
-  /** For an inconsistent history whose explanation needed shrinking: the transactions of the small sub-history. */
-  subHistory?: string[];
-}
+export type { Verdict, CheckOptions, CheckStats, CheckResult } from './result.js';
 
 export function checkHistory(history: History, options: CheckOptions = {}): CheckResult {
   const started = Date.now();

@@ -10,7 +10,7 @@
  * picks what to show. Bounded by a deadline; returns the smallest sub-history reached.
  */
 import type { History } from '../history/history.js';
-import type { CheckOptions, CheckResult } from './check.js';
+import type { CheckOptions, CheckResult } from './result.js';
 
 export interface Shrunk {
   txns: string[];

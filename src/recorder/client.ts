@@ -30,14 +30,13 @@
  *   written as aborted cannot commit later, and a late answer does not change what was written.
  */
 import type pg from 'pg';
-import type { HistoryEvent, IsolationLevel, TxnError, TxnStatus } from '../history/format.js';
+import type { HistoryEvent, IsolationLevel, TxnError, TxnLine, TxnStatus } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';
-import { UnsupportedStatementError } from './errors.js';
+import { RecorderStoppedError, UnsupportedStatementError } from './errors.js';
 import { compilePredicate, PredicateError } from '../history/predicate.js';
 import { RAW_TYPES, type TableInfo } from './catalog.js';
 import { appResult, eventsFor, recordParams, type Judgement, type RawResult } from './events.js';
-import type { PgIsolation, RecordedPlan, TxnControl } from './rewrite.js';
-import { RecorderStoppedError, type Recorder } from './recorder.js';
+import type { PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
 
 const LEVELS: Record<string, IsolationLevel> = {
   'read uncommitted': 'RC',
@@ -109,6 +108,18 @@ export interface QueryOptions {
   binary?: boolean;
 }
 
+/** What a session needs of the recorder that owns it (the Recorder class; an interface here, so that this file
+ *  does not import recorder.ts, which imports it). */
+export interface SessionOwner {
+  now(): number;
+  readonly stopReason: string | undefined;
+  warn(message: string, shape?: string): void;
+  plan(text: string, nValues: number): Plan;
+  session(raw: pg.ClientBase): Session;
+  sessionEnded(s: Session): void;
+  writeTxn(txn: Omit<TxnLine, 'kind'>): void;
+}
+
 /** One database connection's recording state. */
 export class Session {
   private seq = 0;
@@ -119,7 +130,7 @@ export class Session {
   private pendingLabel: string | undefined;
 
   constructor(
-    readonly recorder: Recorder,
+    readonly recorder: SessionOwner,
     readonly raw: pg.ClientBase,
     readonly number: number,
   ) {
@@ -586,7 +597,7 @@ export class RecordingClient {
 /** A pg.Pool whose connections are recorded; each pooled connection is one session. */
 export class RecordingPool {
   constructor(
-    private readonly recorder: Recorder,
+    private readonly recorder: SessionOwner,
     readonly raw: pg.Pool,
   ) {}
 

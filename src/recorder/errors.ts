@@ -1,7 +1,8 @@
 /**
  * The recorder's refusals, as errors a caller can tell apart (README, "Recording your own application"): a
  * statement it cannot trace to the rows it read and wrote, and a table whose rows it cannot identify or whose
- * changes it would not see. Both are user errors (`InputError`: the CLI prints the message and exits 2).
+ * changes it would not see (user errors, `InputError`: the CLI prints the message and exits 2); and a statement
+ * sent after the recording was interrupted (RecorderStoppedError).
  */
 import { InputError } from '../history/input-errors.js';
 
@@ -37,4 +38,12 @@ export class UnsupportedTableError extends InputError {
 export function shortSql(sql: string): string {
   const s = sql.replace(/\s+/g, ' ').trim();
   return s.length > 160 ? s.slice(0, 157) + '...' : s;
+}
+
+/** A statement sent through a recorder after interrupt(): refused without reaching the server. */
+export class RecorderStoppedError extends Error {
+  override name = 'RecorderStoppedError';
+  constructor(readonly reason: string) {
+    super(`the recording was stopped (${reason}): statement not sent`);
+  }
 }

@@ -36,13 +36,7 @@ export interface RecorderOptions {
 
 const PLAN_CACHE_SIZE = 2000;
 
-/** A statement sent through a recorder after interrupt(): refused without reaching the server. */
-export class RecorderStoppedError extends Error {
-  override name = 'RecorderStoppedError';
-  constructor(readonly reason: string) {
-    super(`the recording was stopped (${reason}): statement not sent`);
-  }
-}
+export { RecorderStoppedError } from './errors.js';
 
 /** What interrupt() wrote for the transactions still open. */
 export interface InterruptResult {

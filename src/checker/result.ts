@@ -1,0 +1,55 @@
+/**
+ * What a check returns, and the options it takes (docs/semantics.md §4.6 for the verdicts): the types shared by
+ * the checker (check.ts), shrinking (shrink.ts) and every renderer, in a file of their own so that none of them
+ * imports another for its types.
+ */
+import type { Anomaly } from './anomaly.js';
+import type { IsoOverride } from './levels.js';
+
+export type Verdict = 'consistent' | 'inconsistent' | 'unknown';
+
+export interface CheckOptions {
+  iso?: IsoOverride;
+  checkAbortedReads?: boolean;
+  /** Wall-clock limit for the whole check, in milliseconds. */
+  timeoutMs?: number;
+  /** Limit on search steps (deterministic alternative to the timeout, for tests). */
+  maxSteps?: number;
+  /** Shrink inconsistent histories whose contradiction is not a single cycle (default true). */
+  shrink?: boolean;
+  /** Build explanations for inconsistent verdicts (default true; shrinking turns it off for its trials). */
+  explain?: boolean;
+}
+
+export interface CheckStats {
+  transactions: number;
+  committed: number;
+  aborted: number;
+  unknown: number;
+  sessions: number;
+  events: number;
+  reads: number;
+  keys: number;
+  conflicts: number;
+  /** Conflicts whose witness was forced (a single possible writer). */
+  forcedWitnesses: number;
+  /** Witness choices dropped because they commit before a writer the read sees (prune.ts). */
+  prunedChoices: number;
+  saturationEdges: number;
+  extensions: number;
+  prefixes: number;
+  timeMs: number;
+}
+
+export interface CheckResult {
+  verdict: Verdict;
+  /** Why the verdict is unknown (timeout), or a short summary. */
+  reason?: string;
+  anomalies: Anomaly[];
+  /** For a consistent history: a commit order of the committed transactions (ids) that satisfies every axiom. */
+  commitOrder?: string[];
+  notes: string[];
+  stats: CheckStats;
+  /** For an inconsistent history whose explanation needed shrinking: the transactions of the small sub-history. */
+  subHistory?: string[];
+}
