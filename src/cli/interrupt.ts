@@ -14,39 +14,12 @@
  * the embedded module's 'exit' hook (servers and private copies of the binaries removed).
  */
 import { closeSync, existsSync, openSync, statSync, unlinkSync } from 'node:fs';
-import { constants } from 'node:os';
 import { dirname } from 'node:path';
 import { InputError } from '../history/input-errors.js';
 import { makeFolders } from '../history/folders.js';
 
-export const WATCHED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-export type WatchedSignal = (typeof WATCHED_SIGNALS)[number];
-
-/** 128 + the signal's number, as a shell reports a process the signal killed (SIGINT 130, SIGTERM 143). */
-export function signalExitCode(signal: NodeJS.Signals): number {
-  return 128 + (constants.signals[signal] ?? 0);
-}
-
-/** A command stopped by a signal; the message is the one line to print (without the `isocheck: ` prefix). */
-export class InterruptedError extends Error {
-  override name = 'InterruptedError';
-  constructor(
-    readonly signal: NodeJS.Signals,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  get exitCode(): number {
-    return signalExitCode(this.signal);
-  }
-}
-
-/** The signal an AbortSignal from watchSignals() was aborted with (SIGINT when it was aborted otherwise). */
-export function abortSignalName(signal: AbortSignal | undefined): NodeJS.Signals {
-  const r = signal?.reason;
-  return typeof r === 'string' && (WATCHED_SIGNALS as readonly string[]).includes(r) ? (r as NodeJS.Signals) : 'SIGINT';
-}
+export { WATCHED_SIGNALS, signalExitCode, InterruptedError, abortSignalName, type WatchedSignal } from '../recorder/interrupted.js';
+import { WATCHED_SIGNALS, signalExitCode } from '../recorder/interrupted.js';
 
 export interface SignalWatch {
   /** Aborted on the first signal, with the signal's name as its reason. */

@@ -44,7 +44,7 @@ import { parseIsoOverride, type IsoOverride } from '../checker/levels.js';
 import { openDatabase, type Database } from '../db/connect.js';
 import { Recorder, type RecordingClient } from '../recorder/index.js';
 import type { InterruptResult } from '../recorder/recorder.js';
-import { abortSignalName, InterruptedError } from '../cli/interrupt.js';
+import { abortSignalName, InterruptedError } from '../recorder/interrupted.js';
 import { makeFolders } from '../history/folders.js';
 import { loadRewriter } from '../recorder/rewrite.js';
 import { parseSpec, permutationsOf, type ScenarioSpec, type Step } from './spec.js';
