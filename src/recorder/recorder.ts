@@ -68,7 +68,7 @@ export class Recorder {
     this.writer = new HistoryWriter(options.file);
   }
 
-  /** Milliseconds since the recorder was created (the `begin`/`end` times of transactions). */
+  /** Milliseconds since the recorder was created (the `begin`/`end` times of transactions). @internal */
   now(): number {
     return Math.round((performance.now() - this.t0) * 100) / 100;
   }
@@ -138,7 +138,8 @@ export class Recorder {
     return result;
   }
 
-  /** The plan for one statement text (cached: rewriting depends only on the text and the number of values). */
+  /** The plan for one statement text (cached: rewriting depends only on the text and the number of values).
+   *  @internal */
   plan(text: string, nValues: number): Plan {
     if (!this.lookup) throw new InputError('call Recorder.instrument() before running statements through the recorder');
     const cacheKey = `${nValues}\u0000${text}`;
@@ -151,7 +152,7 @@ export class Recorder {
     return plan;
   }
 
-  /** The session of a connection (created on first sight). */
+  /** The session of a connection (created on first sight). @internal */
   session(raw: pg.ClientBase): Session {
     let s = this.sessions.get(raw);
     if (!s) {
@@ -162,7 +163,7 @@ export class Recorder {
     return s;
   }
 
-  /** A session's connection ended (called by the session). */
+  /** A session's connection ended (called by the session). @internal */
   sessionEnded(s: Session): void {
     this.liveSessions.delete(s);
   }
@@ -177,7 +178,7 @@ export class Recorder {
     return new RecordingPool(this, raw);
   }
 
-  /** Writes one finished transaction. */
+  /** Writes one finished transaction (called by the sessions). @internal */
   writeTxn(txn: Omit<TxnLine, 'kind'>): void {
     if (this.finished) {
       // after interrupt() every open transaction was written already: what ends later is that one's late answer
