@@ -9,7 +9,9 @@ const USAGE = `usage: npm run bench -- <name> [args]
   paper [options]             the CAV paper's experiments and extended axes -> bench/RESULTS.md (paper --help)
   recorder [TXNS] [SESSIONS]  throughput with and without the recorder, same run (default 300 4)
   profile FILE                CPU profile of checking one history, top functions
-  compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run`;
+  compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run
+  scale [options]             time and peak RSS vs transactions on generated bank histories -> bench/results/scale.csv,
+                              scale.svg (scale --help: --sizes 5000,10000,20000,40000 --levels si+rc,si,rc --timeout 60)`;
 
 const [name = 'load', ...args] = process.argv.slice(2);
 try {
@@ -45,6 +47,11 @@ async function run(name: string, args: string[]): Promise<void> {
     case 'compare': {
       const { runCompare } = await import('./compare.js');
       await runCompare(args);
+      break;
+    }
+    case 'scale': {
+      const { runScaleBench } = await import('./scale/scale.js');
+      await runScaleBench(args);
       break;
     }
     case 'help':
