@@ -16,6 +16,7 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerDone, WorkerJob } from '../paper-worker.js';
+import { splitCsvLine } from '../paper.js';
 import { PALETTE, renderPlot, type Series } from '../svg.js';
 import { UsageError } from '../usage-error.js';
 import { INJECTED, SCALE_LEVELS, writeScaleHistory, type Injected, type ScaleLevel } from './generate.js';
@@ -36,6 +37,7 @@ Options:
   --results DIR     where scale.csv and scale.svg go (default bench/results)
   --histories DIR   generated histories, reused when present (default bench/.histories/scale)
   --generate-only   generate the histories, check nothing
+  --svg-only        rebuild scale.svg from the scale.csv in --results (with --timeout for the timeout line)
 `;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -56,7 +58,7 @@ interface Options {
 }
 
 function parseArgs(args: string[]): Options {
-  const known = new Set(['sizes', 'levels', 'timeout', 'heap-mb', 'seed', 'inject', 'no-skip', 'results', 'histories', 'generate-only']);
+  const known = new Set(['sizes', 'levels', 'timeout', 'heap-mb', 'seed', 'inject', 'no-skip', 'results', 'histories', 'generate-only', 'svg-only']);
   for (const a of args) if (a.startsWith('--') && !known.has(a.slice(2))) throw new UsageError(`unknown option ${a} (npm run bench -- scale --help)`);
   const get = (name: string): string | undefined => {
     const i = args.indexOf(`--${name}`);
@@ -177,9 +179,10 @@ export function scaleSvg(rows: ScaleRow[], timeoutMs: number, note: string): str
       points: rows.filter((r) => r.level === level && (r.verdict === 'consistent' || r.verdict === 'inconsistent') && y(r) !== '').map((r) => ({ x: r.transactions, y: y(r) as number })),
       timeouts: withTimeouts ? rows.filter((r) => r.level === level && r.verdict !== 'consistent' && r.verdict !== 'inconsistent' && r.verdict !== 'skipped').map((r) => ({ x: r.transactions, count: 1, of: 1 })) : [],
     }));
-  // renderPlot's y axis is a log-scale time axis; the RSS panel plots MB as "ms" values, labelled in its title.
   const time = renderPlot({ title: 'Check time vs transactions (bank workload, 16 sessions)', xLabel: 'transactions', yLabel: 'check time (load excluded)', panels: [{ title: 'check time', series: series((r) => r.check_ms, true) }], timeoutMs, note: `x: not decided (timeout or out of memory), drawn at the timeout. ${note}` });
-  const rss = renderPlot({ title: 'Peak RSS vs transactions (read + model + check, one process)', xLabel: 'transactions', yLabel: 'peak RSS (axis unit "ms" = MB)', panels: [{ title: 'peak RSS, MB', series: series((r) => r.peak_rss_mb, false) }], timeoutMs: 1 });
+  // renderPlot labels its y axis as times: the RSS values go in as "ms" and the labels are turned back into MB.
+  const rss = renderPlot({ title: 'Peak RSS vs transactions (read + model + check, one process)', xLabel: 'transactions', yLabel: 'peak RSS', panels: [{ title: 'peak RSS (log scale)', series: series((r) => r.peak_rss_mb, false) }], timeoutMs: 1 })
+    .replace(/(\d+(?:\.\d+)?) (s|ms|µs)(?=<)/g, (_, v: string, unit: string) => `${Math.round(Number(v) * (unit === 's' ? 1000 : unit === 'ms' ? 1 : 0.001) * 1000) / 1000} MB`);
   // Stack the two plots in one SVG.
   const dims = (s: string) => {
     const m = /width="(\d+)" height="(\d+)"/.exec(s)!;
@@ -198,6 +201,19 @@ export async function runScaleBench(args: string[]): Promise<void> {
     return;
   }
   const o = parseArgs(args);
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${round(totalmem() / 2 ** 30)} GB, Node ${process.version}, worker heap ${o.heapMb} MB`;
+  if (args.includes('--svg-only')) {
+    const [header, ...lines] = readFileSync(join(o.results, 'scale.csv'), 'utf8').split('\n').filter(Boolean);
+    const cols = splitCsvLine(header);
+    const numeric = new Set(['transactions', 'check_ms', 'load_ms', 'peak_rss_mb', 'committed', 'events', 'file_mb']);
+    const rows = lines.map((l) => {
+      const f = splitCsvLine(l);
+      return Object.fromEntries(cols.map((c, i) => [c, numeric.has(c) && f[i] !== '' ? Number(f[i]) : f[i]])) as unknown as ScaleRow;
+    });
+    writeFileSync(join(o.results, 'scale.svg'), scaleSvg(rows, o.timeoutMs, machine));
+    console.log(`rebuilt ${join(o.results, 'scale.svg')}`);
+    return;
+  }
   mkdirSync(o.histories, { recursive: true });
   mkdirSync(o.results, { recursive: true });
   const rows: ScaleRow[] = [];
@@ -240,7 +256,6 @@ export async function runScaleBench(args: string[]): Promise<void> {
     }
   }
   if (o.generateOnly) return;
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${round(totalmem() / 2 ** 30)} GB, Node ${process.version}, worker heap ${o.heapMb} MB`;
   writeFileSync(join(o.results, 'scale.csv'), toCsv(rows));
   writeFileSync(join(o.results, 'scale.svg'), scaleSvg(rows, o.timeoutMs, machine));
   console.log(`results: ${join(o.results, 'scale.csv')}, ${join(o.results, 'scale.svg')} (${machine})`);
