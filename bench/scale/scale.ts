@@ -11,7 +11,7 @@
  * larger sizes of that level are skipped (recorded as `skipped`) unless --no-skip.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,11 +121,36 @@ function procPeakMb(pid: number | undefined): number | undefined {
   }
 }
 
+/**
+ * The compiled code the workers run: a copy of dist/ taken at the start (as `paper` does), so that a rebuild
+ * during the run cannot mix two versions of the checker. Under bench/.histories/ (git-ignored) so that imports
+ * still find the package's node_modules.
+ */
+let codeDir = join(root, 'dist');
+function snapshotCode(): () => void {
+  const dir = join(root, 'bench', '.histories', `.dist-scale-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(join(root, 'dist'), dir, { recursive: true });
+  codeDir = dir;
+  const drop = () => rmSync(dir, { recursive: true, force: true });
+  const onSignal = () => {
+    drop();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    drop();
+  };
+}
+
 interface Loaded { readMs: number; modelMs: number; transactions: number; committed: number; events: number }
 
 /** Checks one file in a fresh paper-worker process (no warm-up: the check of a large history dwarfs the JIT). */
 function checkInChild(file: string, timeoutMs: number, heapMb: number): Promise<{ done?: WorkerDone; loaded?: Loaded; verdict?: ScaleRow['verdict']; reason?: string; peakMb?: number }> {
-  const worker = join(root, 'dist', 'bench', 'paper-worker.js');
+  const worker = join(codeDir, 'bench', 'paper-worker.js');
   const child: ChildProcess = fork(worker, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: [`--max-old-space-size=${heapMb}`] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
@@ -217,6 +242,19 @@ export async function runScaleBench(args: string[]): Promise<void> {
   mkdirSync(o.histories, { recursive: true });
   mkdirSync(o.results, { recursive: true });
   const rows: ScaleRow[] = [];
+  const dropSnapshot = o.generateOnly ? () => {} : snapshotCode();
+  try {
+    await checkAll(o, rows);
+  } finally {
+    dropSnapshot();
+  }
+  if (o.generateOnly) return;
+  writeFileSync(join(o.results, 'scale.csv'), toCsv(rows));
+  writeFileSync(join(o.results, 'scale.svg'), scaleSvg(rows, o.timeoutMs, machine));
+  console.log(`results: ${join(o.results, 'scale.csv')}, ${join(o.results, 'scale.svg')} (${machine})`);
+}
+
+async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
   for (const level of o.levels) {
     let stopped = false;
     for (const txns of o.sizes) {
@@ -255,8 +293,4 @@ export async function runScaleBench(args: string[]): Promise<void> {
       if (verdict !== 'consistent' && verdict !== 'inconsistent' && o.skip) stopped = true;
     }
   }
-  if (o.generateOnly) return;
-  writeFileSync(join(o.results, 'scale.csv'), toCsv(rows));
-  writeFileSync(join(o.results, 'scale.svg'), scaleSvg(rows, o.timeoutMs, machine));
-  console.log(`results: ${join(o.results, 'scale.csv')}, ${join(o.results, 'scale.svg')} (${machine})`);
 }
