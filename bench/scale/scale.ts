@@ -197,16 +197,18 @@ function toCsv(rows: ScaleRow[]): string {
 
 /** Two panels: check time (log scale) and peak RSS vs transactions, one line per level. */
 export function scaleSvg(rows: ScaleRow[], timeoutMs: number, note: string): string {
+  const decided = (r: ScaleRow) => r.verdict === 'consistent' || r.verdict === 'inconsistent';
   const series = (y: (r: ScaleRow) => number | '', withTimeouts: boolean): Series[] =>
     SCALE_LEVELS.filter((l) => rows.some((r) => r.level === l)).map((level, i) => ({
       name: level,
       color: PALETTE[i],
-      points: rows.filter((r) => r.level === level && (r.verdict === 'consistent' || r.verdict === 'inconsistent') && y(r) !== '').map((r) => ({ x: r.transactions, y: y(r) as number })),
+      // Time: decided runs only. Peak RSS: undecided runs too (their RSS when stopped or when they died).
+      points: rows.filter((r) => r.level === level && (decided(r) || !withTimeouts) && y(r) !== '').map((r) => ({ x: r.transactions, y: y(r) as number })),
       timeouts: withTimeouts ? rows.filter((r) => r.level === level && r.verdict !== 'consistent' && r.verdict !== 'inconsistent' && r.verdict !== 'skipped').map((r) => ({ x: r.transactions, count: 1, of: 1 })) : [],
     }));
   const time = renderPlot({ title: 'Check time vs transactions (bank workload, 16 sessions)', xLabel: 'transactions', yLabel: 'check time (load excluded)', panels: [{ title: 'check time', series: series((r) => r.check_ms, true) }], timeoutMs, note: `x: not decided (timeout or out of memory), drawn at the timeout. ${note}` });
   // renderPlot labels its y axis as times: the RSS values go in as "ms" and the labels are turned back into MB.
-  const rss = renderPlot({ title: 'Peak RSS vs transactions (read + model + check, one process)', xLabel: 'transactions', yLabel: 'peak RSS', panels: [{ title: 'peak RSS (log scale)', series: series((r) => r.peak_rss_mb, false) }], timeoutMs: 1 })
+  const rss = renderPlot({ title: 'Peak RSS vs transactions (read + model + check, one process)', xLabel: 'transactions', yLabel: 'peak RSS', panels: [{ title: 'peak RSS (log scale; undecided sizes: when stopped)', series: series((r) => r.peak_rss_mb, false) }], timeoutMs: 1 })
     .replace(/(\d+(?:\.\d+)?) (s|ms|µs)(?=<)/g, (_, v: string, unit: string) => `${Math.round(Number(v) * (unit === 's' ? 1000 : unit === 'ms' ? 1 : 0.001) * 1000) / 1000} MB`);
   // Stack the two plots in one SVG.
   const dims = (s: string) => {
