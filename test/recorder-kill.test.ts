@@ -123,6 +123,35 @@ describe('a recording process killed mid-run', () => {
   }, 60_000);
 });
 
+/** Waits until a commit waits for a synchronous standby (the setting is in force everywhere): a probe commit on
+ *  its own connection, retried until it waits in SyncRep; its wait is then cancelled. */
+async function syncRepInForce(url: string, admin: pg.Client): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const probe = new pg.Client({ connectionString: url });
+    await probe.connect();
+    probe.on('notice', () => undefined);
+    const pid = (await probe.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    const done = probe.query('INSERT INTO sync_probe VALUES (1)').then(
+      () => true,
+      () => true,
+    );
+    let waited = false;
+    for (let i = 0; i < 40 && !waited; i++) {
+      waited = (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'`, [pid])).rowCount === 1;
+      if (!waited) {
+        const finished = await Promise.race([done, new Promise<false>((r) => setTimeout(() => r(false), 25))]);
+        if (finished) break; // committed without waiting: not yet in force
+      }
+    }
+    if (waited) await admin.query('SELECT pg_cancel_backend($1)', [pid]);
+    await done;
+    await probe.end();
+    if (waited) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('synchronous_standby_names never came into force');
+}
+
 describe('Recorder.interrupt()', () => {
   const quiet = () => undefined;
   /** A recorder on a table of its own (t2), and one recorded connection. */
@@ -172,10 +201,15 @@ describe('Recorder.interrupt()', () => {
     const admin = new pg.Client({ connectionString: server.url });
     await admin.connect();
     try {
-      await client.query('BEGIN');
-      await client.query('INSERT INTO t2 VALUES (3, 3)');
+      await admin.query('CREATE TABLE IF NOT EXISTS sync_probe (x int)'); // a temp table's commit would not wait
       await admin.query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
       await admin.query('SELECT pg_reload_conf()');
+      // Backends wait for a standby only once the checkpointer too has read the new setting (it publishes that a
+      // standby is named), which on a busy machine can lag: a probe commit on another connection shows when it
+      // has (it waits in SyncRep; cancelling the wait leaves it committed locally).
+      await syncRepInForce(server.url, admin);
+      await client.query('BEGIN');
+      await client.query('INSERT INTO t2 VALUES (3, 3)');
       // the session's backend reads the new setting between statements: wait until it has (SHOW on the raw client)
       for (let i = 0; i < 400 && (await raw.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names !== 'nobody'; i++) await new Promise((r) => setTimeout(r, 25));
       const pid = (await raw.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
