@@ -11,13 +11,14 @@
  * Options: PAPER_USAGE below (`npm run bench -- paper --help`).
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { WorkerDone, WorkerJob } from './paper-worker.js';
 import { writeReport, type RunInfo } from './paper-report.js';
 import { UsageError } from './usage-error.js';
+import { snapshotCode } from './code-snapshot.js';
 
 export type { Checker, ExpId, Experiment, Row } from './paper-types.js';
 import type { Checker, ExpId, Experiment, Row } from './paper-types.js';
@@ -255,30 +256,8 @@ interface Spawned {
   ready: Promise<boolean>;
 }
 
-/**
- * The compiled code the run uses: a private copy of dist/ taken when the run starts, so that a rebuild of dist/
- * during the run (other work on the machine, a test's build) cannot mix two versions of the checker in one run.
- * It lives under bench/.histories/ (gitignored) so that imports still find the package's node_modules.
- */
+/** The compiled code the run uses: dist/, or the private copy of it taken when the run starts (code-snapshot.ts). */
 let codeDir = resolve(here, '..');
-function snapshotCode(): () => void {
-  const dir = join(root, 'bench', '.histories', `.dist-${process.pid}`);
-  rmSync(dir, { recursive: true, force: true });
-  cpSync(resolve(here, '..'), dir, { recursive: true });
-  codeDir = dir;
-  const drop = () => rmSync(dir, { recursive: true, force: true });
-  const onSignal = () => {
-    drop();
-    process.exit(130);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  return () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    drop();
-  };
-}
 const workerPath = () => join(codeDir, 'bench', 'paper-worker.js');
 
 function spawnWorker(warmup: string): Spawned {
@@ -475,11 +454,12 @@ export async function runPaperBench(args: string[]): Promise<void> {
   const started = Date.now();
   const loadStart = loadavg();
   const commit = gitState();
-  const dropSnapshot = snapshotCode();
+  const snapshot = snapshotCode(root, resolve(here, '..'), 'paper');
+  codeDir = snapshot.dir;
   try {
     await runAll(o, exps, args, started, loadStart, commit);
   } finally {
-    dropSnapshot();
+    snapshot.release();
   }
 }
 

@@ -11,7 +11,7 @@
  * larger sizes of that level are skipped (recorded as `skipped`) unless --no-skip.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import type { WorkerDone, WorkerJob } from '../paper-worker.js';
 import { splitCsvLine } from '../paper.js';
 import { PALETTE, renderPlot, type Series } from '../svg.js';
 import { UsageError } from '../usage-error.js';
+import { snapshotCode } from '../code-snapshot.js';
 import { INJECTED, SCALE_LEVELS, writeScaleHistory, type Injected, type ScaleLevel } from './generate.js';
 
 export const SCALE_USAGE = `usage: npm run bench -- scale [options]
@@ -121,30 +122,8 @@ function procPeakMb(pid: number | undefined): number | undefined {
   }
 }
 
-/**
- * The compiled code the workers run: a copy of dist/ taken at the start (as `paper` does), so that a rebuild
- * during the run cannot mix two versions of the checker. Under bench/.histories/ (git-ignored) so that imports
- * still find the package's node_modules.
- */
+/** The compiled code the workers run: dist/, or the private copy of it taken at the start (code-snapshot.ts). */
 let codeDir = join(root, 'dist');
-function snapshotCode(): () => void {
-  const dir = join(root, 'bench', '.histories', `.dist-scale-${process.pid}`);
-  rmSync(dir, { recursive: true, force: true });
-  cpSync(join(root, 'dist'), dir, { recursive: true });
-  codeDir = dir;
-  const drop = () => rmSync(dir, { recursive: true, force: true });
-  const onSignal = () => {
-    drop();
-    process.exit(130);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  return () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    drop();
-  };
-}
 
 interface Loaded { readMs: number; modelMs: number; transactions: number; committed: number; events: number }
 
@@ -244,11 +223,12 @@ export async function runScaleBench(args: string[]): Promise<void> {
   mkdirSync(o.histories, { recursive: true });
   mkdirSync(o.results, { recursive: true });
   const rows: ScaleRow[] = [];
-  const dropSnapshot = o.generateOnly ? () => {} : snapshotCode();
+  const snapshot = o.generateOnly ? undefined : snapshotCode(root, join(root, 'dist'), 'scale');
+  if (snapshot) codeDir = snapshot.dir;
   try {
     await checkAll(o, rows);
   } finally {
-    dropSnapshot();
+    snapshot?.release();
   }
   if (o.generateOnly) return;
   writeFileSync(join(o.results, 'scale.csv'), toCsv(rows));
