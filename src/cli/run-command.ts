@@ -404,21 +404,16 @@ export function renderRunSummary(r: RunSummary): string {
   return lines.join('\n');
 }
 
-/** The options of `isocheck run` as the command line gives them. */
-export interface RunCommandOptions {
-  db?: string;
-  sessions?: number;
-  txns?: number;
-  seed?: string;
-  iso?: string;
-  declare?: string;
-  scale?: number;
-  out?: string;
+/** The options of `isocheck run` as the command line gives them: the run's own (RunOptions), and what to do after. */
+export interface RunCommandOptions extends Pick<RunOptions, 'db' | 'sessions' | 'txns' | 'seed' | 'iso' | 'declare' | 'scale' | 'out' | 'keepDb'> {
+  /** Check the history once recorded. */
   check?: boolean;
+  /** Also write the HTML report of the check to this file. */
   report?: string;
+  /** The check's time limit, in seconds. */
   timeout?: number;
+  /** Print JSON instead of text. */
   json?: boolean;
-  keepDb?: boolean;
 }
 
 /**
