@@ -95,6 +95,19 @@ function groupAlive(pgid: number): boolean {
   return false;
 }
 
+/** Whether the server accepts a connection now (true), for until(); undefined while it does not. */
+async function accepting(url: string): Promise<true | undefined> {
+  const c = new pg.Client({ connectionString: url });
+  c.on('error', () => undefined);
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return undefined;
+  }
+}
+
 async function until<T>(what: string, ms: number, f: () => Promise<T | undefined> | T | undefined): Promise<T> {
   const t0 = Date.now();
   for (;;) {
@@ -115,17 +128,7 @@ async function restart(server: EmbeddedServer): Promise<ChildProcess> {
   const runAs = userInfo().uid === 0 ? { uid: owner.uid, gid: owner.gid } : undefined;
   const child = spawn(program, args, { cwd: server.dir, detached: true, stdio: 'ignore', env: serverEnv(runAs), ...(runAs ?? {}) });
   child.unref();
-  await until('the restarted server', 60_000, async () => {
-    const c = new pg.Client({ connectionString: server.url });
-    c.on('error', () => undefined);
-    try {
-      await c.connect();
-      await c.end();
-      return true;
-    } catch {
-      return undefined;
-    }
-  });
+  await until('the restarted server', 60_000, () => accepting(server.url));
   return child;
 }
 
@@ -297,17 +300,7 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
         await until('the killed server to be gone', 20_000, () => (groupAlive(pm) ? undefined : true));
         restarted = await restart(server);
       } else {
-        await until('crash recovery', 60_000, async () => {
-          const c = new pg.Client({ connectionString: server.url });
-          c.on('error', () => undefined);
-          try {
-            await c.connect();
-            await c.end();
-            return true;
-          } catch {
-            return undefined;
-          }
-        });
+        await until('crash recovery', 60_000, () => accepting(server.url));
       }
     }
 

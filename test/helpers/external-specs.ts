@@ -1,9 +1,9 @@
 /**
  * PostgreSQL's own isolation-tester specs, an external suite that some tests run when it is there.
  *
- * One setting says where: `ISOCHECK_PG_SPECS=DIR`; without it, the folder `../shared/pg-isolation-specs` next
- * to the project when it exists (the team's machines have it; a fresh clone does not). When neither is there, the tests that need the suite skip and say why; a folder named
- * by the setting that does not exist is a failure, not a skip (`.ci/run` sets it, so CI always runs them).
+ * One setting says where: `ISOCHECK_PG_SPECS=DIR` (no path is assumed: a fresh clone has nothing beside it).
+ * Without it, the tests that need the suite skip and say why; a folder named by the setting that does not exist
+ * is a failure, not a skip (`.ci/run` sets it, so CI always runs them).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -38,9 +38,9 @@ export const KNOWN_SPECS = [
 
 export function externalSpecs(): ExternalSpecs {
   const set = process.env[PG_SPECS_SETTING] || undefined;
-  const dir = set ? resolve(set) : resolve(import.meta.dirname, '..', '..', '..', 'shared', 'pg-isolation-specs');
-  if (!existsSync(dir)) {
-    if (set) return { files: [], absent: KNOWN_SPECS, missing: dir, skipReason: `${PG_SPECS_SETTING}=${set}: no such folder` };
+  const dir = set ? resolve(set) : undefined;
+  if (dir !== undefined && !existsSync(dir)) return { files: [], absent: KNOWN_SPECS, missing: dir, skipReason: `${PG_SPECS_SETTING}=${set}: no such folder` };
+  if (dir === undefined) {
     const skipReason = `PostgreSQL's isolation specs are not here: set ${PG_SPECS_SETTING}=DIR (a folder of isolation-tester .spec files) to run these tests`;
     // vitest's summary counts skipped tests without their reasons: say it where it shows
     process.stderr.write(`external isolation-spec tests SKIPPED: ${skipReason}\n`);
