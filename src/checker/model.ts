@@ -273,8 +273,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     } catch (err) {
       if (!(err instanceof PredicateError)) throw err;
       const info = wids.get(wid);
-      const writer = wid === INIT_WID ? 'the initial rows' : info ? `txn "${raw[info.rawTxn].id}" at line ${raw[info.rawTxn].line}` : undefined;
-      throw new InputError(`${history.file}:${txn.line}: txn "${txn.id}" event ${ei + 1} (${e.op} on ${e.table}): cannot evaluate its WHERE on a row${writer ? ` written by ${writer}` : ''} (version ${wid}): ${err.message}`);
+      const writer = wid === INIT_WID ? 'the initial rows' : info ? writerText(raw[info.rawTxn]) : undefined;
+      throw unevaluableWhere(history.file, { line: txn.line, txn: txn.id, event: ei + 1, op: e.op, table: e.table }, writer, wid, err);
     }
   };
 
@@ -508,6 +508,23 @@ function rowDifference(returned: Row, written: Row, schema: TableSchema): string
   return diffs?.join(', ');
 }
 
+const writerText = (t: { id: string; line: number }): string => `txn "${t.id}" at line ${t.line}`;
+
+/** The error for a WHERE that cannot be evaluated on a version: the reading statement's line, who wrote the
+ *  version (and which, when known), and the evaluator's reason. One wording for the model and the searches. */
+function unevaluableWhere(
+  file: string,
+  at: { line: number; txn: string; event: number; op: string; table: string },
+  writtenBy: string | undefined,
+  version: string | undefined,
+  err: Error,
+): InputError {
+  return new InputError(
+    `${file}:${at.line}: txn "${at.txn}" event ${at.event} (${at.op} on ${at.table}): cannot evaluate its WHERE on a row` +
+      `${writtenBy ? ` written by ${writtenBy}` : ''}${version !== undefined ? ` (version ${version})` : ''}: ${err.message}`,
+  );
+}
+
 /**
  * `read.pred.test(row)` on a version of a key, for the conflict search and the witness (conflicts.ts, witness.ts).
  * test() throws PredicateError on a value it cannot read or cast (a text cast to date in a format other than ISO,
@@ -519,8 +536,8 @@ export function predicateHolds(model: Pick<CheckModel, 'history' | 'txns'>, read
     return read.pred.test(row);
   } catch (err) {
     if (!(err instanceof PredicateError)) throw err;
-    const by = writer === undefined ? '' : writer === INIT ? ' written by the initial rows' : ` written by txn "${model.txns[writer].id}" at line ${model.txns[writer].line}`;
-    throw new InputError(`${model.history.file}:${read.ref.line}: txn "${read.ref.txn}" event ${read.ref.event} (${read.ref.op} on ${read.ref.table}): cannot evaluate its WHERE on a row${by}: ${err.message}`);
+    const by = writer === undefined ? undefined : writer === INIT ? 'the initial rows' : writerText(model.txns[writer]);
+    throw unevaluableWhere(model.history.file, read.ref, by, undefined, err);
   }
 }
 
