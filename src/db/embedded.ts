@@ -35,7 +35,7 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InputError } from '../history/input-errors.js';
-import { pgBinaries, removePrivateCopies, runsAs, serverEnv, tempCandidates, PgBinariesError, type RunAs } from './pg-binaries.js';
+import { canEnter, pgBinaries, removePrivateCopies, serverEnv, tempCandidates, PgBinariesError, type RunAs } from './pg-binaries.js';
 
 export interface EmbeddedOptions {
   /** Port to listen on; default: a free port chosen by the OS. */
@@ -341,7 +341,7 @@ function postmaster(bin: string, args: string[], runAs: RunAs | undefined, cwd: 
 
 /** A fresh directory for one server, that its user can enter: in the system temp dir, or another temp folder when
  *  that one is private to root. */
-function serverDir(bin: string, runAs: RunAs | undefined): string {
+function serverDir(runAs: RunAs | undefined): string {
   const tried: string[] = [];
   for (const base of tempCandidates()) {
     let dir: string | undefined;
@@ -350,7 +350,7 @@ function serverDir(bin: string, runAs: RunAs | undefined): string {
       if (runAs) {
         chownSync(dir, runAs.uid, runAs.gid);
         chmodSync(dir, 0o700);
-        if (!runsAs(bin, runAs, dir)) throw new Error('the postgres user cannot enter it');
+        if (!canEnter(dir, runAs)) throw new Error('the postgres user cannot enter it');
       }
       return dir;
     } catch (e) {
@@ -390,7 +390,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
 }
 
 async function startOn(opts: EmbeddedOptions, port: number, bin: string, runAs: RunAs | undefined, binariesCopy: string | undefined): Promise<EmbeddedServer> {
-  const dir = serverDir(bin, runAs);
+  const dir = serverDir(runAs);
   const dataDir = join(dir, 'data');
   const server: Live = { dir, dataDir, runAs };
   live.add(server);
