@@ -12,16 +12,17 @@
 import type { History } from '../history/history.js';
 import type { Anomaly } from './anomaly.js';
 import type { CheckOptions, CheckResult, CheckStats } from './result.js';
-import { findConflicts, valueOf, type Conflict } from './conflicts.js';
-import { cycleAnomaly, txnName } from './cycle.js';
-import { whereText } from './describe.js';
-import { CC, levelName } from './levels.js';
+import { findConflicts, type Conflict } from './conflicts.js';
+import { cycleAnomaly } from './cycle.js';
+import { CC } from './levels.js';
 import { buildModel, describeKey, INIT, type CheckModel } from './model.js';
 import { Budget, BudgetExceeded, explorePrefixes, type StuckPoint } from './prefix.js';
 import { Relations } from './relations.js';
+import { linearCheck } from './linear/linear-check.js';
 import { WritePartners } from './write-partners.js';
 import { saturate } from './saturate.js';
 import { shrink } from './shrink.js';
+import { missingRowAnomaly } from './missing-row.js';
 import { pruneWitnesses } from './prune.js';
 import { explainByCases } from './cases.js';
 import { completeWitnesses } from './witness.js';
@@ -75,6 +76,8 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
  * MAX_UNKNOWN_SUBSET of them; beyond, the verdict is unknown).
  */
 const MAX_UNKNOWN_SUBSET = 8;
+/** Above this many transactions an inconsistency the linear check proves is reported as it explains it. */
+const LINEAR_EXPLAINS_ABOVE = 2000;
 const MAX_SHOWN_SUBHISTORY = 25;
 function withUnknownCommitted(history: History, dropped: string[], failed: CheckResult, budget: Budget, options: CheckOptions): CheckResult {
   if (dropped.length > MAX_UNKNOWN_SUBSET) {
@@ -134,6 +137,20 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   const notes = model.notes.slice();
   const inconsistent = (anomalies: Anomaly[]): CheckResult => ({ verdict: 'inconsistent', anomalies, notes, stats });
   if (model.anomalies.length > 0) return inconsistent(model.anomalies);
+
+  if (options.linear !== false) {
+    const linear = linearCheck(model, () => budget.checkNow());
+    if (linear.verdict === 'consistent') {
+      stats.decidedBy = 'linear';
+      return { verdict: 'consistent', anomalies: [], commitOrder: Array.from(linear.order, (t) => model.txns[t].id).slice(1), notes, stats };
+    }
+    // On small histories the search explains an inconsistency in its own terms (named cycles, case splits).
+    if (linear.verdict === 'inconsistent' && (model.n > LINEAR_EXPLAINS_ABOVE || options.explain === false)) {
+      stats.decidedBy = 'linear';
+      return inconsistent(linear.anomalies);
+    }
+  }
+  stats.decidedBy = 'search';
 
   const partners = new WritePartners(model);
   const base = Relations.base(model);
@@ -270,19 +287,4 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
 function describeConflict(model: CheckModel, c: Conflict): string {
   const read = model.reads[c.read];
   return `${model.txns[read.txn].id} event ${read.ref.event} (${read.ref.op} ${read.ref.where ?? ''}) did not return ${describeKey(model, c.key)}, which ${c.ones.map((t) => model.txns[t].id).join(', ')} wrote matching the WHERE; it may have read the version of ${c.zeros.map((t) => model.txns[t].id).join(' or ')}`;
-}
-
-function missingRowAnomaly(model: CheckModel, readId: number, key: number, ones: number[]): Anomaly {
-  const read = model.reads[readId];
-  const reader = model.txns[read.txn];
-  const keyText = describeKey(model, key);
-  const versions = ones.map((t) => `${t === INIT ? 'init' : model.txns[t].id}: ${JSON.stringify(valueOf(model, t, key))}`);
-  return {
-    type: 'missing-row',
-    message: `${reader.id} (${levelName(reader.level)}) ${read.ref.op} with WHERE ${read.ref.where !== undefined ? whereText(read.ref.where) : '(none)'}${read.ref.params ? ` ${JSON.stringify(read.ref.params)}` : ''} did not return ${keyText}, but every version it could have seen matches the WHERE (${versions.join('; ')}), and no transaction it could have read from deleted it or changed it to not match`,
-    txns: [reader.id, ...ones.filter((t) => t !== INIT).map((t) => model.txns[t].id)],
-    levels: [levelName(reader.level)],
-    events: [read.ref],
-    details: { key: model.keys[key].values, table: model.tables[model.keys[key].table].schema.name, reader: txnName(model, read.txn), versions },
-  };
 }

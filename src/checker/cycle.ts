@@ -8,6 +8,11 @@ import { ANOMALY_TEXT, type Anomaly, type ConsistencyType, type Edge } from './a
 import { levelName } from './levels.js';
 import { INIT, describeKey, type CheckModel } from './model.js';
 import type { ForcedEdge, Relations, Visibility } from './relations.js';
+import type { Order } from './order.js';
+
+/** What a cycle explanation reads: the model, the wr triples, the forced and assumed edges, and the edge that
+ *  closed the cycle. A saturated `Relations`, or the few edges of a cycle the linear check found (linear/). */
+export type CycleSource = Pick<Relations, 'model' | 'triples' | 'forced' | 'assumed'> & { pco: Pick<Order, 'cycleEdge'> };
 
 interface DirectEdge {
   to: number;
@@ -53,7 +58,7 @@ export function forcedEdgeToEdge(model: CheckModel, f: ForcedEdge): Edge {
   };
 }
 
-function directEdges(rel: Relations): DirectEdge[][] {
+function directEdges(rel: CycleSource): DirectEdge[][] {
   const { model } = rel;
   const out: DirectEdge[][] = Array.from({ length: model.n }, () => []);
   for (let t = 1; t < model.n; t++) {
@@ -86,7 +91,7 @@ function directEdges(rel: Relations): DirectEdge[][] {
 }
 
 /** The shortest cycle of direct edges through the edge that closed the cycle (or any cycle). */
-export function findReasonCycle(rel: Relations): DirectEdge[] | undefined {
+export function findReasonCycle(rel: CycleSource): DirectEdge[] | undefined {
   const out = directEdges(rel);
   const n = rel.model.n;
   const starts = rel.pco.cycleEdge ? [rel.pco.cycleEdge[0]] : Array.from({ length: n }, (_, i) => i);
@@ -156,7 +161,7 @@ function classify(model: CheckModel, cycle: DirectEdge[]): ConsistencyType {
 
 
 /** The anomaly for a cyclic saturated pco. */
-export function cycleAnomaly(rel: Relations): Anomaly {
+export function cycleAnomaly(rel: CycleSource): Anomaly {
   const { model } = rel;
   const cycle = findReasonCycle(rel);
   if (!cycle) {

@@ -19,6 +19,8 @@ export interface CheckOptions {
   shrink?: boolean;
   /** Build explanations for inconsistent verdicts (default true; shrinking turns it off for its trials). */
   explain?: boolean;
+  /** Try the linear check first (docs/scale.md; default true). false: saturation and search only (tests compare the two). */
+  linear?: boolean;
 }
 
 export interface CheckStats {
@@ -39,6 +41,8 @@ export interface CheckStats {
   extensions: number;
   prefixes: number;
   timeMs: number;
+  /** Which procedure decided: the linear check (a verified commit order or forced edges) or the search. */
+  decidedBy?: 'linear' | 'search';
 }
 
 export interface CheckResult {

@@ -1,0 +1,242 @@
+/**
+ * A candidate commit order: a topological order of so ∪ wr ∪ the forced edges (constraints.ts), choosing among
+ * the transactions ready to commit the one the recorder saw commit first (its `end` time, else `begin`, else its
+ * line in the file). When the forced edges have a cycle there is no commit order at all: the shortest cycle
+ * through one of its transactions is returned instead, edge by edge.
+ *
+ *   model + forced edges -> CSR graph -> Kahn's algorithm with a heap on commit time -> order | cycle
+ */
+import { INIT, type CheckModel } from '../model.js';
+import type { ForcedEdges } from './constraints.js';
+
+export const SO = 0, WR = 1, FORCED = 2;
+
+/** One edge of a cycle: its kind, and for wr the read and index, for forced the index into ForcedEdges. */
+export interface GraphEdge {
+  from: number;
+  to: number;
+  kind: number;
+  a: number;
+  b: number;
+}
+
+interface Graph {
+  start: Int32Array;
+  to: Int32Array;
+  kind: Uint8Array;
+  a: Int32Array;
+  b: Int32Array;
+}
+
+function buildGraph(model: CheckModel, forced: ForcedEdges): Graph {
+  const { n, soPrev, reads } = model;
+  const degree = new Int32Array(n + 1);
+  for (let t = 1; t < n; t++) degree[soPrev[t]]++;
+  for (const r of reads) for (const w of r.fromTxns) degree[w]++;
+  for (let e = 0; e < forced.count; e++) degree[forced.from[e]]++;
+  const start = new Int32Array(n + 1);
+  for (let t = 0; t < n; t++) start[t + 1] = start[t] + degree[t];
+  const m = start[n];
+  const fill = start.slice(0, n);
+  const to = new Int32Array(m), kind = new Uint8Array(m), a = new Int32Array(m), b = new Int32Array(m);
+  const put = (from: number, target: number, k: number, x: number, y: number) => {
+    const at = fill[from]++;
+    to[at] = target;
+    kind[at] = k;
+    a[at] = x;
+    b[at] = y;
+  };
+  for (let t = 1; t < n; t++) put(soPrev[t], t, SO, 0, 0);
+  for (const r of reads) r.fromTxns.forEach((w, i) => put(w, r.txn, WR, r.id, i));
+  for (let e = 0; e < forced.count; e++) put(forced.from[e], forced.to[e], FORCED, e, 0);
+  return { start, to, kind, a, b };
+}
+
+export type CandidateOrder = { order: Int32Array; pos: Int32Array; cycle?: undefined } | { cycle: GraphEdge[]; order?: undefined; pos?: undefined };
+
+export function candidateOrder(model: CheckModel, forced: ForcedEdges, check: () => void): CandidateOrder {
+  const { n, txns } = model;
+  const g = buildGraph(model, forced);
+  const indeg = new Int32Array(n);
+  for (let i = 0; i < g.to.length; i++) indeg[g.to[i]]++;
+  const time = new Float64Array(n);
+  for (let t = 1; t < n; t++) time[t] = txns[t].end ?? txns[t].begin ?? txns[t].line;
+  // Binary heap of ready transactions by (time, id).
+  const heap = new Int32Array(n);
+  let size = 0;
+  const less = (x: number, y: number) => time[x] < time[y] || (time[x] === time[y] && x < y);
+  const push = (t: number) => {
+    let i = size++;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!less(t, heap[p])) break;
+      heap[i] = heap[p];
+      i = p;
+    }
+    heap[i] = t;
+  };
+  const pop = (): number => {
+    const top = heap[0];
+    const last = heap[--size];
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= size) break;
+      if (c + 1 < size && less(heap[c + 1], heap[c])) c++;
+      if (!less(heap[c], last)) break;
+      heap[i] = heap[c];
+      i = c;
+    }
+    heap[i] = last;
+    return top;
+  };
+  const order = new Int32Array(n);
+  let placed = 0;
+  if (indeg[INIT] === 0) push(INIT);
+  while (size > 0) {
+    if ((placed & 65535) === 65535) check();
+    const t = pop();
+    order[placed++] = t;
+    for (let e = g.start[t]; e < g.start[t + 1]; e++) if (--indeg[g.to[e]] === 0) push(g.to[e]);
+  }
+  if (placed === n) {
+    const pos = new Int32Array(n);
+    for (let i = 0; i < n; i++) pos[order[i]] = i;
+    return { order, pos };
+  }
+  return { cycle: shortestCycle(g, n, indeg) };
+}
+
+/**
+ * A short cycle among the transactions Kahn's algorithm could not place: inside the smallest strongly connected
+ * component of them that has more than one transaction (Tarjan's algorithm, iterative), preferably one closed by
+ * a single forced edge (it reads best: one axiom instance, the rest so and wr), else the shortest cycle through
+ * one of its transactions.
+ */
+function shortestCycle(g: Graph, n: number, indeg: Int32Array): GraphEdge[] {
+  const comp = components(g, n, (t) => indeg[t] > 0);
+  const inside = (t: number) => comp.id[t] === comp.smallest;
+  const edge = (id: number): GraphEdge => ({ from: edgeSource(g, id), to: g.to[id], kind: g.kind[id], a: g.a[id], b: g.b[id] });
+  const via = new Int32Array(n).fill(-1);
+  let tried = 0;
+  for (const u of comp.members) {
+    for (let e = g.start[u]; e < g.start[u + 1] && tried < MAX_SINGLE_EDGE_TRIES; e++) {
+      if (g.kind[e] !== FORCED || !inside(g.to[e])) continue;
+      tried++;
+      const path = pathOf(g, g.to[e], u, inside, via, true);
+      if (path) return [e, ...path].map(edge);
+    }
+  }
+  const start = comp.members[0];
+  for (let e = g.start[start]; e < g.start[start + 1]; e++) {
+    if (!inside(g.to[e])) continue;
+    const path = g.to[e] === start ? [] : pathOf(g, g.to[e], start, inside, via, false);
+    if (path) return [e, ...path].map(edge);
+  }
+  throw new Error('no cycle in a strongly connected component');
+}
+
+/** Strongly connected components of the nodes `keep` accepts; the smallest one with two nodes or more. */
+function components(g: Graph, n: number, keep: (t: number) => boolean): { id: Int32Array; smallest: number; members: number[] } {
+  const id = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const num = new Int32Array(n).fill(-1);
+  const onStack = new Uint8Array(n);
+  const stack: number[] = [];
+  let counter = 0, comps = 0;
+  let smallest = -1, smallestSize = Infinity;
+  const work: number[] = [];
+  const edgeAt: number[] = [];
+  for (let s = 0; s < n; s++) {
+    if (!keep(s) || num[s] >= 0) continue;
+    work.push(s);
+    edgeAt.push(g.start[s]);
+    num[s] = low[s] = counter++;
+    stack.push(s);
+    onStack[s] = 1;
+    while (work.length) {
+      const u = work[work.length - 1];
+      const e = edgeAt[edgeAt.length - 1];
+      if (e < g.start[u + 1]) {
+        edgeAt[edgeAt.length - 1]++;
+        const v = g.to[e];
+        if (!keep(v)) continue;
+        if (num[v] < 0) {
+          num[v] = low[v] = counter++;
+          stack.push(v);
+          onStack[v] = 1;
+          work.push(v);
+          edgeAt.push(g.start[v]);
+        } else if (onStack[v] && num[v] < low[u]) low[u] = num[v];
+        continue;
+      }
+      work.pop();
+      edgeAt.pop();
+      if (work.length) {
+        const p = work[work.length - 1];
+        if (low[u] < low[p]) low[p] = low[u];
+      }
+      if (low[u] === num[u]) {
+        let size = 0;
+        let v: number;
+        do {
+          v = stack.pop()!;
+          onStack[v] = 0;
+          id[v] = comps;
+          size++;
+        } while (v !== u);
+        if (size > 1 && size < smallestSize) {
+          smallest = comps;
+          smallestSize = size;
+        }
+        comps++;
+      }
+    }
+  }
+  const members: number[] = [];
+  for (let t = 0; t < n; t++) if (id[t] === smallest) members.push(t);
+  return { id, smallest, members };
+}
+
+const MAX_SINGLE_EDGE_TRIES = 2000;
+
+/** Edge ids of a shortest path from `from` to `to` over nodes `left` accepts (only so and wr edges when
+ *  `unforced`), if any. `via` is scratch space of -1s, left as it was found. */
+function pathOf(g: Graph, from: number, to: number, left: (t: number) => boolean, via: Int32Array, unforced: boolean): number[] | undefined {
+  const queue = [from];
+  const touched = [from];
+  via[from] = -2;
+  let found = false;
+  for (let qi = 0; qi < queue.length && !found; qi++) {
+    const u = queue[qi];
+    for (let e = g.start[u]; e < g.start[u + 1]; e++) {
+      const v = g.to[e];
+      if ((unforced && g.kind[e] === FORCED) || via[v] !== -1 || !left(v)) continue;
+      via[v] = e;
+      touched.push(v);
+      if (v === to) {
+        found = true;
+        break;
+      }
+      queue.push(v);
+    }
+  }
+  let path: number[] | undefined;
+  if (found) {
+    path = [];
+    for (let x = to; x !== from; x = edgeSource(g, via[x])) path.push(via[x]);
+    path.reverse();
+  }
+  for (const t of touched) via[t] = -1;
+  return path;
+}
+
+function edgeSource(g: Graph, e: number): number {
+  let lo = 0, hi = g.start.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (g.start[mid] <= e) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

@@ -1,0 +1,250 @@
+/**
+ * Whether one total commit order is a consistent execution (docs/semantics.md §2–§3, the definition itself), in
+ * time about linear in the reads and with no n × n structure: the certificate of the linear check.
+ *
+ * With co given as positions (`pos`, a topological order of so ∪ wr):
+ *   1. every read r of t3 of key x from t1: no writer t2 ∉ {t1, t3} of x with t1 <co t2 <co t3 is visible to r.
+ *      Visible writers at each level: the session's latest writer of x before t3 (so), the writers t3 read from
+ *      that write x (wr; at RC only through an earlier statement), at CC those that causally precede t3 (vector
+ *      clocks), at PC/SI everything before the bound of prefix.ts/witness.ts (the latest of t3's so/wr
+ *      predecessors, and at SI also the latest writer of a key t3 writes that commits before it), at SER
+ *      everything before t3.
+ *   2. every row a non-partial read did not return (and did not write itself) whose WHERE some version could
+ *      satisfy: the co-latest version visible to the read hides it (deleted, absent, or not matching). That
+ *      version is the witness (paper §5): it is already visible, so adding wr from it changes no visibility (at
+ *      RC it is so-visible or read earlier; RA: so or wr; CC: hb; PC/SI: below the bound or so/wr; SER: before
+ *      t3), and the axioms of step 1 hold for it by the choice of the latest. This is Theorem 5's canonical
+ *      witness, and it is why the check needs no enumeration when the order is right.
+ * A failure says only that this order does not work (the caller then searches); success proves consistency.
+ * A row only init wrote whose initial version matches is a missing row under every order: reported as such.
+ */
+import { CC, PC, RC, SER, SI } from '../levels.js';
+import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model.js';
+import type { CandidateRows } from './candidate-rows.js';
+import { CausalClocks, MAX_CLOCK_ENTRIES, type Chains } from './sessions.js';
+
+export type Verification =
+  | { ok: true }
+  | { ok: false; missingRow: true; read: number; key: number }
+  | { ok: false; missingRow?: false; read: number; key: number; writer: number; from?: number; why: string };
+
+/** Writers of each key sorted by commit position (CSR). */
+export class KeyWriters {
+  readonly start: Int32Array;
+  readonly ids: Int32Array;
+  readonly at: Int32Array;
+
+  constructor(model: CheckModel, pos: Int32Array) {
+    const { writersOf } = model;
+    const k = writersOf.length;
+    const start = (this.start = new Int32Array(k + 1));
+    for (let x = 0; x < k; x++) start[x + 1] = start[x] + writersOf[x].length;
+    const ids = (this.ids = new Int32Array(start[k]));
+    const at = (this.at = new Int32Array(start[k]));
+    for (let x = 0; x < k; x++) {
+      const list = writersOf[x].slice().sort((a, b) => pos[a] - pos[b]);
+      for (let i = 0; i < list.length; i++) {
+        ids[start[x] + i] = list[i];
+        at[start[x] + i] = pos[list[i]];
+      }
+    }
+  }
+
+  /** Index (into ids/at) of the first writer of x at a position > p. */
+  after(x: number, p: number): number {
+    let lo = this.start[x], hi = this.start[x + 1];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.at[mid] <= p) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/** Rounds of witness choices per transaction before the check gives up on this order (each adds a writer). */
+const MAX_WITNESS_ROUNDS = 8;
+
+/**
+ * Checks the readers `pass` selects; returns the witnesses it had to add (beyond the canonical ones, which add no
+ * visibility) as (writer, reader) pairs, so that the causal clocks of a later pass can include them.
+ */
+function verifyPass(model: CheckModel, order: Int32Array | undefined, pos: Int32Array, kw: KeyWriters, chains: Chains, clocks: CausalClocks | undefined, extraOf: Map<number, number[]> | undefined, rows: CandidateRows, pass: (level: number) => boolean, witnesses: number[], check: () => void): Verification {
+  const { n, reads, readsOf, txns, writes, soPrev } = model;
+  const lastWriter = new Int32Array(model.keys.length).fill(-1);
+  const lastSession = new Int32Array(model.keys.length).fill(-1);
+  const wrStamp = new Int32Array(n).fill(-1);
+  const rcStamp = new Int32Array(n).fill(-1);
+  const wrList: number[] = [];
+  const rcLater: number[] = [];
+  // Session order (dense ids) when no causal clocks are kept; commit order when they are (built as it goes).
+  for (let i = 1; i < n; i++) {
+    if ((i & 1023) === 0) check();
+    const t3 = order ? order[i] : i;
+    clocks?.begin(t3, extraOf?.get(t3));
+    const level = txns[t3].level;
+    if (pass(level)) {
+      const failed = verifyTxn(t3);
+      if (failed) return failed;
+    }
+    for (const x of writes[t3].keys()) {
+      lastWriter[x] = t3;
+      lastSession[x] = chains.of[t3];
+    }
+  }
+  return { ok: true };
+
+  function verifyTxn(t3: number): Verification | undefined {
+    const level = txns[t3].level;
+    const session = chains.of[t3];
+    const p3 = pos[t3];
+    wrList.length = 0;
+    for (const ri of readsOf[t3]) {
+      for (const w of reads[ri].fromTxns) {
+        if (wrStamp[w] !== t3) {
+          wrStamp[w] = t3;
+          wrList.push(w);
+        }
+      }
+    }
+    // PC/SI: every transaction at a position below `bound` is visible (recomputed when a witness is added).
+    let bound = 0;
+    const computeBound = () => {
+      if (level === PC || level === SI) {
+        bound = pos[soPrev[t3]];
+        for (const w of wrList) if (pos[w] > bound) bound = pos[w];
+        if (level === SI) {
+          for (const x of writes[t3].keys()) {
+            const i = kw.after(x, p3 - 1); // first writer at >= p3; the one before commits last before t3
+            if (i > kw.start[x] && kw.at[i - 1] + 1 > bound) bound = kw.at[i - 1] + 1;
+          }
+        }
+      } else if (level === SER) bound = p3;
+    };
+    /** The latest writer of x before t3 that is visible to the read being checked (INIT when none). */
+    const latestVisible = (x: number): number => {
+      let best = INIT;
+      let bestPos = 0;
+      const consider = (t: number) => {
+        if (pos[t] > bestPos && pos[t] < p3) {
+          best = t;
+          bestPos = pos[t];
+        }
+      };
+      if (bound > 0) {
+        const i = kw.after(x, bound - 1) - 1; // the last writer at a position < bound
+        if (i >= kw.start[x]) consider(kw.ids[i]);
+      }
+      if (lastSession[x] === session) consider(lastWriter[x]);
+      if (level === CC) {
+        for (let i = kw.after(x, p3 - 1) - 1; i >= kw.start[x] && kw.at[i] > bestPos; i--) {
+          if (kw.ids[i] !== t3 && clocks!.precedes(kw.ids[i], t3)) {
+            consider(kw.ids[i]);
+            break;
+          }
+        }
+      } else {
+        for (const w of wrList) if (w !== INIT && (level !== RC || rcStamp[w] === t3) && writes[w].has(x)) consider(w);
+      }
+      return best;
+    };
+    for (let round = 0; ; round++) {
+      if (round === MAX_WITNESS_ROUNDS) {
+        const r = reads[readsOf[t3][0]];
+        return { ok: false, read: r.id, key: r.fromKeys[0] ?? 0, writer: INIT, why: `the witnesses of ${txns[t3].id}'s unreturned rows did not settle in ${MAX_WITNESS_ROUNDS} rounds` };
+      }
+      computeBound();
+      let added = false;
+      if (level === RC) for (const w of wrList) rcStamp[w] = -1;
+      for (const ri of readsOf[t3]) {
+        const r = reads[ri];
+        for (let i = 0; i < r.fromKeys.length; i++) {
+          const x = r.fromKeys[i];
+          const t1 = r.fromTxns[i];
+          const latest = latestVisible(x);
+          if (latest !== t1 && pos[latest] > pos[t1]) {
+            return { ok: false, read: ri, key: x, writer: latest, from: t1, why: `${txns[latest].id} wrote the row after ${txns[t1].id} in this order and is visible to the read` };
+          }
+        }
+        rcLater.length = 0;
+        if (!r.partial) {
+          for (const x of rows.of(r)) {
+            if (r.returned.has(x) || r.local.has(x)) continue;
+            const writers = model.writersOf[x];
+            if (writers.length === 0) {
+              const init = model.initRow[x];
+              if (init !== undefined && predicateHolds(model, r, init, INIT)) return { ok: false, missingRow: true, read: r.id, key: x };
+              continue;
+            }
+            const w = latestVisible(x);
+            if (hides(model, r, x, w)) continue;
+            // A later version before the reader that hides the row: the witness is then read from it (paper §5),
+            // which makes it visible (and, at PC/SI, everything before it): the transaction is checked again.
+            let later = -1;
+            if (level !== SER) {
+              for (let j = kw.after(x, pos[w]); j < kw.start[x + 1] && kw.at[j] < p3; j++) {
+                if (kw.ids[j] !== t3 && hides(model, r, x, kw.ids[j])) {
+                  later = kw.ids[j];
+                  break;
+                }
+              }
+            }
+            if (later < 0) {
+              return { ok: false, read: r.id, key: x, writer: w, why: `the read did not return the row, but the latest version visible to it in this order (${w === INIT ? 'init' : txns[w].id}) matches its WHERE, and no later version before it hides the row` };
+            }
+            witnesses.push(later, t3);
+            if (level === RC) rcLater.push(later);
+            else if (level === CC) {
+              if (!clocks!.precedes(later, t3)) {
+                clocks!.join(t3, later);
+                added = true;
+              }
+            }
+            else if (wrStamp[later] !== t3) {
+              wrStamp[later] = t3;
+              wrList.push(later);
+              added = true;
+            }
+          }
+        }
+        if (level === RC) {
+          for (const w of r.fromTxns) rcStamp[w] = t3;
+          for (const w of rcLater) {
+            rcStamp[w] = t3;
+            if (wrStamp[w] !== t3) {
+              wrStamp[w] = t3;
+              wrList.push(w);
+            }
+          }
+        }
+      }
+      if (!added) return undefined;
+    }
+  }
+}
+
+/** Whether the version of x written by w (init: the initial row) hides the row from the read: absent, deleted,
+ *  or not satisfying its WHERE. */
+function hides(model: CheckModel, r: ReadEvent, x: number, w: number): boolean {
+  const row = w === INIT ? model.initRow[x] : model.writes[w].get(x);
+  return row === undefined || row === null || !predicateHolds(model, r, row, w);
+}
+
+export function verifyOrder(model: CheckModel, order: Int32Array, pos: Int32Array, chains: Chains, rows: CandidateRows, check: () => void): Verification {
+  const kw = new KeyWriters(model, pos);
+  const witnesses: number[] = [];
+  const first = verifyPass(model, undefined, pos, kw, chains, undefined, undefined, rows, (level) => level !== CC, witnesses, check);
+  if (!first.ok) return first;
+  if (!model.txns.some((t, i) => i !== INIT && t.level === CC)) return first;
+  if (model.n * chains.count > MAX_CLOCK_ENTRIES) {
+    return { ok: false, read: 0, key: 0, writer: INIT, why: `causal clocks for ${model.n} transactions in ${chains.count} sessions would not fit` };
+  }
+  // CC readers see what causally precedes them, the witnesses chosen for the other readers included.
+  const extraOf = new Map<number, number[]>();
+  for (let i = 0; i < witnesses.length; i += 2) {
+    let list = extraOf.get(witnesses[i + 1]);
+    if (!list) extraOf.set(witnesses[i + 1], (list = []));
+    list.push(witnesses[i]);
+  }
+  return verifyPass(model, order, pos, kw, chains, new CausalClocks(model, chains), extraOf, rows, (level) => level === CC, [], check);
+}
