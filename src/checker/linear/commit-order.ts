@@ -8,6 +8,7 @@
  */
 import { INIT, type CheckModel } from '../model.js';
 import type { ForcedEdges } from './constraints.js';
+import type { Flat } from './flat.js';
 
 export const SO = 0, WR = 1, FORCED = 2;
 
@@ -28,11 +29,12 @@ interface Graph {
   b: Int32Array;
 }
 
-function buildGraph(model: CheckModel, forced: ForcedEdges): Graph {
-  const { n, soPrev, reads } = model;
+function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges): Graph {
+  const { n, soPrev } = model;
+  const { readStart, tripleStart, tripleFrom } = flat;
   const degree = new Int32Array(n + 1);
   for (let t = 1; t < n; t++) degree[soPrev[t]]++;
-  for (const r of reads) for (const w of r.fromTxns) degree[w]++;
+  for (let j = 0; j < tripleFrom.length; j++) degree[tripleFrom[j]]++;
   for (let e = 0; e < forced.count; e++) degree[forced.from[e]]++;
   const start = new Int32Array(n + 1);
   for (let t = 0; t < n; t++) start[t + 1] = start[t] + degree[t];
@@ -47,16 +49,20 @@ function buildGraph(model: CheckModel, forced: ForcedEdges): Graph {
     b[at] = y;
   };
   for (let t = 1; t < n; t++) put(soPrev[t], t, SO, 0, 0);
-  for (const r of reads) r.fromTxns.forEach((w, i) => put(w, r.txn, WR, r.id, i));
+  for (let t = 1; t < n; t++) {
+    for (let r = readStart[t]; r < readStart[t + 1]; r++) {
+      for (let j = tripleStart[r]; j < tripleStart[r + 1]; j++) put(tripleFrom[j], t, WR, r, j - tripleStart[r]);
+    }
+  }
   for (let e = 0; e < forced.count; e++) put(forced.from[e], forced.to[e], FORCED, e, 0);
   return { start, to, kind, a, b };
 }
 
 export type CandidateOrder = { order: Int32Array; pos: Int32Array; cycle?: undefined } | { cycle: GraphEdge[]; order?: undefined; pos?: undefined };
 
-export function candidateOrder(model: CheckModel, forced: ForcedEdges, check: () => void): CandidateOrder {
+export function candidateOrder(model: CheckModel, flat: Flat, forced: ForcedEdges, check: () => void): CandidateOrder {
   const { n, txns } = model;
-  const g = buildGraph(model, forced);
+  const g = buildGraph(model, flat, forced);
   const indeg = new Int32Array(n);
   for (let i = 0; i < g.to.length; i++) indeg[g.to[i]]++;
   const time = new Float64Array(n);

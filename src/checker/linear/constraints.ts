@@ -18,6 +18,7 @@
 import { SER, SI, RC } from '../levels.js';
 import { INIT, type CheckModel } from '../model.js';
 import type { Chains } from './sessions.js';
+import { writesKey, type Flat } from './flat.js';
 
 /** Why a forced edge is there. */
 export const SO_VISIBLE = 0, WR_VISIBLE = 1, ANTI_DEPENDENCY = 2;
@@ -82,94 +83,135 @@ class Growable {
 }
 
 /**
- * The reads that read each version and overwrote it: for key x and writer t1, the (read, index) pairs of
- * transactions that read x from t1 and write x themselves. Keyed by x * n + t1 (below 2^53 for any history
- * that fits in memory).
+ * The reads that read a version and overwrote it: every (read, index) whose transaction writes the key it read
+ * there, sorted by (key, writer read from), with `version[i] = key * n + writer` to binary-search a version.
+ * (Below 2^53 for any history that fits in memory.)
  */
-export function overwriters(model: CheckModel): Map<number, number[]> {
-  const { reads, writes, n } = model;
-  const map = new Map<number, number[]>();
-  for (const r of reads) {
-    const w = writes[r.txn];
-    if (w.size === 0) continue;
-    for (let i = 0; i < r.fromKeys.length; i++) {
-      const x = r.fromKeys[i];
-      if (!w.has(x)) continue;
-      const id = x * n + r.fromTxns[i];
-      let list = map.get(id);
-      if (!list) map.set(id, (list = []));
-      list.push(r.id, i);
-    }
-  }
-  return map;
+export interface Overwriters {
+  version: Float64Array;
+  read: Int32Array;
+  index: Int32Array;
 }
 
-export function forcedEdges(model: CheckModel, chains: Chains, over: Map<number, number[]>, check: () => void): { edges: ForcedEdges; lostUpdates: LostUpdate[] } {
-  const { n, reads, readsOf, txns, writes } = model;
+export function overwriters(model: CheckModel, flat: Flat): Overwriters {
+  const { n } = model;
+  const { tripleStart, tripleKey, tripleFrom, readStart } = flat;
+  const picked: number[] = [];
+  const readOf: number[] = [];
+  for (let t = 1; t < n; t++) {
+    if (flat.writeStart[t] === flat.writeStart[t + 1]) continue;
+    for (let r = readStart[t]; r < readStart[t + 1]; r++) {
+      for (let j = tripleStart[r]; j < tripleStart[r + 1]; j++) {
+        if (writesKey(flat, t, tripleKey[j])) {
+          picked.push(j);
+          readOf.push(r);
+        }
+      }
+    }
+  }
+  const ids = Int32Array.from(picked.keys());
+  const v = (i: number) => tripleKey[picked[i]] * n + tripleFrom[picked[i]];
+  const keyOf = Float64Array.from(picked, (_, i) => v(i));
+  ids.sort((a, b) => keyOf[a] - keyOf[b] || a - b);
+  return {
+    version: Float64Array.from(ids, (i) => keyOf[i]),
+    read: Int32Array.from(ids, (i) => readOf[i]),
+    index: Int32Array.from(ids, (i) => picked[i] - tripleStart[readOf[i]]),
+  };
+}
+
+/** The range [from, to) of `over` for one version (key x written by t1). */
+function versionRange(over: Overwriters, v: number): [number, number] {
+  const a = over.version;
+  let lo = 0, hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  let to = lo;
+  while (to < a.length && a[to] === v) to++;
+  return [lo, to];
+}
+
+export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over: Overwriters, check: () => void): { edges: ForcedEdges; lostUpdates: LostUpdate[] } {
+  const { n } = model;
+  const { readStart, tripleStart, tripleKey, tripleFrom, level: levels } = flat;
+  const readTxn = (r: number) => {
+    // the transaction of read r: binary search in readStart
+    let lo = 0, hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (readStart[mid] <= r) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
   const edges = new Growable();
   // The latest writer of each key in the session being walked (dense ids are by session, then seq).
   const lastWriter = new Int32Array(model.keys.length).fill(-1);
   const lastSession = new Int32Array(model.keys.length).fill(-1);
-  // Writers t3 read from so far (stamp = t3), and, for RC, at an earlier statement (rcStamp = t3).
+  // Writers t3 read from (stamp = t3), and, for RC, at an earlier statement (rcStamp = t3).
   const wrStamp = new Int32Array(n).fill(-1);
   const rcStamp = new Int32Array(n).fill(-1);
   const wrList: number[] = [];
   for (let t3 = 1; t3 < n; t3++) {
     if ((t3 & 4095) === 0) check();
-    const level = txns[t3].level;
+    const level = levels[t3];
     const session = chains.of[t3];
     wrList.length = 0;
-    for (const ri of readsOf[t3]) {
-      for (const w of reads[ri].fromTxns) {
-        if (wrStamp[w] !== t3) {
-          wrStamp[w] = t3;
-          wrList.push(w);
-        }
+    const first = tripleStart[readStart[t3]], last = tripleStart[readStart[t3 + 1]];
+    for (let j = first; j < last; j++) {
+      const w = tripleFrom[j];
+      if (wrStamp[w] !== t3) {
+        wrStamp[w] = t3;
+        wrList.push(w);
       }
     }
-    for (const ri of readsOf[t3]) {
-      const r = reads[ri];
-      for (let i = 0; i < r.fromKeys.length; i++) {
-        const x = r.fromKeys[i];
-        const t1 = r.fromTxns[i];
+    for (let r = readStart[t3]; r < readStart[t3 + 1]; r++) {
+      for (let j = tripleStart[r]; j < tripleStart[r + 1]; j++) {
+        const x = tripleKey[j];
+        const t1 = tripleFrom[j];
+        const i = j - tripleStart[r];
         if (lastSession[x] === session) {
           const t2 = lastWriter[x];
-          if (t2 !== t1) edges.push(t2, t1, SO_VISIBLE, ri, i);
+          if (t2 !== t1) edges.push(t2, t1, SO_VISIBLE, r, i);
         }
         for (const t2 of wrList) {
-          if (t2 === t1 || t2 === INIT || (level === RC && rcStamp[t2] !== t3) || !writes[t2].has(x)) continue;
-          edges.push(t2, t1, WR_VISIBLE, ri, i);
+          if (t2 === t1 || t2 === INIT || (level === RC && rcStamp[t2] !== t3) || !writesKey(flat, t2, x)) continue;
+          edges.push(t2, t1, WR_VISIBLE, r, i);
         }
         if (level === SER) {
-          const list = over.get(x * n + t1);
-          if (list) {
-            for (let j = 0; j < list.length; j += 2) {
-              const t2 = reads[list[j]].txn;
-              if (t2 !== t3) edges.push(t3, t2, ANTI_DEPENDENCY, ri, i, list[j]);
-            }
+          const [from, to] = versionRange(over, x * n + t1);
+          for (let k = from; k < to; k++) {
+            const t2 = readTxn(over.read[k]);
+            if (t2 !== t3) edges.push(t3, t2, ANTI_DEPENDENCY, r, i, over.read[k]);
           }
         }
       }
-      if (level === RC) for (const w of r.fromTxns) rcStamp[w] = t3;
+      if (level === RC) for (let j = tripleStart[r]; j < tripleStart[r + 1]; j++) rcStamp[tripleFrom[j]] = t3;
     }
-    for (const x of writes[t3].keys()) {
-      lastWriter[x] = t3;
-      lastSession[x] = session;
+    for (let k = flat.writeStart[t3]; k < flat.writeStart[t3 + 1]; k++) {
+      lastWriter[flat.writeKey[k]] = t3;
+      lastSession[flat.writeKey[k]] = session;
     }
   }
   const lostUpdates: LostUpdate[] = [];
-  for (const [id, list] of over) {
-    if (list.length < 4) continue;
-    let first = -1;
-    for (let j = 0; j < list.length; j += 2) {
-      const t = reads[list[j]].txn;
-      if (txns[t].level !== SI && txns[t].level !== SER) continue;
-      if (first < 0) first = j;
-      else if (reads[list[first]].txn !== t) {
-        lostUpdates.push({ key: Math.floor(id / n), from: id % n, a: { read: list[first], index: list[first + 1] }, b: { read: list[j], index: list[j + 1] } });
+  for (let from = 0; from < over.version.length && lostUpdates.length < 10; ) {
+    let to = from;
+    while (to < over.version.length && over.version[to] === over.version[from]) to++;
+    let a = -1;
+    for (let k = from; k < to; k++) {
+      const t = readTxn(over.read[k]);
+      if (levels[t] !== SI && levels[t] !== SER) continue;
+      if (a < 0) a = k;
+      else if (readTxn(over.read[a]) !== t) {
+        const v = over.version[from];
+        lostUpdates.push({ key: Math.floor(v / n), from: v % n, a: { read: over.read[a], index: over.index[a] }, b: { read: over.read[k], index: over.index[k] } });
         break;
       }
     }
+    from = to;
   }
   return { edges: edges.done(), lostUpdates };
 }

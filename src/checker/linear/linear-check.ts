@@ -22,6 +22,7 @@ import { CandidateRows } from './candidate-rows.js';
 import { candidateOrder, FORCED, WR, type GraphEdge } from './commit-order.js';
 import { ANTI_DEPENDENCY, SO_VISIBLE, forcedEdges, overwriters, type ForcedEdges, type LostUpdate } from './constraints.js';
 import { sessionChains } from './sessions.js';
+import { flatten } from './flat.js';
 import { verifyOrder } from './verify.js';
 
 export type LinearOutcome =
@@ -30,15 +31,16 @@ export type LinearOutcome =
   | { verdict: 'undecided'; reason: string };
 
 export function linearCheck(model: CheckModel, check: () => void): LinearOutcome {
+  const flat = flatten(model);
   const chains = sessionChains(model);
-  const over = overwriters(model);
-  const { edges, lostUpdates } = forcedEdges(model, chains, over, check);
+  const over = overwriters(model, flat);
+  const { edges, lostUpdates } = forcedEdges(model, flat, chains, over, check);
   if (lostUpdates.length > 0) return { verdict: 'inconsistent', anomalies: lostUpdates.slice(0, 10).map((l) => lostUpdateAnomaly(model, l)) };
   check();
-  const candidate = candidateOrder(model, edges, check);
+  const candidate = candidateOrder(model, flat, edges, check);
   if (candidate.cycle) return { verdict: 'inconsistent', anomalies: [forcedCycleAnomaly(model, edges, candidate.cycle)] };
   check();
-  const v = verifyOrder(model, candidate.order, candidate.pos, chains, new CandidateRows(model), check);
+  const v = verifyOrder(model, flat, candidate.order, candidate.pos, chains, new CandidateRows(model), check);
   if (v.ok) return { verdict: 'consistent', order: candidate.order };
   if (v.missingRow) return { verdict: 'inconsistent', anomalies: [missingRowAnomaly(model, v.read, v.key, [INIT])] };
   const read = model.reads[v.read];

@@ -4,6 +4,7 @@
  * session per transaction instead of an n × n bitset, as in AWDIT and Plume.
  */
 import { INIT, type CheckModel } from '../model.js';
+import type { Flat } from './flat.js';
 
 export interface Chains {
   /** Session index (0..k-1) of each transaction; -1 for init. */
@@ -43,7 +44,7 @@ export class CausalClocks {
   private readonly clock: Int32Array;
   private readonly k: number;
 
-  constructor(private readonly model: CheckModel, private readonly chains: Chains) {
+  constructor(private readonly model: CheckModel, private readonly flat: Flat, private readonly chains: Chains) {
     this.k = chains.count;
     this.clock = new Int32Array(model.n * this.k);
   }
@@ -53,7 +54,8 @@ export class CausalClocks {
     const row = t * k;
     const prev = this.model.soPrev[t];
     if (prev !== INIT) clock.copyWithin(row, prev * k, prev * k + k);
-    for (const ri of this.model.readsOf[t]) for (const w of this.model.reads[ri].fromTxns) this.join(t, w);
+    const { readStart, tripleStart, tripleFrom } = this.flat;
+    for (let j = tripleStart[readStart[t]]; j < tripleStart[readStart[t + 1]]; j++) this.join(t, tripleFrom[j]);
     for (const w of extra) this.join(t, w);
     clock[row + this.chains.of[t]] = this.chains.index[t];
   }

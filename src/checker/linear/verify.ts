@@ -22,6 +22,7 @@ import { CC, PC, RC, SER, SI } from '../levels.js';
 import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model.js';
 import type { CandidateRows } from './candidate-rows.js';
 import { CausalClocks, MAX_CLOCK_ENTRIES, type Chains } from './sessions.js';
+import { writesKey, type Flat } from './flat.js';
 
 export type Verification =
   | { ok: true }
@@ -69,8 +70,9 @@ const MAX_WITNESS_ROUNDS = 8;
  * Checks the readers `pass` selects; returns the witnesses it had to add (beyond the canonical ones, which add no
  * visibility) as (writer, reader) pairs, so that the causal clocks of a later pass can include them.
  */
-function verifyPass(model: CheckModel, order: Int32Array | undefined, pos: Int32Array, kw: KeyWriters, chains: Chains, clocks: CausalClocks | undefined, extraOf: Map<number, number[]> | undefined, rows: CandidateRows, pass: (level: number) => boolean, witnesses: number[], check: () => void): Verification {
-  const { n, reads, readsOf, txns, writes, soPrev } = model;
+function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined, pos: Int32Array, kw: KeyWriters, chains: Chains, clocks: CausalClocks | undefined, extraOf: Map<number, number[]> | undefined, rows: CandidateRows, pass: (level: number) => boolean, witnesses: number[], check: () => void): Verification {
+  const { n, reads, txns, soPrev } = model;
+  const { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey } = flat;
   const lastWriter = new Int32Array(model.keys.length).fill(-1);
   const lastSession = new Int32Array(model.keys.length).fill(-1);
   const wrStamp = new Int32Array(n).fill(-1);
@@ -82,29 +84,27 @@ function verifyPass(model: CheckModel, order: Int32Array | undefined, pos: Int32
     if ((i & 1023) === 0) check();
     const t3 = order ? order[i] : i;
     clocks?.begin(t3, extraOf?.get(t3));
-    const level = txns[t3].level;
-    if (pass(level)) {
+    if (pass(flat.level[t3])) {
       const failed = verifyTxn(t3);
       if (failed) return failed;
     }
-    for (const x of writes[t3].keys()) {
-      lastWriter[x] = t3;
-      lastSession[x] = chains.of[t3];
+    for (let k = writeStart[t3]; k < writeStart[t3 + 1]; k++) {
+      lastWriter[writeKey[k]] = t3;
+      lastSession[writeKey[k]] = chains.of[t3];
     }
   }
   return { ok: true };
 
   function verifyTxn(t3: number): Verification | undefined {
-    const level = txns[t3].level;
+    const level = flat.level[t3];
     const session = chains.of[t3];
     const p3 = pos[t3];
     wrList.length = 0;
-    for (const ri of readsOf[t3]) {
-      for (const w of reads[ri].fromTxns) {
-        if (wrStamp[w] !== t3) {
-          wrStamp[w] = t3;
-          wrList.push(w);
-        }
+    for (let j = tripleStart[readStart[t3]]; j < tripleStart[readStart[t3 + 1]]; j++) {
+      const w = tripleFrom[j];
+      if (wrStamp[w] !== t3) {
+        wrStamp[w] = t3;
+        wrList.push(w);
       }
     }
     // PC/SI: every transaction at a position below `bound` is visible (recomputed when a witness is added).
@@ -114,7 +114,8 @@ function verifyPass(model: CheckModel, order: Int32Array | undefined, pos: Int32
         bound = pos[soPrev[t3]];
         for (const w of wrList) if (pos[w] > bound) bound = pos[w];
         if (level === SI) {
-          for (const x of writes[t3].keys()) {
+          for (let k = writeStart[t3]; k < writeStart[t3 + 1]; k++) {
+            const x = writeKey[k];
             const i = kw.after(x, p3 - 1); // first writer at >= p3; the one before commits last before t3
             if (i > kw.start[x] && kw.at[i - 1] + 1 > bound) bound = kw.at[i - 1] + 1;
           }
@@ -144,29 +145,29 @@ function verifyPass(model: CheckModel, order: Int32Array | undefined, pos: Int32
           }
         }
       } else {
-        for (const w of wrList) if (w !== INIT && (level !== RC || rcStamp[w] === t3) && writes[w].has(x)) consider(w);
+        for (const w of wrList) if (w !== INIT && (level !== RC || rcStamp[w] === t3) && writesKey(flat, w, x)) consider(w);
       }
       return best;
     };
     for (let round = 0; ; round++) {
       if (round === MAX_WITNESS_ROUNDS) {
-        const r = reads[readsOf[t3][0]];
-        return { ok: false, read: r.id, key: r.fromKeys[0] ?? 0, writer: INIT, why: `the witnesses of ${txns[t3].id}'s unreturned rows did not settle in ${MAX_WITNESS_ROUNDS} rounds` };
+        const r = readStart[t3];
+        return { ok: false, read: r, key: tripleKey[tripleStart[r]] ?? 0, writer: INIT, why: `the witnesses of ${txns[t3].id}'s unreturned rows did not settle in ${MAX_WITNESS_ROUNDS} rounds` };
       }
       computeBound();
       let added = false;
       if (level === RC) for (const w of wrList) rcStamp[w] = -1;
-      for (const ri of readsOf[t3]) {
-        const r = reads[ri];
-        for (let i = 0; i < r.fromKeys.length; i++) {
-          const x = r.fromKeys[i];
-          const t1 = r.fromTxns[i];
+      for (let ri = readStart[t3]; ri < readStart[t3 + 1]; ri++) {
+        for (let j = tripleStart[ri]; j < tripleStart[ri + 1]; j++) {
+          const x = tripleKey[j];
+          const t1 = tripleFrom[j];
           const latest = latestVisible(x);
           if (latest !== t1 && pos[latest] > pos[t1]) {
             return { ok: false, read: ri, key: x, writer: latest, from: t1, why: `${txns[latest].id} wrote the row after ${txns[t1].id} in this order and is visible to the read` };
           }
         }
         rcLater.length = 0;
+        const r = reads[ri];
         if (!r.partial) {
           for (const x of rows.of(r)) {
             if (r.returned.has(x) || r.local.has(x)) continue;
@@ -208,7 +209,7 @@ function verifyPass(model: CheckModel, order: Int32Array | undefined, pos: Int32
           }
         }
         if (level === RC) {
-          for (const w of r.fromTxns) rcStamp[w] = t3;
+          for (let j = tripleStart[ri]; j < tripleStart[ri + 1]; j++) rcStamp[tripleFrom[j]] = t3;
           for (const w of rcLater) {
             rcStamp[w] = t3;
             if (wrStamp[w] !== t3) {
@@ -230,10 +231,10 @@ function hides(model: CheckModel, r: ReadEvent, x: number, w: number): boolean {
   return row === undefined || row === null || !predicateHolds(model, r, row, w);
 }
 
-export function verifyOrder(model: CheckModel, order: Int32Array, pos: Int32Array, chains: Chains, rows: CandidateRows, check: () => void): Verification {
+export function verifyOrder(model: CheckModel, flat: Flat, order: Int32Array, pos: Int32Array, chains: Chains, rows: CandidateRows, check: () => void): Verification {
   const kw = new KeyWriters(model, pos);
   const witnesses: number[] = [];
-  const first = verifyPass(model, undefined, pos, kw, chains, undefined, undefined, rows, (level) => level !== CC, witnesses, check);
+  const first = verifyPass(model, flat, undefined, pos, kw, chains, undefined, undefined, rows, (level) => level !== CC, witnesses, check);
   if (!first.ok) return first;
   if (!model.txns.some((t, i) => i !== INIT && t.level === CC)) return first;
   if (model.n * chains.count > MAX_CLOCK_ENTRIES) {
@@ -246,5 +247,5 @@ export function verifyOrder(model: CheckModel, order: Int32Array, pos: Int32Arra
     if (!list) extraOf.set(witnesses[i + 1], (list = []));
     list.push(witnesses[i]);
   }
-  return verifyPass(model, order, pos, kw, chains, new CausalClocks(model, chains), extraOf, rows, (level) => level === CC, [], check);
+  return verifyPass(model, flat, order, pos, kw, chains, new CausalClocks(model, flat, chains), extraOf, rows, (level) => level === CC, [], check);
 }
