@@ -79,6 +79,14 @@ function table(header: string[], body: (string | number)[][], align?: ('l' | 'r'
 
 const axisOf = (e: Experiment) => (e.axis === 'sessions' ? e.sessions : e.txns);
 const xOf = (e: Experiment, r: Row) => (e.axis === 'sessions' ? r.sessions : r.txns);
+/** A size of the axis as a column header: "16 × 2000" for the pairs of a paired experiment. */
+const axisLabel = (e: Experiment, x: number) => (e.paired ? `${x} × ${e.txns[e.sessions.indexOf(x)]}` : String(x));
+/** "linear 3, search 1" over the decided rows of our checker that say which part decided. */
+function decidedByCounts(rows: Row[]): string {
+  const n = (k: string) => rows.filter((r) => decided(r) && r.decided_by === k).length;
+  const rest = rows.filter((r) => decided(r) && !r.decided_by && r.checker === 'ours').length;
+  return rows.some((r) => r.decided_by) ? `linear ${n('linear')}, search ${n('search')}${rest ? `, other ${rest}` : ''}` : '–';
+}
 
 function plotExperiment(e: Experiment, rows: Row[], timeoutMs: number): string {
   const panels: Panel[] = e.workloads.map((w) => {
@@ -104,7 +112,7 @@ function plotExperiment(e: Experiment, rows: Row[], timeoutMs: number): string {
   const seeds = e.seeds;
   return renderPlot({
     title: e.title,
-    xLabel: e.axis === 'sessions' ? `sessions (${e.txns[0]} transactions each)` : `transactions per session (${e.sessions[0]} sessions)`,
+    xLabel: e.paired ? `sessions (× transactions each: ${e.sessions.map((x) => axisLabel(e, x)).join(', ')})` : e.axis === 'sessions' ? `sessions (${e.txns[0]} transactions each)` : `transactions per session (${e.sessions[0]} sessions)`,
     yLabel: 'check time (log scale)',
     panels,
     timeoutMs,
@@ -131,7 +139,7 @@ function sizeTables(e: Experiment, rows: Row[]): string {
   const axis = axisOf(e);
   for (const w of e.workloads) {
     const body = e.configs.map((c) => [c.toUpperCase(), ...axis.map((x) => cell(rows.filter((r) => r.workload === w && r.config === c && xOf(e, r) === x)))]);
-    out.push(`**${w}** — ${e.axis === 'sessions' ? 'sessions' : 'transactions per session'} →\n\n${table(['config', ...axis.map(String)], body)}`);
+    out.push(`**${w}** — ${e.paired ? 'sessions × transactions per session' : e.axis === 'sessions' ? 'sessions' : 'transactions per session'} →\n\n${table(['config', ...axis.map((x) => axisLabel(e, x))], body)}`);
   }
   return out.join('\n\n');
 }
@@ -165,7 +173,7 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
   md.push(`- Code: commit ${info.commit ?? 'unknown'} (built into dist/ by \`npm run bench\`). Database: ${info.database}. Histories recorded in this run: ${info.recorded} of ${info.historiesInPlan}${info.recorded < info.historiesInPlan ? ' (the others were reused from the histories folder: recording all of them takes about 23 minutes with 2 recordings at a time)' : ''}.`);
   md.push(`- Wall time: ${fmtMin(info.wallMs.total)} in all: recording ${fmtMin(info.wallMs.recording)}, checking ${fmtMin(info.wallMs.checking)} (${info.checksRun} checks; a check shared by two experiments, e.g. 3 sessions × 10 transactions in experiments 1 and 2, runs once).`);
   md.push(`- Each check runs alone in a fresh child process (peak memory = its maxRSS, Node and the SQL parser included), with a timeout of **${T / 1000} s** per history (the paper's: 60 s). The clock starts after the history is loaded (readHistory + model build = "load", measured apart); "check" is \`checkHistory\` with explanations and shrinking off (the decision only), or \`naiveCheck\` with no work bound, killed at the timeout. ${info.sequential ? 'Each worker started after the previous check ended (--sequential).' : 'Each worker warms up (the same checker, twice, on a small history of the same workload) before its job, and starts while the previous check runs: on 2 cores this costs some noise on the shortest checks.'}`);
-  md.push(`- Seeds: ${info.seeds} per point on the paper's grid (as the paper: 5 random clients per point), ${info.extSeeds} per point on the extended axes${info.extSeeds < info.seeds ? ' (fewer, to keep the full run within about 25 minutes on this machine)' : ''}${expOf('limit-sessions') || expOf('limit-txns') ? `, ${info.limitSeeds ?? 1} on the limit axes (the largest sizes, SI, RC and SI+RC only${info.experiments.filter((e) => e.id.startsWith('limit') && e.only).map((e) => `; ${e.axis === 'sessions' ? 'sessions' : 'transactions per session'} ${e.only!.sizes.join(', ')} for ${e.only!.workloads.join(', ')} ${e.only!.configs.map((c) => c.toUpperCase()).join(', ')} only`).join('')})` : ''}. Transactions axis of experiment 2: ${expOf('exp2')?.txns.join(', ') ?? '–'} (a step, not every value 1..20 as in the paper, to keep the time reasonable).`);
+  md.push(`- Seeds: ${info.seeds} per point on the paper's grid (as the paper: 5 random clients per point), ${info.extSeeds} per point on the extended axes${info.extSeeds < info.seeds ? ' (fewer, to keep the full run within about 25 minutes on this machine)' : ''}${expOf('limit-sessions') || expOf('limit-txns') || expOf('limit-large') ? `, ${info.limitSeeds ?? 1} on the limit axes (the largest sizes, SI, RC and SI+RC only${info.experiments.filter((e) => e.id.startsWith('limit') && e.only).map((e) => `; ${e.axis === 'sessions' ? 'sessions' : 'transactions per session'} ${e.only!.sizes.join(', ')} for ${e.only!.workloads.join(', ')} ${e.only!.configs.map((c) => c.toUpperCase()).join(', ')} only`).join('')})` : ''}. Transactions axis of experiment 2: ${expOf('exp2')?.txns.join(', ') ?? '–'} (a step, not every value 1..20 as in the paper, to keep the time reasonable).`);
   md.push(`- Cells of the size tables: median / max check time of the decided histories; **⏱n** = n histories not decided within the timeout; ✗n = n histories found inconsistent at the levels they ran at (PostgreSQL should never produce one: each is a checker or database problem to look at).`);
   md.push('');
 
@@ -179,6 +187,11 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
   const paperUndecided = paperGrid.filter((r) => !decided(r)).length;
   const paperMedian = median(paperGrid.filter(decided).map((r) => r.time_ms));
   const share = (rs: Row[]) => rs.filter(decided).length / rs.length;
+  // Issue 16, target 4: every TPC-C point of the limit axes decided (limit-large: its own points, SI, RC, SI+RC).
+  const limitIds = (['limit-sessions', 'limit-txns', 'limit-large'] as ExpId[]).filter((id) => expOf(id));
+  const limitTpcc = dedupe(limitIds.flatMap((id) => rowsOf(id)).filter((r) => r.workload === 'tpcc' && r.checker === 'ours'));
+  const limitSlowest = max(limitTpcc.filter(decided).map((r) => r.time_ms));
+  const limitMissed = limitTpcc.filter((r) => !decided(r));
   md.push(`## Targets`);
   md.push('');
   md.push(table(['target', 'measured', 'status'], [
@@ -186,9 +199,11 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
     ['median check time < 100 ms on the paper\'s grid', fmtMs(paperMedian), status(paperGrid.length ? paperMedian < 100 : undefined)],
     [`16 sessions × 10 transactions: ≥ 95% decided within ${T / 1000} s`, s16.length ? `${s16.filter(decided).length} / ${s16.length} (${pct(s16.filter(decided).length, s16.length)})` : '–', status(s16.length ? share(s16) >= 0.95 : undefined)],
     [`3 sessions × 200 transactions: ≥ 95% decided within ${T / 1000} s`, t200.length ? `${t200.filter(decided).length} / ${t200.length} (${pct(t200.filter(decided).length, t200.length)})` : '–', status(t200.length ? share(t200) >= 0.95 : undefined)],
+    [`TPC-C: every point of the limit axes decided within ${T / 1000} s (issue 16; ${limitIds.length ? limitIds.join(', ') : 'limit axes not run'})`, limitTpcc.length ? `${limitTpcc.length - limitMissed.length} / ${limitTpcc.length} decided, slowest ${fmtMs(limitSlowest)}${limitMissed.length ? `; not decided: ${limitMissed.map((r) => `${r.config.toUpperCase()} ${r.sessions} × ${r.txns} (${r.verdict})`).join(', ')}` : ''}` : '–', status(limitTpcc.length ? limitMissed.length === 0 : undefined)],
     ['check time / load time < 10 for every consistent TPC-C history (all experiments)', ratios.length ? `median ${fmtN(median(ratios), 2)}, p95 ${fmtN(quantile(ratios, 0.95), 2)}, max ${fmtN(max(ratios), 2)}; ${ratios.filter((x) => x < 10).length} / ${ratios.length} under 10` : '–', status(ratios.length ? max(ratios) < 10 : undefined)],
   ], ['l', 'l', 'l']));
   md.push('');
+  if (allOurs.some((r) => r.decided_by)) md.push(`Which part of the checker decided (\`stats.decidedBy\`: the linear check, or the saturation and search after it): paper's grid ${decidedByCounts(paperGrid)}; all experiments ${decidedByCounts(allOurs)}.\n`);
 
   // ---- paper comparison
   md.push(`## Line by line with the paper`);
@@ -227,7 +242,7 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
   md.push('');
 
   // ---- per experiment
-  for (const id of ['exp1', 'exp2', 'ext-sessions', 'ext-txns', 'limit-sessions', 'limit-txns'] as ExpId[]) {
+  for (const id of ['exp1', 'exp2', 'ext-sessions', 'ext-txns', 'limit-sessions', 'limit-txns', 'limit-large'] as ExpId[]) {
     const e = expOf(id);
     if (!e) continue;
     const rows = rowsOf(id);
@@ -306,7 +321,7 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
   md.push(`## Slowest checks (our checker, all experiments)`);
   md.push('');
   const slowSorted = allOurs.slice().sort((a, b) => rank(b) - rank(a)).slice(0, 12);
-  md.push(table(['history', 'check --iso', 'verdict', 'time', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'load', 'peak MB'], slowSorted.map((r) => [`\`${r.file}\``, r.check_iso || '–', r.verdict, fmtMs(r.time_ms), r.events, r.conflicts, r.forced, r.extensions, r.prefixes, fmtMs(num(r.load_ms)), r.peak_mb])));
+  md.push(table(['history', 'check --iso', 'verdict', 'decided by', 'time', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'load', 'peak MB'], slowSorted.map((r) => [`\`${r.file}\``, r.check_iso || '–', r.verdict, r.decided_by || '–', fmtMs(r.time_ms), r.events, r.conflicts, r.forced, r.extensions, r.prefixes, fmtMs(num(r.load_ms)), r.peak_mb])));
   md.push('');
 
   const extra = join(resultsDir, 'profiles.md');
@@ -345,13 +360,15 @@ function stopsDeciding(e: Experiment, rows: Row[], T: number): string {
     const med = (xs: Row[], k: 'conflicts' | 'extensions' | 'prefixes') => fmtN(median(xs.map((r) => num(r[k])).filter(Number.isFinite)));
     body.push([
       `${w} ${c.toUpperCase()}`,
-      per.filter((p) => p.n > 0).map((p) => `${p.x}: ${p.ok}/${p.n}`).join(', '),
-      lastGood ? lastGood.x : '–',
+      per.filter((p) => p.n > 0).map((p) => `${axisLabel(e, p.x)}: ${p.ok}/${p.n}`).join(', '),
+      lastGood ? axisLabel(e, lastGood.x) : '–',
       bad.length ? `${med(bad, 'conflicts')} / ${med(bad, 'extensions')} / ${med(bad, 'prefixes')}` : '',
       good.length ? `${med(good, 'conflicts')} / ${med(good, 'extensions')} / ${med(good, 'prefixes')}` : '',
       fmtMs(max(good.map((r) => r.time_ms))),
+      fmtN(max(good.map((r) => num(r.peak_mb)).filter(Number.isFinite))),
+      decidedByCounts(rs),
       bad.map((r) => (r.verdict === 'error' ? `error: ${r.reason}` : /^killed/.test(r.reason) ? `${r.verdict} (${r.reason}: the checker overran its own deadline)` : `${r.verdict}${r.reason ? ` (${r.reason.slice(0, 60)})` : ''}`)).filter((v, i, a) => a.indexOf(v) === i).join('; '),
     ]);
   }
-  return `Where each workload / configuration stops deciding within ${T / 1000} s (decided / histories per size; conflicts / extensions / prefixes are medians, read from the CSV; a killed check has none):\n\n${table(['workload config', 'decided per size', 'largest size all decided', 'undecided: conflicts / ext. / prefixes', 'decided: conflicts / ext. / prefixes', 'max time decided', 'undecided how'], body, ['l', 'l', 'r', 'r', 'r', 'r', 'l'])}\n`;
+  return `Where each workload / configuration stops deciding within ${T / 1000} s (decided / histories per size; conflicts / extensions / prefixes are medians, read from the CSV; a killed check has none):\n\n${table(['workload config', 'decided per size', 'largest size all decided', 'undecided: conflicts / ext. / prefixes', 'decided: conflicts / ext. / prefixes', 'max time decided', 'max peak RSS MB', 'decided by', 'undecided how'], body, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'l'])}\n`;
 }

@@ -3,7 +3,7 @@
  * checker, which experiment, and one CSV row per checked history.
  */
 export type Checker = 'ours' | 'naive' | 'naive-exhaustive';
-export type ExpId = 'exp1' | 'exp2' | 'exp3' | 'ext-sessions' | 'ext-txns' | 'limit-sessions' | 'limit-txns';
+export type ExpId = 'exp1' | 'exp2' | 'exp3' | 'ext-sessions' | 'ext-txns' | 'limit-sessions' | 'limit-txns' | 'limit-large';
 
 export interface Experiment {
   id: ExpId;
@@ -20,6 +20,11 @@ export interface Experiment {
   checkerSeeds?: Partial<Record<Checker, number>>;
   /** Sizes of the axis run only for some workloads and configurations (the costliest points to record). */
   only?: { sizes: number[]; workloads: string[]; configs: string[] };
+  /**
+   * sessions[i] goes with txns[i] (the points are these pairs, not every sessions × txns): shapes of one total,
+   * e.g. 16 × 2000 and 64 × 500. The axis is sessions; --sessions and --txns do not apply.
+   */
+  paired?: boolean;
 }
 
 /** One CSV line: one check of one history. */
@@ -43,6 +48,9 @@ export interface Row {
   work: number | '';
   verdict: 'consistent' | 'inconsistent' | 'unknown' | 'timeout' | 'error';
   reason: string;
+  /** Which part of our checker decided (stats.decidedBy: the linear check or the search); '' when undecided, for
+   * the naive baselines, and in CSVs of builds before the linear check. */
+  decided_by: 'linear' | 'search' | '';
   time_ms: number;
   load_ms: number | '';
   read_ms: number | '';

@@ -44,6 +44,8 @@ export interface WorkerDone {
   extensions?: number;
   prefixes?: number;
   work?: number;
+  /** Our checker: which part decided (absent in builds before the linear check, and when undecided). */
+  decidedBy?: 'linear' | 'search';
   peakMb: number;
 }
 
@@ -66,7 +68,7 @@ async function run(job: WorkerJob): Promise<void> {
     const r = checkHistory(history, { iso, timeoutMs: job.timeoutMs, explain: false, shrink: false });
     const timeMs = performance.now() - s;
     const st = r.stats;
-    done = { ...base, verdict: r.verdict, reason: r.reason ?? r.anomalies[0]?.type, timeMs, conflicts: st.conflicts, forcedWitnesses: st.forcedWitnesses, extensions: st.extensions, prefixes: st.prefixes, peakMb: 0 };
+    done = { ...base, verdict: r.verdict, reason: r.reason ?? r.anomalies[0]?.type, timeMs, conflicts: st.conflicts, forcedWitnesses: st.forcedWitnesses, extensions: st.extensions, prefixes: st.prefixes, decidedBy: r.verdict === 'unknown' ? undefined : st.decidedBy, peakMb: 0 };
   } else {
     const s = performance.now();
     const r = naiveCheck(history, { iso, maxWork: Number.POSITIVE_INFINITY, exhaustive: job.checker === 'naive-exhaustive' });

@@ -23,7 +23,7 @@ import { snapshotCode } from './code-snapshot.js';
 export type { Checker, ExpId, Experiment, Row } from './paper-types.js';
 import type { Checker, ExpId, Experiment, Row } from './paper-types.js';
 
-export const COLUMNS: (keyof Row)[] = ['experiment', 'workload', 'config', 'check_iso', 'checker', 'sessions', 'txns', 'seed', 'file', 'transactions', 'committed', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'work', 'verdict', 'reason', 'time_ms', 'load_ms', 'read_ms', 'model_ms', 'check_load_ratio', 'peak_mb'];
+export const COLUMNS: (keyof Row)[] = ['experiment', 'workload', 'config', 'check_iso', 'checker', 'sessions', 'txns', 'seed', 'file', 'transactions', 'committed', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'work', 'verdict', 'reason', 'decided_by', 'time_ms', 'load_ms', 'read_ms', 'model_ms', 'check_load_ratio', 'peak_mb'];
 
 export const WORKLOADS = ['tpcc', 'tpcc-pc', 'twitter'];
 export const CONFIGS = ['ser', 'si', 'rc', 'ser+rc', 'si+rc'];
@@ -63,12 +63,13 @@ Options:
                         deciding (default 1)
   --exhaustive-seeds N  seeds of experiment 3 also checked by the exhaustive naive baseline (default 1: it
                         times out on nearly every TPC-C history, 60 s each)
-  --experiments LIST    among exp1,exp2,exp3,ext-sessions,ext-txns,limit-sessions,limit-txns (default all;
-                        --quick: all but the limit axes)
+  --experiments LIST    among exp1,exp2,exp3,ext-sessions,ext-txns,limit-sessions,limit-txns,limit-large
+                        (default all; --quick: all but the limit ones). limit-large: TPC-C at 16 sessions ×
+                        2000 transactions and 64 × 500 (SI, RC, SI+RC; recording them takes hours)
   --workloads LIST      restrict the workloads (default: the experiment's)
   --configs LIST        restrict the configurations of exp1, exp2 and the extended axes
-  --sessions LIST       override the sessions axis of the sessions experiments
-  --txns LIST           override the transactions axis of the transactions experiments
+  --sessions LIST       override the sessions axis of the sessions experiments (not limit-large's pairs)
+  --txns LIST           override the transactions axis of the transactions experiments (not limit-large's)
   --results DIR         CSVs, SVGs, run.json (default bench/results)
   --md FILE             the report (default bench/RESULTS.md)
   --histories DIR       recorded histories, reused when present (default bench/.histories)
@@ -107,7 +108,7 @@ function parseArgs(args: string[]): Options {
   const known = new Set(['quick', 'report-only', 'timeout', 'seeds', 'ext-seeds', 'limit-seeds', 'experiments', 'workloads', 'configs', 'sessions', 'txns', 'results', 'md', 'histories', 'record-jobs', 'record-only', 'sequential', 'exhaustive-seeds']);
   for (const a of args) if (a.startsWith('--') && !known.has(a.slice(2))) throw new UsageError(`unknown option ${a} (npm run bench -- paper --help)`);
   const quick = args.includes('--quick');
-  const all: ExpId[] = ['exp1', 'exp2', 'exp3', 'ext-sessions', 'ext-txns', 'limit-sessions', 'limit-txns'];
+  const all: ExpId[] = ['exp1', 'exp2', 'exp3', 'ext-sessions', 'ext-txns', 'limit-sessions', 'limit-txns', 'limit-large'];
   const experiments = (list('experiments') ?? (quick ? all.filter((e) => !e.startsWith('limit')) : all)) as ExpId[];
   for (const e of experiments) if (!all.includes(e)) throw new UsageError(`--experiments: unknown "${e}" (${all.join(', ')})`);
   return {
@@ -145,8 +146,11 @@ export function plan(o: Pick<Options, 'quick' | 'seeds' | 'extSeeds' | 'limitSee
     // Past the extended axes, until the checker stops deciding: the slowest single level (SI), RC, and SI+RC.
     // 256 and 512 sessions for TPC-C SI and RC only (the other workloads decide 128 sessions in under a second).
     { id: 'limit-sessions', title: 'Limit: time vs sessions up to 512, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: ['si', 'rc', 'si+rc'], sessions: q ? [48] : [48, 64, 96, 128, 256, 512], txns: [10], seeds: o.limitSeeds, checkers: ['ours'], only: { sizes: [256, 512], workloads: ['tpcc'], configs: ['si', 'rc'] } },
-    // 3 × 6400 for TPC-C SI and RC only: each takes a quarter of an hour to record, and its file is 400 MB.
-    { id: 'limit-txns', title: 'Limit: time vs transactions per session up to 6400, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: ['si', 'rc', 'si+rc'], sessions: [3], txns: q ? [800] : [800, 1600, 3200, 6400], seeds: o.limitSeeds, checkers: ['ours'], only: { sizes: [6400], workloads: ['tpcc'], configs: ['si', 'rc'] } },
+    // 3 × 6400 for TPC-C only (SI, RC, SI+RC): each takes a quarter of an hour to record, and its file is 400 MB.
+    { id: 'limit-txns', title: 'Limit: time vs transactions per session up to 6400, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: ['si', 'rc', 'si+rc'], sessions: [3], txns: q ? [800] : [800, 1600, 3200, 6400], seeds: o.limitSeeds, checkers: ['ours'], only: { sizes: [6400], workloads: ['tpcc'], configs: ['si', 'rc', 'si+rc'] } },
+    // Issue 16 (scale): TPC-C with many sessions and many transactions at once, 32,000 transactions in two
+    // shapes (pairs, not a cross product). Not in --quick: each recording takes the better part of an hour.
+    { id: 'limit-large', title: 'Limit: TPC-C, 32,000 transactions as 16 sessions × 2000 and 64 sessions × 500', axis: 'sessions', paired: true, workloads: ['tpcc'], configs: ['si', 'rc', 'si+rc'], sessions: [16, 64], txns: q ? [200, 50] : [2000, 500], seeds: o.limitSeeds, checkers: ['ours'] },
   ];
   return exps
     .filter((e) => o.experiments.includes(e.id))
@@ -154,8 +158,8 @@ export function plan(o: Pick<Options, 'quick' | 'seeds' | 'extSeeds' | 'limitSee
       ...e,
       workloads: o.workloads ? e.workloads.filter((w) => o.workloads!.includes(w)) : e.workloads,
       configs: o.configs && e.id !== 'exp3' ? e.configs.filter((c) => o.configs!.includes(c)) : e.configs,
-      sessions: o.sessions && e.axis === 'sessions' ? o.sessions : e.sessions,
-      txns: o.txns && e.axis === 'txns' ? o.txns : e.txns,
+      sessions: o.sessions && e.axis === 'sessions' && !e.paired ? o.sessions : e.sessions,
+      txns: o.txns && e.axis === 'txns' && !e.paired ? o.txns : e.txns,
     }))
     .filter((e) => e.workloads.length > 0 && e.configs.length > 0);
 }
@@ -170,16 +174,20 @@ interface Point {
 
 const fileName = (p: Point) => `${p.workload}-${p.config}-s${p.sessions}-t${p.txns}-seed${p.seed}.ndjson`;
 
+/** The (sessions, transactions per session) shapes of an experiment: every pair, or sessions[i] with txns[i]. */
+export function shapes(e: Pick<Experiment, 'sessions' | 'txns' | 'paired'>): [number, number][] {
+  return e.paired ? e.sessions.map((s, i) => [s, e.txns[i]]) : e.sessions.flatMap((s) => e.txns.map((t) => [s, t] as [number, number]));
+}
+
 function points(e: Experiment): Point[] {
   const out: Point[] = [];
   for (const workload of e.workloads)
     for (const config of e.configs)
-      for (const sessions of e.sessions)
-        for (const txns of e.txns) {
-          const only = e.only;
-          if (only && only.sizes.includes(e.axis === 'sessions' ? sessions : txns) && !(only.workloads.includes(workload) && only.configs.includes(config))) continue;
-          for (let s = 1; s <= e.seeds; s++) out.push({ workload, config, sessions, txns, seed: String(s) });
-        }
+      for (const [sessions, txns] of shapes(e)) {
+        const only = e.only;
+        if (only && only.sizes.includes(e.axis === 'sessions' ? sessions : txns) && !(only.workloads.includes(workload) && only.configs.includes(config))) continue;
+        for (let s = 1; s <= e.seeds; s++) out.push({ workload, config, sessions, txns, seed: String(s) });
+      }
   return out;
 }
 
@@ -333,7 +341,7 @@ function rowOf(e: Experiment, p: Point, file: string, checker: Checker, o: Outco
     return {
       ...base, ...empty,
       ...(l ? { transactions: l.transactions, committed: l.committed, events: l.events } : {}),
-      verdict: o.kind, reason: o.message, time_ms: o.kind === 'timeout' ? timeoutMs : 0,
+      verdict: o.kind, reason: o.message, decided_by: '', time_ms: o.kind === 'timeout' ? timeoutMs : 0,
       load_ms: l ? round(l.readMs + l.modelMs, 2) : '', read_ms: l ? round(l.readMs, 2) : '', model_ms: l ? round(l.modelMs, 2) : '',
       check_load_ratio: '', peak_mb: o.peakMb === '' ? '' : round(o.peakMb),
     };
@@ -353,6 +361,7 @@ function rowOf(e: Experiment, p: Point, file: string, checker: Checker, o: Outco
     work: d.work ?? '',
     verdict: stoppedByClock ? 'timeout' : d.verdict,
     reason: d.reason ?? '',
+    decided_by: d.verdict === 'unknown' ? '' : (d.decidedBy ?? ''),
     time_ms: round(d.timeMs, 2),
     load_ms: round(load, 2),
     read_ms: round(d.readMs, 2),
