@@ -109,9 +109,15 @@ export class CandidateRows {
     const { model } = this;
     const type = model.tables[table].schema.columns[col];
     const lists = new Map<string, number[]>();
+    // Canonical text per raw value: a column holds few distinct values (a group id) across many versions.
+    const canon = new Map<unknown, string>();
     const add = (key: number, v: unknown) => {
       if (v === null || v === undefined) return;
-      const c = canonicalValue(v as never, type);
+      let c = typeof v === 'object' ? undefined : canon.get(v);
+      if (c === undefined) {
+        c = canonicalValue(v as never, type);
+        if (typeof v !== 'object') canon.set(v, c);
+      }
       let list = lists.get(c);
       if (!list) lists.set(c, (list = []));
       if (list[list.length - 1] !== key) list.push(key);

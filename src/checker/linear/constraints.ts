@@ -96,25 +96,45 @@ export interface Overwriters {
 export function overwriters(model: CheckModel, flat: Flat): Overwriters {
   const { n } = model;
   const { tripleStart, tripleKey, tripleFrom, readStart } = flat;
-  const picked: number[] = [];
-  const readOf: number[] = [];
+  // Triples whose reader writes the key it read, bucketed by key (counting sort), then by writer read from.
+  const picked = new Int32Array(tripleKey.length);
+  const readOf = new Int32Array(tripleKey.length);
+  const perKey = new Int32Array(model.keys.length + 1);
+  let m = 0;
   for (let t = 1; t < n; t++) {
     if (flat.writeStart[t] === flat.writeStart[t + 1]) continue;
     for (let r = readStart[t]; r < readStart[t + 1]; r++) {
       for (let j = tripleStart[r]; j < tripleStart[r + 1]; j++) {
-        if (writesKey(flat, t, tripleKey[j])) {
-          picked.push(j);
-          readOf.push(r);
-        }
+        if (!writesKey(flat, t, tripleKey[j])) continue;
+        picked[m] = j;
+        readOf[m++] = r;
+        perKey[tripleKey[j] + 1]++;
       }
     }
   }
-  const ids = Int32Array.from(picked.keys());
-  const v = (i: number) => tripleKey[picked[i]] * n + tripleFrom[picked[i]];
-  const keyOf = Float64Array.from(picked, (_, i) => v(i));
-  ids.sort((a, b) => keyOf[a] - keyOf[b] || a - b);
+  for (let x = 0; x < model.keys.length; x++) perKey[x + 1] += perKey[x];
+  const fill = perKey.slice(0, model.keys.length);
+  const ids = new Int32Array(m);
+  for (let i = 0; i < m; i++) ids[fill[tripleKey[picked[i]]]++] = i;
+  for (let x = 0; x < model.keys.length; x++) {
+    if (perKey[x + 1] - perKey[x] > 32) {
+      ids.subarray(perKey[x], perKey[x + 1]).sort((a, b) => tripleFrom[picked[a]] - tripleFrom[picked[b]] || a - b);
+      continue;
+    }
+    // Insertion sort by writer read from within one key's bucket (a handful of versions each).
+    for (let a = perKey[x] + 1; a < perKey[x + 1]; a++) {
+      const id = ids[a];
+      const from = tripleFrom[picked[id]];
+      let b = a - 1;
+      while (b >= perKey[x] && tripleFrom[picked[ids[b]]] > from) {
+        ids[b + 1] = ids[b];
+        b--;
+      }
+      ids[b + 1] = id;
+    }
+  }
   return {
-    version: Float64Array.from(ids, (i) => keyOf[i]),
+    version: Float64Array.from(ids, (i) => tripleKey[picked[i]] * n + tripleFrom[picked[i]]),
     read: Int32Array.from(ids, (i) => readOf[i]),
     index: Int32Array.from(ids, (i) => picked[i] - tripleStart[readOf[i]]),
   };

@@ -30,17 +30,30 @@ export type LinearOutcome =
   | { verdict: 'inconsistent'; anomalies: Anomaly[] }
   | { verdict: 'undecided'; reason: string };
 
-export function linearCheck(model: CheckModel, check: () => void): LinearOutcome {
+/** Milliseconds spent in each stage of one linear check (for the benchmark's profile), when asked for. */
+export type LinearPhases = Record<'flatten' | 'forced' | 'order' | 'verify', number>;
+
+export function linearCheck(model: CheckModel, check: () => void, phases?: LinearPhases): LinearOutcome {
+  let clock = Date.now();
+  const lap = (name: keyof LinearPhases) => {
+    const now = Date.now();
+    if (phases) phases[name] = (phases[name] ?? 0) + now - clock;
+    clock = now;
+  };
   const flat = flatten(model);
   const chains = sessionChains(model);
+  lap('flatten');
   const over = overwriters(model, flat);
   const { edges, lostUpdates } = forcedEdges(model, flat, chains, over, check);
+  lap('forced');
   if (lostUpdates.length > 0) return { verdict: 'inconsistent', anomalies: lostUpdates.slice(0, 10).map((l) => lostUpdateAnomaly(model, l)) };
   check();
   const candidate = candidateOrder(model, flat, edges, check);
+  lap('order');
   if (candidate.cycle) return { verdict: 'inconsistent', anomalies: [forcedCycleAnomaly(model, edges, candidate.cycle)] };
   check();
   const v = verifyOrder(model, flat, candidate.order, candidate.pos, chains, new CandidateRows(model), check);
+  lap('verify');
   if (v.ok) return { verdict: 'consistent', order: candidate.order };
   if (v.missingRow) return { verdict: 'inconsistent', anomalies: [missingRowAnomaly(model, v.read, v.key, [INIT])] };
   const read = model.reads[v.read];
