@@ -10,26 +10,37 @@
  * The sizes run in increasing order per level; after a size that is not decided (timeout, out of memory), the
  * larger sizes of that level are skipped (recorded as `skipped`) unless --no-skip.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkerDone, WorkerJob } from '../paper-worker.js';
 import { splitCsvLine } from '../paper.js';
 import { PALETTE, renderPlot, type Series } from '../svg.js';
 import { UsageError } from '../usage-error.js';
 import { snapshotCode } from '../code-snapshot.js';
 import { INJECTED, SCALE_LEVELS, writeScaleHistory, type Injected, type ScaleLevel } from './generate.js';
 
+/**
+ * The levels a history is checked at: the generator's mixes (checked at their recorded levels), and RA and CC,
+ * which check the SI histories with `--iso RA` / `--iso CC` (every SI execution is one of CC and of RA: the
+ * verdict stays consistent, and the curve shows what those levels cost).
+ */
+export type CheckLevel = ScaleLevel | 'ra' | 'cc';
+export const CHECK_LEVELS: readonly CheckLevel[] = [...SCALE_LEVELS, 'ra', 'cc'];
+const generatedAs = (l: CheckLevel): ScaleLevel => (l === 'ra' || l === 'cc' ? 'si' : l);
+const isoOf = (l: CheckLevel): string | undefined => (l === 'ra' ? 'RA' : l === 'cc' ? 'CC' : undefined);
+
 export const SCALE_USAGE = `usage: npm run bench -- scale [options]
 
 Generates seeded bank-like histories (bench/scale/generate.ts), checks each in its own process with a timeout,
-writes bench/results/scale.csv and scale.svg.
+writes bench/results/scale.csv and scale.svg. Each history is checked as a user would, by "isocheck check
+FILE --json --no-shrink --timeout S" in its own process: wall time from spawn to exit, peak RSS from /proc.
 
 Options:
   --sizes LIST      transactions per history (default 5000,10000,20000,40000)
-  --levels LIST     among si+rc,si,rc (default all three)
+  --levels LIST     among si+rc,si,rc (recorded levels) and ra,cc (the si histories checked with --iso RA,
+                    --iso CC); default si+rc,si,rc
   --timeout S       per-history check timeout in seconds (default 60)
   --heap-mb N       the worker's --max-old-space-size (default 4096: a laptop-sized heap)
   --seed S          generator seed (default 1)
@@ -47,7 +58,7 @@ const root = resolve(here, '..', '..', '..');
 
 interface Options {
   sizes: number[];
-  levels: ScaleLevel[];
+  levels: CheckLevel[];
   timeoutMs: number;
   heapMb: number;
   seed: string;
@@ -74,8 +85,8 @@ function parseArgs(args: string[]): Options {
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name}: "${s}" is not a positive integer`);
     return n;
   };
-  const levels = (list('levels') ?? [...SCALE_LEVELS]) as ScaleLevel[];
-  for (const l of levels) if (!SCALE_LEVELS.includes(l)) throw new UsageError(`--levels: unknown "${l}" (${SCALE_LEVELS.join(', ')})`);
+  const levels = (list('levels') ?? [...SCALE_LEVELS]) as CheckLevel[];
+  for (const l of levels) if (!CHECK_LEVELS.includes(l)) throw new UsageError(`--levels: unknown "${l}" (${CHECK_LEVELS.join(', ')})`);
   const inject = (list('inject') ?? []) as Injected[];
   for (const i of inject) if (!INJECTED.includes(i)) throw new UsageError(`--inject: unknown "${i}" (${INJECTED.join(', ')})`);
   return {
@@ -97,17 +108,23 @@ export const scaleFileName = (level: ScaleLevel, txns: number, seed: string, inj
 
 export interface ScaleRow {
   transactions: number;
-  level: ScaleLevel;
+  level: CheckLevel;
+  inject: string;
   verdict: 'consistent' | 'inconsistent' | 'unknown' | 'timeout' | 'out-of-memory' | 'error' | 'skipped';
+  /** Wall time of `isocheck check --json` from start to exit: reading, model, check, output. */
+  wall_ms: number | '';
+  /** The checker's own time (stats.timeMs: model and decision); the rest of the wall is reading and output. */
   check_ms: number | '';
   load_ms: number | '';
+  decided_by: string;
+  anomaly: string;
   peak_rss_mb: number | '';
   committed: number | '';
   events: number | '';
   file_mb: number | '';
   reason: string;
 }
-const COLUMNS: (keyof ScaleRow)[] = ['transactions', 'level', 'verdict', 'check_ms', 'load_ms', 'peak_rss_mb', 'committed', 'events', 'file_mb', 'reason'];
+const COLUMNS: (keyof ScaleRow)[] = ['transactions', 'level', 'inject', 'verdict', 'wall_ms', 'check_ms', 'load_ms', 'peak_rss_mb', 'decided_by', 'anomaly', 'committed', 'events', 'file_mb', 'reason'];
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
@@ -122,46 +139,50 @@ function procPeakMb(pid: number | undefined): number | undefined {
   }
 }
 
-/** The compiled code the workers run: dist/, or the private copy of it taken at the start (code-snapshot.ts). */
+/** The compiled code the runs use: dist/, or the private copy of it taken at the start (code-snapshot.ts). */
 let codeDir = join(root, 'dist');
 
-interface Loaded { readMs: number; modelMs: number; transactions: number; committed: number; events: number }
+interface CliRun {
+  wallMs: number;
+  peakMb?: number;
+  exit: number | null;
+  signal: NodeJS.Signals | null;
+  json?: { verdict: 'consistent' | 'inconsistent' | 'unknown'; reason?: string; anomalies: { type: string }[]; stats: { timeMs: number; transactions: number; committed: number; events: number; decidedBy?: string } };
+  stderr: string;
+}
 
-/** Checks one file in a fresh paper-worker process (no warm-up: the check of a large history dwarfs the JIT). */
-function checkInChild(file: string, timeoutMs: number, heapMb: number): Promise<{ done?: WorkerDone; loaded?: Loaded; verdict?: ScaleRow['verdict']; reason?: string; peakMb?: number }> {
-  const worker = join(codeDir, 'bench', 'paper-worker.js');
-  const child: ChildProcess = fork(worker, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: [`--max-old-space-size=${heapMb}`] });
+/**
+ * Checks one file as a user does: `isocheck check FILE --json --no-shrink --timeout S` in a fresh process (heap
+ * limited to --heap-mb), timed from spawn to exit, peak RSS polled from /proc. Killed 30 s past the timeout.
+ */
+function checkWithCli(file: string, timeoutMs: number, heapMb: number, iso: string | undefined): Promise<CliRun> {
+  const cli = join(codeDir, 'src', 'cli', 'main.js');
+  const dir = mkdtempSync(join(tmpdir(), 'isocheck-scale-'));
+  const out = join(dir, 'out.json');
+  const fd = openSync(out, 'w');
+  const args = [`--max-old-space-size=${heapMb}`, cli, 'check', file, '--json', '--no-shrink', '--timeout', String(timeoutMs / 1000), ...(iso ? ['--iso', iso] : [])];
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, 'pipe'] });
+  closeSync(fd);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   let peak = 0;
-  const poll = setInterval(() => (peak = Math.max(peak, procPeakMb(child.pid) ?? 0)), 200);
-  return new Promise((resolveOutcome) => {
-    let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-    let loaded: Loaded | undefined;
-    const finish = (o: { done?: WorkerDone; verdict?: ScaleRow['verdict']; reason?: string }) => {
-      if (settled) return;
-      settled = true;
+  const poll = setInterval(() => (peak = Math.max(peak, procPeakMb(child.pid) ?? 0)), 100);
+  const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs + 30_000);
+  return new Promise((resolveRun) => {
+    child.on('exit', (exit, signal) => {
+      const wallMs = performance.now() - started;
       clearInterval(poll);
-      if (timer) clearTimeout(timer);
-      child.kill('SIGKILL');
-      resolveOutcome({ ...o, loaded, peakMb: Math.max(peak, o.done?.peakMb ?? 0) || undefined });
-    };
-    child.on('message', (m: { type: string } & Record<string, unknown>) => {
-      if (m.type === 'ready') child.send({ file, checker: 'ours', timeoutMs } satisfies WorkerJob);
-      else if (m.type === 'loaded') {
-        loaded = m as unknown as Loaded;
-        // The checker stops itself at the timeout (its budget checks are periodic): a grace of 10 s, then killed.
-        timer = setTimeout(() => {
-          peak = Math.max(peak, procPeakMb(child.pid) ?? 0);
-          finish({ verdict: 'timeout', reason: `killed after ${timeoutMs / 1000 + 10} s` });
-        }, timeoutMs + 10_000);
-      } else if (m.type === 'done') finish({ done: m as unknown as WorkerDone });
-      else if (m.type === 'error') finish({ verdict: 'error', reason: String(m.message).split('\n')[0] });
-    });
-    child.on('exit', (code, signal) => {
-      const oom = /heap out of memory|Allocation failed|invalid array length|Invalid typed array length/i.test(stderr);
-      finish({ verdict: oom ? 'out-of-memory' : 'error', reason: oom ? `worker died: ${/(FATAL ERROR[^\n]*|RangeError[^\n]*)/.exec(stderr)?.[1] ?? 'out of memory'}` : `worker exited (${signal ?? code}): ${stderr.trim().split('\n').slice(-1)[0] ?? ''}` });
+      clearTimeout(killer);
+      let json: CliRun['json'];
+      try {
+        const parsed = JSON.parse(readFileSync(out, 'utf8'));
+        json = Array.isArray(parsed) ? parsed[0] : parsed;
+      } catch {
+        json = undefined;
+      }
+      rmSync(dir, { recursive: true, force: true });
+      resolveRun({ wallMs, peakMb: peak || undefined, exit, signal, json, stderr });
     });
   });
 }
@@ -178,14 +199,14 @@ function toCsv(rows: ScaleRow[]): string {
 export function scaleSvg(rows: ScaleRow[], timeoutMs: number, note: string): string {
   const decided = (r: ScaleRow) => r.verdict === 'consistent' || r.verdict === 'inconsistent';
   const series = (y: (r: ScaleRow) => number | '', withTimeouts: boolean): Series[] =>
-    SCALE_LEVELS.filter((l) => rows.some((r) => r.level === l)).map((level, i) => ({
+    CHECK_LEVELS.filter((l) => rows.some((r) => r.level === l)).map((level, i) => ({
       name: level,
       color: PALETTE[i],
       // Time: decided runs only. Peak RSS: undecided runs too (their RSS when stopped or when they died).
       points: rows.filter((r) => r.level === level && (decided(r) || !withTimeouts) && y(r) !== '').map((r) => ({ x: r.transactions, y: y(r) as number })),
       timeouts: withTimeouts ? rows.filter((r) => r.level === level && r.verdict !== 'consistent' && r.verdict !== 'inconsistent' && r.verdict !== 'skipped').map((r) => ({ x: r.transactions, count: 1, of: 1 })) : [],
     }));
-  const time = renderPlot({ title: 'Check time vs transactions (bank workload, 16 sessions)', xLabel: 'transactions', yLabel: 'check time (load excluded)', panels: [{ title: 'check time', series: series((r) => r.check_ms, true) }], timeoutMs, note: `x: not decided (timeout or out of memory), drawn at the timeout. ${note}` });
+  const time = renderPlot({ title: 'Wall time vs transactions (bank workload, 16 sessions)', xLabel: 'transactions', yLabel: 'wall time (load included)', panels: [{ title: 'wall time of isocheck check (read, model, check)', series: series((r) => r.wall_ms, true) }], timeoutMs, note: `x: not decided (timeout or out of memory), drawn at the timeout. ${note}` });
   // renderPlot labels its y axis as times: the RSS values go in as "ms" and the labels are turned back into MB.
   const rss = renderPlot({ title: 'Peak RSS vs transactions (read + model + check, one process)', xLabel: 'transactions', yLabel: 'peak RSS', panels: [{ title: 'peak RSS (log scale; undecided sizes: when stopped)', series: series((r) => r.peak_rss_mb, false) }], timeoutMs: 1 })
     .replace(/(\d+(?:\.\d+)?) (s|ms|µs)(?=<)/g, (_, v: string, unit: string) => `${Math.round(Number(v) * (unit === 's' ? 1000 : unit === 'ms' ? 1 : 0.001) * 1000) / 1000} MB`);
@@ -211,7 +232,7 @@ export async function runScaleBench(args: string[]): Promise<void> {
   if (args.includes('--svg-only')) {
     const [header, ...lines] = readFileSync(join(o.results, 'scale.csv'), 'utf8').split('\n').filter(Boolean);
     const cols = splitCsvLine(header);
-    const numeric = new Set(['transactions', 'check_ms', 'load_ms', 'peak_rss_mb', 'committed', 'events', 'file_mb']);
+    const numeric = new Set(['transactions', 'wall_ms', 'check_ms', 'load_ms', 'peak_rss_mb', 'committed', 'events', 'file_mb']);
     const rows = lines.map((l) => {
       const f = splitCsvLine(l);
       return Object.fromEntries(cols.map((c, i) => [c, numeric.has(c) && f[i] !== '' ? Number(f[i]) : f[i]])) as unknown as ScaleRow;
@@ -240,38 +261,53 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
   for (const level of o.levels) {
     let stopped = false;
     for (const txns of o.sizes) {
-      const file = join(o.histories, scaleFileName(level, txns, o.seed, o.inject));
+      const file = join(o.histories, scaleFileName(generatedAs(level), txns, o.seed, o.inject));
       if (!existsSync(file)) {
         const t = Date.now();
-        const st = writeScaleHistory(file, { txns, level, seed: o.seed, inject: o.inject });
+        const st = writeScaleHistory(file, { txns, level: generatedAs(level), seed: o.seed, inject: o.inject });
         console.error(`generated ${file}: ${st.transactions + st.injected} transactions (${st.committed} committed), ${((Date.now() - t) / 1000).toFixed(1)} s`);
       }
       if (o.generateOnly) continue;
       const fileMb = round(Number(readFileSync(file).byteLength) / 2 ** 20);
+      const inject = o.inject.join('+');
       if (stopped) {
-        rows.push({ transactions: txns, level, verdict: 'skipped', check_ms: '', load_ms: '', peak_rss_mb: '', committed: '', events: '', file_mb: fileMb, reason: 'a smaller size of this level was not decided' });
+        rows.push({ transactions: txns, level, inject, verdict: 'skipped', wall_ms: '', check_ms: '', load_ms: '', peak_rss_mb: '', decided_by: '', anomaly: '', committed: '', events: '', file_mb: fileMb, reason: 'a smaller size of this level was not decided' });
         continue;
       }
-      console.error(`checking ${level} n=${txns} (${fileMb} MB) ...`);
-      const r = await checkInChild(file, o.timeoutMs, o.heapMb);
-      const d = r.done;
-      const l = r.loaded;
-      let verdict: ScaleRow['verdict'] = d ? d.verdict : r.verdict!;
-      if (d?.verdict === 'unknown' && /time limit/.test(d.reason ?? '')) verdict = 'timeout';
+      console.error(`checking ${level}${inject ? ` with ${inject}` : ''} n=${txns} (${fileMb} MB) ...`);
+      const r = await checkWithCli(file, o.timeoutMs, o.heapMb, isoOf(level));
+      const d = r.json;
+      let verdict: ScaleRow['verdict'];
+      let reason = d?.reason ?? '';
+      if (d) verdict = d.verdict === 'unknown' && /time limit/.test(d.reason ?? '') ? 'timeout' : d.verdict;
+      else if (/heap out of memory|Allocation failed|invalid array length|Invalid typed array length/i.test(r.stderr)) {
+        verdict = 'out-of-memory';
+        reason = `process died: ${/(FATAL ERROR[^\n]*|RangeError[^\n]*)/.exec(r.stderr)?.[1] ?? 'out of memory'}`;
+      } else if (r.signal === 'SIGKILL') {
+        verdict = 'timeout';
+        reason = `killed ${o.timeoutMs / 1000 + 30} s after start`;
+      } else {
+        verdict = 'error';
+        reason = `exit ${r.exit ?? r.signal}: ${r.stderr.trim().split('\n').slice(-1)[0] ?? ''}`;
+      }
       const row: ScaleRow = {
-        transactions: d?.transactions ?? l?.transactions ?? txns,
+        transactions: d?.stats.transactions ?? txns,
         level,
+        inject,
         verdict,
-        check_ms: d ? round(d.timeMs) : verdict === 'timeout' ? o.timeoutMs : '',
-        load_ms: d ? round(d.readMs + d.modelMs) : l ? round(l.readMs + l.modelMs) : '',
+        wall_ms: round(r.wallMs),
+        check_ms: d ? round(d.stats.timeMs) : '',
+        load_ms: d ? round(r.wallMs - d.stats.timeMs) : '',
         peak_rss_mb: r.peakMb ? round(r.peakMb) : '',
-        committed: d?.committed ?? l?.committed ?? '',
-        events: d?.events ?? l?.events ?? '',
+        decided_by: d?.stats.decidedBy ?? '',
+        anomaly: d?.anomalies[0]?.type ?? '',
+        committed: d?.stats.committed ?? '',
+        events: d?.stats.events ?? '',
         file_mb: fileMb,
-        reason: (d ? d.reason : r.reason) ?? '',
+        reason,
       };
       rows.push(row);
-      console.error(`  ${row.verdict} check ${row.check_ms} ms, load ${row.load_ms} ms, peak RSS ${row.peak_rss_mb} MB ${row.reason}`);
+      console.error(`  ${row.verdict}${row.anomaly ? ` (${row.anomaly})` : ''} wall ${row.wall_ms} ms (check ${row.check_ms} ms), peak RSS ${row.peak_rss_mb} MB, by ${row.decided_by || '-'} ${row.reason}`);
       if (verdict !== 'consistent' && verdict !== 'inconsistent' && o.skip) stopped = true;
     }
   }
