@@ -14,6 +14,10 @@
  * documented departure, docs/semantics.md §7). In a truncated file a wid nobody wrote is unresolved: the row is
  * dropped and the read becomes partial, instead of a garbage read.
  *
+ * Built for histories of millions of transactions: the walk's state is dense ids and typed arrays (write events
+ * and the rows they write as numbered records, per-key stamps instead of per-transaction Maps), a key's
+ * canonical text is computed once per distinct key value, and a read holds no Set and no EventRef until asked.
+ *
  * A History read from a file is valid (reader.ts); one built in memory may not be, so what the walk relies on is
  * checked where it is used and refused as an InputError naming the line: every row holds every column of its
  * table (a WHERE reads them), key columns are declared, a WHERE is not blank, params nest at most
@@ -45,13 +49,19 @@ export interface KeyInfo {
   values: SqlValue[];
 }
 
+/** A read-only set of key ids (ReadEvent.returned, ReadEvent.local). */
+export interface KeySet {
+  has(key: number): boolean;
+}
+
 /** One read event (select, update or delete) of a checked transaction. */
 export interface ReadEvent {
   id: number;
   txn: number;
   /** Position among the transaction's events (0-based, program order). */
   po: number;
-  ref: EventRef;
+  /** Where the event is in the file (made when first asked for, then the same object every time). */
+  readonly ref: EventRef;
   table: number;
   pred: CompiledPredicate;
   partial: boolean;
@@ -60,9 +70,9 @@ export interface ReadEvent {
   fromTxns: number[];
   fromWids: string[];
   /** Keys returned (local or not): never "unreturned". */
-  returned: Set<number>;
+  returned: KeySet;
   /** Keys the transaction had written before this read (local: not part of any witness). */
-  local: Set<number>;
+  local: KeySet;
 }
 
 export interface ModelTxn {
@@ -91,9 +101,12 @@ export interface CheckModel {
   keyIds: Map<string, number>;
   /** Initial row per key (undefined: † initially). */
   initRow: (Row | undefined)[];
-  /** Last write of each transaction per key: the row, or null for a delete (†). Index 0 (init) is empty. */
+  /**
+   * Last write of each transaction per key: the row, or null for a delete (†), keys in the order the transaction
+   * first wrote them. Index 0 (init) is empty. Read-only: transactions that write nothing share one empty Map.
+   */
   writes: Map<number, Row | null>[];
-  /** The wid of that last write. */
+  /** The wid of that last write (shared empty Maps as in `writes`). */
   writeWids: Map<number, string>[];
   /** Writers of each key other than init, in T. */
   writersOf: number[][];
@@ -115,14 +128,6 @@ export interface ModelOptions {
   deadline?: () => void;
 }
 
-interface WidInfo {
-  rawTxn: number;
-  event: HistoryEvent;
-  eventIndex: number;
-  /** key id -> value written by this event */
-  values: Map<number, Row | null>;
-}
-
 const SEP = '\u001f';
 
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
@@ -141,6 +146,106 @@ export function eventRef(txn: Txn, index: number): EventRef {
   }
   return ref;
 }
+
+// Key sets of reads: most reads return one key and have no local key, so those two cases take no Set.
+class NoKeys implements KeySet {
+  has(_key: number): boolean {
+    return false;
+  }
+}
+class OneKey implements KeySet {
+  constructor(readonly key: number) {}
+  has(key: number): boolean {
+    return key === this.key;
+  }
+}
+class SortedKeys implements KeySet {
+  constructor(readonly keys: Int32Array) {}
+  has(key: number): boolean {
+    const a = this.keys;
+    let lo = 0;
+    let hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = a[mid];
+      if (v === key) return true;
+      if (v < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return false;
+  }
+}
+const NO_KEYS: KeySet = new NoKeys();
+
+/** A read of the model; `ref` is made from the raw transaction when first asked for (most never are). */
+class ModelRead implements ReadEvent {
+  #raw: Txn;
+  #ref: EventRef | undefined = undefined;
+  id = 0;
+  /** The raw transaction's index while the model is built, then its dense id. */
+  txn: number;
+  po: number;
+  table: number;
+  pred: CompiledPredicate;
+  partial: boolean;
+  // set once the read's rows are resolved
+  fromKeys!: number[];
+  fromTxns!: number[];
+  fromWids!: string[];
+  returned: KeySet = NO_KEYS;
+  local: KeySet = NO_KEYS;
+  constructor(raw: Txn, txn: number, po: number, table: number, pred: CompiledPredicate, partial: boolean) {
+    this.#raw = raw;
+    this.txn = txn;
+    this.po = po;
+    this.table = table;
+    this.pred = pred;
+    this.partial = partial;
+  }
+  get ref(): EventRef {
+    return (this.#ref ??= eventRef(this.#raw, this.po));
+  }
+}
+
+type KeyValue = SqlValue | undefined;
+
+/** A JSON scalar (or undefined): usable as a Map key that stands for the value exactly as written. */
+const isScalar = (v: unknown): v is KeyValue => v === null || v === undefined || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
+
+/**
+ * Key values exactly as written, as a text no other list of values has (each value tagged, strings with their
+ * length), or undefined when one is not a JSON scalar. A cache key in front of the canonical text (keyIds).
+ */
+function valuesText(values: readonly unknown[]): string | undefined {
+  let text = '';
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (typeof v === 'number') text += Object.is(v, -0) ? 'z' : `n${v}${SEP}`;
+    else if (typeof v === 'string') text += `s${v.length}${SEP}${v}`;
+    else if (typeof v === 'boolean') text += v ? 't' : 'f';
+    else if (v === null) text += 'u';
+    else if (v === undefined) text += 'v';
+    else return undefined;
+  }
+  return text;
+}
+
+/** The first n elements of a scratch array, as an array of exactly that size. */
+const firstOf = <T>(scratch: T[], n: number): T[] => (n === 0 ? [] : scratch.slice(0, n));
+
+/** A scratch list: a plain array reused across calls (never shrunk, so never reallocated), and its length. */
+interface Scratch<T> {
+  items: T[];
+  n: number;
+}
+const scratch = <T>(): Scratch<T> => ({ items: [], n: 0 });
+/** Appends to a scratch (a store at an array's length appends to it). */
+const push = (s: Scratch<number>, v: number): void => {
+  s.items[s.n++] = v;
+};
+const pushText = (s: Scratch<string>, v: string): void => {
+  s.items[s.n++] = v;
+};
 
 export function buildModel(history: History, options: ModelOptions = {}): CheckModel {
   const anomalies: Anomaly[] = [];
@@ -168,8 +273,31 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     }
     return row;
   };
+  // For a plain object (a row as JSON.parse makes it), a column that is not a property of Object.prototype is
+  // its own property exactly when reading it gives something: a load, cheaper than hasOwnProperty.
+  const inherited: boolean[][] = columnNames.map((cols) => cols.map((c) => c in Object.prototype));
+  /** `complete` for row i of an event (the message, and its closure, are made only for a row that fails). */
+  const completeRow = (table: number, row: Row, txn: Txn, ei: number, e: HistoryEvent, i: number): Row => {
+    let whole = typeof row === 'object' && row !== null;
+    if (whole) {
+      const cols = columnNames[table];
+      const plain = Object.getPrototypeOf(row) === Object.prototype;
+      const names = inherited[table];
+      for (let c = 0; c < cols.length; c++) {
+        if (!(plain && !names[c] && row[cols[c]] !== undefined) && !hasOwn(row, cols[c])) whole = false;
+      }
+    }
+    return whole ? row : complete(table, row, txn.line, () => `txn "${txn.id}" event ${ei + 1} (${e.op} on ${e.table}) rows[${i}]`);
+  };
 
-  const keyOf = (table: number, values: SqlValue[]): number => {
+  // Key ids. keyIds maps a key's canonical text (table id, then canonicalValue of each key value) to its id.
+  // That text costs most of the time for a row, so per table a cache maps the values as written (the value
+  // itself for a one-value key, valuesText otherwise) to the id: equal values as written have equal texts.
+  const oneValue: Map<KeyValue, number>[] = tables.map(() => new Map());
+  const manyValues: Map<string, number>[] = tables.map(() => new Map());
+  /** Shared OneKey sets per key id (undefined until a read needs it). */
+  const oneKeySets: (OneKey | undefined)[] = [];
+  const internKey = (table: number, values: SqlValue[]): number => {
     const schema = tables[table].schema;
     let text = String(table);
     for (let i = 0; i < values.length; i++) text += SEP + canonicalValue(values[i], schema.columns[schema.key[i]]);
@@ -179,10 +307,51 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       keyIds.set(text, id);
       keys.push({ table, values });
       initRow.push(undefined);
+      oneKeySets.push(undefined);
     }
     return id;
   };
-  const keyOfRow = (table: number, row: Row): number => keyOf(table, tables[table].schema.key.map((k) => row[k] ?? null));
+  const keyOf = (table: number, values: SqlValue[]): number => {
+    if (values.length === 1) {
+      const v = values[0];
+      if (!isScalar(v)) return internKey(table, values);
+      const cache = oneValue[table];
+      let id = cache.get(v);
+      if (id === undefined) cache.set(v, (id = internKey(table, values)));
+      return id;
+    }
+    const text = valuesText(values);
+    if (text === undefined) return internKey(table, values);
+    const cache = manyValues[table];
+    let id = cache.get(text);
+    if (id === undefined) cache.set(text, (id = internKey(table, values)));
+    return id;
+  };
+  /** The key column of each table with a one-column key. */
+  const keyColumn = tables.map((t) => (t.schema.key.length === 1 ? t.schema.key[0] : undefined));
+  const keyOfRow = (table: number, row: Row): number => {
+    const col = keyColumn[table];
+    if (col !== undefined) {
+      const v = row[col] ?? null;
+      if (isScalar(v)) {
+        const cache = oneValue[table];
+        let id = cache.get(v);
+        if (id === undefined) cache.set(v, (id = internKey(table, [v])));
+        return id;
+      }
+    }
+    return keyOf(table, tables[table].schema.key.map((k) => row[k] ?? null));
+  };
+  const keySetOf = (s: Scratch<number>): KeySet => {
+    if (s.n === 0) return NO_KEYS;
+    if (s.n === 1) {
+      const k = s.items[0];
+      return (oneKeySets[k] ??= new OneKey(k));
+    }
+    const a = new Int32Array(s.n);
+    for (let i = 0; i < s.n; i++) a[i] = s.items[i];
+    return new SortedKeys(a.sort());
+  };
 
   for (const [name, rows] of history.init) {
     const t = tableIds.get(name)!;
@@ -195,27 +364,100 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     });
   }
 
-  // Index every write event by wid; per transaction, the last wid per key.
+  // Index every write event by wid. Write events are numbered in file order, and each row they write is a
+  // record (key, value, event), numbered in the same order: a transaction's records are one range, and so
+  // are an event's. A key's last write by a transaction is its last record of that key in the range.
   const raw = history.txns;
-  const wids = new Map<string, WidInfo>();
-  const lastWidOf: Map<number, string>[] = raw.map(() => new Map());
   let eventCount = 0;
-  raw.forEach((txn, ti) => {
-    txn.events.forEach((e, ei) => {
+  let writeEventCount = 0;
+  let recordCount = 0;
+  for (const txn of raw) {
+    for (const e of txn.events) {
       eventCount++;
-      if (e.op === 'select') return;
-      const t = tableIds.get(e.table)!;
-      const values = new Map<number, Row | null>();
-      if (e.op === 'delete') for (const r of e.rows) values.set(keyOf(t, r.key), null);
-      else e.rows.forEach((r, i) => values.set(keyOfRow(t, complete(t, r.row, txn.line, () => `txn "${txn.id}" event ${ei + 1} (${e.op} on ${e.table}) rows[${i}]`)), r.row));
-      wids.set(e.wid, { rawTxn: ti, event: e, eventIndex: ei, values });
-      for (const k of values.keys()) lastWidOf[ti].set(k, e.wid);
-    });
-  });
+      if (e.op !== 'select') {
+        writeEventCount++;
+        recordCount += e.rows.length;
+      }
+    }
+  }
+  const weTxn = new Int32Array(writeEventCount);
+  const weEvent = new Int32Array(writeEventCount);
+  /** Records of write event w: [weStart[w], weStart[w + 1]). */
+  const weStart = new Int32Array(writeEventCount + 1);
+  const weWid: string[] = [];
+  const recKey = new Int32Array(recordCount);
+  const recEvent = new Int32Array(recordCount);
+  const recValue: (Row | null)[] = [];
+  /** Records of raw transaction i: [txnRecords[i], txnRecords[i + 1]); its write events start at txnWrites[i]. */
+  const txnRecords = new Int32Array(raw.length + 1);
+  const txnWrites = new Int32Array(raw.length + 1);
+  /** Raw transactions that aborted (a flag per transaction: the walk asks for every writer read from). */
+  const abortedTxn = new Uint8Array(raw.length);
+  const widEvent = new Map<string, number>();
+  {
+    let w = 0;
+    let rc = 0;
+    for (let ti = 0; ti < raw.length; ti++) {
+      const txn = raw[ti];
+      txnRecords[ti] = rc;
+      txnWrites[ti] = w;
+      if (txn.status === 'aborted') abortedTxn[ti] = 1;
+      const events = txn.events;
+      for (let ei = 0; ei < events.length; ei++) {
+        const e = events[ei];
+        if (e.op === 'select') continue;
+        const t = tableIds.get(e.table)!;
+        weTxn[w] = ti;
+        weEvent[w] = ei;
+        weStart[w] = rc;
+        if (e.op === 'delete') {
+          for (const r of e.rows) {
+            recKey[rc] = keyOf(t, r.key);
+            recEvent[rc++] = w;
+            recValue.push(null);
+          }
+        } else {
+          const rows = e.rows;
+          for (let i = 0; i < rows.length; i++) {
+            const row = completeRow(t, rows[i].row, txn, ei, e, i);
+            recKey[rc] = keyOfRow(t, row);
+            recEvent[rc++] = w;
+            recValue.push(row);
+          }
+        }
+        weWid.push(e.wid);
+        widEvent.set(e.wid, w++);
+      }
+    }
+    txnRecords[raw.length] = rc;
+    txnWrites[raw.length] = w;
+    weStart[w] = rc;
+  }
+  /** A History built in memory may reuse a wid: then a wid names the last event that has it, as a Map would. */
+  const duplicateWids = widEvent.size !== writeEventCount;
+  const eventIndexes = new Map<number, Map<number, number>>();
+  const txnIndexes = new Map<number, Map<number, number>>();
+  /** The last record of `key` among [start, end), or -1: a scan, or for a long range a Map made when first asked. */
+  const lastRecord = (start: number, end: number, key: number, indexes: Map<number, Map<number, number>>, id: number): number => {
+    if (end - start <= 16) {
+      for (let r = end - 1; r >= start; r--) if (recKey[r] === key) return r;
+      return -1;
+    }
+    let index = indexes.get(id);
+    if (index === undefined) {
+      index = new Map();
+      for (let r = start; r < end; r++) index.set(recKey[r], r);
+      indexes.set(id, index);
+    }
+    return index.get(key) ?? -1;
+  };
+  /** Write event w's record of `key` (its value), or -1 when it did not write the key. */
+  const eventRecord = (w: number, key: number): number => lastRecord(weStart[w], weStart[w + 1], key, eventIndexes, w);
+  /** Raw transaction ti's last record of `key`, or -1. */
+  const txnRecord = (ti: number, key: number): number => lastRecord(txnRecords[ti], txnRecords[ti + 1], key, txnIndexes, ti);
 
   // Which transactions are in T, and whose reads are checked.
   const inT = new Uint8Array(raw.length);
-  const checked = new Uint8Array(raw.length);
   const queue: number[] = [];
   raw.forEach((txn, i) => {
     if (txn.status === 'committed') {
@@ -224,40 +466,43 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     } else if (txn.status === 'aborted' && options.checkAbortedReads) queue.push(i);
   });
 
-  interface PendingRead {
-    rawTxn: number;
-    eventIndex: number;
-    ref: EventRef;
-    table: number;
-    pred: CompiledPredicate;
-    partial: boolean;
-    fromKeys: number[];
-    fromRaw: number[];
-    fromWids: string[];
-    returned: Set<number>;
-    local: Set<number>;
-  }
-  const pending: PendingRead[] = [];
-  const predicateCache = new Map<string, CompiledPredicate>();
-  const compile = (txn: Txn, ei: number, e: HistoryEvent & { where?: string; params?: unknown[] }, table: TableSchema): CompiledPredicate => {
-    const at = () => `${history.file}:${txn.line}: txn "${txn.id}" event ${ei + 1} (${e.op} on ${table.name})`;
-    if (e.where !== undefined && (typeof e.where !== 'string' || e.where.trim() === '')) throw new InputError(`${at()}: "where" is blank or not text (leave it out to read every row)`);
-    // The cache key is JSON text: params nested too deep for JSON.stringify are refused first.
-    if (e.params !== undefined && deeperThan(e.params, MAX_PARAMS_DEPTH) !== undefined) throw new InputError(`${at()}: "params" nested deeper than ${MAX_PARAMS_DEPTH} levels`);
-    const cacheKey = `${table.name}${SEP}${e.where ?? ''}${SEP}${JSON.stringify(e.params ?? [])}`;
-    let pred = predicateCache.get(cacheKey);
+  /** Reads of walked transactions, in walk order; those of raw transaction i are [readStart[i], readEnd[i]). */
+  const pending: ModelRead[] = [];
+  const readStart = new Int32Array(raw.length);
+  const readEnd = new Int32Array(raw.length);
+  // Compiled WHEREs per table and WHERE text, by params: by the one param itself when there is one and it is a
+  // string or a finite number (most statements), else by the params' JSON text. Equal JSON texts share one.
+  const predicateCache: Map<string | undefined, { byParam: Map<string | number, CompiledPredicate>; byJson: Map<string, CompiledPredicate> }>[] = tables.map(() => new Map());
+  const at = (txn: Txn, ei: number, e: HistoryEvent, table: TableSchema): string => `${history.file}:${txn.line}: txn "${txn.id}" event ${ei + 1} (${e.op} on ${table.name})`;
+  const compile = (txn: Txn, ei: number, e: HistoryEvent & { where?: string; params?: unknown[] }, t: number, table: TableSchema): CompiledPredicate => {
+    let byWhere = predicateCache[t].get(e.where);
+    if (byWhere === undefined) {
+      if (e.where !== undefined && (typeof e.where !== 'string' || e.where.trim() === '')) throw new InputError(`${at(txn, ei, e, table)}: "where" is blank or not text (leave it out to read every row)`);
+      predicateCache[t].set(e.where, (byWhere = { byParam: new Map(), byJson: new Map() }));
+    }
+    const params = e.params;
+    const param = params !== undefined && Array.isArray(params) && params.length === 1 ? params[0] : undefined;
+    const byParam = typeof param === 'string' || (typeof param === 'number' && Number.isFinite(param));
+    let json = '';
+    if (!byParam) {
+      // The cache key is JSON text: params nested too deep for JSON.stringify are refused first.
+      if (params !== undefined && deeperThan(params, MAX_PARAMS_DEPTH) !== undefined) throw new InputError(`${at(txn, ei, e, table)}: "params" nested deeper than ${MAX_PARAMS_DEPTH} levels`);
+      json = JSON.stringify(params ?? []);
+    }
+    let pred = byParam ? byWhere.byParam.get(param) : byWhere.byJson.get(json);
     if (!pred) {
       try {
         // the budget's clock is consulted during long compilations and evaluations (a WHERE of 20,000 ORs on
         // every version of every key): --timeout holds however costly a WHERE is
-        pred = compilePredicate(e.where, e.params ?? [], table.columns, options.deadline ? { checkDeadline: options.deadline } : undefined);
+        pred = compilePredicate(e.where, params ?? [], table.columns, options.deadline ? { checkDeadline: options.deadline } : undefined);
       } catch (err) {
         if (err instanceof PredicateError) {
-          throw new InputError(`${at()}: unsupported WHERE: ${err.message}`);
+          throw new InputError(`${at(txn, ei, e, table)}: unsupported WHERE: ${err.message}`);
         }
         throw err;
       }
-      predicateCache.set(cacheKey, pred);
+      if (byParam) byWhere.byParam.set(param, pred);
+      else byWhere.byJson.set(json, pred);
     }
     return pred;
   };
@@ -272,131 +517,188 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       return pred.test(row);
     } catch (err) {
       if (!(err instanceof PredicateError)) throw err;
-      const info = wids.get(wid);
-      const writer = wid === INIT_WID ? 'the initial rows' : info ? writerText(raw[info.rawTxn]) : undefined;
+      const w = widEvent.get(wid);
+      const writer = wid === INIT_WID ? 'the initial rows' : w !== undefined ? writerText(raw[weTxn[w]]) : undefined;
       throw unevaluableWhere(history.file, { line: txn.line, txn: txn.id, event: ei + 1, op: e.op, table: e.table }, writer, wid, err);
     }
   };
 
+  // The walked transaction's own writes so far: for each key it wrote, its record of the latest version (valid
+  // while localStamp[key] is the walk's number), and the keys in the order it first wrote them.
+  const localStamp = new Int32Array(keys.length);
+  const localRecord = new Int32Array(keys.length);
+  const localKeys = scratch<number>();
+  let walks = 0;
+  // Per read: keys of its rows, keys returned (returnedStamp[key] is the read's number), local keys, from-arrays.
+  let returnedStamp = new Int32Array(keys.length + 16);
+  let readCount = 0;
+  const rowKeys = scratch<number>();
+  const returnedKeys = scratch<number>();
+  const localKeysOfRead = scratch<number>();
+  const fromKeys = scratch<number>();
+  const fromRaw = scratch<number>();
+  const fromWids = scratch<string>();
   const unresolvedShapes = new Set<string>();
   const walk = (ti: number): void => {
-    checked[ti] = 1;
+    const stamp = ++walks;
     const txn = raw[ti];
-    const localWid = new Map<number, string>();
-    const localValue = new Map<number, Row | null>();
-    txn.events.forEach((e, ei) => {
+    localKeys.n = 0;
+    let nextWrite = txnWrites[ti];
+    readStart[ti] = pending.length;
+    const events = txn.events;
+    for (let ei = 0; ei < events.length; ei++) {
+      const e = events[ei];
       const t = tableIds.get(e.table)!;
       const schema = tables[t].schema;
-      const ref = eventRef(txn, ei);
       if (e.op !== 'insert') {
-        const pred = compile(txn, ei, e, schema);
-        const read: PendingRead = { rawTxn: ti, eventIndex: ei, ref, table: t, pred, partial: e.partial === true, fromKeys: [], fromRaw: [], fromWids: [], returned: new Set(), local: new Set() };
-        const rows: { key: number; wid: string; row?: Row }[] =
-          e.op === 'select' ? e.rows.map((r, i) => ({ key: keyOfRow(t, complete(t, r.row, txn.line, () => `txn "${txn.id}" event ${ei + 1} (select on ${e.table}) rows[${i}]`)), wid: r.wid, row: r.row }))
-          : e.op === 'update' ? e.rows.map((r) => ({ key: keyOfRow(t, r.row), wid: r.read }))
-          : e.rows.map((r) => ({ key: keyOf(t, r.key), wid: r.read }));
-        for (const { key, wid, row } of rows) {
-          // Described only for an anomaly (JSON of the key values: most of the walk's garbage otherwise).
-          const keyText = (): string => describeKey({ keys, tables }, key);
-          if (read.returned.has(key)) {
-            anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} returned ${keyText()} twice`, txns: [txn.id], events: [ref], details: { key: keys[key].values } });
+        const pred = compile(txn, ei, e, t, schema);
+        const read = new ModelRead(txn, ti, ei, t, pred, e.partial === true);
+        // Keys of every row first: a row that is not whole is refused before any row is judged.
+        const rows = e.rows;
+        rowKeys.n = 0;
+        if (e.op === 'select') for (let i = 0; i < e.rows.length; i++) push(rowKeys, keyOfRow(t, completeRow(t, e.rows[i].row, txn, ei, e, i)));
+        else if (e.op === 'update') for (const r of e.rows) push(rowKeys, keyOfRow(t, r.row));
+        else for (const r of e.rows) push(rowKeys, keyOf(t, r.key));
+        if (keys.length > returnedStamp.length) {
+          const grown = new Int32Array(keys.length * 2);
+          grown.set(returnedStamp);
+          returnedStamp = grown;
+        }
+        const serial = ++readCount;
+        returnedKeys.n = 0;
+        localKeysOfRead.n = 0;
+        fromKeys.n = 0;
+        fromRaw.n = 0;
+        fromWids.n = 0;
+        for (let i = 0; i < rows.length; i++) {
+          const key = rowKeys.items[i];
+          const r = rows[i];
+          const wid = e.op === 'select' ? (r as { wid: string }).wid : (r as { read: string }).read;
+          const row = e.op === 'select' ? (r as { row: Row }).row : undefined;
+          if (returnedStamp[key] === serial) {
+            anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} returned ${describeKey({ keys, tables }, key)} twice`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values } });
             continue;
           }
-          read.returned.add(key);
+          returnedStamp[key] = serial;
+          push(returnedKeys, key);
           // The version read: its value, or a reason it cannot be resolved.
           let value: Row | null | undefined;
-          if (localWid.has(key)) {
-            read.local.add(key);
-            const own = localWid.get(key)!;
-            value = localValue.get(key)!;
+          let local = false;
+          if (localStamp[key] === stamp) {
+            local = true;
+            push(localKeysOfRead, key);
+            const rec = localRecord[key];
+            const own = weWid[recEvent[rec]];
+            value = recValue[rec];
             if (wid !== own) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText()} as version ${wid}, but it had itself written version ${own} before`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, own } });
+              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} as version ${wid}, but it had itself written version ${own} before`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid, own } });
               continue;
             }
             if (value === null) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText()}, a row it had deleted itself`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)}, a row it had deleted itself`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
               continue;
             }
           } else if (wid === INIT_WID) {
             value = initRow[key];
             if (value === undefined) {
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText()} as written by init, but the initial database has no such row`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} as written by init, but the initial database has no such row`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
               continue;
             }
-            read.fromKeys.push(key);
-            read.fromRaw.push(-1);
-            read.fromWids.push(wid);
+            push(fromKeys, key);
+            push(fromRaw, -1);
+            pushText(fromWids, wid);
           } else {
-            const info = wids.get(wid);
-            if (!info) {
+            const w = widEvent.get(wid);
+            if (w === undefined) {
               if (history.truncated) {
                 read.partial = true;
                 const shape = `${txn.id}`;
                 if (!unresolvedShapes.has(shape)) {
                   unresolvedShapes.add(shape);
-                  notes.push(`${txn.id} event ${ei + 1} read ${keyText()} from wid ${wid}, which is not in this truncated file: the read is treated as partial`);
+                  notes.push(`${txn.id} event ${ei + 1} read ${describeKey({ keys, tables }, key)} from wid ${wid}, which is not in this truncated file: the read is treated as partial`);
                 }
                 continue;
               }
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid}, which no event of the history wrote`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid}, which no event of the history wrote`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
               continue;
             }
-            const writer = raw[info.rawTxn];
-            if (info.rawTxn === ti) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${keyText()} from its own wid ${wid}, written later in the transaction`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid } });
+            const wt = weTxn[w];
+            if (wt === ti) {
+              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from its own wid ${wid}, written later in the transaction`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
               continue;
             }
-            if (!info.values.has(key)) {
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid} (${writer.id}), which did not write that row`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
+            const rec = eventRecord(w, key);
+            if (rec < 0) {
+              const writer = raw[wt];
+              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} (${writer.id}), which did not write that row`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent[w])], details: { key: keys[key].values, wid } });
               continue;
             }
-            if (writer.status === 'aborted') {
-              anomalies.push({ type: 'aborted-read', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid} of ${writer.id}, which aborted (G1a)`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
+            if (abortedTxn[wt]) {
+              const writer = raw[wt];
+              anomalies.push({ type: 'aborted-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which aborted (G1a)`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent[w])], details: { key: keys[key].values, wid } });
               continue;
             }
-            if (lastWidOf[info.rawTxn].get(key) !== wid) {
-              anomalies.push({ type: 'intermediate-read', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid} of ${writer.id}, which later overwrote it with ${lastWidOf[info.rawTxn].get(key)} (G1b)`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
+            const lastWid = weWid[recEvent[txnRecord(wt, key)]];
+            if (lastWid !== wid) {
+              const writer = raw[wt];
+              anomalies.push({ type: 'intermediate-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which later overwrote it with ${lastWid} (G1b)`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent[w])], details: { key: keys[key].values, wid } });
               continue;
             }
-            value = info.values.get(key)!;
+            value = recValue[rec];
             if (value === null) {
-              anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} read ${keyText()} from wid ${wid} of ${writer.id}, which deleted that row`, txns: [txn.id, writer.id], events: [ref, eventRef(writer, info.eventIndex)], details: { key: keys[key].values, wid } });
+              const writer = raw[wt];
+              anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which deleted that row`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent[w])], details: { key: keys[key].values, wid } });
               continue;
             }
-            read.fromKeys.push(key);
-            read.fromRaw.push(info.rawTxn);
-            read.fromWids.push(wid);
+            push(fromKeys, key);
+            push(fromRaw, wt);
+            pushText(fromWids, wid);
           }
           // Value and predicate of the version read.
           if (row) {
             const diff = rowDifference(row, value, schema);
             if (diff) {
-              const kind = read.local.has(key) ? 'internal-inconsistency' : 'value-mismatch';
-              anomalies.push({ type: kind, message: `${txn.id} ${e.op} returned ${keyText()} with ${diff}, but ${read.local.has(key) ? 'it had itself written' : `wid ${wid} wrote`} ${JSON.stringify(value)}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, returned: row, written: value } });
+              const kind = local ? 'internal-inconsistency' : 'value-mismatch';
+              anomalies.push({ type: kind, message: `${txn.id} ${e.op} returned ${describeKey({ keys, tables }, key)} with ${diff}, but ${local ? 'it had itself written' : `wid ${wid} wrote`} ${JSON.stringify(value)}`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid, returned: row, written: value } });
             }
           }
           const seen = row ?? value;
           if (!satisfies(pred, seen, txn, ei, e, wid)) {
-            anomalies.push({ type: 'predicate-mismatch', message: `${txn.id} ${e.op} returned ${keyText()} = ${JSON.stringify(seen)}, which does not satisfy WHERE ${e.where}${e.params ? ` with ${JSON.stringify(e.params)}` : ''}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, wid, row: seen } });
+            anomalies.push({ type: 'predicate-mismatch', message: `${txn.id} ${e.op} returned ${describeKey({ keys, tables }, key)} = ${JSON.stringify(seen)}, which does not satisfy WHERE ${e.where}${e.params ? ` with ${JSON.stringify(e.params)}` : ''}`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid, row: seen } });
           }
         }
         // Local rows of this table that were not returned must not match the WHERE.
-        for (const [key, value] of localValue) {
-          if (keys[key].table !== t || read.returned.has(key)) continue;
-          read.local.add(key);
-          if (!read.partial && value !== null && satisfies(pred, value, txn, ei, e, localWid.get(key)!)) {
-            anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} did not return ${describeKey({ keys, tables }, key)} = ${JSON.stringify(value)}, which it had written itself and which satisfies WHERE ${e.where}`, txns: [txn.id], events: [ref], details: { key: keys[key].values, row: value } });
+        for (let j = 0; j < localKeys.n; j++) {
+          const key = localKeys.items[j];
+          if (keys[key].table !== t || returnedStamp[key] === serial) continue;
+          push(localKeysOfRead, key);
+          const rec = localRecord[key];
+          const value = recValue[rec];
+          if (!read.partial && value !== null && satisfies(pred, value, txn, ei, e, weWid[recEvent[rec]])) {
+            anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} did not return ${describeKey({ keys, tables }, key)} = ${JSON.stringify(value)}, which it had written itself and which satisfies WHERE ${e.where}`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, row: value } });
           }
         }
+        read.returned = keySetOf(returnedKeys);
+        read.local = keySetOf(localKeysOfRead);
+        read.fromKeys = firstOf(fromKeys.items, fromKeys.n);
+        read.fromTxns = firstOf(fromRaw.items, fromRaw.n);
+        read.fromWids = firstOf(fromWids.items, fromWids.n);
         pending.push(read);
       }
       if (e.op !== 'select') {
-        for (const [key, value] of wids.get(e.wid)!.values) {
-          localWid.set(key, e.wid);
-          localValue.set(key, value);
+        const w = duplicateWids ? widEvent.get(e.wid)! : nextWrite;
+        nextWrite++;
+        for (let rec = weStart[w]; rec < weStart[w + 1]; rec++) {
+          const key = recKey[rec];
+          if (localStamp[key] !== stamp) {
+            localStamp[key] = stamp;
+            push(localKeys, key);
+          }
+          localRecord[key] = rec;
         }
       }
-    });
+    }
+    readEnd[ti] = pending.length;
   };
 
   // Walk checked transactions; an unknown transaction joins T (and is walked) once a checked read reads it.
@@ -407,7 +709,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     walk(ti);
     if (!inT[ti]) continue; // an aborted reader (--check-aborted-reads) makes nobody committed
     for (let p = before; p < pending.length; p++) {
-      for (const w of pending[p].fromRaw) {
+      for (const w of pending[p].fromTxns) {
         if (w >= 0 && !inT[w] && raw[w].status === 'unknown') {
           inT[w] = 1;
           queue.push(w);
@@ -416,9 +718,24 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     }
   }
 
-  // Dense ids: init, then T by session and seq.
-  const members = raw.map((_, i) => i).filter((i) => inT[i]);
-  members.sort((a, b) => raw[a].session - raw[b].session || raw[a].seq - raw[b].seq);
+  // Dense ids: init, then T by session and seq (each session's transactions in file order, sorted by seq when
+  // they are not already: a stable sort by session, then seq).
+  const bySession = new Map<number, number[]>();
+  for (let i = 0; i < raw.length; i++) {
+    if (!inT[i]) continue;
+    const s = raw[i].session;
+    const list = bySession.get(s);
+    if (list) list.push(i);
+    else bySession.set(s, [i]);
+  }
+  const members: number[] = [];
+  for (const s of [...bySession.keys()].sort((a, b) => a - b)) {
+    const list = bySession.get(s)!;
+    let sorted = true;
+    for (let j = 1; j < list.length && sorted; j++) if (raw[list[j - 1]].seq > raw[list[j]].seq) sorted = false;
+    if (!sorted) list.sort((a, b) => raw[a].seq - raw[b].seq);
+    for (const i of list) members.push(i);
+  }
   const dense = new Int32Array(raw.length).fill(-1);
   const txns: ModelTxn[] = [{ id: 'init', session: 0, seq: 0, level: levelIndex('SER'), recordedLevel: 'SER', line: 0 }];
   for (const i of members) {
@@ -432,64 +749,112 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   soPrev[INIT] = -1;
   for (let i = 2; i < n; i++) if (txns[i].session === txns[i - 1].session) soPrev[i] = i - 1;
 
-  const writes: Map<number, Row | null>[] = [new Map()];
-  const writeWids: Map<number, string>[] = [new Map()];
-  const writersOf: number[][] = keys.map(() => []);
+  // Last writes per transaction, keys in the order it first wrote them; then the writers of each key.
+  const noValues = new Map<number, Row | null>();
+  const noWids = new Map<number, string>();
+  const writes: Map<number, Row | null>[] = [noValues];
+  const writeWids: Map<number, string>[] = [noWids];
+  const writeStamp = new Int32Array(keys.length);
+  const lastOf = new Int32Array(keys.length);
+  const order = scratch<number>();
+  const writerCount = new Int32Array(keys.length);
   for (let d = 1; d < n; d++) {
     const ri = members[d - 1];
+    const start = txnRecords[ri];
+    const end = txnRecords[ri + 1];
+    if (start === end) {
+      writes.push(noValues);
+      writeWids.push(noWids);
+      continue;
+    }
+    order.n = 0;
+    for (let rec = start; rec < end; rec++) {
+      const key = recKey[rec];
+      if (writeStamp[key] !== d) {
+        writeStamp[key] = d;
+        push(order, key);
+      }
+      lastOf[key] = rec;
+    }
     const values = new Map<number, Row | null>();
     const ws = new Map<number, string>();
-    for (const [key, wid] of lastWidOf[ri]) {
-      values.set(key, wids.get(wid)!.values.get(key)!);
+    for (let j = 0; j < order.n; j++) {
+      const key = order.items[j];
+      const rec = lastOf[key];
+      const wid = weWid[recEvent[rec]];
+      let value = recValue[rec];
+      if (duplicateWids) {
+        const other = eventRecord(widEvent.get(wid)!, key);
+        value = other < 0 ? (undefined as unknown as null) : recValue[other];
+      }
+      values.set(key, value);
       ws.set(key, wid);
-      writersOf[key].push(d);
+      writerCount[key]++;
     }
     writes.push(values);
     writeWids.push(ws);
   }
-  for (let key = 0; key < keys.length; key++) if (writersOf[key].length > 0) tables[keys[key].table].writtenKeys.push(key);
-
-  const reads: ReadEvent[] = [];
-  const readsOf: number[][] = txns.map(() => []);
-  for (const p of pending) {
-    const d = dense[p.rawTxn];
-    if (d < 0) continue; // aborted reader checked for well-formedness only
-    const read: ReadEvent = {
-      id: reads.length,
-      txn: d,
-      po: p.eventIndex,
-      ref: p.ref,
-      table: p.table,
-      pred: p.pred,
-      partial: p.partial,
-      fromKeys: p.fromKeys,
-      fromTxns: p.fromRaw.map((w) => (w < 0 ? INIT : dense[w])),
-      fromWids: p.fromWids,
-      returned: p.returned,
-      local: p.local,
-    };
-    reads.push(read);
+  const writersOf: number[][] = [];
+  {
+    // writers of every key in one array (offsets from the counts), then each key's as an array of its size
+    const offset = new Int32Array(keys.length + 1);
+    for (let key = 0; key < keys.length; key++) offset[key + 1] = offset[key] + writerCount[key];
+    const all = new Int32Array(offset[keys.length]);
+    const fill = offset.slice(0, keys.length);
+    for (let d = 1; d < n; d++) for (const key of writes[d].keys()) all[fill[key]++] = d;
+    const list = scratch<number>();
+    for (let key = 0; key < keys.length; key++) {
+      list.n = 0;
+      for (let i = offset[key]; i < offset[key + 1]; i++) push(list, all[i]);
+      writersOf.push(firstOf(list.items, list.n));
+      if (list.n > 0) tables[keys[key].table].writtenKeys.push(key);
+    }
   }
-  reads.sort((a, b) => a.txn - b.txn || a.po - b.po);
-  reads.forEach((r, i) => {
-    r.id = i;
-    readsOf[r.txn].push(i);
-  });
+
+  // Reads by transaction (dense order) and program order: each walked transaction's reads are one range.
+  const reads: ReadEvent[] = [];
+  const readsOf: number[][] = [[]];
+  const ids = scratch<number>();
+  // wr edges (writer -> reader, writer not the reader) in the order of the reads, for the G1c search
+  const wrFrom = scratch<number>();
+  const wrTo = scratch<number>();
+  for (let d = 1; d < n; d++) {
+    const ri = members[d - 1];
+    ids.n = 0;
+    for (let p = readStart[ri]; p < readEnd[ri]; p++) {
+      const read = pending[p];
+      read.id = reads.length;
+      read.txn = d;
+      const from = read.fromTxns;
+      for (let j = 0; j < from.length; j++) {
+        const w = (from[j] = from[j] < 0 ? INIT : dense[from[j]]);
+        if (w !== d) {
+          push(wrFrom, w);
+          push(wrTo, d);
+        }
+      }
+      push(ids, read.id);
+      reads.push(read);
+    }
+    readsOf.push(firstOf(ids.items, ids.n));
+  }
 
   let committed = 0, aborted = 0, unknown = 0;
+  const sessions = new Set<number>();
   for (const t of raw) {
     if (t.status === 'committed') committed++;
     else if (t.status === 'aborted') aborted++;
     else unknown++;
+    sessions.add(t.session);
   }
   const droppedUnknown = raw.filter((t, i) => t.status === 'unknown' && !inT[i]).map((t) => t.id);
   const dropped = droppedUnknown.length;
   if (dropped > 0) notes.push(`${dropped} transaction(s) with unknown outcome were never read and are left out`);
   const model: CheckModel = {
     droppedUnknown, history, txns, n, soPrev, tables, tableIds, keys, keyIds, initRow, writes, writeWids, writersOf, reads, readsOf, anomalies, notes,
-    stats: { transactions: raw.length, committed, aborted, unknown, dropped, events: eventCount, reads: reads.length, keys: keys.length, sessions: new Set(raw.map((t) => t.session)).size },
+    stats: { transactions: raw.length, committed, aborted, unknown, dropped, events: eventCount, reads: reads.length, keys: keys.length, sessions: sessions.size },
   };
-  const cycle = findInformationFlowCycle(model);
+  const cycle = findInformationFlowCycle(model, wrFrom, wrTo);
   if (cycle) anomalies.push(cycle);
   return model;
 }
@@ -497,13 +862,14 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
 /** Columns where a returned row differs from the written one, as text, or undefined when they agree. */
 function rowDifference(returned: Row, written: Row, schema: TableSchema): string | undefined {
   let diffs: string[] | undefined;
+  const plain = Object.getPrototypeOf(written) === Object.prototype;
   for (const col of Object.keys(returned)) {
     const v = returned[col];
+    const w = written[col];
+    // the common case without hasOwnProperty: the same value, read from a plain object by a name it cannot inherit
+    if (v === w && plain && w !== undefined && !(col in Object.prototype)) continue;
     if (!hasOwn(written, col)) (diffs ??= []).push(`${col} = ${JSON.stringify(v)} (not written)`);
-    else {
-      const w = written[col];
-      if (v !== w && !valuesEqual(v, w, schema.columns[col])) (diffs ??= []).push(`${col} = ${JSON.stringify(v)}`);
-    }
+    else if (v !== w && !valuesEqual(v, w, schema.columns[col])) (diffs ??= []).push(`${col} = ${JSON.stringify(v)}`);
   }
   return diffs?.join(', ');
 }
@@ -552,31 +918,47 @@ export function wrEdge(model: CheckModel, writer: number, reader: number): { rea
 }
 
 /** G1c: a cycle in so ∪ wr, found by depth-first search, reported with its edges. */
-function findInformationFlowCycle(model: CheckModel): Anomaly | undefined {
+function findInformationFlowCycle(model: CheckModel, wrFrom: Scratch<number>, wrTo: Scratch<number>): Anomaly | undefined {
   const { n, txns, soPrev } = model;
-  const succ: number[][] = Array.from({ length: n }, () => []);
-  for (let t = 1; t < n; t++) succ[soPrev[t]].push(t);
-  for (const r of model.reads) for (const w of r.fromTxns) if (w !== r.txn) succ[w].push(r.txn);
+  // Successors as one array (CSR): of each transaction, its session successor, then the readers of its writes
+  // (wrFrom -> wrTo) in the order of the reads (the order the search takes them in: it decides which cycle is
+  // reported).
+  const degree = new Int32Array(n + 1);
+  for (let t = 1; t < n; t++) degree[soPrev[t]]++;
+  for (let e = 0; e < wrFrom.n; e++) degree[wrFrom.items[e]]++;
+  const first = new Int32Array(n + 1);
+  for (let t = 0; t < n; t++) first[t + 1] = first[t] + degree[t];
+  const next = first.slice(0, n);
+  const succ = new Int32Array(first[n]);
+  for (let t = 1; t < n; t++) succ[next[soPrev[t]]++] = t;
+  for (let e = 0; e < wrFrom.n; e++) succ[next[wrFrom.items[e]]++] = wrTo.items[e];
   const color = new Uint8Array(n);
   const parent = new Int32Array(n).fill(-1);
+  // the search's stack: a transaction and the position of its next successor in succ
+  const stackNode = new Int32Array(n);
+  const stackAt = new Int32Array(n);
   for (let s = 0; s < n; s++) {
     if (color[s]) continue;
-    const stack: [number, number][] = [[s, 0]];
+    let top = 0;
+    stackNode[0] = s;
+    stackAt[0] = first[s];
     color[s] = 1;
-    while (stack.length) {
-      const top = stack[stack.length - 1];
-      const [u, i] = top;
-      if (i >= succ[u].length) {
+    while (top >= 0) {
+      const u = stackNode[top];
+      const i = stackAt[top];
+      if (i >= first[u + 1]) {
         color[u] = 2;
-        stack.pop();
+        top--;
         continue;
       }
-      top[1]++;
-      const v = succ[u][i];
+      stackAt[top]++;
+      const v = succ[i];
       if (color[v] === 0) {
         color[v] = 1;
         parent[v] = u;
-        stack.push([v, 0]);
+        top++;
+        stackNode[top] = v;
+        stackAt[top] = first[v];
       } else if (color[v] === 1) {
         const path = [v];
         for (let x = u; x !== v; x = parent[x]) path.push(x);
