@@ -9,6 +9,7 @@ const USAGE = `usage: npm run bench -- <name> [args]
   paper [options]             the CAV paper's experiments and extended axes -> bench/RESULTS.md (paper --help)
   recorder [TXNS] [SESSIONS]  throughput with and without the recorder, same run (default 300 4)
   profile FILE                CPU profile of checking one history, top functions
+  components FILE...          how much of each history splits into independent parts (rows, sessions)
   compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run
   scale [options]             time and peak RSS vs transactions on generated bank histories -> bench/results/scale.csv,
                               scale.svg (scale --help: --sizes 5000,10000,20000,40000 --levels si+rc,si,rc --timeout 60)`;
@@ -42,6 +43,11 @@ async function run(name: string, args: string[]): Promise<void> {
     case 'profile': {
       const { runProfile } = await import('./profile.js');
       await runProfile(args);
+      break;
+    }
+    case 'components': {
+      const { runComponents } = await import('./scale/components.js');
+      await runComponents(args);
       break;
     }
     case 'compare': {
