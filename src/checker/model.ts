@@ -106,7 +106,7 @@ export interface CheckModel {
    * first wrote them. Index 0 (init) is empty. Read-only: transactions that write nothing share one empty Map.
    */
   writes: Map<number, Row | null>[];
-  /** The wid of that last write (shared empty Maps as in `writes`). */
+  /** The wid of that last write (shared empty Maps as in `writes`; made when first read). */
   writeWids: Map<number, string>[];
   /** Writers of each key other than init, in T. */
   writersOf: number[][];
@@ -231,7 +231,14 @@ function valuesText(values: readonly unknown[]): string | undefined {
 }
 
 /** The first n elements of a scratch array, as an array of exactly that size. */
-const firstOf = <T>(scratch: T[], n: number): T[] => (n === 0 ? [] : scratch.slice(0, n));
+const firstOf = <T>(scratch: T[], n: number): T[] => scratch.slice(0, n);
+
+// Arrays of the model that hold nothing or one element are mostly shared: frozen, as the model is read-only.
+const NO_NUMBERS = Object.freeze([]) as unknown as number[];
+const NO_TEXTS = Object.freeze([]) as unknown as string[];
+const INIT_WIDS = Object.freeze([INIT_WID]) as unknown as string[];
+/** The frozen array [v], made once per index of `cache`. */
+const sharedOne = <T>(cache: (T[] | undefined)[], index: number, v: T): T[] => (cache[index] ??= Object.freeze([v]) as unknown as T[]);
 
 /** A scratch list: a plain array reused across calls (never shrunk, so never reallocated), and its length. */
 interface Scratch<T> {
@@ -295,8 +302,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   // itself for a one-value key, valuesText otherwise) to the id: equal values as written have equal texts.
   const oneValue: Map<KeyValue, number>[] = tables.map(() => new Map());
   const manyValues: Map<string, number>[] = tables.map(() => new Map());
-  /** Shared OneKey sets per key id (undefined until a read needs it). */
+  /** Shared OneKey sets and [key] arrays per key id (undefined until a read needs one). */
   const oneKeySets: (OneKey | undefined)[] = [];
+  const keyArrays: (number[] | undefined)[] = [];
   const internKey = (table: number, values: SqlValue[]): number => {
     const schema = tables[table].schema;
     let text = String(table);
@@ -308,6 +316,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       keys.push({ table, values });
       initRow.push(undefined);
       oneKeySets.push(undefined);
+      keyArrays.push(undefined);
     }
     return id;
   };
@@ -385,6 +394,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   /** Records of write event w: [weStart[w], weStart[w + 1]). */
   const weStart = new Int32Array(writeEventCount + 1);
   const weWid: string[] = [];
+  /** Shared [wid] arrays per write event (undefined until a read needs one). */
+  const widArrays: (string[] | undefined)[] = [];
   const recKey = new Int32Array(recordCount);
   const recEvent = new Int32Array(recordCount);
   const recValue: (Row | null)[] = [];
@@ -426,6 +437,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
           }
         }
         weWid.push(e.wid);
+        widArrays.push(undefined);
         widEvent.set(e.wid, w++);
       }
     }
@@ -536,8 +548,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const returnedKeys = scratch<number>();
   const localKeysOfRead = scratch<number>();
   const fromKeys = scratch<number>();
-  const fromRaw = scratch<number>();
   const fromWids = scratch<string>();
+  /** The raw transactions read from (-1: init), of all pending reads in one list: pending read p's from fromStart[p]. */
+  const fromRaw = scratch<number>();
+  const fromStart: number[] = [];
   const unresolvedShapes = new Set<string>();
   const walk = (ti: number): void => {
     const stamp = ++walks;
@@ -568,8 +582,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         returnedKeys.n = 0;
         localKeysOfRead.n = 0;
         fromKeys.n = 0;
-        fromRaw.n = 0;
         fromWids.n = 0;
+        fromStart.push(fromRaw.n);
+        /** The write event of the last version read (-1: init). */
+        let lastFrom = -1;
         for (let i = 0; i < rows.length; i++) {
           const key = rowKeys.items[i];
           const r = rows[i];
@@ -607,6 +623,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             push(fromKeys, key);
             push(fromRaw, -1);
             pushText(fromWids, wid);
+            lastFrom = -1;
           } else {
             const w = widEvent.get(wid);
             if (w === undefined) {
@@ -653,6 +670,12 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             push(fromKeys, key);
             push(fromRaw, wt);
             pushText(fromWids, wid);
+            lastFrom = w;
+            // an unknown transaction a checked committed one read from committed: it joins T, to be walked
+            if (inT[ti] && !inT[wt] && raw[wt].status === 'unknown') {
+              inT[wt] = 1;
+              queue.push(wt);
+            }
           }
           // Value and predicate of the version read.
           if (row) {
@@ -680,9 +703,17 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         }
         read.returned = keySetOf(returnedKeys);
         read.local = keySetOf(localKeysOfRead);
-        read.fromKeys = firstOf(fromKeys.items, fromKeys.n);
-        read.fromTxns = firstOf(fromRaw.items, fromRaw.n);
-        read.fromWids = firstOf(fromWids.items, fromWids.n);
+        // fromTxns are set once T's dense ids are known
+        if (fromKeys.n === 0) {
+          read.fromKeys = NO_NUMBERS;
+          read.fromWids = NO_TEXTS;
+        } else if (fromKeys.n === 1) {
+          read.fromKeys = sharedOne(keyArrays, fromKeys.items[0], fromKeys.items[0]);
+          read.fromWids = lastFrom < 0 ? INIT_WIDS : sharedOne(widArrays, lastFrom, weWid[lastFrom]);
+        } else {
+          read.fromKeys = firstOf(fromKeys.items, fromKeys.n);
+          read.fromWids = firstOf(fromWids.items, fromWids.n);
+        }
         pending.push(read);
       }
       if (e.op !== 'select') {
@@ -701,22 +732,13 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     readEnd[ti] = pending.length;
   };
 
-  // Walk checked transactions; an unknown transaction joins T (and is walked) once a checked read reads it.
+  // Walk checked transactions; an unknown transaction joins T (and is walked) once a checked read reads it (an
+  // aborted reader, with --check-aborted-reads, makes nobody committed).
   for (let qi = 0; qi < queue.length; qi++) {
-    const ti = queue[qi];
-    const before = pending.length;
     if ((qi & 63) === 63) options.deadline?.();
-    walk(ti);
-    if (!inT[ti]) continue; // an aborted reader (--check-aborted-reads) makes nobody committed
-    for (let p = before; p < pending.length; p++) {
-      for (const w of pending[p].fromTxns) {
-        if (w >= 0 && !inT[w] && raw[w].status === 'unknown') {
-          inT[w] = 1;
-          queue.push(w);
-        }
-      }
-    }
+    walk(queue[qi]);
   }
+  fromStart.push(fromRaw.n);
 
   // Dense ids: init, then T by session and seq (each session's transactions in file order, sorted by seq when
   // they are not already: a stable sort by session, then seq).
@@ -749,11 +771,12 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   soPrev[INIT] = -1;
   for (let i = 2; i < n; i++) if (txns[i].session === txns[i - 1].session) soPrev[i] = i - 1;
 
-  // Last writes per transaction, keys in the order it first wrote them; then the writers of each key.
+  // Last writes per transaction, keys in the order it first wrote them (their records: lastRecords from
+  // lastStart[d], for writeWids); then the writers of each key.
   const noValues = new Map<number, Row | null>();
-  const noWids = new Map<number, string>();
   const writes: Map<number, Row | null>[] = [noValues];
-  const writeWids: Map<number, string>[] = [noWids];
+  const lastStart = new Int32Array(n + 1);
+  const lastRecords = scratch<number>();
   const writeStamp = new Int32Array(keys.length);
   const lastOf = new Int32Array(keys.length);
   const order = scratch<number>();
@@ -762,9 +785,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     const ri = members[d - 1];
     const start = txnRecords[ri];
     const end = txnRecords[ri + 1];
+    lastStart[d] = lastRecords.n;
     if (start === end) {
       writes.push(noValues);
-      writeWids.push(noWids);
       continue;
     }
     order.n = 0;
@@ -777,23 +800,21 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       lastOf[key] = rec;
     }
     const values = new Map<number, Row | null>();
-    const ws = new Map<number, string>();
     for (let j = 0; j < order.n; j++) {
       const key = order.items[j];
       const rec = lastOf[key];
-      const wid = weWid[recEvent[rec]];
       let value = recValue[rec];
       if (duplicateWids) {
-        const other = eventRecord(widEvent.get(wid)!, key);
+        const other = eventRecord(widEvent.get(weWid[recEvent[rec]])!, key);
         value = other < 0 ? (undefined as unknown as null) : recValue[other];
       }
       values.set(key, value);
-      ws.set(key, wid);
+      push(lastRecords, rec);
       writerCount[key]++;
     }
     writes.push(values);
-    writeWids.push(ws);
   }
+  lastStart[n] = lastRecords.n;
   const writersOf: number[][] = [];
   {
     // writers of every key in one array (offsets from the counts), then each key's as an array of its size
@@ -806,15 +827,19 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     for (let key = 0; key < keys.length; key++) {
       list.n = 0;
       for (let i = offset[key]; i < offset[key + 1]; i++) push(list, all[i]);
-      writersOf.push(firstOf(list.items, list.n));
+      writersOf.push(list.n === 0 ? NO_NUMBERS : firstOf(list.items, list.n));
       if (list.n > 0) tables[keys[key].table].writtenKeys.push(key);
     }
   }
 
   // Reads by transaction (dense order) and program order: each walked transaction's reads are one range.
   const reads: ReadEvent[] = [];
-  const readsOf: number[][] = [[]];
+  const readsOf: number[][] = [NO_NUMBERS];
   const ids = scratch<number>();
+  /** Shared [t] arrays per dense transaction, for reads from one transaction. */
+  const txnArrays: (number[] | undefined)[] = [];
+  const fromTxns = scratch<number>();
+  for (let d = 0; d < n; d++) txnArrays.push(undefined);
   // wr edges (writer -> reader, writer not the reader) in the order of the reads, for the G1c search
   const wrFrom = scratch<number>();
   const wrTo = scratch<number>();
@@ -825,18 +850,23 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       const read = pending[p];
       read.id = reads.length;
       read.txn = d;
-      const from = read.fromTxns;
-      for (let j = 0; j < from.length; j++) {
-        const w = (from[j] = from[j] < 0 ? INIT : dense[from[j]]);
+      const start = fromStart[p];
+      const count = fromStart[p + 1] - start;
+      fromTxns.n = 0;
+      for (let j = 0; j < count; j++) {
+        const r = fromRaw.items[start + j];
+        const w = r < 0 ? INIT : dense[r];
+        push(fromTxns, w);
         if (w !== d) {
           push(wrFrom, w);
           push(wrTo, d);
         }
       }
+      read.fromTxns = count === 0 ? NO_NUMBERS : count === 1 ? sharedOne(txnArrays, fromTxns.items[0], fromTxns.items[0]) : firstOf(fromTxns.items, count);
       push(ids, read.id);
       reads.push(read);
     }
-    readsOf.push(firstOf(ids.items, ids.n));
+    readsOf.push(ids.n === 0 ? NO_NUMBERS : firstOf(ids.items, ids.n));
   }
 
   let committed = 0, aborted = 0, unknown = 0;
@@ -851,27 +881,72 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const dropped = droppedUnknown.length;
   if (dropped > 0) notes.push(`${dropped} transaction(s) with unknown outcome were never read and are left out`);
   const model: CheckModel = {
-    droppedUnknown, history, txns, n, soPrev, tables, tableIds, keys, keyIds, initRow, writes, writeWids, writersOf, reads, readsOf, anomalies, notes,
+    droppedUnknown, history, txns, n, soPrev, tables, tableIds, keys, keyIds, initRow, writes, writeWids: [], writersOf, reads, readsOf, anomalies, notes,
     stats: { transactions: raw.length, committed, aborted, unknown, dropped, events: eventCount, reads: reads.length, keys: keys.length, sessions: sessions.size },
   };
+  lazyWriteWids(model, lastStart, Int32Array.from(lastRecords.items.slice(0, lastRecords.n)), recKey, recEvent, weWid);
   const cycle = findInformationFlowCycle(model, wrFrom, wrTo);
   if (cycle) anomalies.push(cycle);
   return model;
+}
+
+/**
+ * model.writeWids, made when first read (nothing in the checker reads it): the wid of each last write, from the
+ * records of the last writes of transaction d, lastRecords[lastStart[d] .. lastStart[d + 1]). A function of its
+ * own, so that the getter keeps these arrays and not everything buildModel's closures share.
+ */
+function lazyWriteWids(model: CheckModel, lastStart: Int32Array, lastRecords: Int32Array, recKey: Int32Array, recEvent: Int32Array, weWid: string[]): void {
+  let made: Map<number, string>[] | undefined;
+  const make = (): Map<number, string>[] => {
+    const noWids = new Map<number, string>();
+    const all: Map<number, string>[] = [noWids];
+    for (let d = 1; d < model.n; d++) {
+      if (lastStart[d] === lastStart[d + 1]) {
+        all.push(noWids);
+        continue;
+      }
+      const ws = new Map<number, string>();
+      for (let i = lastStart[d]; i < lastStart[d + 1]; i++) ws.set(recKey[lastRecords[i]], weWid[recEvent[lastRecords[i]]]);
+      all.push(ws);
+    }
+    return all;
+  };
+  Object.defineProperty(model, 'writeWids', { get: () => (made ??= make()), enumerable: true, configurable: true });
 }
 
 /** Columns where a returned row differs from the written one, as text, or undefined when they agree. */
 function rowDifference(returned: Row, written: Row, schema: TableSchema): string | undefined {
   let diffs: string[] | undefined;
   const plain = Object.getPrototypeOf(written) === Object.prototype;
-  for (const col of Object.keys(returned)) {
-    const v = returned[col];
-    const w = written[col];
-    // the common case without hasOwnProperty: the same value, read from a plain object by a name it cannot inherit
-    if (v === w && plain && w !== undefined && !(col in Object.prototype)) continue;
-    if (!hasOwn(written, col)) (diffs ??= []).push(`${col} = ${JSON.stringify(v)} (not written)`);
-    else if (v !== w && !valuesEqual(v, w, schema.columns[col])) (diffs ??= []).push(`${col} = ${JSON.stringify(v)}`);
+  // for-in lists what Object.keys does, without making an array, when nothing enumerable can be inherited
+  if (Object.getPrototypeOf(returned) === Object.prototype && !enumerableInObjectPrototype()) {
+    for (const col in returned) {
+      const d = columnDifference(col, returned, written, plain, schema);
+      if (d !== undefined) (diffs ??= []).push(d);
+    }
+  } else {
+    for (const col of Object.keys(returned)) {
+      const d = columnDifference(col, returned, written, plain, schema);
+      if (d !== undefined) (diffs ??= []).push(d);
+    }
   }
   return diffs?.join(', ');
+}
+
+function columnDifference(col: string, returned: Row, written: Row, plain: boolean, schema: TableSchema): string | undefined {
+  const v = returned[col];
+  const w = written[col];
+  // the common case without hasOwnProperty: the same value, read from a plain object by a name it cannot inherit
+  if (v === w && plain && w !== undefined && !(col in Object.prototype)) return undefined;
+  if (!hasOwn(written, col)) return `${col} = ${JSON.stringify(v)} (not written)`;
+  if (v !== w && !valuesEqual(v, w, schema.columns[col])) return `${col} = ${JSON.stringify(v)}`;
+  return undefined;
+}
+
+/** Whether Object.prototype has an enumerable property (something added it): for-in would list it. */
+function enumerableInObjectPrototype(): boolean {
+  for (const _ in Object.prototype) return true;
+  return false;
 }
 
 const writerText = (t: { id: string; line: number }): string => `txn "${t.id}" at line ${t.line}`;
