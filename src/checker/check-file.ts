@@ -8,6 +8,7 @@ import { readHistory, validateHistory, type ReadOptions } from '../history/reade
 import type { History } from '../history/history.js';
 import { checkHistory, type CheckResult } from './check.js';
 import { parseIsoOverride, type IsoOverride } from './levels.js';
+import { isAllocationFailure, MemoryExceeded, MemoryGuard } from './budget.js';
 
 export interface CheckFileOptions {
   /** Levels to check at instead of the recorded ones: `"SER"` for every transaction, or
@@ -22,6 +23,8 @@ export interface CheckFileOptions {
   /** Limits for reading a file (ReadOptions: the longest line, the most bytes after decompression). */
   maxLineBytes?: ReadOptions['maxLineBytes'];
   maxInputBytes?: ReadOptions['maxInputBytes'];
+  /** The most reading and checking may hold in memory, in bytes (CheckOptions.maxMemoryBytes; `--max-memory`). */
+  maxMemoryBytes?: number;
 }
 
 /**
@@ -34,7 +37,8 @@ export interface CheckFileOptions {
 export async function check(history: string | History, options: CheckFileOptions = {}): Promise<CheckResult> {
   const iso = typeof options.iso === 'string' ? parseIsoOverride(options.iso) : options.iso;
   await loadPredicateParser();
-  const h = typeof history === 'string' ? await readHistory(history, { maxLineBytes: options.maxLineBytes, maxInputBytes: options.maxInputBytes }) : history;
+  const h = typeof history === 'string' ? await readForCheck(history, options) : history;
+  if ('verdict' in h) return h;
   // A History built in memory is held to the format as a file is (values in range, whole rows, ...).
   if (typeof history !== 'string') validateHistory(h);
   const result = checkHistory(h, {
@@ -42,7 +46,33 @@ export async function check(history: string | History, options: CheckFileOptions
     timeoutMs: options.timeoutMs,
     checkAbortedReads: options.checkAbortedReads,
     shrink: options.shrink,
+    maxMemoryBytes: options.maxMemoryBytes,
   });
   if (h.truncated) result.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
   return result;
+}
+
+/**
+ * Reads a history for a check within its memory limit (`maxMemoryBytes`, or the default of budget.ts). A history
+ * that does not fit in memory is not bad input (a larger limit, or machine, can check it): it gets the verdict
+ * `unknown` with the reason, as a check that outgrows its memory does.
+ */
+export async function readForCheck(file: string, options: Pick<CheckFileOptions, 'maxLineBytes' | 'maxInputBytes' | 'maxMemoryBytes'>): Promise<History | CheckResult> {
+  const started = Date.now();
+  const guard = new MemoryGuard(options.maxMemoryBytes);
+  guard.stage = 'reading the history';
+  let line = 0;
+  const poll = (n: number) => {
+    line = n;
+    guard.poll();
+  };
+  try {
+    return await readHistory(file, { maxLineBytes: options.maxLineBytes, maxInputBytes: options.maxInputBytes, poll });
+  } catch (e) {
+    if (!(e instanceof MemoryExceeded) && !isAllocationFailure(e)) throw e;
+    const why = (e as Error).message;
+    const reason = e instanceof MemoryExceeded ? why : guard.stop(() => `V8 refused an allocation (${why})`).message;
+    const none = { transactions: 0, committed: 0, aborted: 0, unknown: 0, sessions: 0, events: 0, reads: 0, keys: 0, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0 };
+    return { verdict: 'unknown', reason, anomalies: [], notes: [`reading stopped at line ${line.toLocaleString('en-US')} of the history`], stats: { ...none, timeMs: Date.now() - started } };
+  }
 }

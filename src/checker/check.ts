@@ -27,10 +27,17 @@ import { pruneWitnesses } from './prune.js';
 import { explainByCases } from './cases.js';
 import { completeWitnesses } from './witness.js';
 import { attachTransactions } from './describe.js';
+import { withMemoryGuard } from './budget.js';
 
 export type { Verdict, CheckOptions, CheckStats, CheckResult } from './result.js';
 
 export function checkHistory(history: History, options: CheckOptions = {}): CheckResult {
+  // Past its memory limit a check stops with `unknown` and says why (budget.ts), never a V8 abort.
+  const started = Date.now();
+  return withMemoryGuard(options.maxMemoryBytes, () => checkGuarded(history, options), (reason) => ({ ...timedOutBuildingModel(history, Date.now() - started), reason }));
+}
+
+function checkGuarded(history: History, options: CheckOptions): CheckResult {
   const started = Date.now();
   const budget = new Budget(options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity, options.maxSteps ?? Infinity);
   let model: CheckModel;

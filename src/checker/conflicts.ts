@@ -13,6 +13,7 @@ import type { Row } from '../history/format.js';
 import { canonicalValue } from '../history/predicate.js';
 import { INIT, predicateHolds, type CheckModel, type ReadEvent } from './model.js';
 import type { Order } from './order.js';
+import { memoryStage } from './budget.js';
 
 export interface Conflict {
   read: number;
@@ -220,6 +221,7 @@ export interface ConflictResult {
  * instead of O(reads × keys).
  */
 export function findConflicts(model: CheckModel, pco: Order, decided?: (read: number, key: number) => boolean, widen = false, previous?: Conflict[], budget?: { checkNow(): void }): ConflictResult {
+  memoryStage('finding conflicts');
   const conflicts: Conflict[] = [];
   const missing: MissingRow[] = [];
   const classify = (read: ReadEvent, key: number): void => {

@@ -4,7 +4,14 @@
  * One bitset row per transaction (its successors), as a Uint32Array of n * words. Adding an edge re-closes at
  * once (docs/semantics.md §4.2: the paper's artifact did not), so `has` is always the transitive relation and a
  * cycle shows as a transaction preceding itself.
+ *
+ * The rows are n × ⌈n/32⌉ words (200 MB at 40,000 transactions): they are allocated through the memory guard
+ * (budget.ts), which stops the check instead of letting the allocation fail.
  */
+import { allocateWords, copyWords } from './budget.js';
+
+/** What an n × n bitset is, for the reason of a memory stop. */
+const orderOf = (n: number) => () => `the n×n order of ${n.toLocaleString('en-US')} transactions`;
 
 export class Order {
   readonly words: number;
@@ -16,11 +23,11 @@ export class Order {
 
   constructor(readonly n: number, bits?: Uint32Array) {
     this.words = (n + 31) >>> 5;
-    this.bits = bits ?? new Uint32Array(n * this.words);
+    this.bits = bits ?? allocateWords(n * this.words, orderOf(n));
   }
 
   clone(): Order {
-    const o = new Order(this.n, this.bits.slice());
+    const o = new Order(this.n, copyWords(this.bits, () => `a copy of ${orderOf(this.n)()}`));
     o.cyclic = this.cyclic;
     o.cycleEdge = this.cycleEdge;
     return o;
@@ -63,7 +70,7 @@ export class Order {
   /** The transposed relation: row t holds the predecessors of t. */
   predecessors(): Uint32Array {
     const { n, words, bits } = this;
-    const pred = new Uint32Array(n * words);
+    const pred = allocateWords(n * words, () => `the transpose of ${orderOf(n)()}`);
     for (let a = 0; a < n; a++) {
       const row = a * words;
       for (let w = 0; w < words; w++) {

@@ -20,28 +20,10 @@ import { INIT } from './model.js';
 import type { Relations } from './relations.js';
 import { newSet, setAdd, setHas } from './order.js';
 import type { WritePartners } from './write-partners.js';
+import { memoryStage, type Budget } from './budget.js';
 
-export class BudgetExceeded extends Error {
-  constructor() {
-    super('search budget exceeded');
-  }
-}
-
-/** A deadline (and an optional step limit) shared by every stage of one check. */
-export class Budget {
-  steps = 0;
-  constructor(readonly deadline: number = Infinity, readonly maxSteps: number = Infinity) {}
-  tick(): void {
-    this.steps++;
-    if (this.steps > this.maxSteps) throw new BudgetExceeded();
-    if ((this.steps & 1023) === 0 && Date.now() > this.deadline) throw new BudgetExceeded();
-  }
-
-  /** Checks the clock now: before and inside expensive steps (a saturation pass can take seconds). */
-  checkNow(): void {
-    if (Date.now() > this.deadline) throw new BudgetExceeded();
-  }
-}
+// Budget lives in budget.ts (with the memory guard); check.ts and cases.ts import it from here.
+export { Budget, BudgetExceeded } from './budget.js';
 
 export interface PrefixStats {
   prefixes: number;
@@ -55,6 +37,7 @@ export interface StuckPoint {
 }
 
 export function explorePrefixes(rel: Relations, partners: WritePartners, budget: Budget, stats: PrefixStats, stuck?: StuckPoint): number[] | undefined {
+  memoryStage('searching for a commit order');
   const { model, pco } = rel;
   const { n, txns, reads, soPrev } = model;
   const words = pco.words;

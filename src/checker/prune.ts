@@ -17,12 +17,14 @@ import { INIT } from './model.js';
 import { newSet, setHas } from './order.js';
 import { PrefixVisibility, type Relations } from './relations.js';
 import type { WritePartners } from './write-partners.js';
+import { memoryStage } from './budget.js';
 
 /**
  * Removes from each conflict's zeros the writers that cannot be its witness under `rel` (saturated, acyclic),
  * unless none would be left. Returns how many choices it removed.
  */
 export function pruneWitnesses(rel: Relations, partners: WritePartners, conflicts: Conflict[], budget?: { checkNow(): void }): number {
+  memoryStage('pruning witness choices');
   const { model, pco } = rel;
   const { words } = pco;
   const prefixVisible = new PrefixVisibility(rel, partners);

@@ -12,6 +12,10 @@ import { INIT, type CheckModel, type ReadEvent } from './model.js';
 import { CC, PC, RA, RC, SER, SI } from './levels.js';
 import { Order, newSet, setAdd, setHas } from './order.js';
 import type { WritePartners } from './write-partners.js';
+import { memoryStage, pollMemory, reserveBytes } from './budget.js';
+
+/** The n-bit sets of every transaction, for the reason of a memory stop. */
+const setsOf = (n: number) => () => `the read-from sets of ${n.toLocaleString('en-US')} transactions (n bits each)`;
 
 /** One instance of "read r read key x from t1". */
 export interface Triple {
@@ -73,8 +77,10 @@ export class Relations {
 
   static base(model: CheckModel): Relations {
     const { n, soPrev, reads } = model;
+    memoryStage('building the commit order');
     const succ: number[][] = Array.from({ length: n }, () => []);
     for (let t = 1; t < n; t++) succ[soPrev[t]].push(t);
+    reserveBytes(n * ((n + 31) >>> 5) * 4, setsOf(n));
     const wrPred = Array.from({ length: n }, () => newSet(n));
     const rcFirst = Array.from({ length: n }, () => new Map<number, number>());
     const triples: Triple[] = [];
@@ -98,6 +104,7 @@ export class Relations {
   clone(): Relations {
     const triplesOfKey = new Map<number, number[]>();
     for (const [k, list] of this.triplesOfKey) triplesOfKey.set(k, list.slice());
+    reserveBytes(this.wrPred.length * this.pco.words * 4, setsOf(this.model.n));
     return new Relations(
       this.model,
       this.pco.clone(),
@@ -206,6 +213,7 @@ export class PrefixVisibility {
     const { pco, model } = rel;
     const words = pco.words;
     const pred = (this.pred ??= pco.predecessors());
+    pollMemory(); // up to n sets of n bits in a pass
     set = new Uint32Array(words);
     // The set stays closed under pco-predecessors (pco is transitive): a t already in it brings nothing new.
     const withPredecessors = (t: number) => {

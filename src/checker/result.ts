@@ -15,6 +15,9 @@ export interface CheckOptions {
   timeoutMs?: number;
   /** Limit on search steps (deterministic alternative to the timeout, for tests). */
   maxSteps?: number;
+  /** The most the check may hold in memory (JavaScript heap and typed arrays), in bytes; past it the verdict is
+   *  `unknown`, with a reason that says so. Default: V8's heap limit less a margin, and 85% of physical memory. */
+  maxMemoryBytes?: number;
   /** Shrink inconsistent histories whose contradiction is not a single cycle (default true). */
   shrink?: boolean;
   /** Build explanations for inconsistent verdicts (default true; shrinking turns it off for its trials). */

@@ -11,6 +11,7 @@ import { PrefixVisibility, type Relations } from './relations.js';
 import { PC, SI } from './levels.js';
 import type { WritePartners } from './write-partners.js';
 import { setHas } from './order.js';
+import { memoryStage } from './budget.js';
 
 export interface SaturateStats {
   rounds: number;
@@ -21,6 +22,7 @@ export interface SaturateStats {
 export function saturate(rel: Relations, partners: WritePartners, stats?: SaturateStats, budget?: { checkNow(): void }): boolean {
   const { model, pco } = rel;
   if (pco.cyclic) return false;
+  memoryStage('saturating the commit order');
   const { reads, txns, writersOf } = model;
   const prefixVisible = new PrefixVisibility(rel, partners);
   let changed = true;

@@ -19,6 +19,7 @@ import { INIT, predicateHolds, type CheckModel, type ReadEvent } from './model.j
 import { Order, setHas } from './order.js';
 import type { WritePartners } from './write-partners.js';
 import type { Relations } from './relations.js';
+import { memoryStage } from './budget.js';
 
 function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Array } {
   const pos = new Int32Array(n);
@@ -168,6 +169,7 @@ export interface Completion {
 const MAX_CHOICE_ROUNDS = 50;
 
 export function completeWitnesses(base: Relations, conflicts: Conflict[], sequence: number[], partners: WritePartners, budget?: { checkNow(): void }): Completion {
+  memoryStage('completing witnesses');
   const { model } = base;
   const { order, pos } = totalOrder(model.n, sequence);
   const index = new PositionIndex(model, pos);

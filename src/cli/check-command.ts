@@ -1,17 +1,17 @@
 /**
  * `isocheck check FILE...`: load each history, check it, print a verdict per file (human or --json) and a
  * total. A typed function (checkFiles) that the CLI only wires to arguments and exit codes. `-` reads standard
- * input (plain or gzip), named `<stdin>` in the output; --max-line-mb and --max-input-gb raise the reader's limits.
+ * input (plain or gzip), named `<stdin>` in the output; --max-line-mb and --max-input-gb raise the reader's limits;
+ * --max-memory bounds reading and checking (past it: unknown, with the reason).
  *
  * Exit status: 0 all consistent, 1 some inconsistent, 2 bad input or usage, 3 some unknown (and none
  * inconsistent or bad).
  */
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { readHistory } from '../history/reader.js';
 import { InputError } from '../history/input-errors.js';
 import { STDIN_NAME } from '../history/format.js';
-import { check } from '../checker/check-file.js';
+import { check, readForCheck } from '../checker/check-file.js';
 import type { CheckResult, Verdict } from '../checker/check.js';
 import { renderResult } from '../checker/explain.js';
 import { resultJson } from '../report/json.js';
@@ -29,6 +29,8 @@ export interface CheckCommandOptions {
   maxLineMb?: number;
   /** The most a history may hold after decompression, in GiB (default 16). */
   maxInputGb?: number;
+  /** The most reading and checking may hold in memory, in bytes (`--max-memory`, parsed by parseMemorySize). */
+  maxMemory?: number;
 }
 
 const MiB = 1024 * 1024;
@@ -69,15 +71,19 @@ export async function checkFile(file: string, options: CheckCommandOptions, file
       const problem = await reportTargetProblem(reportAt);
       if (problem) throw new InputError(problem);
     }
-    const history = await readHistory(file, {
+    const history = await readForCheck(file, {
       maxLineBytes: options.maxLineMb !== undefined ? Math.round(options.maxLineMb * MiB) : undefined,
       maxInputBytes: options.maxInputGb !== undefined ? Math.round(options.maxInputGb * 1024 * MiB) : undefined,
+      maxMemoryBytes: options.maxMemory,
     });
+    // A history too big to hold: unknown, with the reason (no report: there is no history to show).
+    if ('verdict' in history) return { file: name, verdict: history.verdict, result: history };
     const result = await check(history, {
       iso,
       timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
       checkAbortedReads: options.checkAbortedReads,
       shrink: options.shrink,
+      maxMemoryBytes: options.maxMemory,
     });
     let report: string | undefined;
     if (reportAt) {

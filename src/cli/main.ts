@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../history/input-errors.js';
+import { parseMemorySize } from '../checker/budget.js';
 
 // `isocheck ... | head` closes stdout early: that is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -44,6 +45,7 @@ program
     if (!Number.isFinite(n) || n <= 0 || n > 1024 * 1024) throw new InputError(`--max-input-gb ${v}: expected a positive number of GiB`);
     return n;
   })
+  .option('--max-memory <size>', 'stop with "unknown" when reading or checking would hold more than this in memory: MB, or a size such as 512MB, 4GB (default: V8\'s heap limit less 10%, and 85% of physical memory)', (v) => parseMemorySize(v))
   .addHelpText('after', `
 Input:
   A history is read as it streams: a file, a named pipe, or - for standard input (gzip or not, told by
@@ -63,11 +65,17 @@ What-if checks with --iso:
   isocheck check run.ndjson --iso SER                       would this run have been serializable?
   isocheck check run.ndjson --iso Payment=SER,NewOrder=SER,*=RC
 
+Memory:
+  A check that would outgrow its memory stops with "unknown" (exit 3) and a reason saying so (the "reason" of
+  --json): "stopped: memory limit of 2,048 MB (--max-memory) reached while finding conflicts: 2,049 MB in use ...".
+  The limit covers the JavaScript heap and the typed arrays (n x n bitsets: 200 MB each at 40,000 transactions).
+  The heap alone also stays under V8's own limit less 10%: NODE_OPTIONS=--max-old-space-size=MB raises that.
+
 Exit status:
   0  every history is consistent (the output gives a witness commit order with --json)
   1  some history is inconsistent (the output names the anomaly and explains it)
   2  bad input or usage (malformed file, unknown option)
-  3  some history could not be decided within --timeout (and none is inconsistent)
+  3  some history could not be decided within --timeout or --max-memory (and none is inconsistent)
 
 Examples:
   isocheck check histories/known/lost-update.ndjson

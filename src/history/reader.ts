@@ -525,6 +525,8 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
 export interface ReadOptions {
   /** Called every 10,000 lines with the count of lines read. */
   onProgress?: (lines: number) => void;
+  /** Called before each line with its number; may throw to stop reading (check() polls its memory guard so). */
+  poll?: (line: number) => void;
   /** Keep the transactions in the History (default true); false validates the file in bounded memory. */
   keepTransactions?: boolean;
   /** Longest line accepted, in bytes (default 64 MiB, DEFAULT_MAX_LINE_BYTES; at most 511 MiB). */
@@ -680,6 +682,7 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
   /** One complete line; false stops reading. */
   const handleLine = (buf: Buffer, terminated: boolean): boolean => {
     if (options.onProgress && lineNo % 10000 === 0) options.onProgress(lineNo);
+    options.poll?.(lineNo);
     if (lineNo === 1 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3); // a UTF-8 byte order mark
     let blank = true;
     for (let i = 0; i < buf.length; i++) {
