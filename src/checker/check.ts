@@ -156,6 +156,9 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
       stats.decidedBy = 'linear';
       return inconsistent(linear.anomalies);
     }
+    if (linear.verdict === 'undecided' && model.n > LINEAR_EXPLAINS_ABOVE) {
+      notes.push(`the linear check did not decide (${linear.reason}); the search decides instead, in time and memory that grow with the square of the number of transactions (docs/scale.md)`);
+    }
   }
   stats.decidedBy = 'search';
 
