@@ -25,6 +25,8 @@ export interface CheckFileOptions {
   maxInputBytes?: ReadOptions['maxInputBytes'];
   /** The most reading and checking may hold in memory, in bytes (CheckOptions.maxMemoryBytes; `--max-memory`). */
   maxMemoryBytes?: number;
+  /** Progress of a long run: the stage entered (reading reports every 100,000 lines). */
+  progress?: (stage: string) => void;
 }
 
 /**
@@ -47,6 +49,7 @@ export async function check(history: string | History, options: CheckFileOptions
     checkAbortedReads: options.checkAbortedReads,
     shrink: options.shrink,
     maxMemoryBytes: options.maxMemoryBytes,
+    progress: options.progress,
   });
   if (h.truncated) result.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
   return result;
@@ -57,7 +60,7 @@ export async function check(history: string | History, options: CheckFileOptions
  * that does not fit in memory is not bad input (a larger limit, or machine, can check it): it gets the verdict
  * `unknown` with the reason, as a check that outgrows its memory does.
  */
-export async function readForCheck(file: string, options: Pick<CheckFileOptions, 'maxLineBytes' | 'maxInputBytes' | 'maxMemoryBytes'>): Promise<History | CheckResult> {
+export async function readForCheck(file: string, options: Pick<CheckFileOptions, 'maxLineBytes' | 'maxInputBytes' | 'maxMemoryBytes' | 'progress'>): Promise<History | CheckResult> {
   const started = Date.now();
   const guard = new MemoryGuard(options.maxMemoryBytes);
   guard.stage = 'reading the history';
@@ -65,6 +68,7 @@ export async function readForCheck(file: string, options: Pick<CheckFileOptions,
   const poll = (n: number) => {
     line = n;
     guard.poll();
+    if (n % 100_000 === 0) options.progress?.(`reading: line ${n.toLocaleString('en-US')}`);
   };
   try {
     return await readHistory(file, { maxLineBytes: options.maxLineBytes, maxInputBytes: options.maxInputBytes, poll });

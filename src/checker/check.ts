@@ -42,6 +42,7 @@ function checkGuarded(history: History, options: CheckOptions): CheckResult {
   const budget = new Budget(options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity, options.maxSteps ?? Infinity);
   let model: CheckModel;
   try {
+    options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
     model = buildModel(history, { iso: options.iso, checkAbortedReads: options.checkAbortedReads, deadline: () => budget.checkNow() });
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e;
@@ -146,7 +147,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   if (model.anomalies.length > 0) return inconsistent(model.anomalies);
 
   if (options.linear !== false) {
-    const linear = linearCheck(model, () => budget.checkNow());
+    const linear = linearCheck(model, () => budget.checkNow(), undefined, options.progress && ((stage) => options.progress!(`linear check: ${stage}`)));
     if (linear.verdict === 'consistent') {
       stats.decidedBy = 'linear';
       return { verdict: 'consistent', anomalies: [], commitOrder: Array.from(linear.order, (t) => model.txns[t].id).slice(1), notes, stats };
@@ -161,6 +162,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
     }
   }
   stats.decidedBy = 'search';
+  options.progress?.('saturating the commit order and searching');
 
   const partners = new WritePartners(model);
   const base = Relations.base(model);

@@ -78,7 +78,7 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
 
 export function renderResult(file: string, r: CheckResult): string {
   const s = r.stats;
-  const head = `${file}: ${r.verdict.toUpperCase()} (${s.committed} committed, ${s.aborted} aborted of ${s.transactions} transactions in ${s.sessions} sessions; ${s.conflicts} conflicts; ${(s.timeMs / 1000).toFixed(2)} s)`;
+  const head = `${file}: ${r.verdict.toUpperCase()} (${s.committed} committed, ${s.aborted} aborted of ${s.transactions} transactions in ${s.sessions} sessions; ${s.decidedBy === 'linear' ? 'decided by the linear check' : `${s.conflicts} conflicts`}; ${(s.timeMs / 1000).toFixed(2)} s)`;
   const lines = [head];
   if (r.reason) lines.push(`  ${r.reason}`);
   for (const note of r.notes) lines.push(`  note: ${note}`);

@@ -24,6 +24,9 @@ export interface CheckOptions {
   explain?: boolean;
   /** Try the linear check first (docs/scale.md; default true). false: saturation and search only (tests compare the two). */
   linear?: boolean;
+  /** Called when the check enters a stage ("building the model", "linear check: verifying the commit order", ...):
+   *  for progress on long runs (the CLI shows it on a terminal). */
+  progress?: (stage: string) => void;
 }
 
 export interface CheckStats {

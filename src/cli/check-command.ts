@@ -16,6 +16,7 @@ import type { CheckResult, Verdict } from '../checker/check.js';
 import { renderResult } from '../checker/explain.js';
 import { resultJson } from '../report/json.js';
 import { parseIsoOverride } from '../checker/levels.js';
+import { terminalProgress, type Progress } from './progress.js';
 
 export interface CheckCommandOptions {
   iso?: string;
@@ -64,44 +65,53 @@ export const EXIT = { consistent: 0, inconsistent: 1, error: 2, unknown: 3 } as 
 
 export async function checkFile(file: string, options: CheckCommandOptions, fileCount = 1): Promise<FileResult> {
   const name = file === '-' ? STDIN_NAME : file;
+  const progress = terminalProgress(`isocheck check ${name}`);
   try {
-    const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
-    const reportAt = options.report ? (await import('../report/html.js')).reportFileFor(options.report, name, fileCount) : undefined;
-    if (reportAt) {
-      const problem = await reportTargetProblem(reportAt);
-      if (problem) throw new InputError(problem);
-    }
-    const history = await readForCheck(file, {
-      maxLineBytes: options.maxLineMb !== undefined ? Math.round(options.maxLineMb * MiB) : undefined,
-      maxInputBytes: options.maxInputGb !== undefined ? Math.round(options.maxInputGb * 1024 * MiB) : undefined,
-      maxMemoryBytes: options.maxMemory,
-    });
-    // A history too big to hold: unknown, with the reason (no report: there is no history to show).
-    if ('verdict' in history) return { file: name, verdict: history.verdict, result: history };
-    const result = await check(history, {
-      iso,
-      timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
-      checkAbortedReads: options.checkAbortedReads,
-      shrink: options.shrink,
-      maxMemoryBytes: options.maxMemory,
-    });
-    let report: string | undefined;
-    if (reportAt) {
-      const { writeReport } = await import('../report/html.js');
-      report = reportAt;
-      try {
-        await writeReport(report, history, result, { iso: options.iso });
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (!code) throw e;
-        throw new InputError(code === 'EISDIR' ? `--report ${report}: is a directory` : `--report ${report}: cannot write it (${code})`);
-      }
-    }
-    return { file: name, verdict: result.verdict, result, ...(report ? { report } : {}) };
+    return await checkOneFile(file, name, options, fileCount, progress);
   } catch (e) {
     if (e instanceof InputError) return { file: name, verdict: 'error', error: e.message };
     throw e;
+  } finally {
+    progress.done();
   }
+}
+
+async function checkOneFile(file: string, name: string, options: CheckCommandOptions, fileCount: number, progress: Progress): Promise<FileResult> {
+  const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
+  const reportAt = options.report ? (await import('../report/html.js')).reportFileFor(options.report, name, fileCount) : undefined;
+  if (reportAt) {
+    const problem = await reportTargetProblem(reportAt);
+    if (problem) throw new InputError(problem);
+  }
+  const history = await readForCheck(file, {
+    maxLineBytes: options.maxLineMb !== undefined ? Math.round(options.maxLineMb * MiB) : undefined,
+    maxInputBytes: options.maxInputGb !== undefined ? Math.round(options.maxInputGb * 1024 * MiB) : undefined,
+    maxMemoryBytes: options.maxMemory,
+    progress: (stage) => progress.stage(stage),
+  });
+  // A history too big to hold: unknown, with the reason (no report: there is no history to show).
+  if ('verdict' in history) return { file: name, verdict: history.verdict, result: history };
+  const result = await check(history, {
+    iso,
+    timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
+    checkAbortedReads: options.checkAbortedReads,
+    shrink: options.shrink,
+    maxMemoryBytes: options.maxMemory,
+    progress: (stage) => progress.stage(stage),
+  });
+  let report: string | undefined;
+  if (reportAt) {
+    const { writeReport } = await import('../report/html.js');
+    report = reportAt;
+    try {
+      await writeReport(report, history, result, { iso: options.iso });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (!code) throw e;
+      throw new InputError(code === 'EISDIR' ? `--report ${report}: is a directory` : `--report ${report}: cannot write it (${code})`);
+    }
+  }
+  return { file: name, verdict: result.verdict, result, ...(report ? { report } : {}) };
 }
 
 export function jsonOf(r: FileResult): Record<string, unknown> {

@@ -33,25 +33,29 @@ export type LinearOutcome =
 /** Milliseconds spent in each stage of one linear check (for the benchmark's profile), when asked for. */
 export type LinearPhases = Record<'flatten' | 'forced' | 'order' | 'verify', number>;
 
-export function linearCheck(model: CheckModel, check: () => void, phases?: LinearPhases): LinearOutcome {
+export function linearCheck(model: CheckModel, check: () => void, phases?: LinearPhases, stage?: (name: string) => void): LinearOutcome {
   let clock = Date.now();
   const lap = (name: keyof LinearPhases) => {
     const now = Date.now();
     if (phases) phases[name] = (phases[name] ?? 0) + now - clock;
     clock = now;
   };
+  stage?.('indexing reads and writes');
   const flat = flatten(model);
   const chains = sessionChains(model);
   lap('flatten');
+  stage?.('forced edges and lost updates');
   const over = overwriters(model, flat);
   const { edges, lostUpdates } = forcedEdges(model, flat, chains, over, check);
   lap('forced');
   if (lostUpdates.length > 0) return { verdict: 'inconsistent', anomalies: lostUpdates.slice(0, 10).map((l) => lostUpdateAnomaly(model, l)) };
   check();
+  stage?.('a candidate commit order');
   const candidate = candidateOrder(model, flat, edges, check);
   lap('order');
   if (candidate.cycle) return { verdict: 'inconsistent', anomalies: [forcedCycleAnomaly(model, edges, candidate.cycle)] };
   check();
+  stage?.('verifying every axiom under it');
   const v = verifyOrder(model, flat, candidate.order, candidate.pos, chains, new CandidateRows(model), check);
   lap('verify');
   if (v.ok) return { verdict: 'consistent', order: candidate.order };
