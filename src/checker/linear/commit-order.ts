@@ -10,7 +10,8 @@ import { INIT, type CheckModel } from '../model.js';
 import type { ForcedEdges } from './constraints.js';
 import type { Flat } from './flat.js';
 
-export const SO = 0, WR = 1, FORCED = 2;
+/** Edge kinds: session order, reads from, forced by an axiom (constraints.ts), a hint from a failed order. */
+export const SO = 0, WR = 1, FORCED = 2, HINT = 3;
 
 /** One edge of a cycle: its kind, and for wr the read and index, for forced the index into ForcedEdges. */
 export interface GraphEdge {
@@ -29,13 +30,14 @@ interface Graph {
   b: Int32Array;
 }
 
-function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges): Graph {
+function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges, hints: readonly number[]): Graph {
   const { n, soPrev } = model;
   const { readStart, tripleStart, tripleFrom } = flat;
   const degree = new Int32Array(n + 1);
   for (let t = 1; t < n; t++) degree[soPrev[t]]++;
   for (let j = 0; j < tripleFrom.length; j++) degree[tripleFrom[j]]++;
   for (let e = 0; e < forced.count; e++) degree[forced.from[e]]++;
+  for (let h = 0; h < hints.length; h += 2) degree[hints[h]]++;
   const start = new Int32Array(n + 1);
   for (let t = 0; t < n; t++) start[t + 1] = start[t] + degree[t];
   const m = start[n];
@@ -55,14 +57,19 @@ function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges): Graph {
     }
   }
   for (let e = 0; e < forced.count; e++) put(forced.from[e], forced.to[e], FORCED, e, 0);
+  for (let h = 0; h < hints.length; h += 2) put(hints[h], hints[h + 1], HINT, 0, 0);
   return { start, to, kind, a, b };
 }
 
 export type CandidateOrder = { order: Int32Array; pos: Int32Array; cycle?: undefined } | { cycle: GraphEdge[]; order?: undefined; pos?: undefined };
 
-export function candidateOrder(model: CheckModel, flat: Flat, forced: ForcedEdges, check: () => void): CandidateOrder {
+/**
+ * `hints`: more edges as (before, after) pairs, from the failures of an earlier candidate (linear-check.ts). They
+ * are guesses, not facts: a cycle through one says nothing about the history.
+ */
+export function candidateOrder(model: CheckModel, flat: Flat, forced: ForcedEdges, check: () => void, hints: readonly number[] = []): CandidateOrder {
   const { n, txns } = model;
-  const g = buildGraph(model, flat, forced);
+  const g = buildGraph(model, flat, forced, hints);
   const indeg = new Int32Array(n);
   for (let i = 0; i < g.to.length; i++) indeg[g.to[i]]++;
   const time = new Float64Array(n);

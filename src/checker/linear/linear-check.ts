@@ -51,18 +51,37 @@ export function linearCheck(model: CheckModel, check: () => void, phases?: Linea
   if (lostUpdates.length > 0) return { verdict: 'inconsistent', anomalies: lostUpdates.slice(0, 10).map((l) => lostUpdateAnomaly(model, l)) };
   check();
   stage?.('a candidate commit order');
-  const candidate = candidateOrder(model, flat, edges, check);
+  let candidate = candidateOrder(model, flat, edges, check);
   lap('order');
   if (candidate.cycle) return { verdict: 'inconsistent', anomalies: [forcedCycleAnomaly(model, edges, candidate.cycle)] };
-  check();
-  stage?.('verifying every axiom under it');
-  const v = verifyOrder(model, flat, candidate.order, candidate.pos, chains, new CandidateRows(model), check);
-  lap('verify');
-  if (v.ok) return { verdict: 'consistent', order: candidate.order };
-  if (v.missingRow) return { verdict: 'inconsistent', anomalies: [missingRowAnomaly(model, v.read, v.key, [INIT])] };
-  const read = model.reads[v.read];
-  return { verdict: 'undecided', reason: `the commit order by commit time fails at ${model.txns[read.txn].id} event ${read.ref.event} on ${describeKey(model, v.key)}: ${v.why}` };
+  const rows = new CandidateRows(model);
+  // A failed order is repaired a few times: each writer that the order made visible where it must not be is
+  // moved after its reader (a hint edge), and the candidate is rebuilt. Hints are guesses: a cycle through them,
+  // or failures that remain, leave the decision to the search.
+  const hints: number[] = [];
+  const rounds = model.n <= 50_000 ? MAX_REPAIR_ROUNDS : 2;
+  for (let round = 1; ; round++) {
+    check();
+    stage?.(round === 1 ? 'verifying every axiom under it' : `verifying every axiom under a repaired order (round ${round})`);
+    const v = verifyOrder(model, flat, candidate.order!, candidate.pos!, chains, rows, check);
+    lap('verify');
+    if (v.ok) return { verdict: 'consistent', order: candidate.order! };
+    if (v.missingRow) return { verdict: 'inconsistent', anomalies: [missingRowAnomaly(model, v.read, v.key, [INIT])] };
+    const read = model.reads[v.read];
+    const why = `the commit order by commit time${round > 1 ? ` (repaired ${round - 1} time(s))` : ''} fails at ${model.txns[read.txn].id} event ${read.ref.event} on ${describeKey(model, v.key)}: ${v.why}`;
+    if (round >= rounds) return { verdict: 'undecided', reason: why };
+    const before = hints.length;
+    for (const f of [{ reader: read.txn, writer: v.writer }, ...(v.more ?? [])]) if (f.writer !== INIT && f.writer !== f.reader) hints.push(f.reader, f.writer);
+    if (hints.length === before) return { verdict: 'undecided', reason: why };
+    stage?.(`a repaired candidate commit order (round ${round + 1})`);
+    candidate = candidateOrder(model, flat, edges, check, hints);
+    lap('order');
+    if (candidate.cycle) return { verdict: 'undecided', reason: `${why}; moving the writers after their readers closes a cycle` };
+  }
 }
+
+/** Candidate orders tried on a history of up to 50,000 transactions (2 above: each costs a full verification). */
+const MAX_REPAIR_ROUNDS = 8;
 
 function wrTriple(model: CheckModel, read: number, index: number): Triple {
   const r = model.reads[read];

@@ -27,7 +27,16 @@ import { writesKey, type Flat } from './flat.js';
 export type Verification =
   | { ok: true }
   | { ok: false; missingRow: true; read: number; key: number }
-  | { ok: false; missingRow?: false; read: number; key: number; writer: number; from?: number; why: string };
+  | { ok: false; missingRow?: false; read: number; key: number; writer: number; from?: number; why: string; more?: OrderFailure[] };
+
+/** Where an order failed: a reader and a writer that, in another order, might commit after it. */
+export interface OrderFailure {
+  reader: number;
+  writer: number;
+}
+
+/** Failures collected in one pass beyond the first (hints for the next candidate order, linear-check.ts). */
+const MAX_FAILURES = 256;
 
 /** Writers of each key sorted by commit position (CSR). */
 export class KeyWriters {
@@ -79,6 +88,7 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
   const rcStamp = new Int32Array(n).fill(-1);
   const wrList: number[] = [];
   const rcLater: number[] = [];
+  let first: Verification | undefined;
   // Session order (dense ids) when no causal clocks are kept; commit order when they are (built as it goes).
   for (let i = 1; i < n; i++) {
     if ((i & 1023) === 0) check();
@@ -86,14 +96,21 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
     clocks?.begin(t3, extraOf?.get(t3));
     if (pass(flat.level[t3])) {
       const failed = verifyTxn(t3);
-      if (failed) return failed;
+      if (failed) {
+        // A row missing under every order ends the check; another failure is noted and the walk goes on, so
+        // that the next candidate order can move every offending writer at once.
+        if (failed.ok === false && failed.missingRow) return failed;
+        if (first === undefined) first = failed;
+        else if (first.ok === false && !first.missingRow) (first.more ??= []).push({ reader: t3, writer: failed.ok === false && !failed.missingRow ? failed.writer : INIT });
+        if ((first.ok === false && !first.missingRow ? (first.more?.length ?? 0) : 0) >= MAX_FAILURES) return first;
+      }
     }
     for (let k = writeStart[t3]; k < writeStart[t3 + 1]; k++) {
       lastWriter[writeKey[k]] = t3;
       lastSession[writeKey[k]] = chains.of[t3];
     }
   }
-  return { ok: true };
+  return first ?? { ok: true };
 
   function verifyTxn(t3: number): Verification | undefined {
     const level = flat.level[t3];
