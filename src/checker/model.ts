@@ -237,6 +237,10 @@ const firstOf = <T>(scratch: T[], n: number): T[] => scratch.slice(0, n);
 const NO_NUMBERS = Object.freeze([]) as unknown as number[];
 const NO_TEXTS = Object.freeze([]) as unknown as string[];
 const INIT_WIDS = Object.freeze([INIT_WID]) as unknown as string[];
+/** Status flags of a write event's transaction (model's `we`). */
+const WRITER_ABORTED = 1;
+const WRITER_UNKNOWN = 2;
+
 /** The frozen array [v], made once per index of `cache`. */
 const sharedOne = <T>(cache: (T[] | undefined)[], index: number, v: T): T[] => (cache[index] ??= Object.freeze([v]) as unknown as T[]);
 
@@ -389,21 +393,27 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       }
     }
   }
-  const weTxn = new Int32Array(writeEventCount);
-  const weEvent = new Int32Array(writeEventCount);
-  /** Records of write event w: [weStart[w], weStart[w + 1]). */
-  const weStart = new Int32Array(writeEventCount + 1);
-  const weWid: string[] = [];
-  /** Shared [wid] arrays per write event (undefined until a read needs one). */
-  const widArrays: (string[] | undefined)[] = [];
-  const recKey = new Int32Array(recordCount);
-  const recEvent = new Int32Array(recordCount);
+  // What resolving a read needs of a write event, and of a record, is kept together (a read of an old version
+  // is a few cache misses: at a million transactions, most of the walk's time).
+  /**
+   * Write event w: we[4w] its raw transaction, we[4w + 1] its first record (its records end where w + 1's
+   * start), we[4w + 2] its index among the transaction's events, we[4w + 3] its writer's status flags.
+   */
+  const we = new Int32Array(4 * (writeEventCount + 1));
+  const weTxn = (w: number): number => we[4 * w];
+  const weStart = (w: number): number => we[4 * w + 1];
+  const weEvent = (w: number): number => we[4 * w + 2];
+  /** Write event w's wid at wids[2w]; at wids[2w + 1], the frozen [wid] once a read needs one. */
+  const wids: (string | string[] | undefined)[] = [];
+  const weWid = (w: number): string => wids[2 * w] as string;
+  /** Record r: recs[2r] its key, recs[2r + 1] its write event times 2, plus 1 when it is its transaction's last write of the key. */
+  const recs = new Int32Array(2 * recordCount);
+  const recKey = (r: number): number => recs[2 * r];
+  const recEvent = (r: number): number => recs[2 * r + 1] >> 1;
   const recValue: (Row | null)[] = [];
   /** Records of raw transaction i: [txnRecords[i], txnRecords[i + 1]); its write events start at txnWrites[i]. */
   const txnRecords = new Int32Array(raw.length + 1);
   const txnWrites = new Int32Array(raw.length + 1);
-  /** Raw transactions that aborted (a flag per transaction: the walk asks for every writer read from). */
-  const abortedTxn = new Uint8Array(raw.length);
   const widEvent = new Map<string, number>();
   {
     let w = 0;
@@ -412,38 +422,38 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       const txn = raw[ti];
       txnRecords[ti] = rc;
       txnWrites[ti] = w;
-      if (txn.status === 'aborted') abortedTxn[ti] = 1;
+      const flags = txn.status === 'aborted' ? WRITER_ABORTED : txn.status === 'unknown' ? WRITER_UNKNOWN : 0;
       const events = txn.events;
       for (let ei = 0; ei < events.length; ei++) {
         const e = events[ei];
         if (e.op === 'select') continue;
         const t = tableIds.get(e.table)!;
-        weTxn[w] = ti;
-        weEvent[w] = ei;
-        weStart[w] = rc;
+        we[4 * w] = ti;
+        we[4 * w + 1] = rc;
+        we[4 * w + 2] = ei;
+        we[4 * w + 3] = flags;
         if (e.op === 'delete') {
           for (const r of e.rows) {
-            recKey[rc] = keyOf(t, r.key);
-            recEvent[rc++] = w;
+            recs[2 * rc] = keyOf(t, r.key);
+            recs[2 * rc++ + 1] = 2 * w;
             recValue.push(null);
           }
         } else {
           const rows = e.rows;
           for (let i = 0; i < rows.length; i++) {
             const row = completeRow(t, rows[i].row, txn, ei, e, i);
-            recKey[rc] = keyOfRow(t, row);
-            recEvent[rc++] = w;
+            recs[2 * rc] = keyOfRow(t, row);
+            recs[2 * rc++ + 1] = 2 * w;
             recValue.push(row);
           }
         }
-        weWid.push(e.wid);
-        widArrays.push(undefined);
+        wids.push(e.wid, undefined);
         widEvent.set(e.wid, w++);
       }
     }
     txnRecords[raw.length] = rc;
     txnWrites[raw.length] = w;
-    weStart[w] = rc;
+    we[4 * w + 1] = rc;
   }
   /** A History built in memory may reuse a wid: then a wid names the last event that has it, as a Map would. */
   const duplicateWids = widEvent.size !== writeEventCount;
@@ -452,21 +462,34 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   /** The last record of `key` among [start, end), or -1: a scan, or for a long range a Map made when first asked. */
   const lastRecord = (start: number, end: number, key: number, indexes: Map<number, Map<number, number>>, id: number): number => {
     if (end - start <= 16) {
-      for (let r = end - 1; r >= start; r--) if (recKey[r] === key) return r;
+      for (let r = end - 1; r >= start; r--) if (recs[2 * r] === key) return r;
       return -1;
     }
     let index = indexes.get(id);
     if (index === undefined) {
       index = new Map();
-      for (let r = start; r < end; r++) index.set(recKey[r], r);
+      for (let r = start; r < end; r++) index.set(recs[2 * r], r);
       indexes.set(id, index);
     }
     return index.get(key) ?? -1;
   };
   /** Write event w's record of `key` (its value), or -1 when it did not write the key. */
-  const eventRecord = (w: number, key: number): number => lastRecord(weStart[w], weStart[w + 1], key, eventIndexes, w);
+  const eventRecord = (w: number, key: number): number => lastRecord(weStart(w), weStart(w + 1), key, eventIndexes, w);
   /** Raw transaction ti's last record of `key`, or -1. */
   const txnRecord = (ti: number, key: number): number => lastRecord(txnRecords[ti], txnRecords[ti + 1], key, txnIndexes, ti);
+  /** Whether record r is its transaction's last write of its key (the version others may read). */
+  const lastInTxn = (r: number): boolean => (recs[2 * r + 1] & 1) === 1;
+  {
+    const seen = new Int32Array(keys.length);
+    for (let ti = 0; ti < raw.length; ti++) {
+      for (let rec = txnRecords[ti + 1] - 1; rec >= txnRecords[ti]; rec--) {
+        if (seen[recKey(rec)] !== ti + 1) {
+          seen[recKey(rec)] = ti + 1;
+          recs[2 * rec + 1] |= 1;
+        }
+      }
+    }
+  }
 
   // Which transactions are in T, and whose reads are checked.
   const inT = new Uint8Array(raw.length);
@@ -530,7 +553,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     } catch (err) {
       if (!(err instanceof PredicateError)) throw err;
       const w = widEvent.get(wid);
-      const writer = wid === INIT_WID ? 'the initial rows' : w !== undefined ? writerText(raw[weTxn[w]]) : undefined;
+      const writer = wid === INIT_WID ? 'the initial rows' : w !== undefined ? writerText(raw[weTxn(w)]) : undefined;
       throw unevaluableWhere(history.file, { line: txn.line, txn: txn.id, event: ei + 1, op: e.op, table: e.table }, writer, wid, err);
     }
   };
@@ -541,6 +564,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const localRecord = new Int32Array(keys.length);
   const localKeys = scratch<number>();
   let walks = 0;
+  /** The last write event of each key in the walk so far: most reads read it, and a wid lookup can be saved. */
+  const latestEvent = new Int32Array(keys.length).fill(-1);
   // Per read: keys of its rows, keys returned (returnedStamp[key] is the read's number), local keys, from-arrays.
   let returnedStamp = new Int32Array(keys.length + 16);
   let readCount = 0;
@@ -571,8 +596,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         const rows = e.rows;
         rowKeys.n = 0;
         if (e.op === 'select') for (let i = 0; i < e.rows.length; i++) push(rowKeys, keyOfRow(t, completeRow(t, e.rows[i].row, txn, ei, e, i)));
-        else if (e.op === 'update') for (const r of e.rows) push(rowKeys, keyOfRow(t, r.row));
-        else for (const r of e.rows) push(rowKeys, keyOf(t, r.key));
+        else for (let i = 0; i < rows.length; i++) push(rowKeys, recKey(weStart(nextWrite) + i)); // as the index found them
         if (keys.length > returnedStamp.length) {
           const grown = new Int32Array(keys.length * 2);
           grown.set(returnedStamp);
@@ -604,7 +628,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             local = true;
             push(localKeysOfRead, key);
             const rec = localRecord[key];
-            const own = weWid[recEvent[rec]];
+            const own = weWid(recEvent(rec));
             value = recValue[rec];
             if (wid !== own) {
               anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} as version ${wid}, but it had itself written version ${own} before`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid, own } });
@@ -625,7 +649,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             pushText(fromWids, wid);
             lastFrom = -1;
           } else {
-            const w = widEvent.get(wid);
+            const guess = duplicateWids || key >= latestEvent.length ? -1 : latestEvent[key];
+            const w = guess >= 0 && weWid(guess) === wid ? guess : widEvent.get(wid);
             if (w === undefined) {
               if (history.truncated) {
                 read.partial = true;
@@ -639,7 +664,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
               anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid}, which no event of the history wrote`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
               continue;
             }
-            const wt = weTxn[w];
+            const wt = weTxn(w);
+            const flags = we[4 * w + 3];
             if (wt === ti) {
               anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from its own wid ${wid}, written later in the transaction`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
               continue;
@@ -647,24 +673,25 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             const rec = eventRecord(w, key);
             if (rec < 0) {
               const writer = raw[wt];
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} (${writer.id}), which did not write that row`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent[w])], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} (${writer.id}), which did not write that row`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent(w))], details: { key: keys[key].values, wid } });
               continue;
             }
-            if (abortedTxn[wt]) {
+            if (flags & WRITER_ABORTED) {
               const writer = raw[wt];
-              anomalies.push({ type: 'aborted-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which aborted (G1a)`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent[w])], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'aborted-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which aborted (G1a)`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent(w))], details: { key: keys[key].values, wid } });
               continue;
             }
-            const lastWid = weWid[recEvent[txnRecord(wt, key)]];
-            if (lastWid !== wid) {
+            // (a later write of the key by wt is in a later event: its wid is another, or the Map would give that event)
+            if (!lastInTxn(rec)) {
+              const lastWid = weWid(recEvent(txnRecord(wt, key)));
               const writer = raw[wt];
-              anomalies.push({ type: 'intermediate-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which later overwrote it with ${lastWid} (G1b)`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent[w])], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'intermediate-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which later overwrote it with ${lastWid} (G1b)`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent(w))], details: { key: keys[key].values, wid } });
               continue;
             }
             value = recValue[rec];
             if (value === null) {
               const writer = raw[wt];
-              anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which deleted that row`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent[w])], details: { key: keys[key].values, wid } });
+              anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which deleted that row`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent(w))], details: { key: keys[key].values, wid } });
               continue;
             }
             push(fromKeys, key);
@@ -672,7 +699,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             pushText(fromWids, wid);
             lastFrom = w;
             // an unknown transaction a checked committed one read from committed: it joins T, to be walked
-            if (inT[ti] && !inT[wt] && raw[wt].status === 'unknown') {
+            if (flags & WRITER_UNKNOWN && inT[ti] && !inT[wt]) {
               inT[wt] = 1;
               queue.push(wt);
             }
@@ -697,7 +724,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
           push(localKeysOfRead, key);
           const rec = localRecord[key];
           const value = recValue[rec];
-          if (!read.partial && value !== null && satisfies(pred, value, txn, ei, e, weWid[recEvent[rec]])) {
+          if (!read.partial && value !== null && satisfies(pred, value, txn, ei, e, weWid(recEvent(rec)))) {
             anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} did not return ${describeKey({ keys, tables }, key)} = ${JSON.stringify(value)}, which it had written itself and which satisfies WHERE ${e.where}`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, row: value } });
           }
         }
@@ -709,7 +736,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
           read.fromWids = NO_TEXTS;
         } else if (fromKeys.n === 1) {
           read.fromKeys = sharedOne(keyArrays, fromKeys.items[0], fromKeys.items[0]);
-          read.fromWids = lastFrom < 0 ? INIT_WIDS : sharedOne(widArrays, lastFrom, weWid[lastFrom]);
+          read.fromWids = lastFrom < 0 ? INIT_WIDS : ((wids[2 * lastFrom + 1] ??= Object.freeze([weWid(lastFrom)]) as unknown as string[]) as string[]);
         } else {
           read.fromKeys = firstOf(fromKeys.items, fromKeys.n);
           read.fromWids = firstOf(fromWids.items, fromWids.n);
@@ -719,8 +746,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       if (e.op !== 'select') {
         const w = duplicateWids ? widEvent.get(e.wid)! : nextWrite;
         nextWrite++;
-        for (let rec = weStart[w]; rec < weStart[w + 1]; rec++) {
-          const key = recKey[rec];
+        for (let rec = weStart(w); rec < weStart(w + 1); rec++) {
+          const key = recKey(rec);
+          latestEvent[key] = w;
           if (localStamp[key] !== stamp) {
             localStamp[key] = stamp;
             push(localKeys, key);
@@ -792,7 +820,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     }
     order.n = 0;
     for (let rec = start; rec < end; rec++) {
-      const key = recKey[rec];
+      const key = recKey(rec);
       if (writeStamp[key] !== d) {
         writeStamp[key] = d;
         push(order, key);
@@ -805,7 +833,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       const rec = lastOf[key];
       let value = recValue[rec];
       if (duplicateWids) {
-        const other = eventRecord(widEvent.get(weWid[recEvent[rec]])!, key);
+        const other = eventRecord(widEvent.get(weWid(recEvent(rec)))!, key);
         value = other < 0 ? (undefined as unknown as null) : recValue[other];
       }
       values.set(key, value);
@@ -884,7 +912,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     droppedUnknown, history, txns, n, soPrev, tables, tableIds, keys, keyIds, initRow, writes, writeWids: [], writersOf, reads, readsOf, anomalies, notes,
     stats: { transactions: raw.length, committed, aborted, unknown, dropped, events: eventCount, reads: reads.length, keys: keys.length, sessions: sessions.size },
   };
-  lazyWriteWids(model, lastStart, Int32Array.from(lastRecords.items.slice(0, lastRecords.n)), recKey, recEvent, weWid);
+  lazyWriteWids(model, lastStart, Int32Array.from(lastRecords.items.slice(0, lastRecords.n)), recs, wids);
   const cycle = findInformationFlowCycle(model, wrFrom, wrTo);
   if (cycle) anomalies.push(cycle);
   return model;
@@ -895,7 +923,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
  * records of the last writes of transaction d, lastRecords[lastStart[d] .. lastStart[d + 1]). A function of its
  * own, so that the getter keeps these arrays and not everything buildModel's closures share.
  */
-function lazyWriteWids(model: CheckModel, lastStart: Int32Array, lastRecords: Int32Array, recKey: Int32Array, recEvent: Int32Array, weWid: string[]): void {
+function lazyWriteWids(model: CheckModel, lastStart: Int32Array, lastRecords: Int32Array, recs: Int32Array, wids: (string | string[] | undefined)[]): void {
   let made: Map<number, string>[] | undefined;
   const make = (): Map<number, string>[] => {
     const noWids = new Map<number, string>();
@@ -906,7 +934,10 @@ function lazyWriteWids(model: CheckModel, lastStart: Int32Array, lastRecords: In
         continue;
       }
       const ws = new Map<number, string>();
-      for (let i = lastStart[d]; i < lastStart[d + 1]; i++) ws.set(recKey[lastRecords[i]], weWid[recEvent[lastRecords[i]]]);
+      for (let i = lastStart[d]; i < lastStart[d + 1]; i++) {
+        const rec = lastRecords[i];
+        ws.set(recs[2 * rec], wids[2 * (recs[2 * rec + 1] >> 1)] as string);
+      }
       all.push(ws);
     }
     return all;
