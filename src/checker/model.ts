@@ -237,6 +237,12 @@ const firstOf = <T>(scratch: T[], n: number): T[] => scratch.slice(0, n);
 const NO_NUMBERS = Object.freeze([]) as unknown as number[];
 const NO_TEXTS = Object.freeze([]) as unknown as string[];
 const INIT_WIDS = Object.freeze([INIT_WID]) as unknown as string[];
+/** A raw transaction's status (model's statusOf; OTHER only in a History built in memory). */
+const COMMITTED = 0;
+const ABORTED = 1;
+const UNKNOWN = 2;
+const OTHER = 3;
+
 /** Status flags of a write event's transaction (model's `we`). */
 const WRITER_ABORTED = 1;
 const WRITER_UNKNOWN = 2;
@@ -415,6 +421,11 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const txnRecords = new Int32Array(raw.length + 1);
   const txnWrites = new Int32Array(raw.length + 1);
   const widEvent = new Map<string, number>();
+  // Each raw transaction's status, session and seq, read here once: later passes over all of them (T, sessions,
+  // the order of T) then touch no transaction object, at a million transactions each a cache miss.
+  const statusOf = new Uint8Array(raw.length);
+  const sessionOf: number[] = [];
+  const seqOf: number[] = [];
   {
     let w = 0;
     let rc = 0;
@@ -422,7 +433,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       const txn = raw[ti];
       txnRecords[ti] = rc;
       txnWrites[ti] = w;
-      const flags = txn.status === 'aborted' ? WRITER_ABORTED : txn.status === 'unknown' ? WRITER_UNKNOWN : 0;
+      const status = (statusOf[ti] = txn.status === 'committed' ? COMMITTED : txn.status === 'aborted' ? ABORTED : txn.status === 'unknown' ? UNKNOWN : OTHER);
+      sessionOf.push(txn.session);
+      seqOf.push(txn.seq);
+      const flags = status === ABORTED ? WRITER_ABORTED : status === UNKNOWN ? WRITER_UNKNOWN : 0;
       const events = txn.events;
       for (let ei = 0; ei < events.length; ei++) {
         const e = events[ei];
@@ -494,12 +508,12 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   // Which transactions are in T, and whose reads are checked.
   const inT = new Uint8Array(raw.length);
   const queue: number[] = [];
-  raw.forEach((txn, i) => {
-    if (txn.status === 'committed') {
+  for (let i = 0; i < raw.length; i++) {
+    if (statusOf[i] === COMMITTED) {
       inT[i] = 1;
       queue.push(i);
-    } else if (txn.status === 'aborted' && options.checkAbortedReads) queue.push(i);
-  });
+    } else if (statusOf[i] === ABORTED && options.checkAbortedReads) queue.push(i);
+  }
 
   /** Reads of walked transactions, in walk order; those of raw transaction i are [readStart[i], readEnd[i]). */
   const pending: ModelRead[] = [];
@@ -525,7 +539,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       json = JSON.stringify(params ?? []);
     }
     let pred = byParam ? byWhere.byParam.get(param) : byWhere.byJson.get(json);
-    if (!pred) {
+    if (pred === undefined) {
       try {
         // the budget's clock is consulted during long compilations and evaluations (a WHERE of 20,000 ORs on
         // every version of every key): --timeout holds however costly a WHERE is
@@ -773,7 +787,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const bySession = new Map<number, number[]>();
   for (let i = 0; i < raw.length; i++) {
     if (!inT[i]) continue;
-    const s = raw[i].session;
+    const s = sessionOf[i];
     const list = bySession.get(s);
     if (list) list.push(i);
     else bySession.set(s, [i]);
@@ -782,22 +796,31 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   for (const s of [...bySession.keys()].sort((a, b) => a - b)) {
     const list = bySession.get(s)!;
     let sorted = true;
-    for (let j = 1; j < list.length && sorted; j++) if (raw[list[j - 1]].seq > raw[list[j]].seq) sorted = false;
-    if (!sorted) list.sort((a, b) => raw[a].seq - raw[b].seq);
+    for (let j = 1; j < list.length && sorted; j++) if (seqOf[list[j - 1]] > seqOf[list[j]]) sorted = false;
+    if (!sorted) list.sort((a, b) => seqOf[a] - seqOf[b]);
     for (const i of list) members.push(i);
   }
+  const n = members.length + 1;
   const dense = new Int32Array(raw.length).fill(-1);
-  const txns: ModelTxn[] = [{ id: 'init', session: 0, seq: 0, level: levelIndex('SER'), recordedLevel: 'SER', line: 0 }];
-  for (const i of members) {
-    dense[i] = txns.length;
+  for (let d = 1; d < n; d++) dense[members[d - 1]] = d;
+  // made in file order (the order the raw transactions lie in memory), each put at its dense id
+  const txns = new Array<ModelTxn>(n);
+  txns[INIT] = { id: 'init', session: 0, seq: 0, level: levelIndex('SER'), recordedLevel: 'SER', line: 0 };
+  for (let i = 0; i < raw.length; i++) {
+    if (dense[i] < 0) continue;
     const r = raw[i];
     const level = effectiveLevel(r.iso, r.label, options.iso);
-    txns.push({ id: r.id, session: r.session, seq: r.seq, level: levelIndex(level), recordedLevel: r.iso, label: r.label, begin: r.begin, end: r.end, line: r.line, raw: r });
+    txns[dense[i]] = { id: r.id, session: r.session, seq: r.seq, level: levelIndex(level), recordedLevel: r.iso, label: r.label, begin: r.begin, end: r.end, line: r.line, raw: r };
   }
-  const n = txns.length;
   const soPrev = new Int32Array(n).fill(INIT);
   soPrev[INIT] = -1;
-  for (let i = 2; i < n; i++) if (txns[i].session === txns[i - 1].session) soPrev[i] = i - 1;
+  /** Some edge of so ∪ wr goes backwards in the file: only then can there be a cycle (G1c) to search for. */
+  let backward = false;
+  for (let d = 2; d < n; d++) {
+    if (sessionOf[members[d - 1]] !== sessionOf[members[d - 2]]) continue;
+    soPrev[d] = d - 1;
+    if (members[d - 2] > members[d - 1]) backward = true;
+  }
 
   // Last writes per transaction, keys in the order it first wrote them (their records: lastRecords from
   // lastStart[d], for writeWids); then the writers of each key.
@@ -860,60 +883,95 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     }
   }
 
-  // Reads by transaction (dense order) and program order: each walked transaction's reads are one range.
-  const reads: ReadEvent[] = [];
+  // Reads by transaction (dense order) and program order: each walked transaction's reads are one range of
+  // pending, so ids follow from the ranges. The reads themselves are visited in pending order, the order they
+  // were made in and lie in memory (in dense order, sessions interleaved in the file, each would be a miss).
+  const readBase = new Int32Array(n + 1);
+  for (let d = 1; d < n; d++) readBase[d + 1] = readBase[d] + readEnd[members[d - 1]] - readStart[members[d - 1]];
+  const readCountInT = readBase[n];
+  /** The pending read of each read id. */
+  const pendingOf = new Int32Array(readCountInT);
   const readsOf: number[][] = [NO_NUMBERS];
-  const ids = scratch<number>();
+  {
+    const ids = scratch<number>();
+    for (let d = 1; d < n; d++) {
+      const first = readStart[members[d - 1]];
+      ids.n = 0;
+      for (let id = readBase[d]; id < readBase[d + 1]; id++) {
+        pendingOf[id] = first + id - readBase[d];
+        push(ids, id);
+      }
+      readsOf.push(ids.n === 0 ? NO_NUMBERS : firstOf(ids.items, ids.n));
+    }
+  }
   /** Shared [t] arrays per dense transaction, for reads from one transaction. */
   const txnArrays: (number[] | undefined)[] = [];
-  const fromTxns = scratch<number>();
   for (let d = 0; d < n; d++) txnArrays.push(undefined);
-  // wr edges (writer -> reader, writer not the reader) in the order of the reads, for the G1c search
+  const fromTxns = scratch<number>();
+  // wr edges (writer -> reader, writer not the reader) of pending read p: edgeFrom/edgeTo[edgeStart[p] ..]
+  const edgeFrom = scratch<number>();
+  const edgeTo = scratch<number>();
+  const edgeStart = new Int32Array(pending.length + 1);
+  const reads = new Array<ReadEvent>(readCountInT);
+  for (let p = 0; p < pending.length; p++) {
+    edgeStart[p] = edgeFrom.n;
+    const read = pending[p];
+    const ri = read.txn;
+    const d = dense[ri];
+    if (d < 0) continue; // an aborted reader, checked for well-formedness only
+    read.id = readBase[d] + p - readStart[ri];
+    read.txn = d;
+    reads[read.id] = read;
+    const start = fromStart[p];
+    const count = fromStart[p + 1] - start;
+    fromTxns.n = 0;
+    for (let j = 0; j < count; j++) {
+      const r = fromRaw.items[start + j];
+      const w = r < 0 ? INIT : dense[r];
+      push(fromTxns, w);
+      if (w !== d) {
+        push(edgeFrom, w);
+        push(edgeTo, d);
+        if (r > ri) backward = true;
+      }
+    }
+    read.fromTxns = count === 0 ? NO_NUMBERS : count === 1 ? sharedOne(txnArrays, fromTxns.items[0], fromTxns.items[0]) : firstOf(fromTxns.items, count);
+  }
+  edgeStart[pending.length] = edgeFrom.n;
+  // the wr edges in the order of the reads, for the G1c search
   const wrFrom = scratch<number>();
   const wrTo = scratch<number>();
-  for (let d = 1; d < n; d++) {
-    const ri = members[d - 1];
-    ids.n = 0;
-    for (let p = readStart[ri]; p < readEnd[ri]; p++) {
-      const read = pending[p];
-      read.id = reads.length;
-      read.txn = d;
-      const start = fromStart[p];
-      const count = fromStart[p + 1] - start;
-      fromTxns.n = 0;
-      for (let j = 0; j < count; j++) {
-        const r = fromRaw.items[start + j];
-        const w = r < 0 ? INIT : dense[r];
-        push(fromTxns, w);
-        if (w !== d) {
-          push(wrFrom, w);
-          push(wrTo, d);
-        }
+  if (backward) {
+    for (let id = 0; id < readCountInT; id++) {
+      const p = pendingOf[id];
+      for (let e = edgeStart[p]; e < edgeStart[p + 1]; e++) {
+        push(wrFrom, edgeFrom.items[e]);
+        push(wrTo, edgeTo.items[e]);
       }
-      read.fromTxns = count === 0 ? NO_NUMBERS : count === 1 ? sharedOne(txnArrays, fromTxns.items[0], fromTxns.items[0]) : firstOf(fromTxns.items, count);
-      push(ids, read.id);
-      reads.push(read);
     }
-    readsOf.push(ids.n === 0 ? NO_NUMBERS : firstOf(ids.items, ids.n));
   }
 
   let committed = 0, aborted = 0, unknown = 0;
   const sessions = new Set<number>();
-  for (const t of raw) {
-    if (t.status === 'committed') committed++;
-    else if (t.status === 'aborted') aborted++;
+  const droppedUnknown: string[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    if (statusOf[i] === COMMITTED) committed++;
+    else if (statusOf[i] === ABORTED) aborted++;
     else unknown++;
-    sessions.add(t.session);
+    sessions.add(sessionOf[i]);
+    if (statusOf[i] === UNKNOWN && !inT[i]) droppedUnknown.push(raw[i].id);
   }
-  const droppedUnknown = raw.filter((t, i) => t.status === 'unknown' && !inT[i]).map((t) => t.id);
   const dropped = droppedUnknown.length;
   if (dropped > 0) notes.push(`${dropped} transaction(s) with unknown outcome were never read and are left out`);
   const model: CheckModel = {
     droppedUnknown, history, txns, n, soPrev, tables, tableIds, keys, keyIds, initRow, writes, writeWids: [], writersOf, reads, readsOf, anomalies, notes,
     stats: { transactions: raw.length, committed, aborted, unknown, dropped, events: eventCount, reads: reads.length, keys: keys.length, sessions: sessions.size },
   };
-  lazyWriteWids(model, lastStart, Int32Array.from(lastRecords.items.slice(0, lastRecords.n)), recs, wids);
-  const cycle = findInformationFlowCycle(model, wrFrom, wrTo);
+  const lastRecordsOf = new Int32Array(lastRecords.n);
+  for (let i = 0; i < lastRecords.n; i++) lastRecordsOf[i] = lastRecords.items[i];
+  lazyWriteWids(model, lastStart, lastRecordsOf, recs, wids);
+  // every edge forwards in the file: the file's order is a topological order, no cycle
+  const cycle = backward ? findInformationFlowCycle(model, wrFrom, wrTo) : undefined;
   if (cycle) anomalies.push(cycle);
   return model;
 }
