@@ -290,6 +290,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     }
     return row;
   };
+  const cleanPrototype = !enumerableInObjectPrototype();
   // For a plain object (a row as JSON.parse makes it), a column that is not a property of Object.prototype is
   // its own property exactly when reading it gives something: a load, cheaper than hasOwnProperty.
   const inherited: boolean[][] = columnNames.map((cols) => cols.map((c) => c in Object.prototype));
@@ -720,7 +721,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
           }
           // Value and predicate of the version read.
           if (row) {
-            const diff = rowDifference(row, value, schema);
+            const diff = rowDifference(row, value, schema, cleanPrototype);
             if (diff) {
               const kind = local ? 'internal-inconsistency' : 'value-mismatch';
               anomalies.push({ type: kind, message: `${txn.id} ${e.op} returned ${describeKey({ keys, tables }, key)} with ${diff}, but ${local ? 'it had itself written' : `wid ${wid} wrote`} ${JSON.stringify(value)}`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid, returned: row, written: value } });
@@ -1004,11 +1005,12 @@ function lazyWriteWids(model: CheckModel, lastStart: Int32Array, lastRecords: In
 }
 
 /** Columns where a returned row differs from the written one, as text, or undefined when they agree. */
-function rowDifference(returned: Row, written: Row, schema: TableSchema): string | undefined {
+/** cleanPrototype: Object.prototype has nothing enumerable (enumerableInObjectPrototype() is false). */
+function rowDifference(returned: Row, written: Row, schema: TableSchema, cleanPrototype: boolean): string | undefined {
   let diffs: string[] | undefined;
   const plain = Object.getPrototypeOf(written) === Object.prototype;
   // for-in lists what Object.keys does, without making an array, when nothing enumerable can be inherited
-  if (Object.getPrototypeOf(returned) === Object.prototype && !enumerableInObjectPrototype()) {
+  if (cleanPrototype && Object.getPrototypeOf(returned) === Object.prototype) {
     for (const col in returned) {
       const d = columnDifference(col, returned, written, plain, schema);
       if (d !== undefined) (diffs ??= []).push(d);
