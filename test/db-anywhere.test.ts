@@ -175,7 +175,7 @@ describe('the demo from a project in a 0700 folder', () => {
     cpSync(join(root, 'bin'), join(project, 'bin'), { recursive: true });
     cpSync(join(root, 'tsconfig.json'), join(project, 'tsconfig.json'));
     cpSync(join(root, 'tsconfig.build.json'), join(project, 'tsconfig.build.json'));
-    for (const d of ['src', 'workloads', 'bench']) cpSync(join(root, d), join(project, d), { recursive: true });
+    for (const d of ['src', 'workloads', 'bench']) cpSync(join(root, d), join(project, d), { recursive: true, filter: (from) => !from.includes(join('bench', '.histories')) });
     try {
       execFileSync('cp', ['-al', join(root, 'node_modules'), join(project, 'node_modules')], { stdio: 'pipe' });
     } catch {

@@ -100,6 +100,8 @@ function withUnknownCommitted(history: History, dropped: string[], failed: Check
         r.notes.push(`consistent if ${[...assumed].join(', ')} (commit outcome unknown, never read) committed`);
         return r;
       }
+      // An undecided variant may be the consistent one: the history is then undecided too, never inconsistent.
+      if (r.verdict === 'unknown') return { ...failed, verdict: 'unknown', anomalies: [], reason: `${r.reason ?? 'stopped'} (while trying ${[...assumed].join(', ')}, of unknown outcome, as committed)` };
     } catch (e) {
       if (!(e instanceof BudgetExceeded)) throw e;
       return { ...failed, verdict: 'unknown', anomalies: [], reason: 'time limit reached while trying which transactions with unknown outcome committed' };
