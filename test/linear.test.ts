@@ -19,6 +19,9 @@ import { loadPredicateParser } from '../src/history/predicate.js';
 import { operationalHistory } from './gen/operational.js';
 import { historyFromLines, historyToNdjson, randomHistory } from './gen/random-history.js';
 import { scaleHistoryLines } from '../bench/scale/generate.js';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { readHistory } from '../src/history/reader.js';
 
 const NAIVE_WORK = 200_000;
 
@@ -90,6 +93,22 @@ describe('linear check', () => {
       expect(t.consistent, `${level}: consistent`).toBeGreaterThan(100);
       expect(t.inconsistent, `${level}: inconsistent`).toBeGreaterThan(20);
     }
+  });
+
+  it('agrees with the oracle on every history of the regression corpus (test/fixtures/disagreements), at recorded levels and each level', async () => {
+    const dir = join(import.meta.dirname, 'fixtures', 'disagreements');
+    const problems: string[] = [];
+    const tally = { consistent: 0, inconsistent: 0, undecided: 0, wellFormedness: 0 };
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ndjson')).sort()) {
+      const h = await readHistory(join(dir, file));
+      for (const level of [undefined, ...ISOLATION_LEVELS]) {
+        const p = compare(`${file} at ${level ?? 'recorded'}`, h, level ? parseIsoOverride(level) : undefined, tally);
+        if (p) problems.push(p);
+      }
+    }
+    console.log(`linear on the regression corpus: ${JSON.stringify(tally)}`);
+    expect(problems.slice(0, 3).join('\n\n'), `${problems.length} disagreement(s)`).toBe('');
+    expect(tally.consistent + tally.inconsistent).toBeGreaterThan(500);
   });
 
   it('decides operational histories consistent, with orders the oracle validates', () => {

@@ -82,6 +82,7 @@ const MAX_WITNESS_ROUNDS = 8;
 function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined, pos: Int32Array, kw: KeyWriters, chains: Chains, clocks: CausalClocks | undefined, extraOf: Map<number, number[]> | undefined, rows: CandidateRows, pass: (level: number) => boolean, witnesses: number[], check: () => void): Verification {
   const { n, reads, txns, soPrev } = model;
   const { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey } = flat;
+  const widenForCausality = flat.level.some((l, t) => t !== INIT && l === CC);
   const lastWriter = new Int32Array(model.keys.length).fill(-1);
   const lastSession = new Int32Array(model.keys.length).fill(-1);
   const wrStamp = new Int32Array(n).fill(-1);
@@ -222,6 +223,17 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
               wrStamp[later] = t3;
               wrList.push(later);
               added = true;
+            }
+          }
+          // With CC transactions about, the witness of every unreturned row (a conflict or not, docs/semantics.md
+          // §3.3) is a wr edge that CC readers after t3 see causally: the latest visible version of every other
+          // written row of the table is recorded for their clocks (it is the witness when it hides the row; when it
+          // does not, the later version chosen above is, and was recorded there).
+          if (widenForCausality && level !== CC) {
+            for (const x of rows.keysOf(r.table)) {
+              if (r.returned.has(x) || r.local.has(x) || model.writersOf[x].length === 0) continue;
+              const w = latestVisible(x);
+              if (w !== INIT && hides(model, r, x, w)) witnesses.push(w, t3);
             }
           }
         }
