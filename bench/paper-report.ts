@@ -324,8 +324,10 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
   md.push(table(['history', 'check --iso', 'verdict', 'decided by', 'time', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'load', 'peak MB'], slowSorted.map((r) => [`\`${r.file}\``, r.check_iso || '–', r.verdict, r.decided_by || '–', fmtMs(r.time_ms), r.events, r.conflicts, r.forced, r.extensions, r.prefixes, fmtMs(num(r.load_ms)), r.peak_mb])));
   md.push('');
 
-  const extra = join(resultsDir, 'profiles.md');
-  if (existsSync(extra)) {
+  // Written by hand from runs of `bench -- scale` (scale.md) and profiles (profiles.md): kept in every report.
+  for (const name of ['scale.md', 'profiles.md']) {
+    const extra = join(resultsDir, name);
+    if (!existsSync(extra)) continue;
     md.push(readFileSync(extra, 'utf8').trim());
     md.push('');
   }
