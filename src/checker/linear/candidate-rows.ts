@@ -81,13 +81,13 @@ export class CandidateRows {
       const k = schema.key.indexOf(col);
       if (k < 0) continue;
       if (best !== undefined) {
-        const sorted = this.sorted(read.table, k);
-        if (!sorted) continue;
-        const value = new Map<number, number>();
-        for (let i = 0; i < sorted.keys.length; i++) value.set(sorted.keys[i], sorted.values[i]);
+        // Filter the point lookup's keys by their own value in that column (a key's columns never change).
+        if (!this.sorted(read.table, k)) continue;
+        const { keys } = this.model;
         best = best.filter((key) => {
-          const v = value.get(key);
-          return v === undefined || (v >= lo && v <= hi);
+          const raw = keys[key].values[k];
+          const v = typeof raw === 'number' ? raw : Number(raw);
+          return v >= lo && v <= hi;
         });
         continue;
       }

@@ -18,7 +18,9 @@
 import { SER, SI, RC } from '../levels.js';
 import { INIT, type CheckModel } from '../model.js';
 import type { Chains } from './sessions.js';
-import { writesKey, type Flat } from './flat.js';
+import { MANY_WRITERS, writersByKey, writesKey, type Flat } from './flat.js';
+
+const NONE: readonly number[] = [];
 
 /** Why a forced edge is there. */
 export const SO_VISIBLE = 0, WR_VISIBLE = 1, ANTI_DEPENDENCY = 2;
@@ -175,6 +177,7 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
   const wrStamp = new Int32Array(n).fill(-1);
   const rcStamp = new Int32Array(n).fill(-1);
   const wrList: number[] = [];
+  const byKeyMap = new Map<number, number[]>();
   for (let t3 = 1; t3 < n; t3++) {
     if ((t3 & 4095) === 0) check();
     const level = levels[t3];
@@ -188,6 +191,7 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
         wrList.push(w);
       }
     }
+    const byKey = wrList.length > MANY_WRITERS ? writersByKey(flat, wrList, byKeyMap) : undefined;
     for (let r = readStart[t3]; r < readStart[t3 + 1]; r++) {
       for (let j = tripleStart[r]; j < tripleStart[r + 1]; j++) {
         const x = tripleKey[j];
@@ -197,8 +201,8 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
           const t2 = lastWriter[x];
           if (t2 !== t1) edges.push(t2, t1, SO_VISIBLE, r, i);
         }
-        for (const t2 of wrList) {
-          if (t2 === t1 || t2 === INIT || (level === RC && rcStamp[t2] !== t3) || !writesKey(flat, t2, x)) continue;
+        for (const t2 of byKey ? (byKey.get(x) ?? NONE) : wrList) {
+          if (t2 === t1 || t2 === INIT || (level === RC && rcStamp[t2] !== t3) || (!byKey && !writesKey(flat, t2, x))) continue;
           edges.push(t2, t1, WR_VISIBLE, r, i);
         }
         if (level === SER) {

@@ -66,3 +66,25 @@ export function writesKey(flat: Flat, t: number, x: number): boolean {
   }
   return lo < flat.writeStart[t + 1] && keys[lo] === x;
 }
+
+/**
+ * For a transaction that read from many writers (TPC-C's StockLevel reads hundreds of rows from hundreds of
+ * transactions), which of those writers wrote each key: one pass over their writes, instead of asking each writer
+ * about each key read (quadratic per transaction). `into` is cleared and refilled.
+ */
+export function writersByKey(flat: Flat, writers: readonly number[], into: Map<number, number[]>): Map<number, number[]> {
+  into.clear();
+  for (const w of writers) {
+    if (w === 0) continue;
+    for (let k = flat.writeStart[w]; k < flat.writeStart[w + 1]; k++) {
+      const x = flat.writeKey[k];
+      const list = into.get(x);
+      if (list) list.push(w);
+      else into.set(x, [w]);
+    }
+  }
+  return into;
+}
+
+/** Above this many writers read from, per-key lookups go through writersByKey. */
+export const MANY_WRITERS = 8;

@@ -22,7 +22,7 @@ import { CC, PC, RC, SER, SI } from '../levels.js';
 import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model.js';
 import type { CandidateRows } from './candidate-rows.js';
 import { CausalClocks, MAX_CLOCK_ENTRIES, type Chains } from './sessions.js';
-import { writesKey, type Flat } from './flat.js';
+import { MANY_WRITERS, writersByKey, writesKey, type Flat } from './flat.js';
 
 export type Verification =
   | { ok: true }
@@ -89,6 +89,9 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
   const rcStamp = new Int32Array(n).fill(-1);
   const wrList: number[] = [];
   const rcLater: number[] = [];
+  // Writers of each key among wrList when it is long (writersByKey), and the wrList length it was built for.
+  const byKeyMap = new Map<number, number[]>();
+  let byKeyOf = -1;
   let first: Verification | undefined;
   // Session order (dense ids) when no causal clocks are kept; commit order when they are (built as it goes).
   for (let i = 1; i < n; i++) {
@@ -118,6 +121,7 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
     const session = chains.of[t3];
     const p3 = pos[t3];
     wrList.length = 0;
+    byKeyOf = -1;
     for (let j = tripleStart[readStart[t3]]; j < tripleStart[readStart[t3 + 1]]; j++) {
       const w = tripleFrom[j];
       if (wrStamp[w] !== t3) {
@@ -163,7 +167,13 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
           }
         }
       } else {
-        for (const w of wrList) if (w !== INIT && (level !== RC || rcStamp[w] === t3) && writesKey(flat, w, x)) consider(w);
+        if (wrList.length > MANY_WRITERS) {
+          if (byKeyOf !== wrList.length) {
+            writersByKey(flat, wrList, byKeyMap);
+            byKeyOf = wrList.length;
+          }
+          for (const w of byKeyMap.get(x) ?? []) if (level !== RC || rcStamp[w] === t3) consider(w);
+        } else for (const w of wrList) if (w !== INIT && (level !== RC || rcStamp[w] === t3) && writesKey(flat, w, x)) consider(w);
       }
       return best;
     };
