@@ -10,6 +10,7 @@ import { openDatabase } from '../src/db/connect.js';
 import { Recorder, type RecordingClient } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import type { History, Txn } from '../src/history/history.js';
+import type { SelectEvent } from '../src/history/format.js';
 import { InputError } from '../src/history/input-errors.js';
 import { UnsupportedStatementError } from '../src/recorder/errors.js';
 import { checkHistory } from '../src/checker/check.js';
@@ -113,6 +114,16 @@ beforeAll(async () => {
     seen.dateStyle = e;
   }
   await c.query(`SET DateStyle = 'ISO'`);
+  // Sequelize's TimeZone, and the server's rewriting of a numeric zone: both UTC, so the WHERE stays exact
+  await c.query(`SET TimeZone = '+00:00'`);
+  await c.query(`SELECT id FROM acc WHERE ts < '2025-01-02'`);
+  await c.query(`SET TIME ZONE 0`);
+  seen.numericZone = (await (c.raw as pg.Client).query('SHOW TimeZone')).rows[0].TimeZone;
+  await c.query(`SELECT id FROM acc WHERE ts < '2025-01-03'`);
+  // literals inlined (as Sequelize sends them): one warning for the shape, not one per text
+  await c.query(`SET TimeZone = 'Europe/Paris'`);
+  for (const day of ['2025-02-01', '2025-03-01', '2025-04-01']) await c.query(`SELECT id FROM acc WHERE ts < '${day}'`);
+  await c.query(`RESET TimeZone`);
 
   // s6: the application closes its connection inside a transaction -> aborted
   const d = await connect();
@@ -181,6 +192,18 @@ describe('sessions', () => {
     expect(t6.events[0]).toMatchObject({ partial: true });
     expect(t6.events[0]).not.toHaveProperty('where');
     expect(warnings.some((w) => /TimeZone is Europe\/Paris/.test(w))).toBe(true);
+  });
+
+  it('takes every spelling of UTC as UTC, and warns once per WHERE shape', () => {
+    expect(seen.numericZone).toBe('<+00>-00');
+    const reads = history.txns.flatMap((t) => t.events).filter((e) => e.op === 'select' && e.table === 'acc') as SelectEvent[];
+    for (const day of ['2025-01-02', '2025-01-03']) {
+      const e = reads.find((r) => r.op === 'select' && r.where === `ts < '${day}'`);
+      expect(e, day).toBeDefined();
+      expect(e).not.toHaveProperty('partial');
+    }
+    expect(reads.filter((r) => r.partial).length).toBe(4);
+    expect(warnings.filter((w) => /TimeZone is Europe\/Paris/.test(w))).toHaveLength(1);
   });
 
   it('refuses to record dates in a non-ISO DateStyle', () => {

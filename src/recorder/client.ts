@@ -37,6 +37,8 @@ import { compilePredicate, PredicateError } from '../history/predicate.js';
 import { RAW_TYPES, type TableInfo } from './catalog.js';
 import { appResult, eventsFor, recordParams, type Judgement, type RawResult } from './events.js';
 import type { PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
+import { isUtcZone } from './time-zone.js';
+import { whereShape } from './statement-shape.js';
 
 const LEVELS: Record<string, IsolationLevel> = {
   'read uncommitted': 'RC',
@@ -49,7 +51,6 @@ export function levelOf(pgLevel: string | undefined): IsolationLevel {
   return LEVELS[(pgLevel ?? 'read committed').toLowerCase().replace(/_/g, ' ')] ?? 'RC';
 }
 
-const UTC_ZONES = new Set(['utc', 'etc/utc', 'gmt', 'etc/gmt', 'uct', 'etc/uct', 'zulu', 'etc/zulu', 'universal', 'etc/universal', 'gmt0', 'etc/gmt0', 'etc/gmt+0', 'etc/gmt-0', 'greenwich', 'etc/greenwich', 'z', '+00', '-00', '00:00', '+00:00']);
 const TIME_TYPES = new Set(['date', 'timestamp', 'timestamptz']);
 const FLOAT_TYPES = new Set(['float4', 'float8']);
 
@@ -261,7 +262,7 @@ export class Session {
   private unsafeColumns(table: TableInfo, s: Settings): Map<string, string> {
     const out = new Map<string, string>();
     for (const c of table.unsafeColumns) out.set(c, 'its collation is not C');
-    const utc = UTC_ZONES.has(s.timeZone.toLowerCase());
+    const utc = isUtcZone(s.timeZone);
     for (const [c, type] of Object.entries(table.columns)) {
       if (!utc && TIME_TYPES.has(type)) out.set(c, `the session TimeZone is ${s.timeZone}, not UTC`);
       if (s.extraFloatDigits < 1 && FLOAT_TYPES.has(type)) out.set(c, `extra_float_digits is ${s.extraFloatDigits} (floats are rounded)`);
@@ -276,14 +277,14 @@ export class Session {
       used = compilePredicate(where, params, table.columns).columns;
     } catch (e) {
       if (!(e instanceof PredicateError)) throw e;
-      this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: ${e.message}`, `where:${table.name}:${where}`);
+      this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: ${e.message}`, `where:${table.name}:${whereShape(where)}`);
       return { exact: false, reason: e.message };
     }
     const unsafe = this.unsafeColumns(table, settings);
     for (const c of used) {
       const why = unsafe.get(c);
       if (why) {
-        this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: column ${c}: ${why}`, `where:${table.name}:${where}:${c}`);
+        this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: column ${c}: ${why}`, `where:${table.name}:${whereShape(where)}:${c}`);
         return { exact: false, reason: why };
       }
     }
