@@ -1,9 +1,15 @@
 // Statement rewriting (src/recorder/rewrite.ts): for each shape, the SQL that runs, what the plan records, and
 // the statements that are refused with a message saying how to split them.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { analyze, loadRewriter, tableLookup, type Plan, type RecordedPlan } from '../src/recorder/rewrite.js';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { analyze, isLocationKey, loadRewriter, tableLookup, type Plan, type RecordedPlan } from '../src/recorder/rewrite.js';
 import type { TableInfo } from '../src/recorder/catalog.js';
 import { InputError } from '../src/history/input-errors.js';
+import { dAccounts, fromDrizzle, fromKnex, fromKysely, fromTypeorm, knex, kysely, drizzleDb, sequelizeOffline, typeormOffline, type OrmStatement } from './helpers/orm-sql.js';
+import { asc, inArray } from 'drizzle-orm';
+import { Op } from 'sequelize';
 
 const accounts: TableInfo = {
   name: 'accounts', schema: 'public', relname: 'accounts', oid: 1, key: ['id'], keySource: 'primary key',
@@ -216,5 +222,51 @@ describe('other statements', () => {
 
   it('leaves a statement with missing parameters to the server', () => {
     expect(plan('UPDATE accounts SET bal = $2 WHERE id = $1', 1)).toEqual({ kind: 'passthrough' });
+  });
+});
+
+describe('ORM IN lists (issue 17)', () => {
+  it('ignores exactly the position fields of libpg-query 18 node types in the round-trip check', () => {
+    const require = createRequire(import.meta.url);
+    const types = readFileSync(join(dirname(require.resolve('@pgsql/types/package.json')), 'types.d.ts'), 'utf8');
+    const fields = [...types.matchAll(/^\s+([A-Za-z_]+)\?: ([^;]+);/gm)].map((m) => ({ name: m[1], type: m[2] }));
+    const positions = fields.filter((f) => isLocationKey(f.name));
+    // every field the rule matches is a number (an offset), but for CREATE TABLESPACE's location (a path, a
+    // string: kept, since only numbers are dropped), and every offset-like number field is matched
+    expect(positions.length).toBeGreaterThan(80);
+    expect(positions.filter((f) => f.type !== 'number')).toEqual([{ name: 'location', type: 'string' }]);
+    const offsetLike = fields.filter((f) => f.type === 'number' && /location|_start$|_end$|^stmt_len$/.test(f.name));
+    expect(offsetLike.filter((f) => !isLocationKey(f.name))).toEqual([]);
+    expect(new Set(positions.map((f) => f.name))).toEqual(new Set(['location', 'name_location', 'list_start', 'list_end', 'rexpr_list_start', 'rexpr_list_end', 'stmt_location', 'stmt_len']));
+  });
+
+  it('records select / update / delete by IN list with ORDER BY from each library', async () => {
+    const ds = await typeormOffline();
+    const seq = sequelizeOffline();
+    const qg = (seq.sequelize.getQueryInterface() as unknown as { queryGenerator: { selectQuery(t: string, o: object, m: unknown): string } }).queryGenerator;
+    const selects: OrmStatement[] = [
+      fromKysely(kysely.selectFrom('accounts').selectAll().where('id', 'in', [1, 2, 3]).orderBy('id')),
+      fromKnex(knex('accounts').whereIn('id', [1, 2, 3]).orderBy('id')),
+      fromDrizzle(drizzleDb.select().from(dAccounts).where(inArray(dAccounts.id, [1, 2, 3])).orderBy(asc(dAccounts.id))),
+      fromTypeorm(ds.getRepository('Account').createQueryBuilder('a').where('a.id IN (:...ids)', { ids: [1, 2, 3] }).orderBy('a.id')),
+      { sql: qg.selectQuery('accounts', { attributes: ['id', 'name', 'bal'], where: { id: [1, 2, 3] }, order: [['id', 'ASC']] }, seq.Account), values: [] },
+      ...(await seq.capture(() => seq.Account.findAll({ where: { id: { [Op.in]: [1, 2, 3] } }, order: [['id', 'ASC']] }))),
+    ];
+    const writes: OrmStatement[] = [
+      fromKysely(kysely.updateTable('accounts').set({ bal: '0' }).where('id', 'in', [1, 2])),
+      fromKysely(kysely.deleteFrom('accounts').where('id', 'in', [1, 2])),
+      fromKnex(knex('accounts').whereIn('id', [1, 2]).update({ bal: 0 })),
+      fromKnex(knex('accounts').whereIn('id', [1, 2]).del()),
+      fromDrizzle(drizzleDb.update(dAccounts).set({ bal: '0' }).where(inArray(dAccounts.id, [1, 2]))),
+      fromDrizzle(drizzleDb.delete(dAccounts).where(inArray(dAccounts.id, [1, 2]))),
+      fromTypeorm(ds.createQueryBuilder().update('Account').set({ bal: '0' }).where('id IN (:...ids)', { ids: [1, 2] })),
+      fromTypeorm(ds.createQueryBuilder().delete().from('Account').where('id IN (:...ids)', { ids: [1, 2] })),
+      ...(await seq.capture(() => seq.Account.update({ bal: 0 }, { where: { id: [1, 2] } }))),
+      ...(await seq.capture(() => seq.Account.destroy({ where: { id: [1, 2] } }))),
+    ];
+    expect(selects.every((s) => /\bIN \(/i.test(s.sql) && /ORDER BY/i.test(s.sql))).toBe(true);
+    for (const s of selects) expect(rec(s.sql, s.values.length), s.sql).toMatchObject({ kind: 'select', where: expect.stringMatching(/ IN \(/) });
+    expect(writes.map((w) => rec(w.sql, w.values.length).kind)).toEqual(['update', 'delete', 'update', 'delete', 'update', 'delete', 'update', 'delete', 'update', 'delete']);
+    for (const w of writes) expect(rec(w.sql, w.values.length), w.sql).toMatchObject({ where: expect.stringMatching(/ IN \(/) });
   });
 });

@@ -155,12 +155,23 @@ function clone<T>(x: T): T {
   return structuredClone(x);
 }
 
-const NOISE_KEYS = new Set(['location', 'list_start', 'list_end', 'stmt_location', 'stmt_len']);
+/**
+ * Is this key of a parse-tree node a position in the SQL text? libpg-query 18's node types (@pgsql/types) have
+ * `location`, `name_location`, `list_start`/`list_end` (A_ArrayExpr, ...), `rexpr_list_start`/`rexpr_list_end`
+ * (A_Expr, the IN list) and the statement's `stmt_location`/`stmt_len`; the rule covers each `*location` and
+ * `*_start`/`*_end` field (test/recorder-rewrite.test.ts checks it against the type file); a field of that name
+ * that is not a number (CREATE TABLESPACE's `location`, a path) is kept. Positions change when the deparser
+ * spaces the text differently, so the round-trip check ignores them.
+ */
+export function isLocationKey(k: string): boolean {
+  return k === 'location' || k.endsWith('_location') || k.endsWith('_start') || k.endsWith('_end') || k === 'stmt_len';
+}
+
 function stripNoise(node: N): N {
   if (Array.isArray(node)) return node.map(stripNoise);
   if (node === null || typeof node !== 'object') return node;
   const out: Record<string, N> = {};
-  for (const [k, v] of Object.entries(node)) if (!NOISE_KEYS.has(k)) out[k] = stripNoise(v);
+  for (const [k, v] of Object.entries(node)) if (!(typeof v === 'number' && isLocationKey(k))) out[k] = stripNoise(v);
   return out;
 }
 
