@@ -602,24 +602,36 @@ export class RecordingPool {
     readonly raw: pg.Pool,
   ) {}
 
-  /** Checks out a connection (release() it when done, as with pg). */
-  async connect(): Promise<RecordingClient> {
-    const c = await this.raw.connect();
-    return new RecordingClient(this.recorder.session(c), (err) => c.release(err));
+  /** Checks out a connection (release() it when done, as with pg); with a callback, as pg's connect(callback). */
+  connect(): Promise<RecordingClient>;
+  connect(callback: (err: Error | undefined, client?: RecordingClient, done?: (err?: Error | boolean) => void) => void): void;
+  connect(callback?: (err: Error | undefined, client?: RecordingClient, done?: (err?: Error | boolean) => void) => void): Promise<RecordingClient> | void {
+    const p = this.raw.connect().then((c) => new RecordingClient(this.recorder.session(c), (err) => c.release(err)));
+    if (!callback) return p;
+    p.then(
+      (c) => callback(undefined, c, (err) => c.release(err)),
+      (e) => callback(e as Error),
+    );
   }
 
   /** One statement on some pooled connection (its own transaction unless the connection is inside one). */
-  query<R extends pg.QueryResultRow = any>(text: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    return this.connect().then(async (c) => {
+  query<R extends pg.QueryResultRow = any>(text: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query(text: string | pg.QueryConfig, values: unknown[] | undefined, callback: Callback): void;
+  query(text: string | pg.QueryConfig, callback: Callback): void;
+  query(text: string | pg.QueryConfig, valuesOrCallback?: unknown, callback?: Callback): Promise<pg.QueryResult> | undefined {
+    const cb = typeof valuesOrCallback === 'function' ? (valuesOrCallback as Callback) : callback;
+    const values = typeof valuesOrCallback === 'function' ? undefined : (valuesOrCallback as unknown[] | undefined);
+    const p = this.connect().then(async (c) => {
       try {
         const r = await c.query(text as string, values);
         c.release();
-        return r as pg.QueryResult<R>;
+        return r;
       } catch (e) {
         c.release(isConnectionLoss(e) ? (e as Error) : undefined);
         throw e;
       }
     });
+    return deliver(p, cb);
   }
 
   end(): Promise<void> {

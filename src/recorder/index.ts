@@ -13,6 +13,7 @@
  */
 export { Recorder, RecorderStoppedError, type RecorderOptions, type InterruptResult } from './recorder.js';
 export { RecordingClient, RecordingPool, isConnectionLoss, type QueryOptions } from './client.js';
+export { recordingDriver, applicationPg, type DriverOptions, type PgModule } from './driver.js';
 // uninstrument() removes the hidden columns Recorder.instrument() added, once recording is over
 export { uninstrument, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';
 export { UnsupportedStatementError, UnsupportedTableError } from './errors.js';

@@ -22,6 +22,7 @@ import { loadPredicateParser } from '../history/predicate.js';
 import { instrument, snapshotInit, type InstrumentResult, type TableInfo } from './catalog.js';
 import { analyze, loadRewriter, tableLookup, type Plan, type TableLookup } from './rewrite.js';
 import { RecordingClient, RecordingPool, Session } from './client.js';
+import { recordingDriver, type DriverOptions, type PgModule } from './driver.js';
 
 export interface RecorderOptions {
   /** The history file to write (`.ndjson` or `.ndjson.gz`). */
@@ -176,6 +177,15 @@ export class Recorder {
   /** Wraps a pg.Pool: connect() gives recording clients (one session per pooled connection). */
   pool(raw: pg.Pool): RecordingPool {
     return new RecordingPool(this, raw);
+  }
+
+  /**
+   * A module shaped like `pg` whose clients and pools record here (driver.ts): hand it to a library that builds
+   * its own pg clients (Sequelize `dialectModule`, TypeORM `driver`, `new driver.Pool(...)` for knex, drizzle,
+   * kysely). With `tables`, they are instrumented on the first statement once they exist.
+   */
+  driver(options: DriverOptions = {}): PgModule {
+    return recordingDriver(this, options);
   }
 
   /** Writes one finished transaction (called by the sessions). @internal */
