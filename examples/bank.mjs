@@ -144,7 +144,8 @@ export function databaseUrl() {
 export async function main(makeApp, pg) {
   const o = options();
   const file = process.env.BANK_RECORD;
-  const driver = file ? new (await import('isocheck/recorder')).Recorder({ file, meta: { app: 'bank', ...o } }).driver({ pg, tables: ['accounts'] }) : pg;
+  const recorder = file ? new (await import('isocheck/recorder')).Recorder({ file, meta: { app: 'bank', ...o } }) : undefined;
+  const driver = recorder ? recorder.driver({ pg, tables: ['accounts'] }) : pg; // the one line of glue
   const app = await makeApp(driver, databaseUrl());
   try {
     const { results, retries } = await runBank(app, o);
@@ -152,6 +153,6 @@ export async function main(makeApp, pg) {
     console.error(`${o.workers} workers × ${o.txns} transactions at ${o.iso}: ${results.transfers} transfers, ${results.audits} audits, ${retries} retries`);
   } finally {
     await app.close();
-    driver.recorder?.finish();
+    recorder?.finish();
   }
 }

@@ -162,6 +162,39 @@ Examples:
   });
 
 program
+  .command('record')
+  .description('run a Node.js application unmodified and record its PostgreSQL transactions (every pg it loads records)')
+  .argument('<command...>', 'the application, after --: node app.js, npm start, npx tsx app.ts, ...')
+  .requiredOption('--out <file>', 'history file to write (.ndjson, or .ndjson.gz)')
+  .requiredOption('--tables <list>', 'tables to record, comma-separated (each needs a primary key or a unique NOT NULL index)')
+  .option('--db <url>', 'the database the application uses: given to it as DATABASE_URL and PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE')
+  .addHelpText('after', `
+How it works:
+  The command runs with NODE_OPTIONS=--import <isocheck's hook>, so the application's own pg (require('pg') or
+  import pg from 'pg', also inside knex, TypeORM, Sequelize, drizzle, kysely) is replaced by a recording driver
+  with the same API. Nothing in the application changes. The tables are instrumented (a hidden write-id column,
+  their rows written as the initial state) on the first statement that reads or writes once they all exist, so
+  an application that creates its schema first is recorded from then on. Statements the recorder cannot trace
+  fail with an error saying why (see README, "Recording your own application").
+
+Ending:
+  When the application exits the history gets its end line (transactions still open are written unknown if their
+  COMMIT was sent, else aborted) and one line says what it holds. Ctrl-C and SIGTERM do the same before the
+  application ends (when it handles the signal itself, when it exits). The exit status is the application's.
+  One process records: the first that loads pg (not its children).
+
+Examples:
+  isocheck record --out run.ndjson --tables accounts -- node app.js
+  isocheck check run.ndjson                          consistent at the levels the application ran at?
+  isocheck check --iso SER run.ndjson                would it have been serializable?
+  isocheck record --out shop.ndjson --tables orders,order_lines,stock --db postgres://localhost/shop -- npm start
+  DATABASE_URL=postgres://localhost/bank isocheck record --out bank.ndjson --tables accounts -- node examples/knex/app.cjs --iso repeatable-read`)
+  .action(async (command: string[], opts) => {
+    const { runRecordCommand } = await import('./record-command.js');
+    process.exitCode = await runRecordCommand(command, opts);
+  });
+
+program
   .command('demo')
   .description('record and check two short runs on a throwaway PostgreSQL: a consistent TPC-C run and a SmallBank write skew')
   .option('--db <url>', 'use this PostgreSQL server instead of the embedded one')

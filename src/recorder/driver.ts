@@ -14,9 +14,10 @@
  *   connect() with or without a callback, release(), processID, `instanceof pg.Client`/`pg.Pool` and the
  *   `constructor.name` drizzle looks for ("Pool") behave as in pg.
  * - The Session sees a view of the client whose query() is pg's own (no recursion through the override).
- * - With `tables`, the tables are instrumented on the first statement that reads or writes (SELECT, INSERT,
- *   UPDATE, DELETE, WITH, BEGIN, ...) once they all exist, outside a transaction: an application that creates its
- *   schema first is recorded from then on (its initial rows are what the tables hold then). Until then statements
+ * - With `tables`, the tables are instrumented once they all exist, outside a transaction, before the first BEGIN
+ *   or the first statement that reads or writes rows (SELECT, INSERT, UPDATE, DELETE, WITH, ...) and names one of
+ *   them: an application that drops and creates its schema first is recorded from then on (its initial rows are
+ *   what the tables hold then), and the catalog queries libraries make at startup do not instrument early. Until then statements
  *   pass through unrecorded, and a connection inside a transaction the recorder did not see begin stays unrecorded
  *   until that transaction ends. Without `tables` the recorder must already be instrumented.
  * - Cursors and streams (pg-cursor, pg-query-stream) pass through for statements that touch no recorded table and
@@ -52,8 +53,16 @@ interface AnyClient {
 }
 type AnyClientClass = new (config?: unknown) => AnyClient;
 
-/** Statements before which the tables are instrumented (when they exist): the ones that read or write rows. */
-const READS_OR_WRITES = /^(select|insert|update|delete|with|begin|start|merge|values|table)\b/i;
+/** Statements before which the tables are instrumented (when they exist): a transaction's start, and those that
+ *  read or write rows when they name a recorded table (not the catalog queries libraries make at startup). */
+const BEGINS = /^(begin|start)\b/i;
+const READS_OR_WRITES = /^(select|insert|update|delete|with|merge|values|table)\b/i;
+
+/** Matches a statement that names one of the tables (unqualified name, quoted or not, any case). */
+function mentioning(tables: string[]): RegExp {
+  const names = tables.map((t) => (t.split('.').pop() ?? t).replace(/"/g, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`(^|[^\\w$])"?(${names.join('|')})"?(?![\\w$])`, 'i');
+}
 
 /** The first word of a statement, comments and parentheses skipped. */
 function leadingWords(text: string): string {
@@ -85,11 +94,14 @@ export function applicationPg(): PgModule {
 class Gate {
   private pending: Promise<void> | undefined;
   private failed: unknown;
+  private readonly named: RegExp | undefined;
 
   constructor(
     readonly recorder: Recorder,
     readonly tables: string[] | undefined,
-  ) {}
+  ) {
+    this.named = tables && tables.length > 0 ? mentioning(tables) : undefined;
+  }
 
   /** True when every statement is to be recorded (no lazy instrumentation, or done). */
   get open(): boolean {
@@ -103,7 +115,8 @@ class Gate {
   async prepare(raw: pg.ClientBase, text: string, idle: boolean): Promise<void> {
     if (this.open || this.recorder.closed) return;
     if (this.failed !== undefined) throw this.failed;
-    if (!idle || !READS_OR_WRITES.test(leadingWords(text))) return;
+    const start = leadingWords(text);
+    if (!idle || !(BEGINS.test(start) || (READS_OR_WRITES.test(start) && this.named?.test(text)))) return;
     this.pending ??= this.tryInstrument(raw).finally(() => {
       this.pending = undefined;
     });
@@ -121,6 +134,23 @@ class Gate {
       throw e;
     }
   }
+}
+
+/** One gate per recorder, so that drivers over several copies of pg instrument the tables once. */
+const gates = new WeakMap<Recorder, Gate>();
+
+function gateOf(recorder: Recorder, tables: string[] | undefined): Gate {
+  let gate = gates.get(recorder);
+  if (!gate || (gate.tables === undefined && tables !== undefined)) {
+    gate = new Gate(recorder, tables);
+    gates.set(recorder, gate);
+  }
+  return gate;
+}
+
+/** Whether a module is a recording driver made here. */
+export function isRecordingDriver(m: unknown): boolean {
+  return !!m && typeof m === 'object' && (m as Record<symbol, unknown>)[WRAPPED] === true;
 }
 
 /** A view of a client for the Session: pg's own query() (not the override) and the same events and state. */
@@ -161,8 +191,8 @@ function splitArgs(args: unknown[]): { config: unknown; values: unknown; cb: Cal
 export function recordingDriver(recorder: Recorder, options: DriverOptions = {}): PgModule {
   const real = options.pg ?? applicationPg();
   if (!isPgModule(real)) throw new TypeError('recordingDriver: options.pg is not the pg module (no Client, Pool and types)');
-  if ((real as unknown as Record<symbol, unknown>)[WRAPPED]) throw new TypeError('recordingDriver: this pg module records already');
-  const gate = new Gate(recorder, options.tables?.map((t) => t.trim()).filter((t) => t !== ''));
+  if (isRecordingDriver(real)) throw new TypeError('recordingDriver: this pg module records already');
+  const gate = gateOf(recorder, options.tables?.map((t) => t.trim()).filter((t) => t !== ''));
   const BaseClient = real.Client as unknown as AnyClientClass;
   const baseQuery = BaseClient.prototype.query as (...args: unknown[]) => unknown;
 
