@@ -438,7 +438,7 @@ export class Session {
       return this.forward(text, values, options);
     }
     const settings = await this.ensureSettings();
-    this.checkDateStyle(settings, plan.table);
+    for (const t of plan.tables) this.checkDateStyle(settings, t);
     const ctx = (wid: string, upsertWid?: string) => ({ params, wid, upsertWid, judge: (w: string | undefined, p: unknown[], t: TableInfo) => this.judge(settings, w, p, t) });
     if (txn) {
       try {

@@ -5,15 +5,17 @@
  *   raw result (text values, added columns last) -> split -> app part  -> pg.Result (app's parsers, row mode)
  *                                                         -> added part -> toFormatRow -> select/insert/update/delete
  *
- * Row layout of the added part (see rewrite.ts): select rows: [columns..., wid]; select aggregate: [json array of
- * [columns as text..., wid]]; insert: [columns..., wid (, previous wid for ON CONFLICT DO UPDATE)]; update:
- * [columns..., previous wid]; delete: [key..., wid]. A NULL wid is the initial version (`init`).
+ * Row layout of the added part (rewrite-write.ts, traces.ts): the written rows' own columns first (insert:
+ * [columns..., wid (, previous wid for ON CONFLICT DO UPDATE)]; update: [columns..., previous wid]; delete: [key...,
+ * wid]), then each read's trace at its position (`row`: [columns..., wid]; `json`: nested arrays of [columns as
+ * text..., wid]). A NULL wid is the initial version (`init`).
  */
 import pg from 'pg';
 import type { DeleteEvent, HistoryEvent, InsertEvent, Row, SelectEvent, SqlValue, UpdateEvent } from '../history/format.js';
 import { INIT_WID } from '../history/format.js';
 import { toFormatRow, toFormatValue, type TableInfo } from './catalog.js';
 import type { RecordedPlan } from './rewrite.js';
+import type { ReadTrace } from './traces.js';
 
 export interface RawResult {
   command: string;
@@ -62,13 +64,45 @@ function keyOf(table: TableInfo, row: Row): SqlValue[] {
   return table.key.map((k) => row[k]);
 }
 
-/** The events one successful statement records (empty inserts are left out). */
+/**
+ * The rows a trace returned: `row` form, the table's columns and the wid as result columns; `json` form, one JSON
+ * column of rows [columns as text..., wid], in arrays nested once per enclosing query block. A row whose key is
+ * NULL is the NULL side of an outer join (keys are NOT NULL): no row. A row seen twice (joins, repeated
+ * subqueries) is one row: one statement sees one version of it.
+ */
+function traceRows(table: TableInfo, trace: ReadTrace, added: (string | null)[][]): SelectEvent['rows'] {
+  const n = table.columnOrder.length;
+  const keyAt = table.key.map((k) => table.columnOrder.indexOf(k));
+  const rows: SelectEvent['rows'] = [];
+  const seen = new Set<string>();
+  const push = (values: (string | null)[]): void => {
+    if (keyAt.some((i) => values[i] === null || values[i] === undefined)) return;
+    const row = toFormatRow(table, values.slice(0, n));
+    const k = JSON.stringify(keyOf(table, row));
+    if (seen.has(k)) return;
+    seen.add(k);
+    rows.push({ wid: widOf(values[n]), row });
+  };
+  const collect = (v: unknown): void => {
+    if (!Array.isArray(v)) return;
+    if (v.length === n + 1 && v.every((x) => x === null || typeof x === 'string')) push(v as (string | null)[]);
+    else for (const x of v) collect(x);
+  };
+  for (const a of added) {
+    if (trace.form === 'row') push(a.slice(trace.at, trace.at + n + 1));
+    else if (a[trace.at] !== null) collect(JSON.parse(a[trace.at]!));
+  }
+  return rows;
+}
+
+/** The events one successful statement records: its reads (a `select` per table reference), then its writes
+ *  (empty inserts are left out). */
 export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext): HistoryEvent[] {
   const table = plan.table;
   const n = table.columnOrder.length;
   const added = raw.rows.map((r) => r.slice(r.length - plan.added));
-  const withWhere = (where: string | undefined, shapePartial = false): { where?: string; params?: unknown[]; partial?: boolean } => {
-    const judged = ctx.judge(where, ctx.params, table);
+  const withWhere = (t: TableInfo, where: string | undefined, shapePartial = false): { where?: string; params?: unknown[]; partial?: boolean } => {
+    const judged = ctx.judge(where, ctx.params, t);
     const out: { where?: string; params?: unknown[]; partial?: boolean } = {};
     if (where !== undefined && judged.exact) {
       out.where = where;
@@ -77,28 +111,16 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
     if (shapePartial || !judged.exact) out.partial = true;
     return out;
   };
+  const events: HistoryEvent[] = [];
+  for (const trace of plan.reads) {
+    // a subquery evaluated again is carried by the result rows: without one, nothing is known of it
+    if (trace.needsRow && raw.rows.length === 0) continue;
+    const e: SelectEvent = { op: 'select', table: trace.table.name, ...withWhere(trace.table, trace.where, trace.partialReason !== undefined), rows: traceRows(trace.table, trace, added) };
+    events.push(e);
+  }
   switch (plan.kind) {
-    case 'select': {
-      const rows: SelectEvent['rows'] = [];
-      const seen = new Set<string>();
-      const push = (values: (string | null)[], wid: string | null): void => {
-        const row = toFormatRow(table, values);
-        const k = JSON.stringify(keyOf(table, row));
-        if (seen.has(k)) return; // a set-returning function repeated the row
-        seen.add(k);
-        rows.push({ wid: widOf(wid), row });
-      };
-      if (plan.mode === 'rows') {
-        for (const a of added) push(a.slice(0, n), a[n]);
-      } else {
-        for (const a of added) {
-          if (a[0] === null) continue; // json_agg over no rows
-          for (const item of JSON.parse(a[0]) as (string | null)[][]) push(item.slice(0, n), item[n]);
-        }
-      }
-      const e: SelectEvent = { op: 'select', table: table.name, ...withWhere(plan.where, plan.partialReason !== undefined), rows };
-      return [e];
-    }
+    case 'select':
+      return events;
     case 'insert': {
       const inserted: InsertEvent['rows'] = [];
       const updated: UpdateEvent['rows'] = [];
@@ -107,7 +129,6 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
         if (plan.upsertWidParam !== undefined && a[n] === ctx.upsertWid) updated.push({ read: widOf(a[n + 1]), row });
         else inserted.push({ row });
       }
-      const events: HistoryEvent[] = [];
       if (inserted.length > 0) events.push({ op: 'insert', table: table.name, wid: ctx.wid, rows: inserted });
       // The rows ON CONFLICT DO UPDATE changed: which keys conflicted is not a predicate over the table, so the
       // update is partial (it read only the rows it returned).
@@ -116,8 +137,8 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
     }
     case 'update': {
       const rows: UpdateEvent['rows'] = added.map((a) => ({ read: widOf(a[n]), row: toFormatRow(table, a.slice(0, n)) }));
-      const e: UpdateEvent = { op: 'update', table: table.name, ...withWhere(plan.where), wid: ctx.wid, rows };
-      return [e];
+      events.push({ op: 'update', table: table.name, ...withWhere(table, plan.where, plan.partialReason !== undefined), wid: ctx.wid, rows });
+      return events;
     }
     case 'delete': {
       const k = table.key.length;
@@ -125,8 +146,8 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
         read: widOf(a[k]),
         key: table.key.map((c, i) => toFormatValue(a[i], table.columns[c])),
       }));
-      const e: DeleteEvent = { op: 'delete', table: table.name, ...withWhere(plan.where), wid: ctx.wid, rows };
-      return [e];
+      events.push({ op: 'delete', table: table.name, ...withWhere(table, plan.where, plan.partialReason !== undefined), wid: ctx.wid, rows });
+      return events;
     }
   }
 }

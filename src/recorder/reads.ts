@@ -1,0 +1,54 @@
+/**
+ * Which rows of each recorded table a statement read, and whether the recorder can say they are all the rows of
+ * that table satisfying a WHERE (exact) or only some of them (partial). docs/recording.md has the rules and why:
+ *
+ *   exact   the table is the only FROM item of its block, or the preserved side of outer joins, every WHERE
+ *           conjunct of the block is about it alone (no subquery, no other table's column), no LIMIT/OFFSET;
+ *           and the block is the root or a closed subquery (evaluated again in the same snapshot)
+ *   partial everything else: inner joins (rows without a match are not returned), WHERE conditions over several
+ *           tables, correlated subqueries (only rows for the result rows are known), UPDATE ... FROM and DELETE
+ *           ... USING tables, FOR UPDATE in a join (READ COMMITTED re-checks rows), HAVING, LIMIT, SRFs
+ *
+ * A partial read keeps as WHERE the conjuncts about its table alone: every row it returns satisfies them.
+ */
+import { andOf, hasSetReturning, type N } from './ast.js';
+import { ownConjuncts, type Block, type Blocks, type FromItem } from './blocks.js';
+import { chainOf, lift, rowArray, whereOver, type ReadTrace, type TraceList } from './traces.js';
+
+export const isLimited = (s: N): boolean => Boolean((s.limitCount && !s.limitCount.A_Const?.isnull) || s.limitOffset);
+
+/** WHERE and exactness of a read of `item` in block `b` (`extra`: reasons the caller knows). */
+export function judgeRead(b: Block, item: FromItem, extra: (string | undefined)[] = []): Pick<ReadTrace, 'where' | 'partialReason'> {
+  const s = b.node;
+  const { own, all } = ownConjuncts(b, item, s.whereClause);
+  const reasons = extra.filter((x): x is string => x !== undefined);
+  if (!all) reasons.push('a WHERE about more than this table (another table, a subquery)');
+  if (b.items.length > 1 && !item.preserved) reasons.push('a join (rows without a match are not returned)');
+  if (b.kind === 'select' && isLimited(s)) reasons.push('LIMIT/OFFSET/FETCH');
+  if (b.kind === 'select' && s.lockingClause && b.items.length > 1) reasons.push('FOR UPDATE/SHARE in a join (READ COMMITTED re-checks the locked rows)');
+  return { where: whereOver(item, andOf(own)), partialReason: reasons.length > 0 ? reasons.join(', ') : undefined };
+}
+
+/** Reasons a root SELECT's own tables are partial beyond the block rules. */
+export function rootReasons(s: N, aggregate: boolean): (string | undefined)[] {
+  return [aggregate && s.havingClause ? 'HAVING' : undefined, !aggregate && hasSetReturning(s.targetList) ? 'a set-returning function in the select list' : undefined];
+}
+
+/**
+ * Traces every recorded table read below the root: each in its closest closed block, evaluated again, or if
+ * that is the root, per root row through `acc` (as is for rows and RETURNING, json_agg per group, ...).
+ */
+export function traceSubqueries(sql: string, blocks: Blocks, traces: TraceList, acc: (e: N) => N): void {
+  for (const b of blocks.all) {
+    if (b === blocks.root) continue;
+    for (const item of b.items) {
+      if (!item.table) continue;
+      const chain = chainOf(b);
+      const atRoot = chain[chain.length - 1] === blocks.root;
+      let expr = rowArray(item);
+      for (const x of atRoot ? chain.slice(0, -1) : chain) expr = lift(sql, x, expr);
+      const correlated = chain.length > 1 ? 'a correlated subquery (only the rows read for the rows returned are recorded)' : undefined;
+      traces.addJson(item.table, atRoot ? acc(expr) : expr, { ...judgeRead(b, item, [correlated]), needsRow: true });
+    }
+  }
+}
