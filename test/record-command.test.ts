@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
+import { freshDatabase as freshDb } from './helpers/fresh-database.js';
 import { buildPrivateCli } from './helpers/private-cli.js';
 import { readHistory } from '../src/history/reader.js';
 
@@ -16,7 +17,6 @@ const dir = mkdtempSync(join(tmpdir(), 'isocheck-record-'));
 let bin: string;
 let server: EmbeddedServer;
 let admin: pg.Client;
-let dbs = 0;
 
 beforeAll(async () => {
   bin = buildPrivateCli(join(dir, 'cli'));
@@ -30,13 +30,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function freshDatabase(): Promise<string> {
-  const name = `rec_${++dbs}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(server.url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
+const freshDatabase = (): Promise<string> => freshDb(admin, server.url, 'rec');
 
 const isocheck = (args: string[], env: NodeJS.ProcessEnv = {}) => spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
 

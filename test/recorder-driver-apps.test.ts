@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
+import { freshDatabase as freshDb } from './helpers/fresh-database.js';
 import { Recorder } from '../src/recorder/index.js';
 import { check } from '../src/checker/check-file.js';
 import { readHistory } from '../src/history/reader.js';
@@ -29,7 +30,7 @@ let server: EmbeddedServer;
 let admin: pg.Client;
 let bank: Bank;
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-driver-apps-'));
-let dbCounter = 0;
+let runs = 0;
 
 beforeAll(async () => {
   server = await startEmbedded();
@@ -43,13 +44,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function freshDatabase(): Promise<string> {
-  const name = `bank_${++dbCounter}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(server.url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
+const freshDatabase = (): Promise<string> => freshDb(admin, server.url, 'bank');
 
 async function loadApp(lib: string): Promise<MakeApp> {
   const file = lib === 'kysely' || lib === 'drizzle' ? `app.mjs` : 'app.cjs';
@@ -68,7 +63,7 @@ interface Run {
 async function runApp(lib: string, iso: string, record: boolean, txns = 12): Promise<Run> {
   const makeApp = await loadApp(lib);
   const url = await freshDatabase();
-  const file = join(dir, `${lib}-${iso.replace(' ', '-')}-${dbCounter}.ndjson`);
+  const file = join(dir, `${lib}-${iso.replace(' ', '-')}-${++runs}.ndjson`);
   const warnings: string[] = [];
   const recorder = record ? new Recorder({ file, meta: { lib, iso }, onWarning: (m) => warnings.push(m) }) : undefined;
   const driver = recorder ? recorder.driver({ pg, tables: ['accounts'] }) : pg;
