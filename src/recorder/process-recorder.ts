@@ -95,7 +95,7 @@ function end(r: ProcessRecording, reason: string): void {
   }
   const open = recorder.interrupt(reason);
   const c = recorder.counts;
-  const openNote = open.unknown + open.aborted > 0 ? `; ${open.unknown + open.aborted} open when ${reason.replace(/^the /, '')}, written ${open.unknown} unknown and ${open.aborted} aborted` : '';
+  const openNote = open.unknown + open.aborted > 0 ? `; ${open.unknown + open.aborted} still open as ${reason}: ${open.unknown} written unknown, ${open.aborted} aborted` : '';
   say(`recorded ${recorder.transactions} transactions (${c.committed} committed, ${c.aborted} aborted, ${c.unknown} unknown${openNote}) in ${file}`);
 }
 
