@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { analyze, isLocationKey, loadRewriter, tableLookup, type Plan, type RecordedPlan } from '../src/recorder/rewrite.js';
 import type { TableInfo } from '../src/recorder/catalog.js';
 import { InputError } from '../src/history/input-errors.js';
-import { dAccounts, fromDrizzle, fromKnex, fromKysely, fromTypeorm, knex, kysely, drizzleDb, sequelizeOffline, typeormOffline, type OrmStatement } from './helpers/orm-sql.js';
+import { dAccounts, fromDrizzle, fromKnex, fromKysely, fromTypeorm, knex, kysely, drizzleDb, ormReads, ormWrites, sequelizeOffline, typeormOffline, type OrmStatement } from './helpers/orm-sql.js';
 import { asc, inArray } from 'drizzle-orm';
 import { Op } from 'sequelize';
 
@@ -330,5 +330,43 @@ describe('ORM IN lists (issue 17)', () => {
     for (const s of selects) expect(rec(s.sql, s.values.length), s.sql).toMatchObject({ kind: 'select', reads: [{ where: expect.stringMatching(/ IN \(/), partialReason: undefined }] });
     expect(writes.map((w) => rec(w.sql, w.values.length).kind)).toEqual(['update', 'delete', 'update', 'delete', 'update', 'delete', 'update', 'delete', 'update', 'delete']);
     for (const w of writes) expect(rec(w.sql, w.values.length), w.sql).toMatchObject({ where: expect.stringMatching(/ IN \(/) });
+  });
+});
+
+describe('ORM joins, subqueries, CTEs and writes that read (issue 17)', () => {
+  const lines: TableInfo = {
+    name: 'lines', schema: 'public', relname: 'lines', oid: 3, key: ['id'], keySource: 'primary key',
+    columns: { id: 'int4', order_id: 'int4', product: 'text', qty: 'int4' }, columnOrder: ['id', 'order_id', 'product', 'qty'], unsafeColumns: [], hasPrev: false,
+  };
+  const shop = tableLookup([accounts, orders, lines]);
+
+  it('records each statement of the five libraries, exact only where the rows read are known to be all', async () => {
+    const got = [...(await ormReads()), ...ormWrites()].map((w) => {
+      const p = analyze(w.sql, w.values.length, shop, PG18) as RecordedPlan & { partialReason?: string };
+      return [w.label, p.reads.map((r) => `${r.table.name}:${r.partialReason ? 'partial' : 'exact'}${r.where ? ' ' + r.where : ''}`), p.kind === 'select' ? undefined : `${p.kind} ${p.partialReason ? 'partial' : 'exact'}`];
+    });
+    expect(got).toEqual([
+      ['kysely inner join', ['orders:partial id = $1', 'lines:partial'], undefined],
+      ['kysely IN (SELECT)', ['orders:partial', 'lines:exact qty > $1'], undefined],
+      ['kysely EXISTS', ['orders:partial', 'lines:partial qty > $1'], undefined],
+      ['kysely WITH', ['orders:partial', 'lines:exact qty > $1'], undefined],
+      ['kysely UNION', ['orders:exact status = $1', 'lines:exact qty > $2'], undefined],
+      ['knex join', ['orders:partial account_id = $1', 'lines:partial'], undefined],
+      ['knex whereExists', ['orders:partial', 'lines:partial qty = 4'], undefined],
+      ['knex sum over join', ['orders:partial', 'lines:partial'], undefined],
+      ['drizzle left join', ['orders:exact id = $1', 'lines:partial'], undefined],
+      ['drizzle count group by', ['orders:exact', 'lines:partial'], undefined],
+      ['drizzle DISTINCT ON', ['lines:exact'], undefined],
+      ['typeorm leftJoinAndSelect', ['orders:exact id = $1', 'lines:partial'], undefined],
+      ['typeorm innerJoinAndSelect', ['orders:partial', 'lines:partial qty > $1'], undefined],
+      ['sequelize include', ['orders:exact id = 4', 'lines:partial'], undefined],
+      ['sequelize include required + limit', ['lines:partial', 'orders:partial', 'lines:partial qty > 2'], undefined],
+      ['sequelize include + limit', ['lines:partial', 'orders:partial'], undefined],
+      ['kysely UPDATE ... FROM', ['orders:partial id = $2'], 'update partial'],
+      ['knex UPDATE SET (SELECT)', ['orders:partial'], 'update exact'],
+      ['knex DELETE IN (SELECT)', ['orders:exact status = $1'], 'delete partial'],
+      ['kysely INSERT ... SELECT', ['accounts:exact bal > $3'], 'insert exact'],
+      ['kysely DELETE ... USING', ['orders:partial status = $1'], 'delete partial'],
+    ]);
   });
 });

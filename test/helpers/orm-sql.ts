@@ -10,7 +10,8 @@ import knexLib, { type Knex } from 'knex';
 import { integer, numeric, pgTable, text } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { DataSource, EntitySchema } from 'typeorm';
-import { DataTypes, Sequelize, type ModelStatic, type Model } from 'sequelize';
+import { DataTypes, Op, Sequelize, type ModelStatic, type Model } from 'sequelize';
+import { asc, desc, eq, sql } from 'drizzle-orm';
 
 /** One statement as a library would send it to pg: text and values. */
 export interface OrmStatement {
@@ -134,4 +135,50 @@ export function sequelizeOffline(): SequelizeShop {
     return out;
   };
   return { sequelize, Account, Order, Line, capture };
+}
+
+// ---- the statements the tests record ------------------------------------------------------------------------
+
+export interface Labeled extends OrmStatement {
+  label: string;
+}
+
+/** Reads as the five libraries write them: joins, subqueries, CTEs, UNION, DISTINCT ON, aggregates over joins. */
+export async function ormReads(): Promise<Labeled[]> {
+  const ds = await typeormOffline();
+  const seq = sequelizeOffline();
+  const k = kysely;
+  const out: Labeled[] = [];
+  const add = (label: string, s: OrmStatement | OrmStatement[]): void => {
+    for (const x of Array.isArray(s) ? s : [s]) out.push({ label, ...x });
+  };
+  add('kysely inner join', fromKysely(k.selectFrom('orders').innerJoin('lines', 'lines.order_id', 'orders.id').select(['orders.id', 'orders.status', 'lines.product', 'lines.qty']).where('orders.id', '=', 1).orderBy('lines.id')));
+  add('kysely IN (SELECT)', fromKysely(k.selectFrom('orders').selectAll().where('id', 'in', (eb) => eb.selectFrom('lines').select('order_id').where('qty', '>', 2)).orderBy('id')));
+  add('kysely EXISTS', fromKysely(k.selectFrom('orders').selectAll().where((eb) => eb.exists(eb.selectFrom('lines').select('lines.id').whereRef('lines.order_id', '=', 'orders.id').where('lines.qty', '>', 3))).orderBy('id')));
+  add('kysely WITH', fromKysely(k.with('big', (db) => db.selectFrom('lines').select(['order_id']).where('qty', '>', 2)).selectFrom('orders').innerJoin('big', 'big.order_id', 'orders.id').selectAll('orders').orderBy('orders.id')));
+  add('kysely UNION', fromKysely(k.selectFrom('orders').select('id').where('status', '=', 'open').union(k.selectFrom('lines').select('order_id as id').where('qty', '>', 3)).orderBy('id')));
+  add('knex join', fromKnex(knex('orders').join('lines', 'lines.order_id', 'orders.id').select('orders.*', 'lines.qty').where('orders.account_id', 2).orderBy('lines.id')));
+  add('knex whereExists', fromKnex(knex('orders').whereExists(function () { this.select('*').from('lines').whereRaw('lines.order_id = orders.id and lines.qty = 4'); }).orderBy('id')));
+  add('knex sum over join', fromKnex(knex('orders').join('lines', 'lines.order_id', 'orders.id').select('orders.account_id').sum('lines.qty as total').groupBy('orders.account_id').orderBy('orders.account_id')));
+  add('drizzle left join', fromDrizzle(drizzleDb.select().from(dOrders).leftJoin(dLines, eq(dLines.orderId, dOrders.id)).where(eq(dOrders.id, 2)).orderBy(asc(dLines.id))));
+  add('drizzle count group by', fromDrizzle(drizzleDb.select({ id: dOrders.id, n: sql<number>`count(${dLines.id})` }).from(dOrders).leftJoin(dLines, eq(dLines.orderId, dOrders.id)).groupBy(dOrders.id).orderBy(dOrders.id)));
+  add('drizzle DISTINCT ON', fromDrizzle(drizzleDb.selectDistinctOn([dLines.orderId]).from(dLines).orderBy(dLines.orderId, desc(dLines.qty), asc(dLines.id))));
+  add('typeorm leftJoinAndSelect', fromTypeorm(ds.getRepository('Order').createQueryBuilder('o').leftJoinAndSelect('o.lines', 'l').where('o.id = :id', { id: 3 }).orderBy('l.id')));
+  add('typeorm innerJoinAndSelect', fromTypeorm(ds.getRepository('Order').createQueryBuilder('o').innerJoinAndSelect('o.lines', 'l').where('l.qty > :q', { q: 2 }).orderBy('o.id').addOrderBy('l.id')));
+  add('sequelize include', await seq.capture(() => seq.Order.findAll({ where: { id: 4 }, include: [{ model: seq.Line, as: 'lines' }], order: [[{ model: seq.Line, as: 'lines' }, 'id', 'ASC']] })));
+  add('sequelize include required + limit', await seq.capture(() => seq.Order.findAll({ include: [{ model: seq.Line, as: 'lines', required: true, where: { qty: { [Op.gt]: 2 } } }], limit: 2, order: [['id', 'ASC']] })));
+  add('sequelize include + limit', await seq.capture(() => seq.Order.findAll({ include: [{ model: seq.Line, as: 'lines' }], limit: 3, order: [['id', 'ASC'], [{ model: seq.Line, as: 'lines' }, 'id', 'ASC']] })));
+  return out;
+}
+
+/** Writes that read other tables: UPDATE ... FROM, a subquery in SET, DELETE ... IN (SELECT), INSERT ... SELECT, DELETE ... USING. */
+export function ormWrites(): Labeled[] {
+  const k = kysely;
+  return [
+    { label: 'kysely UPDATE ... FROM', ...fromKysely(k.updateTable('accounts').from('orders').set((eb) => ({ bal: eb('accounts.bal', '+', '1') })).whereRef('orders.account_id', '=', 'accounts.id').where('orders.id', '=', 1)) },
+    { label: 'knex UPDATE SET (SELECT)', ...fromKnex(knex('accounts').update({ name: knex('orders').count('*').where('account_id', knex.raw('accounts.id')) }).where('id', 2)) },
+    { label: 'knex DELETE IN (SELECT)', ...fromKnex(knex('lines').whereIn('order_id', knex('orders').select('id').where('status', 'paid')).where('qty', 1).del()) },
+    { label: 'kysely INSERT ... SELECT', ...fromKysely(k.insertInto('orders').columns(['id', 'account_id', 'status']).expression((eb) => eb.selectFrom('accounts').select((e) => [e('id', '+', 100).as('id'), e.ref('id').as('a'), e.val('new').as('s')]).where('bal', '>', '100'))) },
+    { label: 'kysely DELETE ... USING', ...fromKysely(k.deleteFrom('lines').using('orders').whereRef('orders.id', '=', 'lines.order_id').where('orders.status', '=', 'open').where('lines.qty', '=', 2)) },
+  ];
 }
