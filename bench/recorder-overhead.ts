@@ -1,7 +1,7 @@
 /**
  * Benchmark: the recorder's overhead. The same SmallBank transactions (same seed, same sessions) run twice on
  * one embedded PostgreSQL, once with plain pg clients and once through the recorder, and the throughput of
- * both is reported with its ratio. Run: npm run bench -- recorder [TXNS_PER_SESSION] [SESSIONS]
+ * both is reported with its ratio. Run: npm run bench -- recorder-smallbank [TXNS_PER_SESSION] [SESSIONS] (the ORM apps: bench -- recorder)
  */
 import pg from 'pg';
 import seedrandom from 'seedrandom';

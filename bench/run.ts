@@ -7,7 +7,10 @@ import { UsageError } from './usage-error.js';
 const USAGE = `usage: npm run bench -- <name> [args]
   load [MB]                   stream-validate and load a synthetic history of about MB megabytes (default 100)
   paper [options]             the CAV paper's experiments and extended axes -> bench/RESULTS.md (paper --help)
-  recorder [TXNS] [SESSIONS]  throughput with and without the recorder, same run (default 300 4)
+  recorder [options]          an ORM app (examples/ kysely, drizzle) unrecorded and recorded (hook, isocheck record,
+                              drop-in driver), same run -> bench/results/recorder-overhead.md (options: see
+                              bench/recorder-app-overhead.ts: --apps --isos --txns 100 --workers 4 --rounds 5 --base DIST)
+  recorder-smallbank [TXNS] [SESSIONS]  SmallBank throughput with and without the recorder (default 300 4)
   profile FILE                CPU profile of checking one history, top functions
   components FILE...          how much of each history splits into independent parts (rows, sessions)
   compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run
@@ -36,6 +39,11 @@ async function run(name: string, args: string[]): Promise<void> {
       break;
     }
     case 'recorder': {
+      const { runRecorderAppBench } = await import('./recorder-app-overhead.js');
+      await runRecorderAppBench(args);
+      break;
+    }
+    case 'recorder-smallbank': {
       const { runRecorderBench } = await import('./recorder-overhead.js');
       await runRecorderBench(Number(args[0] ?? 300), Number(args[1] ?? 4));
       break;

@@ -13,8 +13,8 @@
 // 1. Accounts 1 and 2 are a couple's accounts with overdraft protection: a withdrawal of 150 from either is allowed
 //    while the two together hold at least 150. Two workers withdraw at once, one from each, in a fixed order of steps
 //    (both read the total, then the first withdraws and commits, then the second). At SERIALIZABLE the second is
-//    aborted (40001) and retried, and then sees there is not enough: one withdrawal. At REPEATABLE READ both
-//    commit: a write skew, and the couple's total goes negative.
+//    aborted (40001) and retried, and then sees there is not enough: one withdrawal. At REPEATABLE READ (and READ
+//    COMMITTED) both commit: a write skew, and the couple's total goes negative.
 // 2. Each of `workers` workers runs `txns` transactions, each a transfer (read the sender's balance, move 1..20
 //    between two of the other accounts) or, one time in four, an audit (the total of every balance). A transaction
 //    the database aborts (40001, 40P01) is retried. Transfers keep the total, so every audit sees the same total.
@@ -118,7 +118,7 @@ export async function runBank(app, { iso = 'serializable', workers = 4, txns = 2
   return { results: { withdrawals, balances, transfers, audits, auditTotals: [...auditTotals].sort((a, b) => a - b) }, retries };
 }
 
-/** The command line of every example: `node app.mjs [--iso serializable|repeatable-read] [--workers 4] [--txns 20] [--seed 1]`. */
+/** The command line of every example: `node app.mjs [--iso serializable|repeatable-read|read-committed] [--workers 4] [--txns 20] [--seed 1]`. */
 export function options(argv = process.argv.slice(2)) {
   const o = { iso: 'serializable', workers: 4, txns: 20, seed: '1' };
   for (let i = 0; i < argv.length; i += 2) {
@@ -127,7 +127,7 @@ export function options(argv = process.argv.slice(2)) {
     o[key] = key === 'iso' || key === 'seed' ? argv[i + 1] : Number(argv[i + 1]);
   }
   o.iso = o.iso.replace(/-/g, ' ').toLowerCase();
-  if (o.iso !== 'serializable' && o.iso !== 'repeatable read') throw new Error(`--iso ${o.iso}: serializable or repeatable-read`);
+  if (!['serializable', 'repeatable read', 'read committed'].includes(o.iso)) throw new Error(`--iso ${o.iso}: serializable, repeatable-read or read-committed`);
   return o;
 }
 
