@@ -14,7 +14,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InputError } from '../history/input-errors.js';
-import { RECORD_ENV } from '../recorder/process-recorder.js';
+import { RECORD_ENV } from '../recorder/record-env.js';
 import { checkOutputFile } from './interrupt.js';
 import { signalExitCode } from '../recorder/interrupted.js';
 

@@ -33,12 +33,12 @@ import type pg from 'pg';
 import type { HistoryEvent, IsolationLevel, TxnError, TxnLine, TxnStatus } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';
 import { RecorderStoppedError, UnsupportedStatementError } from './errors.js';
-import { compilePredicate, PredicateError } from '../history/predicate.js';
 import { RAW_TYPES, type TableInfo } from './catalog.js';
 import { appResult, eventsFor, recordParams, type Judgement, type RawResult } from './events.js';
 import type { PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
 import { isUtcZone } from './time-zone.js';
 import { whereShape } from './statement-shape.js';
+import type { WhereColumns } from './where-columns.js';
 
 const LEVELS: Record<string, IsolationLevel> = {
   'read uncommitted': 'RC',
@@ -116,6 +116,8 @@ export interface SessionOwner {
   readonly stopReason: string | undefined;
   warn(message: string, shape?: string): void;
   plan(text: string, nValues: number): Plan;
+  /** The columns a WHERE reads as the checker compiles it with these parameters, or why it cannot (cached). */
+  whereColumns(where: string, params: unknown[], table: TableInfo): WhereColumns;
   session(raw: pg.ClientBase): Session;
   sessionEnded(s: Session): void;
   writeTxn(txn: Omit<TxnLine, 'kind'>): void;
@@ -272,14 +274,12 @@ export class Session {
 
   private judge(settings: Settings, where: string | undefined, params: unknown[], table: TableInfo): Judgement {
     if (where === undefined) return { exact: true };
-    let used: string[];
-    try {
-      used = compilePredicate(where, params, table.columns).columns;
-    } catch (e) {
-      if (!(e instanceof PredicateError)) throw e;
-      this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: ${e.message}`, `where:${table.name}:${whereShape(where)}`);
-      return { exact: false, reason: e.message };
+    const compiled = this.recorder.whereColumns(where, params, table);
+    if ('error' in compiled) {
+      this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: ${compiled.error}`, `where:${table.name}:${whereShape(where)}`);
+      return { exact: false, reason: compiled.error };
     }
+    const used = compiled.columns;
     const unsafe = this.unsafeColumns(table, settings);
     for (const c of used) {
       const why = unsafe.get(c);

@@ -26,12 +26,9 @@ import { isRecordingDriver, type PgModule } from './driver.js';
 import { WATCHED_SIGNALS } from './interrupted.js';
 import { InputError } from '../history/input-errors.js';
 
-export const RECORD_ENV = {
-  out: 'ISOCHECK_RECORD_OUT',
-  tables: 'ISOCHECK_RECORD_TABLES',
-  meta: 'ISOCHECK_RECORD_META',
-  pid: 'ISOCHECK_RECORD_PID',
-} as const;
+import { RECORD_ENV } from './record-env.js';
+
+export { RECORD_ENV };
 
 interface ProcessRecording {
   recorder: Recorder;

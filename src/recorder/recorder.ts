@@ -23,6 +23,7 @@ import { instrument, snapshotInit, type InstrumentResult, type TableInfo } from 
 import { analyze, loadRewriter, tableLookup, type Plan, type TableLookup } from './rewrite.js';
 import { RecordingClient, RecordingPool, Session } from './client.js';
 import { recordingDriver, type DriverOptions, type PgModule } from './driver.js';
+import { WhereColumnsCache, type WhereColumns } from './where-columns.js';
 
 export interface RecorderOptions {
   /** The history file to write (`.ndjson` or `.ndjson.gz`). */
@@ -56,7 +57,10 @@ export class Recorder {
   private readonly liveSessions = new Set<Session>();
   private readonly statusCounts: Record<TxnStatus, number> = { committed: 0, aborted: 0, unknown: 0 };
   private stoppedBy: string | undefined;
-  private readonly plans = new Map<string, Plan>();
+  /** Plans by statement text, then by number of values (no key string built per statement). */
+  private readonly plans = new Map<string, Plan[]>();
+  private planCount = 0;
+  private readonly whereCache = new WhereColumnsCache();
   private nextSession = 1;
   private lookup: TableLookup | undefined;
   private oldReturning = false;
@@ -143,14 +147,25 @@ export class Recorder {
    *  @internal */
   plan(text: string, nValues: number): Plan {
     if (!this.lookup) throw new InputError('call Recorder.instrument() before running statements through the recorder');
-    const cacheKey = `${nValues}\u0000${text}`;
-    let plan = this.plans.get(cacheKey);
+    let byCount = this.plans.get(text);
+    let plan = byCount?.[nValues];
     if (!plan) {
       plan = analyze(text, nValues, this.lookup, { oldReturning: this.oldReturning });
-      if (this.plans.size >= PLAN_CACHE_SIZE) this.plans.clear();
-      this.plans.set(cacheKey, plan);
+      if (this.planCount >= PLAN_CACHE_SIZE) {
+        this.plans.clear();
+        this.planCount = 0;
+        byCount = undefined;
+      }
+      if (!byCount) this.plans.set(text, (byCount = []));
+      byCount[nValues] = plan;
+      this.planCount++;
     }
     return plan;
+  }
+
+  /** The columns a WHERE reads as the checker compiles it, or why it cannot (cached; where-columns.ts). @internal */
+  whereColumns(where: string, params: unknown[], table: TableInfo): WhereColumns {
+    return this.whereCache.get(where, params, table);
   }
 
   /** The session of a connection (created on first sight). @internal */
