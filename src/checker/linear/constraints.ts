@@ -18,9 +18,7 @@
 import { SER, SI, RC } from '../levels.js';
 import { INIT, type CheckModel } from '../model.js';
 import type { Chains } from './sessions.js';
-import { MANY_WRITERS, writersByKey, writesKey, type Flat } from './flat.js';
-
-const NONE: readonly number[] = [];
+import { WritersByKey, writesKey, type Flat } from './flat.js';
 
 /** Why a forced edge is there. */
 export const SO_VISIBLE = 0, WR_VISIBLE = 1, ANTI_DEPENDENCY = 2;
@@ -177,7 +175,7 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
   const wrStamp = new Int32Array(n).fill(-1);
   const rcStamp = new Int32Array(n).fill(-1);
   const wrList: number[] = [];
-  const byKeyMap = new Map<number, number[]>();
+  const byKey = new WritersByKey(model.keys.length);
   for (let t3 = 1; t3 < n; t3++) {
     if ((t3 & 4095) === 0) check();
     const level = levels[t3];
@@ -191,7 +189,8 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
         wrList.push(w);
       }
     }
-    const byKey = wrList.length > MANY_WRITERS ? writersByKey(flat, wrList, byKeyMap) : undefined;
+    const many = wrList.length > flat.manyWriters;
+    if (many) byKey.build(flat, wrList, t3);
     for (let r = readStart[t3]; r < readStart[t3 + 1]; r++) {
       for (let j = tripleStart[r]; j < tripleStart[r + 1]; j++) {
         const x = tripleKey[j];
@@ -201,10 +200,11 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
           const t2 = lastWriter[x];
           if (t2 !== t1) edges.push(t2, t1, SO_VISIBLE, r, i);
         }
-        for (const t2 of byKey ? (byKey.get(x) ?? NONE) : wrList) {
-          if (t2 === t1 || t2 === INIT || (level === RC && rcStamp[t2] !== t3) || (!byKey && !writesKey(flat, t2, x))) continue;
-          edges.push(t2, t1, WR_VISIBLE, r, i);
-        }
+        const wrVisible = (t2: number) => {
+          if (t2 !== t1 && t2 !== INIT && (level !== RC || rcStamp[t2] === t3)) edges.push(t2, t1, WR_VISIBLE, r, i);
+        };
+        if (many) for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) wrVisible(byKey.writerOf(e));
+        else for (const t2 of wrList) if (writesKey(flat, t2, x)) wrVisible(t2);
         if (level === SER) {
           const [from, to] = versionRange(over, x * n + t1);
           for (let k = from; k < to; k++) {

@@ -17,9 +17,11 @@ export interface Flat {
   writeStart: Int32Array;
   writeKey: Int32Array;
   level: Uint8Array;
+  /** Above this many writers read from, a transaction's per-key lookups go through WritersByKey. */
+  manyWriters: number;
 }
 
-export function flatten(model: CheckModel): Flat {
+export function flatten(model: CheckModel, manyWriters = MANY_WRITERS): Flat {
   const { n, reads, readsOf, writes, txns } = model;
   const readStart = new Int32Array(n + 1);
   for (let t = 0; t < n; t++) readStart[t + 1] = readStart[t] + readsOf[t].length;
@@ -48,7 +50,7 @@ export function flatten(model: CheckModel): Flat {
     writeKey.subarray(writeStart[t], at).sort();
   }
   const level = Uint8Array.from(txns, (t) => t.level);
-  return { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey, level };
+  return { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey, level, manyWriters };
 }
 
 /** Whether transaction t writes key x. */
@@ -70,21 +72,75 @@ export function writesKey(flat: Flat, t: number, x: number): boolean {
 /**
  * For a transaction that read from many writers (TPC-C's StockLevel reads hundreds of rows from hundreds of
  * transactions), which of those writers wrote each key: one pass over their writes, instead of asking each writer
- * about each key read (quadratic per transaction). `into` is cleared and refilled.
+ * about each key read (quadratic per transaction). Per key a list threaded through typed arrays, valid for the
+ * latest build only (a build number per key says which lists are current): nothing is allocated per build, which
+ * at a million reads is the difference between a pass and a garbage collector's afternoon.
  */
-export function writersByKey(flat: Flat, writers: readonly number[], into: Map<number, number[]>): Map<number, number[]> {
-  into.clear();
-  for (const w of writers) {
-    if (w === 0) continue;
-    for (let k = flat.writeStart[w]; k < flat.writeStart[w + 1]; k++) {
-      const x = flat.writeKey[k];
-      const list = into.get(x);
-      if (list) list.push(w);
-      else into.set(x, [w]);
+export class WritersByKey {
+  private built = 0;
+  private readonly stamp: Int32Array;
+  private readonly head: Int32Array;
+  private next = new Int32Array(1024);
+  private who = new Int32Array(1024);
+  private size = 0;
+
+  constructor(keys: number) {
+    this.stamp = new Int32Array(keys);
+    this.head = new Int32Array(keys);
+  }
+
+  /**
+   * Indexes the writes of `writers` (init skipped). With `onlyReadBy`, only the keys that transaction read from
+   * other transactions are indexed (the others are then reported as written by none: ask only about those).
+   */
+  build(flat: Flat, writers: readonly number[], onlyReadBy = -1): void {
+    const b = ++this.built;
+    const { stamp, head } = this;
+    this.size = 0;
+    if (onlyReadBy >= 0) {
+      // a read key is marked current with an empty list; other keys stay stale and are skipped below
+      for (let j = flat.tripleStart[flat.readStart[onlyReadBy]]; j < flat.tripleStart[flat.readStart[onlyReadBy + 1]]; j++) {
+        stamp[flat.tripleKey[j]] = b;
+        head[flat.tripleKey[j]] = -1;
+      }
+    }
+    for (const w of writers) {
+      if (w === 0) continue;
+      for (let k = flat.writeStart[w]; k < flat.writeStart[w + 1]; k++) {
+        const x = flat.writeKey[k];
+        if (stamp[x] !== b) {
+          if (onlyReadBy >= 0) continue;
+          stamp[x] = b;
+          head[x] = -1;
+        }
+        if (this.size === this.who.length) {
+          const grow = (a: Int32Array) => {
+            const bigger = new Int32Array(a.length * 2);
+            bigger.set(a);
+            return bigger;
+          };
+          this.next = grow(this.next);
+          this.who = grow(this.who);
+        }
+        const e = this.size++;
+        this.who[e] = w;
+        this.next[e] = head[x];
+        head[x] = e;
+      }
     }
   }
-  return into;
+
+  /** The first entry of key x's list (-1: none); walk with `nextOf`, the writer is `writerOf`. */
+  first(x: number): number {
+    return this.stamp[x] === this.built ? this.head[x] : -1;
+  }
+  nextOf(e: number): number {
+    return this.next[e];
+  }
+  writerOf(e: number): number {
+    return this.who[e];
+  }
 }
 
-/** Above this many writers read from, per-key lookups go through writersByKey. */
+/** Above this many writers read from, per-key lookups go through WritersByKey (tests lower it to cover that path). */
 export const MANY_WRITERS = 8;

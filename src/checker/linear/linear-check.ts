@@ -33,7 +33,12 @@ export type LinearOutcome =
 /** Milliseconds spent in each stage of one linear check (for the benchmark's profile), when asked for. */
 export type LinearPhases = Record<'flatten' | 'forced' | 'order' | 'verify', number>;
 
-export function linearCheck(model: CheckModel, check: () => void, phases?: LinearPhases, stage?: (name: string) => void): LinearOutcome {
+/** Knobs for tests: `manyWriters` lowers the number of writers read from above which lookups are indexed per key. */
+export interface LinearTuning {
+  manyWriters?: number;
+}
+
+export function linearCheck(model: CheckModel, check: () => void, phases?: LinearPhases, stage?: (name: string) => void, tuning: LinearTuning = {}): LinearOutcome {
   let clock = Date.now();
   const lap = (name: keyof LinearPhases) => {
     const now = Date.now();
@@ -41,7 +46,7 @@ export function linearCheck(model: CheckModel, check: () => void, phases?: Linea
     clock = now;
   };
   stage?.('indexing reads and writes');
-  const flat = flatten(model);
+  const flat = flatten(model, tuning.manyWriters);
   const chains = sessionChains(model);
   lap('flatten');
   stage?.('forced edges and lost updates');

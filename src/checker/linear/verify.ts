@@ -22,7 +22,7 @@ import { CC, PC, RC, SER, SI } from '../levels.js';
 import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model.js';
 import type { CandidateRows } from './candidate-rows.js';
 import { CausalClocks, MAX_CLOCK_ENTRIES, type Chains } from './sessions.js';
-import { MANY_WRITERS, writersByKey, writesKey, type Flat } from './flat.js';
+import { WritersByKey, writesKey, type Flat } from './flat.js';
 
 export type Verification =
   | { ok: true }
@@ -89,8 +89,9 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
   const rcStamp = new Int32Array(n).fill(-1);
   const wrList: number[] = [];
   const rcLater: number[] = [];
-  // Writers of each key among wrList when it is long (writersByKey), and the wrList length it was built for.
-  const byKeyMap = new Map<number, number[]>();
+  // Writers of each key among wrList when it is long, and the wrList length it was built for (every key: the
+  // unreturned rows a read is checked on are asked about too).
+  const byKey = new WritersByKey(model.keys.length);
   let byKeyOf = -1;
   let first: Verification | undefined;
   // Session order (dense ids) when no causal clocks are kept; commit order when they are (built as it goes).
@@ -167,12 +168,12 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
           }
         }
       } else {
-        if (wrList.length > MANY_WRITERS) {
+        if (wrList.length > flat.manyWriters) {
           if (byKeyOf !== wrList.length) {
-            writersByKey(flat, wrList, byKeyMap);
+            byKey.build(flat, wrList);
             byKeyOf = wrList.length;
           }
-          for (const w of byKeyMap.get(x) ?? []) if (level !== RC || rcStamp[w] === t3) consider(w);
+          for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) if (level !== RC || rcStamp[byKey.writerOf(e)] === t3) consider(byKey.writerOf(e));
         } else for (const w of wrList) if (w !== INIT && (level !== RC || rcStamp[w] === t3) && writesKey(flat, w, x)) consider(w);
       }
       return best;
