@@ -12,7 +12,7 @@ export class UnsupportedStatementError extends InputError {
   constructor(
     /** The statement, as the application sent it. */
     readonly sql: string,
-    /** Why it cannot be recorded, e.g. "it joins several tables". */
+    /** Why it cannot be recorded, e.g. "MERGE is not recorded". */
     readonly reason: string,
     /** What to do instead, e.g. "Split it into single-table statements". */
     readonly hint: string,

@@ -21,7 +21,7 @@
  *   isolation tester cancels steps after its timeout.
  * - A step holding several statements is sent statement by statement (the recorder records one statement per
  *   query). Outside a transaction block, each then commits on its own instead of in one implicit transaction.
- * - Statements the recorder refuses (InputError: subqueries, several tables, tables without a key, ...) make the
+ * - Statements the recorder refuses (InputError: data-modifying WITH, MERGE, COPY, tables without a key, ...) make the
  *   permutation unrecordable: verdict `error` with the spec, the step and the recorder's reason. A refusal found
  *   by planning depends only on the statement and the tables the setup creates, so it is remembered for the
  *   spec's other permutations (they are reported the same way without being run).
