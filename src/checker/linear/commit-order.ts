@@ -13,7 +13,7 @@ import type { Flat } from './flat.js';
 /** Edge kinds: session order, reads from, forced by an axiom (constraints.ts), a hint from a failed order. */
 export const SO = 0, WR = 1, FORCED = 2, HINT = 3;
 
-/** One edge of a cycle: its kind, and for wr the read and index, for forced the index into ForcedEdges. */
+/** One edge of a cycle: its kind, and for wr the read and index, for forced the index into ForcedEdges, for a hint its index. */
 export interface GraphEdge {
   from: number;
   to: number;
@@ -57,7 +57,7 @@ function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges, hints: r
     }
   }
   for (let e = 0; e < forced.count; e++) put(forced.from[e], forced.to[e], FORCED, e, 0);
-  for (let h = 0; h < hints.length; h += 2) put(hints[h], hints[h + 1], HINT, 0, 0);
+  for (let h = 0; h < hints.length; h += 2) put(hints[h], hints[h + 1], HINT, h >> 1, 0);
   return { start, to, kind, a, b };
 }
 
@@ -65,7 +65,8 @@ export type CandidateOrder = { order: Int32Array; pos: Int32Array; cycle?: undef
 
 /**
  * `hints`: more edges as (before, after) pairs, from the failures of an earlier candidate (linear-check.ts). They
- * are guesses, not facts: a cycle through one says nothing about the history.
+ * are guesses, not facts: those that would close a cycle are given up, so a cycle is only ever returned for the
+ * facts (so, wr, forced edges).
  */
 export function candidateOrder(model: CheckModel, flat: Flat, forced: ForcedEdges, check: () => void, hints: readonly number[] = []): CandidateOrder {
   const { n, txns } = model;
@@ -104,13 +105,33 @@ export function candidateOrder(model: CheckModel, flat: Flat, forced: ForcedEdge
     return top;
   };
   const order = new Int32Array(n);
+  const done = new Uint8Array(n);
   let placed = 0;
   if (indeg[INIT] === 0) push(INIT);
-  while (size > 0) {
-    if ((placed & 65535) === 65535) check();
-    const t = pop();
-    order[placed++] = t;
-    for (let e = g.start[t]; e < g.start[t + 1]; e++) if (--indeg[g.to[e]] === 0) push(g.to[e]);
+  // Hints still waiting for their `before` transaction; when the order is stuck, every cycle left goes through
+  // one of them (so, wr and forced edges alone were acyclic in the first round): the one whose `after` the
+  // recorder saw commit first is given up (a guess that contradicts the others), and the order goes on.
+  const dropped = new Uint8Array(hints.length >> 1);
+  for (;;) {
+    while (size > 0) {
+      if ((placed & 65535) === 65535) check();
+      const t = pop();
+      order[placed++] = t;
+      done[t] = 1;
+      for (let e = g.start[t]; e < g.start[t + 1]; e++) {
+        if (g.kind[e] === HINT && dropped[g.a[e]]) continue; // counted when it was given up
+        if (--indeg[g.to[e]] === 0) push(g.to[e]);
+      }
+    }
+    if (placed === n) break;
+    let give = -1;
+    for (let h = 0; h < hints.length; h += 2) {
+      if (dropped[h >> 1] || done[hints[h]] || done[hints[h + 1]]) continue;
+      if (give < 0 || less(hints[h + 1], hints[give + 1])) give = h;
+    }
+    if (give < 0) break;
+    dropped[give >> 1] = 1;
+    if (--indeg[hints[give + 1]] === 0) push(hints[give + 1]);
   }
   if (placed === n) {
     const pos = new Int32Array(n);
