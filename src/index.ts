@@ -15,7 +15,8 @@
 // Checking
 export { check, type CheckFileOptions as CheckOptions } from './checker/check-file.js';
 export type { CheckResult, CheckStats, Verdict } from './checker/check.js';
-export type { Anomaly, AnomalyType, ConsistencyType, WellFormednessType, Edge, EdgeKind, EventRef } from './checker/anomaly.js';
+export type { Anomaly, AnomalyType, ConsistencyType, ContradictionType, WellFormednessType, Edge, EdgeKind, EventRef, Assumption, Case } from './checker/anomaly.js';
+export { ANOMALY_NAMES } from './checker/anomaly.js';
 export { parseIsoOverride, effectiveLevel, LEVEL_DESCRIPTIONS, type IsoOverride } from './checker/levels.js';
 
 // Histories: reading, writing, the format's types
@@ -46,8 +47,8 @@ export {
 } from './history/format.js';
 
 // Rendering: terminal text, the JSON of `--json`, the HTML report
-export { renderResult, renderAnomaly, anomalyName } from './checker/explain.js';
-export { resultJson } from './report/json.js';
+export { renderResult, renderAnomaly, anomalyName, anomalyMessage, edgeReason } from './checker/explain.js';
+export { resultJson, anomalyJson } from './report/json.js';
 export { renderReport, writeReport, type ReportOptions } from './report/html.js';
 
 // Errors a caller can tell apart (every InputError is the input's fault, not isocheck's)

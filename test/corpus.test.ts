@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkFile } from '../src/cli/check-command.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
+import { anomalyMessage } from '../src/checker/explain.js';
 
 const dir = join(import.meta.dirname, '..', 'histories', 'corpus');
 const index: { file: string; workload: string; iso: string; declare?: string; seed: string; checkIso?: string; expected: string }[] = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));
@@ -26,7 +27,7 @@ describe('recorded corpus', () => {
     it(`${e.file}${e.checkIso ? ` checked as ${e.checkIso}` : ''} is ${e.expected}`, async () => {
       const r = await checkFile(join(dir, e.file), { iso: e.checkIso, timeout: 60 });
       expect(r.verdict, r.error ?? JSON.stringify(r.result?.anomalies[0] ?? {}).slice(0, 500)).toBe(e.expected);
-      if (r.verdict === 'inconsistent') expect(r.result!.anomalies[0].message.length).toBeGreaterThan(10);
+      if (r.verdict === 'inconsistent') expect(anomalyMessage(r.result!.anomalies[0]).length).toBeGreaterThan(10);
     });
   }
 });

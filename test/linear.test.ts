@@ -22,6 +22,7 @@ import { scaleHistoryLines } from '../bench/scale/generate.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHistory } from '../src/history/reader.js';
+import { anomalyMessage } from '../src/checker/explain.js';
 
 const NAIVE_WORK = 200_000;
 
@@ -70,7 +71,7 @@ function compare(seed: string, h: History, iso: IsoOverride | undefined, tally: 
       return undefined;
     }
     tally.inconsistent++;
-    if (naive.verdict === 'consistent') return `${seed}: linear inconsistent (${linear.anomalies.map((a) => a.message).join('; ')}), oracle consistent with [${naive.commitOrder?.join(' ')}]\n${historyToNdjson(h)}`;
+    if (naive.verdict === 'consistent') return `${seed}: linear inconsistent (${linear.anomalies.map(anomalyMessage).join('; ')}), oracle consistent with [${naive.commitOrder?.join(' ')}]\n${historyToNdjson(h)}`;
   }
   return undefined;
 }

@@ -19,6 +19,7 @@ import { anomalyGraphs } from '../src/report/graph.js';
 import { renderReport, reportFileFor, writeReport } from '../src/report/html.js';
 import { PAGE_SCRIPT } from '../src/report/page-script.js';
 import { renderSvg, sanitizeSvg } from '../src/report/svg.js';
+import { anomalyEdges } from '../src/checker/anomaly.js';
 
 declare global {
   interface Window {
@@ -296,7 +297,7 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
         await runWorkload({ ...a, sessions: 3, txns: 15, out, progress: false, log: () => {} }, db);
         const r = await reportOf(out, `${a.workload}-${a.seed}`);
         console.log(`report workload test: ${a.workload} ${a.iso} declared ${a.declare} seed ${a.seed}: ${r.result.verdict}${r.result.anomalies[0] ? ` (${r.result.anomalies[0].type})` : ''}`);
-        if (r.result.verdict === 'inconsistent' && r.result.anomalies[0]?.edges?.length) {
+        if (r.result.verdict === 'inconsistent' && r.result.anomalies[0] && anomalyEdges(r.result.anomalies[0]).length) {
           found = r;
           break;
         }
@@ -308,7 +309,7 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
     const a = found!.result.anomalies[0];
     const o = await open(found!.path);
     const nodes = await nodeTexts(o.page);
-    for (const id of new Set((a.edges ?? []).flatMap((e) => [e.from, e.to]))) expect(nodes.some((t) => t.startsWith(id))).toBe(true);
+    for (const id of new Set(anomalyEdges(a).flatMap((e) => [e.from, e.to]))) expect(nodes.some((t) => t.startsWith(id))).toBe(true);
     const edges = await edgeTexts(o.page);
     expect(edges.some((t) => /^\d+\. axiom/.test(t))).toBe(true);
     expect(edges.some((t) => /^(\d+\. )?(wr|so)/.test(t))).toBe(true);

@@ -8,25 +8,24 @@
  *     one cyclic   -> the other order is forced: keep it (with its reason) and look again
  *
  * Only for explanations: the verdict comes from the search in check.ts. Bounded by the budget and by the
- * number of pairs tried.
+ * number of pairs tried. The anomaly is data (anomaly.ts, `by: 'cases'`); its name comes from the classifier of
+ * cycle.ts, fed the last forced edge of each of the two cases.
  */
-import { ANOMALY_TEXT, type Anomaly, type ConsistencyType, type Edge } from './anomaly.js';
-import { findReasonCycle } from './cycle.js';
+import type { Anomaly, Case, CaseSplitAnomaly } from './anomaly.js';
+import { classifyContradiction, edgeTxns, findReasonCycle, forcedFact } from './cycle.js';
 import { levelName } from './levels.js';
-import type { Budget } from './prefix.js';
+import { blockingReader, type Budget, type StuckPoint } from './prefix.js';
 import type { ForcedEdge, Relations } from './relations.js';
 import { saturate } from './saturate.js';
 import type { WritePartners } from './write-partners.js';
 
 const MAX_TRANSACTIONS = 80;
 
-interface Case {
-  assume: string;
-  edges: Edge[];
+interface Tried extends Case {
   forced: ForcedEdge[];
 }
 
-function tryOrder(rel: Relations, a: number, b: number, partners: WritePartners): { rel: Relations; cycle?: Case } {
+function tryOrder(rel: Relations, a: number, b: number, partners: WritePartners): { rel: Relations; cycle?: Tried } {
   const next = rel.clone();
   next.assume(a, b);
   const ok = !next.pco.cyclic && saturate(next, partners);
@@ -36,36 +35,53 @@ function tryOrder(rel: Relations, a: number, b: number, partners: WritePartners)
   return {
     rel: next,
     cycle: {
-      assume: `${model.txns[a].id} commits before ${model.txns[b].id}`,
+      assume: { before: model.txns[a].id, after: model.txns[b].id },
       edges: cycle.map((e) => e.edge()),
       forced: cycle.filter((e) => e.forced).map((e) => e.forced!),
     },
   };
 }
 
-function classify(rel: Relations, c1: Case, c2: Case): ConsistencyType {
+/** The case split of `a` and `b` (both orders cyclic), with the derived orders its cycles use, earliest first. */
+function caseSplit(rel: Relations, a: number, b: number, ab: Tried, ba: Tried, derived: Map<string, Tried>): CaseSplitAnomaly {
   const { model } = rel;
-  const last = (c: Case) => c.forced[c.forced.length - 1];
-  const f1 = last(c1);
-  const f2 = last(c2);
-  if (!f1 || !f2) return 'commit-order-cycle';
-  const r1 = model.reads[f1.triple.read].txn;
-  const r2 = model.reads[f2.triple.read].txn;
-  const writes1 = model.writes[r1].has(f1.triple.key);
-  const writes2 = model.writes[r2].has(f2.triple.key);
-  if (r1 !== r2 && f1.triple.key === f2.triple.key && writes1 && writes2) return 'lost-update';
-  if (r1 !== r2 && model.writes[r1].size > 0 && model.writes[r2].size > 0 && (f1.via === 'co' || f1.via === 'conflict') && (f2.via === 'co' || f2.via === 'conflict')) return 'write-skew';
-  if (r1 !== r2 && !writes1 && !writes2 && (f1.via === 'prefix' || f2.via === 'prefix')) return 'long-fork';
-  return 'commit-order-cycle';
+  const last = (c: Tried) => c.forced[c.forced.length - 1];
+  const facts = last(ab) && last(ba) ? [forcedFact(model, last(ab)), forcedFact(model, last(ba))] : [];
+  const type = facts.length ? classifyContradiction(model, facts) : 'commit-order-cycle';
+  const used: Tried[] = [];
+  const seen = new Set<string>();
+  const visit = (c: Case) => {
+    for (const e of c.edges) {
+      if (e.kind !== 'assumed') continue;
+      const k = `${e.from},${e.to}`;
+      const d = derived.get(k);
+      if (!d || seen.has(k)) continue;
+      seen.add(k);
+      visit(d);
+      used.push(d);
+    }
+  };
+  visit(ab);
+  visit(ba);
+  const all = [...used, ab, ba];
+  const forced = all.flatMap((c) => c.forced);
+  return {
+    type,
+    by: 'cases',
+    pair: [model.txns[a].id, model.txns[b].id],
+    txns: edgeTxns(all.flatMap((c) => c.edges)),
+    levels: [...new Set(forced.map((f) => levelName(f.level)))],
+    cases: all.map((c) => ({ assume: c.assume, edges: c.edges })),
+    readers: [...new Set(facts.map((f) => model.txns[f.reader].id))],
+  };
 }
-
 
 export function explainByCases(base: Relations, partners: WritePartners, budget: Budget): Anomaly | undefined {
   const { model } = base;
   if (model.n > MAX_TRANSACTIONS) return undefined;
   let rel = base.clone();
   // Orders derived on the way (the opposite order forced a cycle), keyed by the kept edge "x,y".
-  const derived = new Map<string, Case>();
+  const derived = new Map<string, Tried>();
   for (let round = 0; round < model.n; round++) {
     let progress = false;
     for (let a = 1; a < model.n; a++) {
@@ -75,43 +91,7 @@ export function explainByCases(base: Relations, partners: WritePartners, budget:
         if (model.writes[a].size === 0 && model.writes[b].size === 0) continue;
         const ab = tryOrder(rel, a, b, partners);
         const ba = tryOrder(rel, b, a, partners);
-        if (ab.cycle && ba.cycle) {
-          const type = classify(rel, ab.cycle, ba.cycle);
-          // Only the derived orders the final cycles use (transitively), earliest first.
-          const used: Case[] = [];
-          const seen = new Set<string>();
-          const visit = (c: Case) => {
-            for (const e of c.edges) {
-              if (e.kind !== 'assumed') continue;
-              const k = `${e.from},${e.to}`;
-              const d = derived.get(k);
-              if (!d || seen.has(k)) continue;
-              seen.add(k);
-              visit(d);
-              used.push(d);
-            }
-          };
-          visit(ab.cycle);
-          visit(ba.cycle);
-          const txns = new Set<string>();
-          const levels = new Set<string>();
-          for (const c of [...used, ab.cycle, ba.cycle]) {
-            for (const e of c.edges) {
-              if (e.from !== 'init') txns.add(e.from);
-              if (e.to !== 'init') txns.add(e.to);
-              if (e.reader) txns.add(e.reader);
-            }
-            for (const f of c.forced) levels.add(levelName(f.level));
-          }
-          return {
-            type,
-            message: `${type === 'commit-order-cycle' ? 'no commit order works: each way of ordering two transactions forces a cycle' : ANOMALY_TEXT[type]}: ${model.txns[a].id} and ${model.txns[b].id} cannot be ordered either way`,
-            txns: [...txns],
-            levels: [...levels] as Anomaly['levels'],
-            edges: [...ab.cycle.edges, ...ba.cycle.edges],
-            details: { cases: [...used, ab.cycle, ba.cycle].map((c) => ({ assume: c.assume, edges: c.edges })) },
-          };
-        }
+        if (ab.cycle && ba.cycle) return caseSplit(rel, a, b, ab.cycle, ba.cycle, derived);
         if (ab.cycle) {
           derived.set(`${model.txns[b].id},${model.txns[a].id}`, ab.cycle);
           rel = ba.rel;
@@ -124,6 +104,27 @@ export function explainByCases(base: Relations, partners: WritePartners, budget:
       }
     }
     if (!progress) break;
+  }
+  return undefined;
+}
+
+/**
+ * A stuck search's frontier (prefix.ts) where two transactions each block the other (each is a reader that would
+ * see the other's write, or an SI reader the other's commit would make stale): try both orders of the pair on
+ * the saturated base; when both force a cycle, that is the explanation (often a write skew), at any size.
+ */
+export function explainStuckPair(base: Relations, partners: WritePartners, stuck: StuckPoint, budget: Budget): CaseSplitAnomaly | undefined {
+  const by = new Map<number, number>();
+  for (const b of stuck.blocked) {
+    const x = blockingReader(b.reason);
+    if (x !== undefined) by.set(b.txn, x);
+  }
+  for (const [a, b] of by) {
+    if (a >= b || by.get(b) !== a) continue;
+    budget.tick();
+    const ab = tryOrder(base, a, b, partners);
+    const ba = ab.cycle ? tryOrder(base, b, a, partners) : undefined;
+    if (ab.cycle && ba?.cycle) return { ...caseSplit(base, a, b, ab.cycle, ba.cycle, new Map()), fromStuck: true };
   }
   return undefined;
 }

@@ -10,13 +10,13 @@
  * A deadline or step budget turns any stage into `unknown`, reporting what was explored.
  */
 import type { History } from '../history/history.js';
-import type { Anomaly } from './anomaly.js';
+import type { Anomaly, Blocked, OpenConflict } from './anomaly.js';
 import type { CheckOptions, CheckResult, CheckStats } from './result.js';
 import { findConflicts, type Conflict } from './conflicts.js';
-import { cycleAnomaly } from './cycle.js';
-import { CC } from './levels.js';
-import { buildModel, describeKey, INIT, type CheckModel } from './model.js';
-import { Budget, BudgetExceeded, explorePrefixes, type StuckPoint } from './prefix.js';
+import { cycleAnomaly, keyRef, txnId } from './cycle.js';
+import { CC, levelName } from './levels.js';
+import { buildModel, INIT, type CheckModel } from './model.js';
+import { Budget, BudgetExceeded, explorePrefixes, type BlockReason, type StuckPoint } from './prefix.js';
 import { Relations } from './relations.js';
 import { linearCheck } from './linear/linear-check.js';
 import { WritePartners } from './write-partners.js';
@@ -24,7 +24,7 @@ import { saturate } from './saturate.js';
 import { shrink } from './shrink.js';
 import { missingRowAnomaly } from './missing-row.js';
 import { pruneWitnesses } from './prune.js';
-import { explainByCases } from './cases.js';
+import { explainByCases, explainStuckPair } from './cases.js';
 import { completeWitnesses } from './witness.js';
 import { attachTransactions } from './describe.js';
 import { withMemoryGuard } from './budget.js';
@@ -67,9 +67,9 @@ function checkGuarded(history: History, options: CheckOptions): CheckResult {
         if (!(e instanceof BudgetExceeded)) throw e;
       }
       const explained = explainedResult.anomalies.filter((a) => a.type !== 'no-consistent-order');
-      if (explained.length) result.anomalies.unshift(...explained.map((a) => ({ ...a, message: `${a.message} (in a sub-history of ${sub.txns.length} transactions)` })));
+      if (explained.length) result.anomalies.unshift(...explained.map((a) => ({ ...a, inSubHistory: sub.txns.length })));
       const search = result.anomalies.find((a) => a.type === 'no-consistent-order');
-      if (search) search.details = { ...search.details, subHistory: sub.txns };
+      if (search) search.subHistory = sub.txns;
     }
   }
   if (result.verdict === 'inconsistent' && options.explain !== false) attachTransactions(history, result.anomalies);
@@ -225,24 +225,17 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
     stats.prefixes = prefixStats.prefixes;
     if (options.explain !== false) {
       try {
-        const split = explainByCases(base, partners, budget);
+        const split = explainByCases(base, partners, budget) ?? explainStuckPair(base, partners, stuck, budget);
         if (split) return inconsistent([split]);
       } catch (e) {
         if (!(e instanceof BudgetExceeded)) throw e;
       }
     }
-    const last = stuck.placed.slice(-5).map((t) => model.txns[t].id);
+    const id = (t: number) => model.txns[t].id;
     return inconsistent([{
       type: 'no-consistent-order',
-      message: 'no commit order satisfies every axiom for the rows that were returned, although no single cycle is forced',
-      txns: [...new Set([...stuck.placed.slice(-3), ...stuck.blocked.map((b) => b.txn)])].map((t) => model.txns[t].id),
-      details: {
-        stuck: {
-          committed: stuck.placed.length,
-          lastCommitted: last,
-          blocked: stuck.blocked.map((b) => `${model.txns[b.txn].id}: ${b.reason}`),
-        },
-      },
+      txns: [...new Set([...stuck.placed.slice(-3), ...stuck.blocked.map((b) => b.txn)])].map(id),
+      stuck: { committed: stuck.placed.length, lastCommitted: stuck.placed.slice(-5).map(id), blocked: stuck.blocked.map((b) => blockedData(model, b.txn, b.reason)) },
     }]);
   }
   const completion = conflicts.length === 0 ? undefined : completeWitnesses(base, conflicts, relaxed, partners, budget);
@@ -294,11 +287,25 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   if (order) {
     return { verdict: 'consistent', anomalies: [], commitOrder: order.map((t) => model.txns[t].id), notes, stats };
   }
-  const what = `no choice of the versions that hide the ${conflicts.length} unreturned row(s) with a matching version admits a commit order`;
-  return inconsistent([{ type: 'no-consistent-order', message: what, txns: [], details: conflicts.length ? { conflicts: conflicts.slice(0, 20).map((c) => describeConflict(model, c)) } : undefined }]);
+  return inconsistent([{ type: 'no-consistent-order', txns: [], conflictCount: conflicts.length, ...(conflicts.length ? { conflicts: conflicts.slice(0, 20).map((c) => conflictData(model, c)) } : {}) }]);
 }
 
-function describeConflict(model: CheckModel, c: Conflict): string {
+function conflictData(model: CheckModel, c: Conflict): OpenConflict {
   const read = model.reads[c.read];
-  return `${model.txns[read.txn].id} event ${read.ref.event} (${read.ref.op} ${read.ref.where ?? ''}) did not return ${describeKey(model, c.key)}, which ${c.ones.map((t) => model.txns[t].id).join(', ')} wrote matching the WHERE; it may have read the version of ${c.zeros.map((t) => model.txns[t].id).join(' or ')}`;
+  const id = (t: number) => txnId(model, t);
+  return { read: read.ref, reader: id(read.txn), ...keyRef(model, c.key), matching: c.ones.map(id), hiding: c.zeros.map(id) };
+}
+
+function blockedData(model: CheckModel, txn: number, r: BlockReason): Blocked {
+  const id = (t: number) => txnId(model, t);
+  switch (r.why) {
+    case 'forced-order':
+      return { txn: id(txn), why: r.why, after: id(r.after) };
+    case 'visible-writer':
+      return { txn: id(txn), why: r.why, reader: id(r.reader), level: levelName(model.txns[r.reader].level), ...keyRef(model, r.key), version: id(r.version) };
+    case 'stale-snapshot':
+      return { txn: id(txn), why: r.why, reader: id(r.reader), ...keyRef(model, r.key), version: id(r.version), later: id(r.later) };
+    case 'explored':
+      return { txn: id(txn), why: r.why };
+  }
 }

@@ -1,12 +1,12 @@
 /**
  * Turning a cyclic partial commit order into an explanation (docs/semantics.md §5): the shortest cycle of direct
- * reasons (so, wr, witness wr, and the axiom instances saturation forced), each edge said in SQL terms, and
- * the anomaly's name derived from the cycle's shape.
+ * reasons (so, wr, witness wr, and the axiom instances saturation forced), each edge as data (explain.ts says it
+ * in SQL terms), and the one classifier that names a contradiction (a cycle here, a case split in cases.ts,
+ * a linear check's cycle in linear/linear-check.ts) from the facts it rests on.
  */
-import type { IsolationLevel } from '../history/format.js';
-import { ANOMALY_TEXT, type Anomaly, type ConsistencyType, type Edge } from './anomaly.js';
+import type { Anomaly, AxiomEdge, ContradictionType, Edge } from './anomaly.js';
 import { levelName } from './levels.js';
-import { INIT, describeKey, type CheckModel } from './model.js';
+import { INIT, type CheckModel } from './model.js';
 import type { ForcedEdge, Relations, Visibility } from './relations.js';
 import type { Order } from './order.js';
 
@@ -21,41 +21,110 @@ interface DirectEdge {
   wrWriter?: number;
 }
 
-export function txnName(model: CheckModel, t: number): string {
-  const x = model.txns[t];
-  if (t === INIT) return 'init';
-  return `${x.id} (session ${x.session} #${x.seq}${x.label ? `, ${x.label}` : ''}, ${levelName(x.level)})`;
+export function txnId(model: CheckModel, t: number): string {
+  return t === INIT ? 'init' : model.txns[t].id;
 }
 
-const VIA_TEXT: Record<Visibility, string> = {
-  so: 'precedes the reader in its session',
-  'wr-earlier': 'an earlier statement of the reader read from it',
-  wr: 'the reader read from it',
-  causal: 'it causally precedes the reader (session order and reads)',
-  prefix: 'it commits before a transaction the reader read from or follows in its session',
-  conflict: 'it commits before a transaction that writes a row the reader also writes, and that commits before the reader',
-  co: 'it commits before the reader',
-};
+/** A key as data: its table's name and its values. */
+export function keyRef(model: CheckModel, key: number): { table: string; key: unknown[] } {
+  const k = model.keys[key];
+  return { table: model.tables[k.table].schema.name, key: k.values };
+}
 
-export function forcedEdgeToEdge(model: CheckModel, f: ForcedEdge): Edge {
+export function forcedEdgeToEdge(model: CheckModel, f: ForcedEdge): AxiomEdge {
   const read = model.reads[f.triple.read];
-  const reader = model.txns[read.txn];
-  const key = describeKey(model, f.triple.key);
   const wid = f.triple.index >= 0 ? read.fromWids[f.triple.index] : undefined;
-  const writerRead = f.to === INIT ? 'the initial version' : `the version of ${model.txns[f.to].id}`;
-  const witness = f.triple.index < 0 ? ' (the row was not returned: among the versions that would hide it, this one was chosen)' : '';
   return {
-    from: model.txns[f.from].id,
-    to: model.txns[f.to].id,
+    from: txnId(model, f.from),
+    to: txnId(model, f.to),
     kind: 'axiom',
-    reason: `${model.txns[f.from].id} must commit before ${model.txns[f.to].id}: ${reader.id} (${levelName(f.level)}) read ${key} as ${writerRead}${wid ? ` (wid ${wid})` : ''}${witness}, ${model.txns[f.from].id} also wrote ${key} and is visible to it (${VIA_TEXT[f.via]})`,
-    read: read.ref,
-    table: model.tables[model.keys[f.triple.key].table].schema.name,
-    key: model.keys[f.triple.key].values,
-    wid,
+    reader: model.txns[read.txn].id,
     level: levelName(f.level),
-    reader: reader.id,
+    via: f.via,
+    read: read.ref,
+    ...keyRef(model, f.triple.key),
+    ...(wid !== undefined ? { wid } : { unreturned: true }),
   };
+}
+
+/** The wr edge of a read's `index`-th version read (`overwrote`: the reader then wrote the row). */
+export function wrEdgeData(model: CheckModel, readId: number, index: number, overwrote?: boolean): Edge {
+  const read = model.reads[readId];
+  return { from: txnId(model, read.fromTxns[index]), to: model.txns[read.txn].id, kind: 'wr', read: read.ref, ...keyRef(model, read.fromKeys[index]), wid: read.fromWids[index], ...(overwrote ? { overwrote } : {}) };
+}
+
+export function soEdgeData(model: CheckModel, from: number, to: number): Edge {
+  return from === INIT ? { from: 'init', to: model.txns[to].id, kind: 'so' } : { from: model.txns[from].id, to: model.txns[to].id, kind: 'so', session: model.txns[to].session };
+}
+
+/** One forced fact a contradiction rests on, as the classifier sees it. */
+export interface Fact {
+  /** Why the writer was visible to the reader; `anti` for an anti-dependency (rw) edge of a SER reader. */
+  via: Visibility | 'anti';
+  reader: number;
+  key: number;
+  /** The reader writes the row it read (it overwrote the version). */
+  readerWritesKey: boolean;
+  readerWrites: boolean;
+  /** The reader's transaction (earlier statement) or session (up to it) had already read a newer version of
+   *  the same row: the one of the writer that had to be visible. */
+  sawNewerVersion: boolean;
+}
+
+/** Did `reader` (in a statement before `event`) or, with `session`, a transaction before it in its session read
+ *  `key` as written by `writer`? */
+function observed(model: CheckModel, reader: number, event: number, key: number, writer: number, session: boolean): boolean {
+  for (let t = reader; t !== INIT && t >= 0; t = session ? model.soPrev[t] : INIT) {
+    for (const ri of model.readsOf[t]) {
+      const r = model.reads[ri];
+      if (t === reader && r.ref.event >= event) continue;
+      for (let i = 0; i < r.fromKeys.length; i++) if (r.fromKeys[i] === key && r.fromTxns[i] === writer) return true;
+    }
+  }
+  return false;
+}
+
+export function forcedFact(model: CheckModel, f: ForcedEdge): Fact {
+  const read = model.reads[f.triple.read];
+  const reader = read.txn;
+  const session = f.via === 'causal' || f.via === 'so';
+  const sameRow = f.via === 'wr' || f.via === 'wr-earlier' || f.via === 'causal';
+  return {
+    via: f.via,
+    reader,
+    key: f.triple.key,
+    readerWritesKey: model.writes[reader].has(f.triple.key),
+    readerWrites: model.writes[reader].size > 0,
+    sawNewerVersion: sameRow && observed(model, reader, read.ref.event, f.triple.key, f.from, session),
+  };
+}
+
+const is = (...vias: Fact['via'][]) => (f: Fact) => vias.includes(f.via);
+const orderedByCommit = is('co', 'conflict', 'anti');
+
+/**
+ * The classifier: the first row whose arity and condition hold names the contradiction; none: a commit-order
+ * cycle. The facts are the forced edges of a cycle, or the last forced edge of each case of a case split.
+ * Vocabulary: Adya 1999, Berenson et al. 1995, Cerone et al. CONCUR 2015, Terry et al. 1994 (anomaly.ts).
+ */
+const RULES: { type: ContradictionType; facts: 1 | 2; when: (f: Fact[], model: CheckModel) => boolean }[] = [
+  // One fact: one reader failed to see one visible write.
+  { type: 'read-your-writes', facts: 1, when: ([f]) => f.via === 'so' },
+  { type: 'lost-update', facts: 1, when: ([f]) => orderedByCommit(f) && f.via !== 'anti' && f.readerWritesKey },
+  { type: 'non-monotonic-read', facts: 1, when: ([f]) => is('wr', 'wr-earlier', 'causal')(f) && f.sawNewerVersion },
+  { type: 'fractured-read', facts: 1, when: ([f]) => is('wr', 'wr-earlier')(f) },
+  { type: 'causality-violation', facts: 1, when: ([f]) => f.via === 'causal' },
+  { type: 'g-single', facts: 1, when: () => true },
+  // Two facts of two readers.
+  { type: 'lost-update', facts: 2, when: ([a, b]) => a.key === b.key && a.readerWritesKey && b.readerWritesKey },
+  { type: 'long-fork', facts: 2, when: ([a, b]) => (a.via === 'prefix' || b.via === 'prefix') && !a.readerWritesKey && !b.readerWritesKey },
+  { type: 'write-skew', facts: 2, when: ([a, b]) => orderedByCommit(a) && orderedByCommit(b) && a.readerWrites && b.readerWrites },
+];
+
+export function classifyContradiction(model: CheckModel, facts: Fact[]): ContradictionType {
+  if (facts.length === 2 && facts[0].reader === facts[1].reader) return 'commit-order-cycle';
+  for (const r of RULES) if (r.facts === facts.length && r.when(facts, model)) return r.type;
+  return 'commit-order-cycle';
 }
 
 function directEdges(rel: CycleSource): DirectEdge[][] {
@@ -65,7 +134,7 @@ function directEdges(rel: CycleSource): DirectEdge[][] {
     const p = model.soPrev[t];
     out[p].push({
       to: t,
-      edge: () => ({ from: model.txns[p].id, to: model.txns[t].id, kind: 'so', reason: p === INIT ? `init precedes every transaction` : `${model.txns[p].id} precedes ${model.txns[t].id} in session ${model.txns[t].session}` }),
+      edge: () => soEdgeData(model, p, t),
     });
   }
   for (const tr of rel.triples) {
@@ -74,18 +143,12 @@ function directEdges(rel: CycleSource): DirectEdge[][] {
     out[tr.from].push({
       to: read.txn,
       wrWriter: tr.from,
-      edge: () => {
-        const key = describeKey(model, tr.key);
-        const wid = tr.index >= 0 ? read.fromWids[tr.index] : undefined;
-        return tr.index >= 0
-          ? { from: model.txns[tr.from].id, to: model.txns[read.txn].id, kind: 'wr', reason: `${model.txns[read.txn].id} read ${key} written by ${model.txns[tr.from].id} (wid ${wid})`, read: read.ref, table: model.tables[model.keys[tr.key].table].schema.name, key: model.keys[tr.key].values, wid }
-          : { from: model.txns[tr.from].id, to: model.txns[read.txn].id, kind: 'witness', reason: `${model.txns[read.txn].id} did not return ${key}: it is taken to have read the version of ${model.txns[tr.from].id}, which does not match its WHERE`, read: read.ref, table: model.tables[model.keys[tr.key].table].schema.name, key: model.keys[tr.key].values };
-      },
+      edge: (): Edge => (tr.index >= 0 ? wrEdgeData(model, tr.read, tr.index) : { from: txnId(model, tr.from), to: model.txns[read.txn].id, kind: 'witness', read: read.ref, ...keyRef(model, tr.key) }),
     });
   }
   for (const f of rel.forced) out[f.from].push({ to: f.to, forced: f, edge: () => forcedEdgeToEdge(model, f) });
   for (const [a, b] of rel.assumed) {
-    out[a].push({ to: b, edge: () => ({ from: model.txns[a].id, to: model.txns[b].id, kind: 'assumed', reason: `suppose ${model.txns[a].id} commits before ${model.txns[b].id}` }) });
+    out[a].push({ to: b, edge: () => ({ from: txnId(model, a), to: txnId(model, b), kind: 'assumed' }) });
   }
   return out;
 }
@@ -127,64 +190,34 @@ export function findReasonCycle(rel: CycleSource): DirectEdge[] | undefined {
   return best;
 }
 
-/** Names a commit-order cycle by its shape (Adya / Cerone et al. vocabulary). */
-function classify(model: CheckModel, cycle: DirectEdge[]): ConsistencyType {
-  const forced = cycle.filter((e) => e.forced).map((e) => e.forced!);
-  if (forced.length === 0) return 'commit-order-cycle';
-  const readers = new Set(forced.map((f) => model.reads[f.triple.read].txn));
-  const f0 = forced[0];
-  if (forced.length === 1) {
-    const t3 = model.reads[f0.triple.read].txn;
-    if (f0.via === 'so') return 'read-your-writes';
-    if (f0.via === 'conflict' && model.writes[t3].has(f0.triple.key)) return 'lost-update';
-    if (f0.via === 'wr' || f0.via === 'wr-earlier') return 'fractured-read';
-    if (f0.via === 'causal') return 'causality-violation';
-    if (f0.via === 'co' && model.writes[t3].has(f0.triple.key)) return 'lost-update';
-    return 'g-single';
-  }
-  if (forced.length === 2 && readers.size === 2) {
-    const [a, b] = forced;
-    const ra = model.reads[a.triple.read].txn;
-    const rb = model.reads[b.triple.read].txn;
-    if (a.triple.key === b.triple.key && model.writes[ra].has(a.triple.key) && model.writes[rb].has(b.triple.key)) return 'lost-update';
-    if (a.via === 'prefix' || b.via === 'prefix') {
-      if (!model.writes[ra].has(a.triple.key) && !model.writes[rb].has(b.triple.key)) return 'long-fork';
-    }
-    if ((a.via === 'co' || a.via === 'conflict') && (b.via === 'co' || b.via === 'conflict')) {
-      const wa = [...model.writes[ra].keys()];
-      const wb = [...model.writes[rb].keys()];
-      if (wa.length && wb.length) return 'write-skew';
-    }
-  }
-  return 'commit-order-cycle';
-}
-
-
 /** The anomaly for a cyclic saturated pco. */
 export function cycleAnomaly(rel: CycleSource): Anomaly {
   const { model } = rel;
   const cycle = findReasonCycle(rel);
-  if (!cycle) {
-    return { type: 'commit-order-cycle', message: 'the forced commit order is cyclic', txns: [] };
-  }
-  const type = classify(model, cycle);
+  if (!cycle) return { type: 'commit-order-cycle', by: 'cycle', txns: [], edges: [], readers: [] };
+  const forced = cycle.filter((e) => e.forced).map((e) => e.forced!);
+  const type = forced.length ? classifyContradiction(model, forced.map((f) => forcedFact(model, f))) : 'commit-order-cycle';
   const involved = new Set<number>();
-  const levels = new Set<IsolationLevel>();
   let at = cycle[cycle.length - 1].to;
   for (const e of cycle) {
     involved.add(at);
-    if (e.forced) levels.add(levelName(e.forced.level));
     at = e.to;
   }
-  const readerIds = [...new Set(cycle.filter((e) => e.forced).map((e) => model.reads[e.forced!.triple.read].txn))];
+  const readerIds = [...new Set(forced.map((f) => model.reads[f.triple.read].txn))];
   for (const r of readerIds) involved.add(r);
-  const txns = [...involved].filter((t) => t !== INIT).map((t) => model.txns[t].id);
-  const readers = readerIds.map((t) => model.txns[t].id);
   return {
     type,
-    message: `${ANOMALY_TEXT[type] ?? type}${readers.length ? `; violated by ${readers.join(', ')}` : ''}`,
-    txns,
-    levels: [...levels],
+    by: 'cycle',
+    txns: [...involved].filter((t) => t !== INIT).map((t) => model.txns[t].id),
+    levels: [...new Set(forced.map((f) => levelName(f.level)))],
     edges: cycle.map((e) => e.edge()),
+    readers: readerIds.map((t) => model.txns[t].id),
   };
+}
+
+/** The transactions an explanation's edges name (readers included), without init. */
+export function edgeTxns(edges: Edge[]): string[] {
+  const out = new Set<string>();
+  for (const e of edges) for (const id of [e.from, e.to, e.kind === 'axiom' ? e.reader : undefined]) if (id !== undefined && id !== 'init') out.add(id);
+  return [...out];
 }

@@ -4,17 +4,9 @@
  */
 import type { HistoryEvent } from '../history/format.js';
 import type { History } from '../history/history.js';
-import type { Anomaly } from './anomaly.js';
+import type { Anomaly, TxnDescription } from './anomaly.js';
 
-export interface TxnDescription {
-  id: string;
-  session: number;
-  seq: number;
-  label?: string;
-  iso: string;
-  status: string;
-  statements: string[];
-}
+export type { TxnDescription };
 
 const MAX_ROWS = 6;
 const MAX_VALUE = 32;
@@ -60,12 +52,12 @@ export function describeTransactions(history: History, ids: string[]): TxnDescri
     .map((t) => ({ id: t.id, session: t.session, seq: t.seq, ...(t.label ? { label: t.label } : {}), iso: t.iso, status: t.status, statements: t.events.map(statementText) }));
 }
 
-/** Adds `details.transactions` to each anomaly that names a few transactions. */
+/** Adds `transactions` to each anomaly that names a few transactions. */
 export function attachTransactions(history: History, anomalies: Anomaly[], max = 8): void {
   for (const a of anomalies) {
-    if (a.type === 'no-consistent-order') continue; // its details say where the search got stuck
+    if (a.type === 'no-consistent-order') continue; // it says where the search got stuck
     const ids = a.txns.filter((id) => id !== 'init');
     if (ids.length === 0 || ids.length > max) continue;
-    a.details = { ...a.details, transactions: describeTransactions(history, ids) };
+    a.transactions = describeTransactions(history, ids);
   }
 }

@@ -30,7 +30,7 @@ import { deeperThan } from '../history/reader.js';
 import type { History, TableSchema, Txn } from '../history/history.js';
 import { canonicalValue, compilePredicate, valuesEqual, PredicateError, type CompiledPredicate } from '../history/predicate.js';
 import { InputError } from '../history/input-errors.js';
-import type { Anomaly, EventRef } from './anomaly.js';
+import type { Anomaly, ColumnDifference, EventRef, ReadAnomaly, ReadProblem } from './anomaly.js';
 import { effectiveLevel, levelIndex, type IsoOverride } from './levels.js';
 
 export const INIT = 0;
@@ -593,6 +593,13 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const fromRaw = scratch<number>();
   const fromStart: number[] = [];
   const unresolvedShapes = new Set<string>();
+  /** A well-formedness anomaly of a read (anomaly.ts `ReadAnomaly`; explain.ts says it in words). */
+  const readAnomaly = (type: ReadAnomaly['type'], problem: ReadProblem, txn: Txn, ref: EventRef, key: number, more: Partial<ReadAnomaly> = {}, writeEvent?: number): void => {
+    const info = keys[key];
+    const writer = writeEvent === undefined ? undefined : raw[weTxn(writeEvent)];
+    const events = writer ? [ref, eventRef(writer, weEvent(writeEvent!))] : [ref];
+    anomalies.push({ type, problem, txns: writer ? [txn.id, writer.id] : [txn.id], events, reader: txn.id, read: ref, table: tables[info.table].schema.name, key: info.values, ...more, ...(writer ? { writer: writer.id } : {}) });
+  };
   const walk = (ti: number): void => {
     const stamp = ++walks;
     const txn = raw[ti];
@@ -631,7 +638,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
           const wid = e.op === 'select' ? (r as { wid: string }).wid : (r as { read: string }).read;
           const row = e.op === 'select' ? (r as { row: Row }).row : undefined;
           if (returnedStamp[key] === serial) {
-            anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} returned ${describeKey({ keys, tables }, key)} twice`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values } });
+            readAnomaly('value-mismatch', 'returned-twice', txn, read.ref, key);
             continue;
           }
           returnedStamp[key] = serial;
@@ -646,17 +653,17 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             const own = weWid(recEvent(rec));
             value = recValue[rec];
             if (wid !== own) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} as version ${wid}, but it had itself written version ${own} before`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid, own } });
+              readAnomaly('internal-inconsistency', 'own-version-overwritten', txn, read.ref, key, { wid, laterWid: own });
               continue;
             }
             if (value === null) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)}, a row it had deleted itself`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
+              readAnomaly('internal-inconsistency', 'own-row-deleted', txn, read.ref, key, { wid });
               continue;
             }
           } else if (wid === INIT_WID) {
             value = initRow[key];
             if (value === undefined) {
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} as written by init, but the initial database has no such row`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
+              readAnomaly('garbage-read', 'no-initial-row', txn, read.ref, key, { wid });
               continue;
             }
             push(fromKeys, key);
@@ -676,37 +683,33 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
                 }
                 continue;
               }
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid}, which no event of the history wrote`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
+              readAnomaly('garbage-read', 'unknown-wid', txn, read.ref, key, { wid });
               continue;
             }
             const wt = weTxn(w);
             const flags = we[4 * w + 3];
             if (wt === ti) {
-              anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from its own wid ${wid}, written later in the transaction`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid } });
+              readAnomaly('internal-inconsistency', 'own-later-write', txn, read.ref, key, { wid });
               continue;
             }
             const rec = eventRecord(w, key);
             if (rec < 0) {
-              const writer = raw[wt];
-              anomalies.push({ type: 'garbage-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} (${writer.id}), which did not write that row`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent(w))], details: { key: keys[key].values, wid } });
+              readAnomaly('garbage-read', 'writer-did-not-write-row', txn, read.ref, key, { wid }, w);
               continue;
             }
             if (flags & WRITER_ABORTED) {
-              const writer = raw[wt];
-              anomalies.push({ type: 'aborted-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which aborted (G1a)`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent(w))], details: { key: keys[key].values, wid } });
+              readAnomaly('aborted-read', 'writer-aborted', txn, read.ref, key, { wid }, w);
               continue;
             }
             // (a later write of the key by wt is in a later event: its wid is another, or the Map would give that event)
             if (!lastInTxn(rec)) {
               const lastWid = weWid(recEvent(txnRecord(wt, key)));
-              const writer = raw[wt];
-              anomalies.push({ type: 'intermediate-read', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which later overwrote it with ${lastWid} (G1b)`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent(w))], details: { key: keys[key].values, wid } });
+              readAnomaly('intermediate-read', 'writer-overwrote', txn, read.ref, key, { wid, laterWid: lastWid }, w);
               continue;
             }
             value = recValue[rec];
             if (value === null) {
-              const writer = raw[wt];
-              anomalies.push({ type: 'value-mismatch', message: `${txn.id} ${e.op} read ${describeKey({ keys, tables }, key)} from wid ${wid} of ${writer.id}, which deleted that row`, txns: [txn.id, writer.id], events: [read.ref, eventRef(writer, weEvent(w))], details: { key: keys[key].values, wid } });
+              readAnomaly('value-mismatch', 'writer-deleted-row', txn, read.ref, key, { wid }, w);
               continue;
             }
             push(fromKeys, key);
@@ -724,12 +727,12 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             const diff = rowDifference(row, value, schema, cleanPrototype);
             if (diff) {
               const kind = local ? 'internal-inconsistency' : 'value-mismatch';
-              anomalies.push({ type: kind, message: `${txn.id} ${e.op} returned ${describeKey({ keys, tables }, key)} with ${diff}, but ${local ? 'it had itself written' : `wid ${wid} wrote`} ${JSON.stringify(value)}`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid, returned: row, written: value } });
+              readAnomaly(kind, 'values-differ', txn, read.ref, key, { wid, differences: diff, own: local, row: value });
             }
           }
           const seen = row ?? value;
           if (!satisfies(pred, seen, txn, ei, e, wid)) {
-            anomalies.push({ type: 'predicate-mismatch', message: `${txn.id} ${e.op} returned ${describeKey({ keys, tables }, key)} = ${JSON.stringify(seen)}, which does not satisfy WHERE ${e.where}${e.params ? ` with ${JSON.stringify(e.params)}` : ''}`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, wid, row: seen } });
+            readAnomaly('predicate-mismatch', 'where-not-satisfied', txn, read.ref, key, { wid, row: seen });
           }
         }
         // Local rows of this table that were not returned must not match the WHERE.
@@ -740,7 +743,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
           const rec = localRecord[key];
           const value = recValue[rec];
           if (!read.partial && value !== null && satisfies(pred, value, txn, ei, e, weWid(recEvent(rec)))) {
-            anomalies.push({ type: 'internal-inconsistency', message: `${txn.id} ${e.op} did not return ${describeKey({ keys, tables }, key)} = ${JSON.stringify(value)}, which it had written itself and which satisfies WHERE ${e.where}`, txns: [txn.id], events: [read.ref], details: { key: keys[key].values, row: value } });
+            readAnomaly('internal-inconsistency', 'own-row-not-returned', txn, read.ref, key, { row: value });
           }
         }
         read.returned = keySetOf(returnedKeys);
@@ -1006,8 +1009,8 @@ function lazyWriteWids(model: CheckModel, lastStart: Int32Array, lastRecords: In
 
 /** Columns where a returned row differs from the written one, as text, or undefined when they agree. */
 /** cleanPrototype: Object.prototype has nothing enumerable (enumerableInObjectPrototype() is false). */
-function rowDifference(returned: Row, written: Row, schema: TableSchema, cleanPrototype: boolean): string | undefined {
-  let diffs: string[] | undefined;
+function rowDifference(returned: Row, written: Row, schema: TableSchema, cleanPrototype: boolean): ColumnDifference[] | undefined {
+  let diffs: ColumnDifference[] | undefined;
   const plain = Object.getPrototypeOf(written) === Object.prototype;
   // for-in lists what Object.keys does, without making an array, when nothing enumerable can be inherited
   if (cleanPrototype && Object.getPrototypeOf(returned) === Object.prototype) {
@@ -1021,16 +1024,16 @@ function rowDifference(returned: Row, written: Row, schema: TableSchema, cleanPr
       if (d !== undefined) (diffs ??= []).push(d);
     }
   }
-  return diffs?.join(', ');
+  return diffs;
 }
 
-function columnDifference(col: string, returned: Row, written: Row, plain: boolean, schema: TableSchema): string | undefined {
+function columnDifference(col: string, returned: Row, written: Row, plain: boolean, schema: TableSchema): ColumnDifference | undefined {
   const v = returned[col];
   const w = written[col];
   // the common case without hasOwnProperty: the same value, read from a plain object by a name it cannot inherit
   if (v === w && plain && w !== undefined && !(col in Object.prototype)) return undefined;
-  if (!hasOwn(written, col)) return `${col} = ${JSON.stringify(v)} (not written)`;
-  if (v !== w && !valuesEqual(v, w, schema.columns[col])) return `${col} = ${JSON.stringify(v)}`;
+  if (!hasOwn(written, col)) return { column: col, returned: v, notWritten: true };
+  if (v !== w && !valuesEqual(v, w, schema.columns[col])) return { column: col, returned: v };
   return undefined;
 }
 
@@ -1132,11 +1135,12 @@ function findInformationFlowCycle(model: CheckModel, wrFrom: Scratch<number>, wr
         const cyc = [v, ...path.slice(0, -1)]; // v -> ... -> u, and u -> v closes it
         const edges = cyc.map((a, j) => {
           const b = cyc[(j + 1) % cyc.length];
-          if (soPrev[b] === a) return { from: txns[a].id, to: txns[b].id, kind: 'so' as const, reason: `${txns[a].id} precedes ${txns[b].id} in session ${txns[b].session}` };
+          if (soPrev[b] === a) return { from: txns[a].id, to: txns[b].id, kind: 'so' as const, session: txns[b].session };
           const wr = wrEdge(model, a, b)!;
-          return { from: txns[a].id, to: txns[b].id, kind: 'wr' as const, reason: `${txns[b].id} read ${describeKey(model, wr.read.fromKeys[wr.i])} written by ${txns[a].id} (wid ${wr.read.fromWids[wr.i]})`, read: wr.read.ref, wid: wr.read.fromWids[wr.i] };
+          const k = model.keys[wr.read.fromKeys[wr.i]];
+          return { from: txns[a].id, to: txns[b].id, kind: 'wr' as const, read: wr.read.ref, table: model.tables[k.table].schema.name, key: k.values, wid: wr.read.fromWids[wr.i] };
         });
-        return { type: 'circular-information-flow', message: `information flows in a cycle (G1c): ${cyc.map((c) => txns[c].id).join(' -> ')} -> ${txns[v].id}`, txns: cyc.map((c) => txns[c].id), edges };
+        return { type: 'circular-information-flow', txns: cyc.map((c) => txns[c].id), edges };
       }
     }
   }

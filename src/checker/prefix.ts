@@ -33,7 +33,23 @@ export interface PrefixStats {
 /** Where a failed search got deepest, and why no transaction could commit next there (for explanations). */
 export interface StuckPoint {
   placed: number[];
-  blocked: { txn: number; reason: string }[];
+  blocked: { txn: number; reason: BlockReason }[];
+}
+
+/** Why a transaction cannot commit next (transaction and key numbers of the model): it must follow `after`; a
+ *  pending `reader` read `key` from `version`, already committed, and would see this write; a pending SI `reader`
+ *  would see everything committed, but read `key` from `version` while `later` wrote it since; or every prefix it
+ *  leads to failed already. `explain.ts` says each in words. */
+export type BlockReason =
+  | { why: 'forced-order'; after: number }
+  | { why: 'visible-writer'; reader: number; key: number; version: number }
+  | { why: 'stale-snapshot'; reader: number; key: number; version: number; later: number }
+  | { why: 'explored' };
+
+/** The pending reader whose read keeps a transaction from committing next, when one does (cases.ts looks for
+ *  two transactions that block each other). */
+export function blockingReader(reason: BlockReason): number | undefined {
+  return reason.why === 'visible-writer' || reason.why === 'stale-snapshot' ? reason.reader : undefined;
 }
 
 export function explorePrefixes(rel: Relations, partners: WritePartners, budget: Budget, stats: PrefixStats, stuck?: StuckPoint): number[] | undefined {
@@ -178,21 +194,16 @@ export function explorePrefixes(rel: Relations, partners: WritePartners, budget:
     return true;
   };
 
-  const name = (t: number) => txns[t].id;
-  const keyName = (k: number) => {
-    const info = model.keys[k];
-    return `${model.tables[info.table].schema.name}(${info.values.map((v) => JSON.stringify(v)).join(', ')})`;
-  };
-  /** The reason allowed(t) is false, in words (same checks, slow path). */
-  const whyBlocked = (t: number): string => {
-    for (let u = 0; u < n; u++) if (setHas(pred.subarray(t * words, (t + 1) * words), u) && !inP(u)) return `must commit after ${name(u)}, which has not committed yet (forced order)`;
+  /** The reason allowed(t) is false, as data (same checks, slow path). */
+  const whyBlocked = (t: number): BlockReason => {
+    for (let u = 0; u < n; u++) if (setHas(pred.subarray(t * words, (t + 1) * words), u) && !inP(u)) return { why: 'forced-order', after: u };
     const writes = model.writes[t];
     for (const key of writes.keys()) {
       for (const id of rel.triplesOfKey.get(key) ?? []) {
         const t3 = tripleReader[id];
         const t1 = tripleFrom[id];
         if (t3 === t || t1 === t || inP(t3) || !inP(t1)) continue;
-        if (visibleToRead(t, id)) return `${name(t3)} (${['RC', 'RA', 'CC', 'PC', 'SI', 'SER'][level[t3]]}) read ${keyName(key)} from ${name(t1)}, which already committed; ${name(t)} also writes ${keyName(key)} and would be visible to that read, so it would have had to commit before ${name(t1)}`;
+        if (visibleToRead(t, id)) return { why: 'visible-writer', reader: t3, key, version: t1 };
       }
     }
     for (let t3 = 1; t3 < n; t3++) {
@@ -202,10 +213,10 @@ export function explorePrefixes(rel: Relations, partners: WritePartners, budget:
         if (t1 !== t && !inP(t1)) continue;
         const key = tripleKey[id];
         const last = writes.has(key) ? t : lastWriter[key];
-        if (last !== t1) return `${name(t3)} (SI) writes a row ${name(t)} writes, so everything committed so far is visible to it, but it read ${keyName(key)} from ${name(t1)} while ${name(last)} wrote it later`;
+        if (last !== t1) return { why: 'stale-snapshot', reader: t3, key, version: t1, later: last };
       }
     }
-    return 'every prefix it leads to was already explored and failed';
+    return { why: 'explored' };
   };
   let deepest = 0;
 

@@ -8,6 +8,7 @@
  *   model -> base(): triples (r, x, t1), wrPred, rcFirst, hb = (so ∪ wr)+, pco = (so ∪ wr)+
  *         -> addWitness(r, x, w) -> saturate.ts
  */
+import type { Visibility } from './anomaly.js';
 import { INIT, type CheckModel, type ReadEvent } from './model.js';
 import { CC, PC, RA, RC, SER, SI } from './levels.js';
 import { Order, newSet, setAdd, setHas } from './order.js';
@@ -37,7 +38,7 @@ export interface ForcedEdge {
   level: number;
 }
 
-export type Visibility = 'so' | 'wr-earlier' | 'wr' | 'causal' | 'prefix' | 'conflict' | 'co';
+export type { Visibility };
 
 export class Relations {
   constructor(

@@ -10,6 +10,7 @@ import { renderResult } from '../checker/explain.js';
 import { runScenarios, type PermutationResult, type ScenarioOptions } from '../scenario/run.js';
 import { EXIT } from './check-command.js';
 import { InterruptedError, watchSignals } from './interrupt.js';
+import { anomalyJson } from '../report/json.js';
 
 export interface ScenarioCommandOptions {
   db?: string;
@@ -32,7 +33,7 @@ export function scenarioJsonOf(r: PermutationResult): Record<string, unknown> {
     ...(r.error ? { error: r.error } : {}),
     ...(r.refusedStep ? { refusedStep: r.refusedStep } : {}),
     ...(res?.reason ? { reason: res.reason } : {}),
-    anomalies: res?.anomalies ?? [],
+    anomalies: (res?.anomalies ?? []).map(anomalyJson),
     ...(res?.commitOrder ? { commitOrder: res.commitOrder } : {}),
     ...(res?.subHistory ? { subHistory: res.subHistory } : {}),
     ...(res ? { notes: res.notes, stats: res.stats } : {}),

@@ -8,7 +8,8 @@
  * Every text from the history passes through `dotHtml` into HTML-like labels; node and edge ids are ours
  * (`t12`, `a0g1e2`), never the history's.
  */
-import type { Anomaly, Edge } from '../checker/anomaly.js';
+import { anomalyEdges, type Anomaly, type Edge } from '../checker/anomaly.js';
+import { keyText, missingVersions } from '../checker/explain.js';
 import type { HistoryEvent } from '../history/format.js';
 import type { History, Txn } from '../history/history.js';
 import { INIT_WID } from '../history/format.js';
@@ -27,7 +28,7 @@ export const LEVEL_COLORS: Record<string, string> = {
 const KIND_COLORS: Record<string, string> = {
   so: '#555555',
   wr: '#2e7d32',
-  ww: '#8d6e63',
+  rw: '#8d6e63',
   witness: '#b5651d',
   axiom: '#6a1b9a',
   assumed: '#1565c0',
@@ -43,12 +44,12 @@ const MAX_STATEMENTS_CONTEXT = 4;
 const MAX_LINE_CHARS = 68;
 const MAX_ROWS = 2;
 
-export interface GraphStep extends Edge {
+export type GraphStep = Edge & {
   /** Number of the step in the explanation (1-based); absent for a case's assumption. */
   step?: number;
   /** The SVG id of the drawn edge. */
   svgId: string;
-}
+};
 
 export interface AnomalyGraph {
   /** For a case analysis: "Case 1: suppose T1 commits before T2". */
@@ -60,60 +61,37 @@ export interface AnomalyGraph {
   steps: GraphStep[];
 }
 
-interface CaseData {
-  assume: string;
-  edges: Edge[];
-}
-
-/** `table(v1, v2)` as the checker writes keys. */
-export function keyText(table: string | undefined, key: unknown[] | undefined): string {
-  if (!table) return '';
-  return `${table}(${(key ?? []).map((v) => JSON.stringify(v)).join(', ')})`;
-}
-
 /** The label text of an explanation edge (before escaping): kind and what forced it. */
 export function edgeLabel(e: Edge, step?: number): string[] {
   const head = `${step !== undefined ? `${step}. ` : ''}${e.kind}`;
   switch (e.kind) {
     case 'axiom':
-      return [`${head} ${e.level ?? ''}`.trim(), ...(e.reader ? [`reader ${e.reader}`] : []), ...(e.table ? [keyText(e.table, e.key)] : [])];
+      return [`${head} ${e.level}`, `reader ${e.reader}`, keyText(e.table, e.key)];
+    case 'rw':
+      return [`${head} ${e.level}`, keyText(e.table, e.key), `wid ${e.wid}`];
     case 'wr':
-    case 'ww':
+      return [head, keyText(e.table, e.key), `wid ${e.wid}`];
     case 'witness':
-      return [head, ...(e.table ? [keyText(e.table, e.key)] : []), ...(e.wid ? [`wid ${e.wid}`] : [])];
+      return [head, keyText(e.table, e.key)];
     case 'assumed':
       return [step !== undefined ? head : 'assumed'];
-    default:
+    case 'so':
       return [head];
   }
-}
-
-/** The transaction pair of a case's assumption `A commits before B`, matched against known ids. */
-function assumedPair(assume: string, ids: Set<string>): [string, string] | undefined {
-  const sep = ' commits before ';
-  for (let i = assume.indexOf(sep); i >= 0; i = assume.indexOf(sep, i + 1)) {
-    const a = assume.slice(0, i);
-    const b = assume.slice(i + sep.length);
-    if (ids.has(a) && ids.has(b)) return [a, b];
-  }
-  return undefined;
 }
 
 export function anomalyGraphs(history: History, anomaly: Anomaly, prefix: string): AnomalyGraph[] {
   const byId = new Map<string, { txn: Txn; index: number }>();
   history.txns.forEach((txn, index) => byId.set(txn.id, { txn, index }));
-  const known = new Set([...byId.keys(), 'init']);
-  const cases = anomaly.details?.cases as CaseData[] | undefined;
-  if (cases?.length) {
-    return cases.flatMap((c, i) => {
-      const pair = assumedPair(c.assume, known);
-      const edges = c.edges ?? [];
-      const premise: Edge[] = pair && !edges.some((e) => e.kind === 'assumed' && e.from === pair[0] && e.to === pair[1]) ? [{ from: pair[0], to: pair[1], kind: 'assumed', reason: `suppose ${c.assume}` }] : [];
-      const g = buildGraph(history, byId, anomaly, edges, premise, `${prefix}g${i}`);
-      return g ? [{ ...g, title: `Case ${i + 1}: suppose ${c.assume}` }] : [];
+  if ('cases' in anomaly) {
+    return anomaly.cases.flatMap((c, i) => {
+      const { before, after } = c.assume;
+      const premise: Edge[] = c.edges.some((e) => e.kind === 'assumed' && e.from === before && e.to === after) ? [] : [{ from: before, to: after, kind: 'assumed' }];
+      const g = buildGraph(history, byId, anomaly, c.edges, premise, `${prefix}g${i}`);
+      return g ? [{ ...g, title: `Case ${i + 1}: suppose ${before} commits before ${after}` }] : [];
     });
   }
-  const g = buildGraph(history, byId, anomaly, anomaly.edges ?? [], [], `${prefix}g0`);
+  const g = buildGraph(history, byId, anomaly, anomalyEdges(anomaly), [], `${prefix}g0`);
   return g ? [g] : [];
 }
 
@@ -127,7 +105,7 @@ function buildGraph(history: History, byId: Map<string, { txn: Txn; index: numbe
     add(e.from);
     add(e.to);
   }
-  for (const e of cycle) add(e.reader);
+  for (const e of cycle) if (e.kind === 'axiom') add(e.reader);
   for (const ev of anomaly.events ?? []) add(ev.txn);
   const named = anomaly.txns.filter((id) => !ids.includes(id));
   if (ids.length + named.length <= MAX_NODES) named.forEach(add);
@@ -137,14 +115,14 @@ function buildGraph(history: History, byId: Map<string, { txn: Txn; index: numbe
   const cycleNodes = new Set(cycle.flatMap((e) => [e.from, e.to]));
   // Statements to emphasise: the reads the explanation cites, the anomaly's events, and the writes of cited wids.
   const citedEvents = new Set<string>();
-  for (const e of cycle) if (e.read) citedEvents.add(`${e.read.txn}#${e.read.event}`);
+  for (const e of cycle) if ('read' in e) citedEvents.add(`${e.read.txn}#${e.read.event}`);
   for (const ev of anomaly.events ?? []) citedEvents.add(`${ev.txn}#${ev.event}`);
-  const citedWids = new Set(cycle.map((e) => e.wid).filter((w): w is string => !!w && w !== INIT_WID));
+  const citedWids = new Set(cycle.map((e) => ('wid' in e ? e.wid : undefined)).filter((w): w is string => !!w && w !== INIT_WID));
   for (const id of ids) {
     const t = byId.get(id)?.txn;
     if (!t) continue;
     // The writes an edge cites: by wid, or (for an axiom) the `from` transaction's write of the edge's key.
-    const keys = new Set(cycle.filter((e) => e.kind === 'axiom' && e.from === id && e.table).map((e) => `${e.table}\u0000${JSON.stringify(e.key ?? [])}`));
+    const keys = new Set(cycle.flatMap((e) => (e.kind === 'axiom' && e.from === id ? [`${e.table}\u0000${JSON.stringify(e.key)}`] : [])));
     t.events.forEach((e, i) => {
       if (e.op === 'select') return;
       const cols = history.tables.get(e.table)?.key ?? [];
@@ -207,9 +185,8 @@ function buildGraph(history: History, byId: Map<string, { txn: Txn; index: numbe
 }
 
 function missingRow(a: Anomaly): { row: string; versions: string[] } | undefined {
-  const d = a.details ?? {};
-  if (a.type !== 'missing-row' || typeof d.table !== 'string' || !Array.isArray(d.key)) return undefined;
-  return { row: keyText(d.table, d.key as unknown[]), versions: Array.isArray(d.versions) ? d.versions.map(String) : [] };
+  if (a.type !== 'missing-row') return undefined;
+  return { row: keyText(a.table, a.key), versions: missingVersions(a) };
 }
 
 function labelHtml(lines: string[], bold: boolean): string {

@@ -10,9 +10,9 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { Anomaly } from '../checker/anomaly.js';
+import { anomalyEdges, type Anomaly, type Edge } from '../checker/anomaly.js';
 import type { CheckResult } from '../checker/check.js';
-import { anomalyName, renderAnomaly } from '../checker/explain.js';
+import { anomalyMessage, anomalyName, conflictText, edgeReason, literatureNames, missingVersions, renderAnomaly } from '../checker/explain.js';
 import type { History } from '../history/history.js';
 import { anomalyGraphs, edgeLabel, LEVEL_COLORS, type GraphStep } from './graph.js';
 import { pageHtml } from './page.js';
@@ -37,7 +37,7 @@ interface PageGraph {
   svg?: number;
   error?: string;
   nodes: Record<string, string>;
-  steps: (GraphStep & { label: string[] })[];
+  steps: (GraphStep & { label: string[]; reason: string })[];
 }
 
 export async function renderReport(history: History, result: CheckResult, options: ReportOptions = {}): Promise<string> {
@@ -48,7 +48,7 @@ export async function renderReport(history: History, result: CheckResult, option
     if (i < MAX_DRAWN) {
       for (const g of anomalyGraphs(history, a, `a${i}`)) {
         const r = await renderSvg(g.dot);
-        const steps = g.steps.map((s) => ({ ...s, label: edgeLabel(s, s.step) }));
+        const steps = g.steps.map((s) => ({ ...s, label: edgeLabel(s, s.step), reason: edgeReason(s) }));
         if ('svg' in r) {
           svgs.push(r.svg);
           graphs.push({ title: g.title, svg: svgs.length - 1, nodes: g.nodes, steps });
@@ -62,7 +62,7 @@ export async function renderReport(history: History, result: CheckResult, option
   const index = new Map(history.txns.map((t, i) => [t.id, i]));
   const involved = new Set<number>();
   for (const a of result.anomalies.slice(0, MAX_DRAWN)) {
-    for (const id of [...a.txns, ...(a.edges ?? []).flatMap((e) => [e.from, e.to])]) {
+    for (const id of [...a.txns, ...anomalyEdges(a).flatMap((e) => [e.from, e.to])]) {
       const i = index.get(id);
       if (i !== undefined) involved.add(i);
     }
@@ -104,21 +104,25 @@ export async function renderReport(history: History, result: CheckResult, option
   return pageHtml({ title: data.title, data, svgs });
 }
 
+/** An edge for the page: the data, its label and its reason in words (explain.ts). */
+const edgeData = (e: Edge, step?: number) => ({ ...e, label: edgeLabel(e, step), reason: edgeReason(e) });
+
 function anomalyData(a: Anomaly, graphs: PageGraph[]) {
-  const d = a.details ?? {};
+  const search = a.type === 'no-consistent-order' ? a : undefined;
   return {
     type: a.type,
     name: anomalyName(a.type),
-    message: a.message,
+    literature: literatureNames(a.type),
+    message: anomalyMessage(a),
     levels: a.levels ?? [],
     txns: a.txns,
     events: a.events ?? [],
-    edges: (a.edges ?? []).map((e, i) => ({ ...e, label: edgeLabel(e, i + 1) })),
-    cases: (d.cases as { assume: string; edges: Anomaly['edges'] }[] | undefined) ?? null,
-    transactions: d.transactions ?? null,
-    subHistory: d.subHistory ?? null,
-    conflicts: d.conflicts ?? null,
-    versions: a.type === 'missing-row' && Array.isArray(d.versions) ? d.versions : null,
+    edges: 'edges' in a ? a.edges.map((e, i) => edgeData(e, i + 1)) : [],
+    cases: 'cases' in a ? a.cases.map((c) => ({ assume: c.assume, edges: c.edges.map((e, i) => edgeData(e, i + 1)) })) : null,
+    transactions: a.transactions ?? null,
+    subHistory: search?.subHistory ?? null,
+    conflicts: search?.conflicts?.map(conflictText) ?? null,
+    versions: a.type === 'missing-row' ? missingVersions(a) : null,
     text: renderAnomaly(a, ''),
     graphs,
   };

@@ -171,6 +171,7 @@ export const PAGE_SCRIPT = String.raw`
       var sec = add(app, 'section', 'anomaly');
       sec.id = 'anomaly-' + ai;
       var h = add(sec, 'h3', null, a.name.toUpperCase());
+      if (a.literature) add(h, 'span', 'literature', a.literature);
       if (a.levels.length) add(h, 'span', 'violates', 'violates ' + a.levels.join(', '));
       add(sec, 'p', 'message', a.message);
       a.events.forEach(function (e) {
@@ -204,7 +205,7 @@ export const PAGE_SCRIPT = String.raw`
       } else if (a.cases) {
         a.cases.forEach(function (c, ci) {
           var box = add(sec, 'div', 'words');
-          add(box, 'h4', null, 'Case ' + (ci + 1) + ': suppose ' + c.assume);
+          add(box, 'h4', null, 'Case ' + (ci + 1) + ': suppose ' + c.assume.before + ' commits before ' + c.assume.after);
           wordsFor(box, c.edges.map(function (e, k) { return Object.assign({}, e, { step: k + 1 }); }), null, 'Then a cycle is forced:');
         });
       } else if (a.edges.length) {

@@ -33,6 +33,7 @@ table.levels td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .chip { display: inline-block; padding: 0 6px; margin: 0 4px 2px 0; border-radius: 4px; font-size: 12px; font-weight: 600; color: #111; white-space: nowrap; }
 .anomaly { border: 1px solid var(--line); border-left: 4px solid var(--red); border-radius: 6px; padding: 4px 16px 14px; margin: 14px 0; }
 .anomaly h3 .violates { font-weight: 400; color: var(--red); margin-left: 8px; font-size: 13px; }
+.anomaly h3 .literature { font-weight: 400; color: var(--muted); margin-left: 8px; font-size: 13px; }
 .anomaly .message { margin: 4px 0 8px; }
 .case { margin: 10px 0 4px; }
 .case h4 { color: var(--blue); }
@@ -49,7 +50,7 @@ table.levels td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .words li:hover, .words li.hl { background: #fff1f1; }
 .kind { display: inline-block; font-family: var(--mono); font-size: 11px; font-weight: 700; padding: 0 5px; border-radius: 3px; margin-right: 6px; color: #fff; background: #555; }
 .kind.wr { background: #2e7d32; } .kind.axiom { background: #6a1b9a; } .kind.witness { background: #b5651d; }
-.kind.assumed { background: #1565c0; } .kind.ww { background: #8d6e63; } .kind.so { background: #555; }
+.kind.assumed { background: #1565c0; } .kind.rw { background: #8d6e63; } .kind.so { background: #555; }
 .assume { color: var(--blue); }
 .txn-desc { margin: 6px 0 10px; }
 .txn-desc .head { font-weight: 600; }

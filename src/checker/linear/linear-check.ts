@@ -11,9 +11,8 @@
  * Every verdict is a proof: consistent comes with a commit order checked against the definitions, inconsistent
  * with edges forced in every commit order. `undecided` only means this order did not work.
  */
-import type { Anomaly, Edge } from '../anomaly.js';
-import { ANOMALY_TEXT } from '../anomaly.js';
-import { cycleAnomaly, forcedEdgeToEdge, txnName } from '../cycle.js';
+import type { Anomaly, AxiomEdge, CaseSplitAnomaly, Edge } from '../anomaly.js';
+import { classifyContradiction, cycleAnomaly, forcedEdgeToEdge, forcedFact, keyRef, txnId, wrEdgeData, soEdgeData, type Fact } from '../cycle.js';
 import { RC, SER, levelName } from '../levels.js';
 import { describeKey, INIT, type CheckModel } from '../model.js';
 import { missingRowAnomaly } from '../missing-row.js';
@@ -105,7 +104,8 @@ function toForcedEdge(model: CheckModel, edges: ForcedEdges, e: number): ForcedE
   };
 }
 
-/** A cycle of so, wr and forced edges: explained by cycle.ts when it has no anti-dependency, else here. */
+/** A cycle of so, wr and forced edges: explained by cycle.ts when it has no anti-dependency, else here (the same
+ *  classifier, fed the anti-dependencies as facts of their SER readers). */
 function forcedCycleAnomaly(model: CheckModel, edges: ForcedEdges, cycle: GraphEdge[]): Anomaly {
   const anti = cycle.filter((e) => e.kind === FORCED && edges.why[e.a] === ANTI_DEPENDENCY);
   if (anti.length === 0) {
@@ -113,71 +113,54 @@ function forcedCycleAnomaly(model: CheckModel, edges: ForcedEdges, cycle: GraphE
     const forced = cycle.filter((e) => e.kind === FORCED).map((e) => toForcedEdge(model, edges, e.a));
     return cycleAnomaly({ model, triples, forced, assumed: [], pco: { cycleEdge: [cycle[0].from, cycle[0].to] } });
   }
+  const facts: Fact[] = cycle.filter((e) => e.kind === FORCED).map((e) => {
+    if (edges.why[e.a] !== ANTI_DEPENDENCY) return forcedFact(model, toForcedEdge(model, edges, e.a));
+    const key = model.reads[edges.read[e.a]].fromKeys[edges.index[e.a]];
+    return { via: 'anti', reader: e.from, key, readerWritesKey: model.writes[e.from].has(key), readerWrites: model.writes[e.from].size > 0, sawNewerVersion: false };
+  });
   const out: Edge[] = cycle.map((e) => graphEdge(model, edges, e));
-  const readers = [...new Set(anti.map((e) => model.txns[e.from].id))];
-  const type = anti.length === 1 ? 'g-single' : 'commit-order-cycle';
-  const ids = [...new Set(cycle.map((e) => e.from))].filter((t) => t !== INIT).map((t) => model.txns[t].id);
-  return { type, message: `${ANOMALY_TEXT[type]}; violated by ${readers.join(', ')}`, txns: ids, levels: ['SER'], edges: out };
-}
-
-function graphEdge(model: CheckModel, edges: ForcedEdges, e: GraphEdge): Edge {
-  const { txns } = model;
-  const from = txns[e.from].id, to = txns[e.to].id;
-  if (e.kind === WR) {
-    const r = model.reads[e.a];
-    const key = r.fromKeys[e.b];
-    return { from, to, kind: 'wr', reason: `${to} read ${describeKey(model, key)} written by ${from} (wid ${r.fromWids[e.b]})`, read: r.ref, table: model.tables[model.keys[key].table].schema.name, key: model.keys[key].values, wid: r.fromWids[e.b] };
-  }
-  if (e.kind !== FORCED) return { from, to, kind: 'so', reason: e.from === INIT ? 'init precedes every transaction' : `${from} precedes ${to} in session ${txns[e.to].session}` };
-  if (edges.why[e.a] !== ANTI_DEPENDENCY) return forcedEdgeToEdge(model, toForcedEdge(model, edges, e.a));
-  const r = model.reads[edges.read[e.a]];
-  const i = edges.index[e.a];
-  const key = describeKey(model, r.fromKeys[i]);
-  const t1 = r.fromTxns[i];
-  const version = t1 === INIT ? 'the initial version' : `the version of ${txns[t1].id}`;
   return {
-    from,
-    to,
-    kind: 'axiom',
-    reason: `${from} must commit before ${to}: ${from} (SER) read ${key} as ${version}, which ${to} read and overwrote; had ${to} committed first, ${from} would have seen it`,
-    read: r.ref,
-    table: model.tables[model.keys[r.fromKeys[i]].table].schema.name,
-    key: model.keys[r.fromKeys[i]].values,
-    wid: r.fromWids[i],
-    level: 'SER',
-    reader: from,
+    type: classifyContradiction(model, facts),
+    by: 'cycle',
+    txns: [...new Set(cycle.map((e) => e.from))].filter((t) => t !== INIT).map((t) => model.txns[t].id),
+    levels: ['SER'],
+    edges: out,
+    readers: [...new Set(anti.map((e) => model.txns[e.from].id))],
   };
 }
 
-function lostUpdateAnomaly(model: CheckModel, l: LostUpdate): Anomaly {
+function graphEdge(model: CheckModel, edges: ForcedEdges, e: GraphEdge): Edge {
+  if (e.kind === WR) return wrEdgeData(model, e.a, e.b);
+  if (e.kind !== FORCED) return soEdgeData(model, e.from, e.to);
+  if (edges.why[e.a] !== ANTI_DEPENDENCY) return forcedEdgeToEdge(model, toForcedEdge(model, edges, e.a));
+  const r = model.reads[edges.read[e.a]];
+  const i = edges.index[e.a];
+  return { from: txnId(model, e.from), to: txnId(model, e.to), kind: 'rw', read: r.ref, ...keyRef(model, r.fromKeys[i]), wid: r.fromWids[i], version: txnId(model, r.fromTxns[i]), level: 'SER' };
+}
+
+/** Two SI/SER transactions read the same version and both overwrote it: a case split on their order (each order
+ *  makes the first visible to the second, which then must commit before the version it read). */
+function lostUpdateAnomaly(model: CheckModel, l: LostUpdate): CaseSplitAnomaly {
   const { txns, reads } = model;
   const ra = reads[l.a.read], rb = reads[l.b.read];
   const a = ra.txn, b = rb.txn;
-  const key = describeKey(model, l.key);
-  const version = l.from === INIT ? 'the initial version' : `the version of ${txns[l.from].id}`;
-  const wid = ra.fromWids[l.a.index];
-  const whyVisible = (x: number, y: number) => (txns[y].level === SER ? `${txns[y].id} (SER) sees ${txns[x].id}, committed before it` : `${txns[y].id} (SI) writes ${key} as ${txns[x].id} does, so it sees ${txns[x].id}`);
-  const cases = [
-    `if ${txns[a].id} commits before ${txns[b].id}: ${whyVisible(a, b)}, which must then commit before ${l.from === INIT ? 'init' : txns[l.from].id}, the version ${txns[b].id} read; but ${txns[a].id} read that version too, so it commits after it`,
-    `if ${txns[b].id} commits before ${txns[a].id}: the same with the roles exchanged`,
-  ];
-  const wrEdge = (r: typeof ra, i: number): Edge => ({
-    from: l.from === INIT ? 'init' : txns[l.from].id,
-    to: txns[r.txn].id,
-    kind: 'wr',
-    reason: `${txns[r.txn].id} read ${key} as ${version} (wid ${r.fromWids[i]}) and overwrote it`,
-    read: r.ref,
-    table: model.tables[model.keys[l.key].table].schema.name,
-    key: model.keys[l.key].values,
-    wid: r.fromWids[i],
-  });
+  /** Suppose x commits before y: y sees x (SER: committed before it; SI: both write the row), so x must commit
+   *  before the version y read, which x read too. */
+  const order = (x: number, y: number, readY: number, iy: number, readX: number, ix: number) => {
+    const axiom: AxiomEdge = forcedEdgeToEdge(model, { from: x, to: l.from, triple: { read: readY, key: l.key, from: l.from, index: iy }, via: txns[y].level === SER ? 'co' : 'conflict', level: txns[y].level });
+    return { assume: { before: txns[x].id, after: txns[y].id }, edges: [axiom, wrEdgeData(model, readX, ix, true)] };
+  };
+  const cases = [order(a, b, l.b.read, l.b.index, l.a.read, l.a.index), order(b, a, l.a.read, l.a.index, l.b.read, l.b.index)];
   return {
     type: 'lost-update',
-    message: `${ANOMALY_TEXT['lost-update']}: ${txnName(model, a)} and ${txnName(model, b)} both read ${key} as ${version} (wid ${wid}) and both wrote it; whichever committed second would have seen the other`,
+    by: 'cases',
+    pair: [txns[a].id, txns[b].id],
     txns: [txns[a].id, txns[b].id, ...(l.from === INIT ? [] : [txns[l.from].id])],
     levels: [...new Set([levelName(txns[a].level), levelName(txns[b].level)])],
     events: [ra.ref, rb.ref],
-    edges: [wrEdge(ra, l.a.index), wrEdge(rb, l.b.index)],
-    details: { key: model.keys[l.key].values, table: model.tables[model.keys[l.key].table].schema.name, version: wid, cases },
+    cases,
+    readers: [txns[a].id, txns[b].id],
+    ...keyRef(model, l.key),
+    wid: ra.fromWids[l.a.index],
   };
 }
