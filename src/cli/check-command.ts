@@ -5,7 +5,8 @@
  * --max-memory bounds reading and checking (past it: unknown, with the reason).
  *
  * Exit status: 0 all consistent, 1 some inconsistent, 2 bad input or usage, 3 some unknown (and none
- * inconsistent or bad).
+ * inconsistent or bad). With --levels (the level boundary, checker/level-boundary.ts): 0 when every level is
+ * decided, 3 when one is left unknown, 2 on bad input.
  */
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -17,6 +18,8 @@ import { renderResult } from '../checker/explain.js';
 import { resultJson } from '../report/json.js';
 import { parseIsoOverride } from '../checker/levels.js';
 import { terminalProgress, type Progress } from './progress.js';
+import { levelBoundary, type LevelBoundary } from '../checker/level-boundary.js';
+import { boundaryJson, renderBoundary } from './levels-output.js';
 
 export interface CheckCommandOptions {
   iso?: string;
@@ -32,6 +35,8 @@ export interface CheckCommandOptions {
   maxInputGb?: number;
   /** The most reading and checking may hold in memory, in bytes (`--max-memory`, parsed by parseMemorySize). */
   maxMemory?: number;
+  /** `--levels`: the level boundary (which uniform levels hold, the strongest, a strongest one by label). */
+  levels?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -59,6 +64,8 @@ export interface FileResult {
   result?: CheckResult;
   /** The HTML report written for this file. */
   report?: string;
+  /** With --levels: the level boundary instead of one check. */
+  boundary?: LevelBoundary;
 }
 
 export const EXIT = { consistent: 0, inconsistent: 1, error: 2, unknown: 3 } as const;
@@ -77,6 +84,8 @@ export async function checkFile(file: string, options: CheckCommandOptions, file
 }
 
 async function checkOneFile(file: string, name: string, options: CheckCommandOptions, fileCount: number, progress: Progress): Promise<FileResult> {
+  if (options.levels && options.iso) throw new InputError('--levels checks every level itself: leave out --iso');
+  if (options.levels && options.report) throw new InputError('--levels does not write an HTML report yet: leave out --report (or run check --report without --levels)');
   const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
   const reportAt = options.report ? (await import('../report/html.js')).reportFileFor(options.report, name, fileCount) : undefined;
   if (reportAt) {
@@ -91,6 +100,17 @@ async function checkOneFile(file: string, name: string, options: CheckCommandOpt
   });
   // A history too big to hold: unknown, with the reason (no report: there is no history to show).
   if ('verdict' in history) return { file: name, verdict: history.verdict, result: history };
+  if (options.levels) {
+    const boundary = await levelBoundary(history, {
+      timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
+      checkAbortedReads: options.checkAbortedReads,
+      shrink: options.shrink,
+      maxMemoryBytes: options.maxMemory,
+      progress: (stage) => progress.stage(stage),
+    });
+    // the report is complete unless a level is left unknown (time or memory)
+    return { file: name, verdict: boundary.uniform.some((v) => v.verdict === 'unknown') ? 'unknown' : 'consistent', boundary };
+  }
   const result = await check(history, {
     iso,
     timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
@@ -116,11 +136,14 @@ async function checkOneFile(file: string, name: string, options: CheckCommandOpt
 
 export function jsonOf(r: FileResult): Record<string, unknown> {
   if (r.verdict === 'error') return { file: r.file, verdict: 'error', error: r.error };
+  if (r.boundary) return boundaryJson(r.file, r.boundary);
   return resultJson(r.file, r.result!, r.report ? { report: r.report } : {});
 }
 
 export function exitCodeOf(results: FileResult[]): number {
   if (results.some((r) => r.verdict === 'error')) return EXIT.error;
+  // --levels reports a boundary, whatever it is: 0 when every level is decided, 3 when one is left unknown
+  if (results.every((r) => r.boundary)) return results.some((r) => r.verdict === 'unknown') ? EXIT.unknown : EXIT.consistent;
   if (results.some((r) => r.verdict === 'inconsistent')) return EXIT.inconsistent;
   if (results.some((r) => r.verdict === 'unknown')) return EXIT.unknown;
   return EXIT.consistent;
@@ -135,6 +158,7 @@ export async function runCheckCommand(files: string[], options: CheckCommandOpti
     const name = r.file;
     if (!options.json) {
       if (r.verdict === 'error') console.log(`${name}: ERROR\n  ${r.error!.split('\n').join('\n  ')}`);
+      else if (r.boundary) console.log(renderBoundary(name, r.boundary));
       else if (files.length > 1 && r.verdict === 'consistent') console.log(`${name}: CONSISTENT (${r.result!.stats.committed} committed, ${(r.result!.stats.timeMs / 1000).toFixed(2)} s)`);
       else console.log(renderResult(name, r.result!));
       if (r.report) console.log(`  report: ${r.report}`);

@@ -32,6 +32,7 @@ program
     return n;
   })
   .option('--json', 'print JSON: {file, verdict, anomalies, commitOrder?, stats} (an array for several files)')
+  .option('--levels', 'report the level boundary: which levels hold with every transaction at one level (RC ✓ RA ✓ CC ✗ ...), the strongest, and with labels a strongest configuration by label (exit 0 when all are decided)')
   .option('--check-aborted-reads', 'also check well-formedness of what aborted transactions read')
   .option('--no-shrink', 'do not search for a small inconsistent sub-history to explain a verdict')
   .option('--report <file>', 'also write a self-contained HTML report (verdict, explanation graph, timeline) to this file; with several histories, FILE.<history>.html each')
@@ -60,6 +61,10 @@ Levels (weakest first; each transaction is judged by its own level):
   PC   Prefix Consistency
   SI   Snapshot Isolation  (PostgreSQL REPEATABLE READ)
   SER  Serializability     (PostgreSQL SERIALIZABLE)
+
+The level boundary with --levels (each level with its commit order or its anomaly):
+  isocheck check run.ndjson --levels                        RC ✓ RA ✓ CC ✓ PC ✓ SI ✗ SER ✗, strongest PC,
+                                                            by label e.g. NewOrder=SER,Payment=SI,*=PC
 
 What-if checks with --iso:
   isocheck check run.ndjson --iso SER                       would this run have been serializable?

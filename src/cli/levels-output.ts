@@ -1,0 +1,66 @@
+/**
+ * `isocheck check --levels`: the level boundary (checker/level-boundary.ts) on a terminal and as JSON.
+ *
+ *   run.ndjson: LEVELS (every transaction judged at one level)
+ *     RC   ✓ consistent
+ *     ...
+ *     SI   ✗ inconsistent: LOST UPDATE ...          (the explanation follows, as `check` prints it)
+ *     SER  ✗ inconsistent (implied by SI)
+ *   strongest: PC
+ *   by label: NewOrder=SER,Payment=SI,*=PC  (no label can be raised: ...)
+ */
+import type { LevelBoundary, LevelVerdict } from '../checker/level-boundary.js';
+import { renderResult } from '../checker/explain.js';
+import { resultJson } from '../report/json.js';
+
+const MARK = { consistent: '✓', inconsistent: '✗', unknown: '?' } as const;
+
+function verdictLine(v: LevelVerdict): string {
+  const head = `  ${v.level.padEnd(4)} ${MARK[v.verdict]} ${v.verdict}`;
+  if (v.impliedBy) return `${head} (implied by ${v.impliedBy})`;
+  if (v.verdict === 'unknown') return `${head}: ${v.result?.reason ?? 'not decided'}`;
+  if (v.verdict === 'inconsistent') return `${head}: ${firstLine(renderResult('', v.result!))}`;
+  return `${head} (a commit order exists; --json gives it)`;
+}
+
+/** The headline of an explanation: its first line that says something. */
+function firstLine(text: string): string {
+  return text.split('\n').map((l) => l.replace(/^[:\s]+/, '').trim()).find((l) => l.length > 0 && !/^(IN)?CONSISTENT\b/.test(l)) ?? text.trim();
+}
+
+export function renderBoundary(name: string, b: LevelBoundary): string {
+  const out = [`${name}: LEVELS (every transaction judged at one level; ${b.checks} check${b.checks === 1 ? '' : 's'})`];
+  for (const v of b.uniform) out.push(verdictLine(v));
+  out.push(b.strongest ? `strongest: ${b.strongest}` : 'strongest: none (inconsistent even at RC)');
+  if (b.byLabel && b.strongest !== 'SER') {
+    const blocked = [...b.byLabel.blockedBy].map(([label, { level, result }]) => `${label} at ${level}: ${result.verdict}`);
+    out.push(`by label: ${b.byLabel.spec}${blocked.length ? `  (one level higher: ${blocked.join('; ')})` : ''}`);
+  }
+  const first = b.uniform.find((v) => v.verdict === 'inconsistent' && v.result);
+  if (first) out.push('', `Why not ${first.level}:`, renderResult(name, first.result!));
+  return out.join('\n');
+}
+
+export function boundaryJson(file: string, b: LevelBoundary): Record<string, unknown> {
+  return {
+    file,
+    levels: b.uniform.map((v) => ({
+      level: v.level,
+      verdict: v.verdict,
+      ...(v.impliedBy ? { impliedBy: v.impliedBy } : {}),
+      ...(v.result ? { result: resultJson(file, v.result) } : {}),
+    })),
+    strongest: b.strongest ?? null,
+    ...(b.byLabel
+      ? {
+          byLabel: {
+            spec: b.byLabel.spec,
+            levels: Object.fromEntries(b.byLabel.levels),
+            commitOrder: b.byLabel.result.commitOrder,
+            blockedBy: Object.fromEntries([...b.byLabel.blockedBy].map(([label, { level, result }]) => [label, { level, result: resultJson(file, result) }])),
+          },
+        }
+      : {}),
+    checks: b.checks,
+  };
+}
