@@ -74,6 +74,8 @@ add('g-single-read-skew', 'T1[r(x,0) r(y,1)], T2[w(x,1) w(y,1)]: T1 saw y after 
 add('session-read-skew', 'T1[w(x,1) w(y,1)]; session 2: T2[r(x,1)] then T3[r(y,0)]: T3 misses what its session already saw', [S('w(x,1) w(y,1)'), [2, 'r(x,1)'], [2, 'r(y,0)']], v('✓✓✗✗✗✗'));
 add('lost-update-three', 'T1[r(x,0) w(x,1)], T2[r(x,0) w(x,2)], T3[r(x,2)]: the lost update stays visible to a reader', [S('r(x,0) w(x,1)'), S('r(x,0) w(x,2)'), S('r(x,2)')], v('✓✓✓✓✗✗'));
 add('write-skew-two-keys', 'T1[r(x,0) w(y,1)], T2[r(y,0) w(x,1)]: each overwrites what the other read', [S('r(x,0) w(y,1)'), S('r(y,0) w(x,1)')], v('✓✓✓✓✓✗'));
+add('non-monotonic-read', 'T1[w(x,1)], T2[r(x,1) r(x,0)]: T2 reads x again and gets an older version than it already saw', [S('w(x,1)'), S('r(x,1) r(x,0)')], v('✗✗✗✗✗✗'));
+add('session-non-monotonic-read', 'T1[w(x,1)]; session 2: T2[r(x,1)] then T3[r(x,0)]: T3 reads an older version of x than its session already saw', [S('w(x,1)'), [2, 'r(x,1)'], [2, 'r(x,0)']], v('✓✓✗✗✗✗'));
 
 // Mixed levels (docs/semantics.md §6).
 const mixed = [];

@@ -4,6 +4,7 @@
  */
 import { ISOLATION_LEVELS, type IsolationLevel } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';
+import type { AnomalyType } from './anomaly.js';
 
 export const RC = 0;
 export const RA = 1;
@@ -78,4 +79,30 @@ export function effectiveLevel(recorded: IsolationLevel, label: string | undefin
   if (override.all) return override.all;
   if (label !== undefined && override.byLabel.has(label)) return override.byLabel.get(label)!;
   return override.fallback ?? recorded;
+}
+
+/**
+ * Which anomalies each level forbids (each level forbids its own and those of every weaker one), with where the
+ * axiom comes from. Rows are ours (anomaly.ts names them, with Adya's and Elle's names beside); the axioms are
+ * docs/semantics.md §2.4 after Biswas & Enea, OOPSLA 2019, and Bouajjani, Enea & Román-Calvo, CAV (§3.2).
+ * The well-formedness anomalies (garbage, aborted and intermediate reads, G1c, internal inconsistency) and a
+ * missing row are forbidden at every level.
+ */
+export const FORBIDDEN_BY_LEVEL: readonly { level: IsolationLevel; forbids: readonly AnomalyType[]; citation: string }[] = [
+  {
+    level: 'RC',
+    forbids: ['aborted-read', 'intermediate-read', 'circular-information-flow', 'garbage-read', 'internal-inconsistency', 'missing-row', 'read-your-writes', 'fractured-read', 'non-monotonic-read'],
+    citation:
+      'Adya 1999 §4.1 (PL-2: G1a, G1b, G1c); the RC axiom of Biswas & Enea, OOPSLA 2019 (a read sees its session predecessors and what an earlier statement read from): read your writes (Terry et al. 1994), and no fractured or non-monotonic read after a statement that read from the writer',
+  },
+  { level: 'RA', forbids: ['fractured-read'], citation: 'Read Atomic: Bailis et al., SIGMOD 2014 (no fractured reads, in any statement order); Cerone, Bernardi & Gotsman, CONCUR 2015' },
+  { level: 'CC', forbids: ['causality-violation', 'non-monotonic-read'], citation: 'Causal consistency: Cerone et al. 2015; Biswas & Enea 2019 (Causal axiom); monotonic reads across a session: Terry et al. 1994' },
+  { level: 'PC', forbids: ['long-fork', 'g-single'], citation: 'Prefix consistency: Cerone et al. 2015, Biswas & Enea 2019 (Prefix axiom); long fork is Adya G2 (Elle G2)' },
+  { level: 'SI', forbids: ['lost-update'], citation: 'Snapshot isolation = Prefix + Conflict: Cerone et al. 2015; lost update is Berenson et al., SIGMOD 1995, P4 (Adya G2-item)' },
+  { level: 'SER', forbids: ['write-skew', 'commit-order-cycle'], citation: 'Serializability: Papadimitriou 1979; write skew is Berenson et al. 1995 A5B (Adya G2-item, PL-3 forbids G2)' },
+];
+
+/** The weakest level that forbids an anomaly (undefined: no row names it, e.g. no-consistent-order). */
+export function weakestForbidding(type: AnomalyType): IsolationLevel | undefined {
+  return FORBIDDEN_BY_LEVEL.find((row) => row.forbids.includes(type))?.level;
 }
