@@ -13,6 +13,8 @@ import { anomalyMessage } from '../src/checker/explain.js';
 import { levelIndex, weakestForbidding } from '../src/checker/levels.js';
 import type { Anomaly } from '../src/checker/anomaly.js';
 import type { CheckResult } from '../src/checker/result.js';
+import { anomalyGraphs } from '../src/report/graph.js';
+import { ins, loadLines, registerLines, sel, txn } from './helpers/lines.js';
 
 const dir = join(import.meta.dirname, '..', 'histories', 'known');
 const goldenDir = join(import.meta.dirname, 'golden');
@@ -87,6 +89,32 @@ describe('known answers', () => {
       expect(actual, `${path} (UPDATE_GOLDEN=1 rewrites it)`).toEqual(JSON.parse(readFileSync(path, 'utf8')));
     });
   }
+});
+
+describe('a stuck search names what it found', () => {
+  // A write skew (both SER) among 90 more transactions: too many for the case analysis of every pair (cases.ts),
+  // so the search's stuck frontier, where T1 and T2 each wait for the other, names it.
+  const lines = registerLines([{ id: 1, v: 0 }, { id: 2, v: 0 }], [
+    txn('T1', 1, 1, [sel(1, [{ wid: 'init', v: 0 }]), sel(2, [{ wid: 'init', v: 0 }]), ins('T1.3', 1, 1)]),
+    txn('T2', 2, 1, [sel(1, [{ wid: 'init', v: 0 }]), sel(2, [{ wid: 'init', v: 0 }]), ins('T2.3', 2, 1)]),
+    ...Array.from({ length: 90 }, (_, i) => txn(`F${i + 1}`, 3, i + 1, [ins(`F${i + 1}.1`, 100 + i, 0)])),
+  ]);
+
+  it('as a write skew, explained by a case split on the two transactions, drawn as two cases', async () => {
+    const h = await loadLines(lines);
+    const r = checkHistory(h);
+    expect(r.verdict).toBe('inconsistent');
+    const a = r.anomalies[0];
+    expect(a.type).toBe('write-skew');
+    if (a.type !== 'write-skew' || !('cases' in a)) throw new Error('a case split');
+    expect(a.fromStuck).toBe(true);
+    expect(a.pair).toEqual(['T1', 'T2']);
+    expect(a.cases.map((c) => c.assume)).toEqual([{ before: 'T1', after: 'T2' }, { before: 'T2', after: 'T1' }]);
+    expect(a.cases.map((c) => c.edges.filter((e) => e.kind === 'axiom').map((e) => e.kind === 'axiom' && e.reader))).toEqual([['T2'], ['T1']]);
+    expect(anomalyMessage(a)).toMatch(/^write skew: .*T1 and T2 cannot be ordered either way \(the search .* stuck/);
+    const graphs = anomalyGraphs(h, a, 'a0');
+    expect(graphs.map((g) => g.title)).toEqual(['Case 1: suppose T1 commits before T2', 'Case 2: suppose T2 commits before T1']);
+  });
 });
 
 describe('search budget', () => {
