@@ -86,7 +86,8 @@ export function effectiveLevel(recorded: IsolationLevel, label: string | undefin
  * axiom comes from. Rows are ours (anomaly.ts names them, with Adya's and Elle's names beside); the axioms are
  * docs/semantics.md §2.4 after Biswas & Enea, OOPSLA 2019, and Bouajjani, Enea & Román-Calvo, CAV (§3.2).
  * The well-formedness anomalies (garbage, aborted and intermediate reads, G1c, internal inconsistency) and a
- * missing row are forbidden at every level.
+ * missing row are forbidden at every level; a commit-order cycle with no shorter name, and no consistent commit
+ * order, by the levels of the readers involved (no row).
  */
 export const FORBIDDEN_BY_LEVEL: readonly { level: IsolationLevel; forbids: readonly AnomalyType[]; citation: string }[] = [
   {
@@ -99,7 +100,7 @@ export const FORBIDDEN_BY_LEVEL: readonly { level: IsolationLevel; forbids: read
   { level: 'CC', forbids: ['causality-violation', 'non-monotonic-read'], citation: 'Causal consistency: Cerone et al. 2015; Biswas & Enea 2019 (Causal axiom); monotonic reads across a session: Terry et al. 1994' },
   { level: 'PC', forbids: ['long-fork', 'g-single'], citation: 'Prefix consistency: Cerone et al. 2015, Biswas & Enea 2019 (Prefix axiom); long fork is Adya G2 (Elle G2)' },
   { level: 'SI', forbids: ['lost-update'], citation: 'Snapshot isolation = Prefix + Conflict: Cerone et al. 2015; lost update is Berenson et al., SIGMOD 1995, P4 (Adya G2-item)' },
-  { level: 'SER', forbids: ['write-skew', 'commit-order-cycle'], citation: 'Serializability: Papadimitriou 1979; write skew is Berenson et al. 1995 A5B (Adya G2-item, PL-3 forbids G2)' },
+  { level: 'SER', forbids: ['write-skew'], citation: 'Serializability: Papadimitriou 1979; write skew is Berenson et al. 1995 A5B (Adya G2-item, PL-3 forbids G2)' },
 ];
 
 /** The weakest level that forbids an anomaly (undefined: no row names it, e.g. no-consistent-order). */
