@@ -44,6 +44,12 @@ export interface EmbeddedOptions {
   settings?: Record<string, string>;
   /** Called with each log chunk (default: kept in memory only). */
   onLog?: (message: string) => void;
+  /**
+   * Instead of initdb: fills the new data directory (empty, owned by the server's user) with a copy of another
+   * server's, whose password it then has (a hot standby: topology.ts). Ready means accepting (read-only)
+   * connections.
+   */
+  dataFrom?: { fill(dataDir: string, runAs: RunAs | undefined): Promise<void>; password: string };
 }
 
 export interface EmbeddedServer {
@@ -401,27 +407,30 @@ async function startOn(opts: EmbeddedOptions, port: number, bin: string, runAs: 
     opts.onLog?.(text);
   };
   const ctx = { port, runAs, dir };
-  const password = randomBytes(12).toString('hex');
+  const password = opts.dataFrom?.password ?? randomBytes(12).toString('hex');
   let proc: ChildProcess;
   try {
+    if (opts.dataFrom) await withTimeout(opts.dataFrom.fill(dataDir, runAs), START_TIMEOUT_MS, 'the data directory was not copied');
     // the directory already belongs to the server's user: create the file exclusively (a link planted there is
     // not followed) and hand it over through its descriptor
     const pwfile = join(dir, 'pwfile');
-    const fd = openSync(pwfile, 'wx', 0o600);
-    try {
-      writeSync(fd, `${password}\n`);
-      if (runAs) fchownSync(fd, runAs.uid, runAs.gid);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      await withTimeout(
-        initdb(bin, [`--pgdata=${dataDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--locale=C', '--encoding=UTF8', '--no-sync'], runAs, dir, log, server),
-        START_TIMEOUT_MS,
-        'initdb did not finish',
-      );
-    } finally {
-      rmSync(pwfile, { force: true });
+    if (!opts.dataFrom) {
+      const fd = openSync(pwfile, 'wx', 0o600);
+      try {
+        writeSync(fd, `${password}\n`);
+        if (runAs) fchownSync(fd, runAs.uid, runAs.gid);
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        await withTimeout(
+          initdb(bin, [`--pgdata=${dataDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--locale=C', '--encoding=UTF8', '--no-sync'], runAs, dir, log, server),
+          START_TIMEOUT_MS,
+          'initdb did not finish',
+        );
+      } finally {
+        rmSync(pwfile, { force: true });
+      }
     }
     // a unix socket beside the data when its path fits (sun_path holds 107 bytes); clients connect over TCP anyway
     const socketDir = Buffer.byteLength(`${dir}/.s.PGSQL.${port}.lock`) <= 100 ? dir : '';
