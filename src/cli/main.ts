@@ -129,6 +129,24 @@ Examples:
   });
 
 program
+  .command('merge')
+  .description('join the histories several client processes recorded against one database into one history (sessions kept apart, tables and initial rows checked identical)')
+  .argument('<files...>', 'history files (.ndjson or .ndjson.gz), e.g. from isocheck run --client K/N')
+  .requiredOption('-o, --out <file>', 'the merged history (.ndjson, or .ndjson.gz)')
+  .option('--json', 'print JSON: {out, files: [{file, transactions, sessions: {old: new}, truncated}], transactions, sessions}')
+  .option('--max-line-mb <n>', 'as for check', (v) => Number(v))
+  .option('--max-input-gb <n>', 'as for check, per file', (v) => Number(v))
+  .addHelpText('after', `
+Example (two client processes of one run, then the check):
+  isocheck run smallbank --db postgres://host/bank --client 1/2 --out c1.ndjson   (on one machine)
+  isocheck run smallbank --db postgres://host/bank --client 2/2 --out c2.ndjson   (on another)
+  isocheck merge c1.ndjson c2.ndjson -o run.ndjson && isocheck check run.ndjson`)
+  .action(async (files: string[], opts) => {
+    const { runMergeCommand } = await import('./merge-command.js');
+    process.exitCode = await runMergeCommand(files, opts);
+  });
+
+program
   .command('scenario')
   .description('run PostgreSQL isolation-tester specs (every permutation, or --permutation N), record each run\'s history and check it')
   .argument('<specs...>', 'isolation-tester spec files (.spec)')

@@ -33,6 +33,7 @@ import {
   type HistoryEvent,
   type Row,
   type SqlValue,
+  type TxnLine,
 } from './format.js';
 import { HistoryFormatError, InputError, type FormatProblem } from './input-errors.js';
 import type { History, TableSchema, Txn } from './history.js';
@@ -340,6 +341,8 @@ interface ReaderState {
   sessions: Map<number, { seqs: Seqs; max: number; line: number }>;
   sawHeader: boolean;
   keep: boolean;
+  /** ReadOptions.onTxn. */
+  onTxn?: (txn: TxnLine, line: number) => void;
   txnCount: number;
   endLine?: { line: number; transactions: number };
 }
@@ -542,6 +545,7 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
         txn.line = lineNo;
         state.history.txns.push(txn);
       }
+      state.onTxn?.(obj as unknown as TxnLine, lineNo);
       state.txnCount++;
       return;
     }
@@ -565,6 +569,12 @@ export interface ReadOptions {
   poll?: (line: number) => void;
   /** Keep the transactions in the History (default true); false validates the file in bounded memory. */
   keepTransactions?: boolean;
+  /**
+   * Called with each transaction once its line is valid (and its line number), as it is read: with
+   * keepTransactions false, a file is streamed through in bounded memory (isocheck merge). An InputError thrown
+   * here stops the reading and is thrown by readHistory.
+   */
+  onTxn?: (txn: TxnLine, line: number) => void;
   /** Longest line accepted, in bytes (default 64 MiB, DEFAULT_MAX_LINE_BYTES; at most 511 MiB). */
   maxLineBytes?: number;
   /** Most bytes read, after decompression (default 16 GiB, DEFAULT_MAX_INPUT_BYTES). */
@@ -704,6 +714,7 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
     sessions: new Map(),
     sawHeader: false,
     keep: options.keepTransactions !== false,
+    onTxn: options.onTxn,
     txnCount: 0,
   };
   const problems: FormatProblem[] = [];
