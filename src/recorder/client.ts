@@ -34,7 +34,7 @@ import type { HistoryEvent, IsolationLevel, TxnError, TxnLine, TxnStatus } from 
 import { InputError } from '../history/input-errors.js';
 import { RecorderStoppedError, UnsupportedStatementError } from './errors.js';
 import { RAW_TYPES, type TableInfo } from './catalog.js';
-import { appResult, eventsFor, recordParams, type Judgement, type RawResult } from './events.js';
+import { eventsFor, RecordedQuery, recordParams, type Judgement } from './events.js';
 import type { PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
 import { isUtcZone } from './time-zone.js';
 import { whereShape } from './statement-shape.js';
@@ -59,6 +59,8 @@ interface Settings {
   dateStyle: string;
   timeZone: string;
   extraFloatDigits: number;
+  /** unsafeColumns() per table under these settings. */
+  unsafe: Map<TableInfo, Map<string, string>>;
 }
 
 interface Savepoint {
@@ -116,6 +118,8 @@ export interface SessionOwner {
   readonly stopReason: string | undefined;
   warn(message: string, shape?: string): void;
   plan(text: string, nValues: number): Plan;
+  /** The name of the prepared statement a rewritten text runs as on every connection (undefined: unnamed). */
+  statementName(sql: string): string | undefined;
   /** The columns a WHERE reads as the checker compiles it with these parameters, or why it cannot (cached). */
   whereColumns(where: string, params: unknown[], table: TableInfo): WhereColumns;
   session(raw: pg.ClientBase): Session;
@@ -129,6 +133,12 @@ export class Session {
   private txn: OpenTxn | undefined;
   private settings: Settings | undefined;
   private tail: Promise<unknown> = Promise.resolve();
+  /** Statements started by serialize() and not settled yet. */
+  private running = 0;
+  /** The application's type parsers when a statement gives none: the client's (cached). */
+  private clientTypes: pg.CustomTypesConfig | undefined;
+  /** Rewritten statements run as the recorder's prepared statements (off once the application drops them). */
+  private prepare = true;
   private pendingLevel: IsolationLevel | undefined;
   private pendingLabel: string | undefined;
 
@@ -156,10 +166,10 @@ export class Session {
   }
 
   /** Every statement goes to the server through here: nothing is sent once the recorder is interrupted. */
-  private send(config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+  private send(config: pg.QueryConfig | string, values?: unknown[]): Promise<pg.QueryResult> {
     const stopped = this.recorder.stopReason;
     if (stopped !== undefined) return Promise.reject(new RecorderStoppedError(stopped));
-    return this.raw.query(config as pg.QueryConfig);
+    return this.raw.query(config as pg.QueryConfig, values);
   }
 
   /** Declares the isolation level recorded for the transaction in progress, or else the next one. */
@@ -174,10 +184,15 @@ export class Session {
     else this.pendingLabel = name;
   }
 
-  /** Runs fn after every earlier statement of this session. */
+  /** Runs fn after every earlier statement of this session: at once when none is in progress (the common case:
+   *  no queue, no extra promise between the application and its statement). */
   serialize<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.tail.then(fn, fn);
-    this.tail = p.catch(() => undefined);
+    const p = this.running === 0 ? fn() : this.tail.then(fn, fn);
+    this.running++;
+    const settled = (): void => {
+      this.running--;
+    };
+    this.tail = p.then(settled, settled);
     return p;
   }
 
@@ -248,21 +263,22 @@ export class Session {
 
   // ---- session settings -------------------------------------------------------------------------------------
 
-  private async ensureSettings(): Promise<Settings> {
-    if (this.settings) return this.settings;
+  private async readSettings(): Promise<Settings> {
     const r = await this.send({
       text: `SELECT current_setting('default_transaction_isolation'), current_setting('DateStyle'), current_setting('TimeZone'), current_setting('extra_float_digits')`,
       rowMode: 'array',
       types: RAW_TYPES,
     } as pg.QueryArrayConfig);
     const [iso, dateStyle, timeZone, efd] = r.rows[0] as string[];
-    this.settings = { defaultIso: iso, dateStyle, timeZone, extraFloatDigits: Number(efd) };
+    this.settings = { defaultIso: iso, dateStyle, timeZone, extraFloatDigits: Number(efd), unsafe: new Map() };
     return this.settings;
   }
 
   /** Columns of the table whose comparisons the checker would evaluate differently in this session. */
   private unsafeColumns(table: TableInfo, s: Settings): Map<string, string> {
-    const out = new Map<string, string>();
+    let out = s.unsafe.get(table);
+    if (out) return out;
+    s.unsafe.set(table, (out = new Map()));
     for (const c of table.unsafeColumns) out.set(c, 'its collation is not C');
     const utc = isUtcZone(s.timeZone);
     for (const [c, type] of Object.entries(table.columns)) {
@@ -300,6 +316,8 @@ export class Session {
   // ---- statements -------------------------------------------------------------------------------------------
 
   private forward(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+    // as the application called pg (text and values): pg copies a config object, not a text
+    if (options.name === undefined && options.rowMode === undefined && options.types === undefined && options.binary === undefined) return this.send(text, values);
     return this.send({ ...options, text, values } as pg.QueryConfig);
   }
 
@@ -311,6 +329,8 @@ export class Session {
       case 'settings':
       case 'passthrough': {
         if (plan.kind === 'passthrough' && plan.warning) this.recorder.warn(plan.warning);
+        // DISCARD ALL / DEALLOCATE: pg would still take the recorder's prepared statements for parsed
+        if (plan.dropsPrepared) this.prepare = false;
         const txn = this.txn;
         if (txn) txn.statements++;
         try {
@@ -335,7 +355,7 @@ export class Session {
     switch (c.kind) {
       case 'begin': {
         if (txn) return this.forward(text, values, options); // PostgreSQL warns and does nothing
-        const settings = await this.ensureSettings();
+        const settings = this.settings ?? (await this.readSettings());
         const begin = this.recorder.now();
         const r = await this.forward(text, values, options);
         const t = this.open(c.iso ?? settings.defaultIso);
@@ -406,21 +426,41 @@ export class Session {
     }
   }
 
-  private async run(plan: RecordedPlan, values: unknown[] | undefined, txn: OpenTxn, options: QueryOptions): Promise<{ raw: RawResult; wid: string; upsertWid?: string }> {
+  /**
+   * Runs a rewritten statement (its wids as the added parameters; a prepared statement of the recorder's unless the
+   * application names it), records its events in the transaction and gives the application's result.
+   */
+  private async run(plan: RecordedPlan, values: unknown[] | undefined, txn: OpenTxn, options: QueryOptions, settings: Settings, params: unknown[]): Promise<pg.QueryResult> {
     txn.statements++;
     const wid = `${txn.id}.${txn.statements}`;
-    const upsertWid = `${wid}u`;
-    const all = [...(values ?? [])];
-    if ('widParam' in plan) all[plan.widParam - 1] = wid;
-    if (plan.kind === 'insert' && plan.upsertWidParam !== undefined) all[plan.upsertWidParam - 1] = upsertWid;
-    const r = await this.send({ text: plan.sql, values: all, rowMode: 'array', types: RAW_TYPES, ...(options.name ? { name: options.name } : {}) } as pg.QueryArrayConfig);
-    return { raw: r as unknown as RawResult, wid, upsertWid: plan.kind === 'insert' && plan.upsertWidParam !== undefined ? upsertWid : undefined };
+    const upsertWid = plan.kind === 'insert' && plan.upsertWidParam !== undefined ? `${wid}u` : undefined;
+    let all = values ?? [];
+    if ('widParam' in plan) {
+      all = [...all];
+      all[plan.widParam - 1] = wid;
+      if (upsertWid !== undefined && plan.kind === 'insert') all[plan.upsertWidParam! - 1] = upsertWid;
+    }
+    const name = options.name ?? (this.prepare ? this.recorder.statementName(plan.sql) : undefined);
+    const q = new RecordedQuery(plan, all, name, options.rowMode, options.types ?? this.appTypes());
+    await this.submit(q);
+    txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge: (w, p, t) => this.judge(settings, w, p, t) }));
+    return q.app;
   }
 
-  private appTypes(options: QueryOptions): pg.CustomTypesConfig {
-    if (options.types) return options.types;
+  /** Sends a rewritten statement (as send() does): settles when pg has its whole result. */
+  private submit(q: RecordedQuery): Promise<void> {
+    const stopped = this.recorder.stopReason;
+    if (stopped !== undefined) return Promise.reject(new RecorderStoppedError(stopped));
+    return new Promise((resolve, reject) => {
+      q.callback = (err) => (err ? reject(err) : resolve());
+      (this.raw.query as (q: unknown) => unknown)(q);
+    });
+  }
+
+  /** The client's type parsers (what pg uses when a statement gives none). */
+  private appTypes(): pg.CustomTypesConfig {
     const raw = this.raw;
-    return { getTypeParser: ((oid: number, format?: string) => raw.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'] };
+    return (this.clientTypes ??= { getTypeParser: ((oid: number, format?: string) => raw.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'] });
   }
 
   private async recorded(plan: RecordedPlan, text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
@@ -437,14 +477,11 @@ export class Session {
       txn.statements++;
       return this.forward(text, values, options);
     }
-    const settings = await this.ensureSettings();
+    const settings = this.settings ?? (await this.readSettings());
     for (const t of plan.tables) this.checkDateStyle(settings, t);
-    const ctx = (wid: string, upsertWid?: string) => ({ params, wid, upsertWid, judge: (w: string | undefined, p: unknown[], t: TableInfo) => this.judge(settings, w, p, t) });
     if (txn) {
       try {
-        const { raw, wid, upsertWid } = await this.run(plan, values, txn, options);
-        txn.events.push(...eventsFor(plan, raw, ctx(wid, upsertWid)));
-        return appResult(plan, raw, { rowMode: options.rowMode, types: this.appTypes(options) });
+        return await this.run(plan, values, txn, options, settings, params);
       } catch (e) {
         if (!txn.closed) this.fail(txn, e);
         throw e;
@@ -454,10 +491,9 @@ export class Session {
     txn = this.open(settings.defaultIso);
     if (plan.kind === 'select') {
       try {
-        const { raw, wid } = await this.run(plan, values, txn, options);
-        txn.events.push(...eventsFor(plan, raw, ctx(wid)));
+        const out = await this.run(plan, values, txn, options, settings, params);
         this.close(txn, 'committed');
-        return appResult(plan, raw, { rowMode: options.rowMode, types: this.appTypes(options) });
+        return out;
       } catch (e) {
         this.close(txn, 'aborted', errorInfo(e));
         throw e;
@@ -472,9 +508,7 @@ export class Session {
     }
     let out: pg.QueryResult;
     try {
-      const { raw, wid, upsertWid } = await this.run(plan, values, txn, options);
-      txn.events.push(...eventsFor(plan, raw, ctx(wid, upsertWid)));
-      out = appResult(plan, raw, { rowMode: options.rowMode, types: this.appTypes(options) });
+      out = await this.run(plan, values, txn, options, settings, params);
     } catch (e) {
       this.close(txn, 'aborted', errorInfo(e));
       if (!isConnectionLoss(e)) await this.send('ROLLBACK').catch(() => undefined);

@@ -2,8 +2,10 @@
  * From the result of a rewritten statement to (a) the history events it records and (b) the result the
  * application expects (exactly its own columns, parsed with its own type parsers, as a pg.Result).
  *
- *   raw result (text values, added columns last) -> split -> app part  -> pg.Result (app's parsers, row mode)
- *                                                         -> added part -> toFormatRow -> select/insert/update/delete
+ *   RecordedQuery (pg's Query, given to pg.Client.query as is: no config copied, no intermediate result)
+ *     each row as it arrives (text values, added columns last) -> app part  -> pg.Result (app's parsers, row mode)
+ *                                                               -> added part (text) -> eventsFor -> toFormatRow
+ *                                                                  -> select/insert/update/delete events
  *
  * Row layout of the added part (rewrite-write.ts, traces.ts): the written rows' own columns first (insert:
  * [columns..., wid (, previous wid for ON CONFLICT DO UPDATE)]; update: [columns..., previous wid]; delete: [key...,
@@ -16,14 +18,6 @@ import { INIT_WID } from '../history/format.js';
 import { toFormatRow, toFormatValue, type TableInfo } from './catalog.js';
 import type { RecordedPlan } from './rewrite.js';
 import type { ReadTrace } from './traces.js';
-
-export interface RawResult {
-  command: string;
-  rowCount: number | null;
-  oid: number;
-  fields: pg.FieldDef[];
-  rows: (string | null)[][];
-}
 
 /**
  * How a read's WHERE was judged. `exact`: the checker evaluates it as PostgreSQL did. Otherwise the read is
@@ -97,10 +91,9 @@ function traceRows(table: TableInfo, trace: ReadTrace, added: (string | null)[][
 
 /** The events one successful statement records: its reads (a `select` per table reference), then its writes
  *  (empty inserts are left out). */
-export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext): HistoryEvent[] {
+export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: EventContext): HistoryEvent[] {
   const table = plan.table;
   const n = table.columnOrder.length;
-  const added = raw.rows.map((r) => r.slice(r.length - plan.added));
   const withWhere = (t: TableInfo, where: string | undefined, shapePartial = false): { where?: string; params?: unknown[]; partial?: boolean } => {
     const judged = ctx.judge(where, ctx.params, t);
     const out: { where?: string; params?: unknown[]; partial?: boolean } = {};
@@ -114,7 +107,7 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
   const events: HistoryEvent[] = [];
   for (const trace of plan.reads) {
     // a subquery evaluated again is carried by the result rows: without one, nothing is known of it
-    if (trace.needsRow && raw.rows.length === 0) continue;
+    if (trace.needsRow && added.length === 0) continue;
     const e: SelectEvent = { op: 'select', table: trace.table.name, ...withWhere(trace.table, trace.where, trace.partialReason !== undefined), rows: traceRows(trace.table, trace, added) };
     events.push(e);
   }
@@ -152,27 +145,70 @@ export function eventsFor(plan: RecordedPlan, raw: RawResult, ctx: EventContext)
   }
 }
 
-export interface AppResultOptions {
-  rowMode?: 'array';
-  /** The application's type parsers (query-level `types`, else the client's). */
-  types: pg.CustomTypesConfig;
+type TextRow = (string | null)[];
+interface PgResult extends pg.QueryResult {
+  addFields(fields: pg.FieldDef[]): void;
+  parseRow(row: TextRow): unknown;
+  addRow(row: unknown): void;
+  addCommandComplete(msg: unknown): void;
 }
+const Result = pg.Result as unknown as new (rowMode: string | undefined, types: pg.CustomTypesConfig) => PgResult;
+interface PgQuery {
+  name?: string;
+  callback?: (err: Error | null) => void;
+  rows?: number;
+  _canceledDueToError: unknown;
+}
+const Query = (pg as unknown as { Query: new (text: string, values?: unknown[]) => PgQuery }).Query;
 
-/** The result the application would have received from its own statement. */
-export function appResult(plan: RecordedPlan, raw: RawResult, options: AppResultOptions): pg.QueryResult {
-  const keep = plan.appRows ? raw.fields.length - plan.added : 0;
-  const Result = pg.Result as unknown as new (rowMode: string | undefined, types: pg.CustomTypesConfig) => pg.QueryResult & {
-    addFields(fields: pg.FieldDef[]): void;
-    parseRow(row: (string | null)[]): unknown;
-    addRow(row: unknown): void;
-  };
-  const result = new Result(options.rowMode, options.types);
-  result.command = raw.command;
-  result.rowCount = raw.rowCount;
-  result.oid = raw.oid;
-  if (plan.appRows) {
-    result.addFields(raw.fields.slice(0, keep));
-    for (const r of raw.rows) result.addRow(result.parseRow(r.slice(0, keep)));
+/**
+ * A rewritten statement as pg runs it (a pg Query, submitted as is): each row is split as it arrives into the
+ * application's columns, parsed with its parsers into `app` (the pg.Result it receives, as pg would have built it
+ * for its own statement), and the columns the recorder added, kept as the server's text in `added`.
+ */
+export class RecordedQuery extends Query {
+  /** The added columns of each result row (text, NULL as null). */
+  readonly added: TextRow[] = [];
+  /** The application's result. */
+  readonly app: PgResult;
+  private keep = 0;
+
+  constructor(
+    private readonly plan: RecordedPlan,
+    values: unknown[],
+    name: string | undefined,
+    rowMode: 'array' | undefined,
+    types: pg.CustomTypesConfig,
+  ) {
+    super(plan.sql, values);
+    if (name !== undefined) this.name = name;
+    this.app = new Result(rowMode, types);
   }
-  return result;
+
+  handleRowDescription(msg: { fields: pg.FieldDef[] }): void {
+    if (!this.plan.appRows) return;
+    this.keep = msg.fields.length - this.plan.added;
+    this.app.addFields(msg.fields.slice(0, this.keep));
+  }
+
+  handleDataRow(msg: { fields: TextRow }): void {
+    if (this._canceledDueToError) return;
+    const f = msg.fields;
+    if (!this.plan.appRows) {
+      this.added.push(f);
+      return;
+    }
+    try {
+      this.app.addRow(this.app.parseRow(f.slice(0, this.keep)));
+    } catch (err) {
+      this._canceledDueToError = err; // pg's own handling: the error is given when the statement ends
+      return;
+    }
+    this.added.push(f.slice(this.keep));
+  }
+
+  handleCommandComplete(msg: unknown, connection: { sync(): void }): void {
+    this.app.addCommandComplete(msg);
+    if (this.rows) connection.sync();
+  }
 }

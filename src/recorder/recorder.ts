@@ -34,9 +34,19 @@ export interface RecorderOptions {
   onWarning?: (message: string) => void;
   /** Use the `_isocheck_prev` column even on PostgreSQL 18+ (the pre-18 path; for tests). */
   prevColumn?: boolean;
+  /**
+   * Run the rewritten statements as named prepared statements of each connection (parsed and planned once per
+   * connection, as the application's own unnamed statements are not), for at most PREPARED_MAX texts. Default
+   * true; false behind a pooler that does not keep prepared statements (PgBouncer in transaction mode before
+   * 1.21, or without max_prepared_statements).
+   */
+  preparedStatements?: boolean;
 }
 
 const PLAN_CACHE_SIZE = 2000;
+/** At most this many rewritten texts run as prepared statements (a connection holds one per text it ran): an
+ *  application that inlines its values makes a new text per statement, and the rest run unnamed. */
+export const PREPARED_MAX = 200;
 
 export { RecorderStoppedError } from './errors.js';
 
@@ -60,6 +70,10 @@ export class Recorder {
   /** Plans by statement text, then by number of values (no key string built per statement). */
   private readonly plans = new Map<string, Plan[]>();
   private planCount = 0;
+  /** Prepared statement names by rewritten text: never reassigned (a connection keeps what it parsed). */
+  private readonly statementNames = new Map<string, string>();
+  /** Distinguishes this recorder's statement names from another's on a connection both used. */
+  private readonly statementPrefix = `__isocheck_${Math.random().toString(36).slice(2, 8)}_`;
   private readonly whereCache = new WhereColumnsCache();
   private nextSession = 1;
   private lookup: TableLookup | undefined;
@@ -161,6 +175,14 @@ export class Recorder {
       this.planCount++;
     }
     return plan;
+  }
+
+  /** The name of the prepared statement a rewritten text runs as (undefined: unnamed). @internal */
+  statementName(sql: string): string | undefined {
+    if (this.options.preparedStatements === false) return undefined;
+    let name = this.statementNames.get(sql);
+    if (name === undefined && this.statementNames.size < PREPARED_MAX) this.statementNames.set(sql, (name = `${this.statementPrefix}${this.statementNames.size + 1}`));
+    return name;
   }
 
   /** The columns a WHERE reads as the checker compiles it, or why it cannot (cached; where-columns.ts). @internal */

@@ -89,8 +89,8 @@ export type RecordedPlan = SelectPlan | InsertPlan | UpdatePlan | DeletePlan;
 
 export type Plan =
   | { kind: 'control'; control: TxnControl }
-  | { kind: 'settings' }
-  | { kind: 'passthrough'; warning?: string }
+  | { kind: 'settings'; dropsPrepared?: true }
+  | { kind: 'passthrough'; warning?: string; dropsPrepared?: true }
   | RecordedPlan;
 
 export interface RewriteOptions {
@@ -157,7 +157,8 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
     if (stmts.some((s) => touches(s) || s.TransactionStmt)) {
       refuse(sql, 'it holds several statements', 'Send one statement per query() call, so each can be recorded (and BEGIN/COMMIT seen).');
     }
-    return stmts.some((s) => s.VariableSetStmt || s.DiscardStmt) ? { kind: 'settings' } : { kind: 'passthrough' };
+    const drops = stmts.some((s) => s.DiscardStmt || s.DeallocateStmt) ? { dropsPrepared: true as const } : {};
+    return stmts.some((s) => s.VariableSetStmt || s.DiscardStmt) ? { kind: 'settings', ...drops } : { kind: 'passthrough', ...drops };
   }
   const stmt = stmts[0];
   const kind = Object.keys(stmt)[0];
@@ -173,7 +174,9 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       return { kind: 'settings' };
     }
     case 'DiscardStmt':
-      return { kind: 'settings' };
+      return { kind: 'settings', dropsPrepared: true }; // DISCARD ALL deallocates every prepared statement
+    case 'DeallocateStmt':
+      return { kind: 'passthrough', dropsPrepared: true };
     case 'DoStmt':
     case 'CallStmt':
       return { kind: 'passthrough', warning: `${kind === 'DoStmt' ? 'DO blocks' : 'CALL'} are not looked into: writes they make to recorded tables are not recorded (the history would be wrong)` };
@@ -205,7 +208,6 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
     case 'NotifyStmt':
     case 'UnlistenStmt':
     case 'ExecuteStmt':
-    case 'DeallocateStmt':
     case 'CheckPointStmt':
       return { kind: 'passthrough' };
     default:
