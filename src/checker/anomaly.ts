@@ -137,6 +137,8 @@ export interface TxnDescription {
   session: number;
   seq: number;
   label?: string;
+  /** The server that served it, when recorded. */
+  node?: string;
   iso: string;
   status: string;
   statements: string[];

@@ -49,7 +49,7 @@ export function describeTransactions(history: History, ids: string[]): TxnDescri
   const wanted = new Set(ids);
   return history.txns
     .filter((t) => wanted.has(t.id))
-    .map((t) => ({ id: t.id, session: t.session, seq: t.seq, ...(t.label ? { label: t.label } : {}), iso: t.iso, status: t.status, statements: t.events.map(statementText) }));
+    .map((t) => ({ id: t.id, session: t.session, seq: t.seq, ...(t.label ? { label: t.label } : {}), ...(t.node ? { node: t.node } : {}), iso: t.iso, status: t.status, statements: t.events.map(statementText) }));
 }
 
 /** Adds `transactions` to each anomaly that names a few transactions. */

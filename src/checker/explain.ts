@@ -170,7 +170,7 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
   if (a.transactions) {
     lines.push(`${indent}  Transactions:`);
     for (const t of a.transactions) {
-      lines.push(`${indent}   ${t.id}: session ${t.session} #${t.seq}${t.label ? ` ${t.label}` : ''}, ${t.iso}, ${t.status}`);
+      lines.push(`${indent}   ${t.id}: session ${t.session} #${t.seq}${t.label ? ` ${t.label}` : ''}, ${t.iso}, ${t.status}${t.node ? `, on ${t.node}` : ''}`);
       const MAX_STATEMENTS = 10;
       for (const st of t.statements.slice(0, MAX_STATEMENTS)) lines.push(`${indent}     ${st}`);
       if (t.statements.length > MAX_STATEMENTS) lines.push(`${indent}     ... ${t.statements.length - MAX_STATEMENTS} more statements (--json has them all)`);

@@ -35,6 +35,9 @@ import pg from 'pg';
 import { InputError } from '../history/input-errors.js';
 import { postgresUser, startEmbedded, type EmbeddedServer } from './embedded.js';
 import { serverEnv, type RunAs } from './pg-binaries.js';
+import { waitForReplay } from '../recorder/cluster.js';
+
+export { waitForReplay };
 
 /** A server of a topology: its name in histories (the `node` of the transactions it served) and how to reach it. */
 export interface TopologyNode {
@@ -237,20 +240,6 @@ export async function startReplicaTopology(options: ReplicaOptions = {}): Promis
     );
     return topology('replica', node('primary', 'primary', primary), standbys.map((s, i) => node(`standby${i + 1}`, 'standby', s)), []);
   });
-}
-
-/** Waits until every standby has replayed the primary's current WAL position (after DDL, loads, instrument()). */
-export async function waitForReplay(primary: pg.ClientBase, replicas: pg.ClientBase[], timeoutMs = 60_000): Promise<void> {
-  if (replicas.length === 0) return;
-  const lsn = (await primary.query<{ lsn: string }>(`SELECT pg_current_wal_lsn()::text AS lsn`)).rows[0].lsn;
-  await Promise.all(
-    replicas.map((r, i) =>
-      waitFor(`replica ${i + 1} has replayed the primary's WAL up to ${lsn}`, timeoutMs, async () => {
-        const x = await r.query<{ ok: boolean }>(`SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false) AS ok`, [lsn]);
-        return x.rows[0].ok === true;
-      }),
-    ),
-  );
 }
 
 /** A coordinator and `shards` shards (lock_timeout, statement_timeout on the shards). */

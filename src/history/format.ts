@@ -127,6 +127,8 @@ export interface TxnLine {
   iso: IsolationLevel;
   status: TxnStatus;
   label?: string;
+  /** The server that served it (a session spanning connections: primary, standby1, coordinator, ...). */
+  node?: string;
   begin?: number;
   end?: number;
   error?: TxnError | string;

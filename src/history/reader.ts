@@ -522,6 +522,7 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
       const status = field(obj, 'status', where, isString, ONE_OF_STATUSES)!;
       if (!(TXN_STATUSES as readonly string[]).includes(status)) fail(`${where}: unknown status ${show(status)} (expected ${TXN_STATUSES.join(', ')})`);
       field(obj, 'label', where, isString, 'a string', true);
+      field(obj, 'node', where, isString, 'a string', true);
       field(obj, 'begin', where, isNumber, 'a number (ms)', true);
       field(obj, 'end', where, isNumber, 'a number (ms)', true);
       const error = obj.error;

@@ -26,6 +26,7 @@ import type pg from 'pg';
 import type { ColumnTypes, Row, SqlValue } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';
 import { UnsupportedTableError } from './errors.js';
+import { instrumentOnShards } from './cluster.js';
 
 export const WID_COLUMN = '_isocheck_wid';
 export const PREV_COLUMN = '_isocheck_prev';
@@ -55,6 +56,11 @@ export interface TableInfo {
 export interface InstrumentOptions {
   /** Add `_isocheck_prev` (needed before PostgreSQL 18). Default: when the server is older than 18. */
   prevColumn?: boolean;
+  /** Keys declared by the application, by table name: for tables whose key the server cannot show (a partitioned
+   *  table with foreign partitions, a foreign table: cluster.ts); checked on the shards. */
+  keys?: Record<string, string[]>;
+  /** Connections to the shards' databases: the hidden columns are added to the shard tables too (cluster.ts). */
+  shards?: Queryable[];
 }
 
 export interface InstrumentResult {
@@ -105,7 +111,7 @@ export function toFormatRow(table: TableInfo, raw: (string | null)[]): Row {
 const isCLocale = (s: unknown): boolean => typeof s === 'string' && (s === 'C' || s === 'POSIX');
 
 /** Reads key and column types of one table from the catalog. */
-async function describe(client: Queryable, name: string, dbLocaleC: boolean): Promise<Omit<TableInfo, 'hasPrev'> & { hidden: Set<string>; relkind: string }> {
+async function describe(client: Queryable, name: string, dbLocaleC: boolean, declared?: string[]): Promise<Omit<TableInfo, 'hasPrev'> & { hidden: Set<string>; relkind: string }> {
   const found = await rawQuery(
     client,
     `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`,
@@ -114,7 +120,7 @@ async function describe(client: Queryable, name: string, dbLocaleC: boolean): Pr
   if (found.length === 0) throw new InputError(`table "${name}" does not exist (create it before recording, or check the search_path)`);
   const [oidText, schema, relname, relkind] = found[0] as string[];
   const oid = Number(oidText);
-  if (relkind !== 'r' && relkind !== 'p') throw new UnsupportedTableError(name, `"${name}" is not a table (relkind ${relkind})`, 'only tables can be recorded');
+  if (relkind !== 'r' && relkind !== 'p' && !(relkind === 'f' && declared)) throw new UnsupportedTableError(name, `"${name}" is not a table (relkind ${relkind})`, 'only tables can be recorded');
   const cols = await rawQuery(
     client,
     `SELECT a.attname, a.attnum::text, a.attnotnull::text,
@@ -148,7 +154,7 @@ async function describe(client: Queryable, name: string, dbLocaleC: boolean): Pr
     }
   }
   // primary key, else the narrowest unique index over NOT NULL plain columns
-  const idx = await rawQuery(
+  const idx = declared ? [] : await rawQuery(
     client,
     `SELECT ci.relname, i.indisprimary::text, i.indkey::text, (i.indpred IS NULL)::text, (i.indexprs IS NULL)::text, i.indimmediate::text
        FROM pg_index i JOIN pg_class ci ON ci.oid = i.indexrelid
@@ -166,6 +172,12 @@ async function describe(client: Queryable, name: string, dbLocaleC: boolean): Pr
     key = attrs.map((a) => a!.name);
     keySource = primary === 'true' ? 'primary key' : `unique index ${iname}`;
     break;
+  }
+  if (declared) {
+    const unknown = declared.filter((c) => !(c in columns));
+    if (unknown.length > 0 || declared.length === 0) throw new InputError(`the key declared for ${name} (${declared.join(', ')}) names no column ${unknown.join(', ')} of it`);
+    key = declared;
+    keySource = 'declared key';
   }
   if (!key) {
     throw new UnsupportedTableError(
@@ -199,7 +211,7 @@ export async function instrument(client: Queryable, tables: string[], options: I
   const result: InstrumentResult = { tables: [], instrumented: [], warnings: [] };
   const described = [];
   for (const name of tables) {
-    const d = await describe(client, name.trim(), dbLocaleC);
+    const d = await describe(client, name.trim(), dbLocaleC, options.keys?.[name.trim()]);
     const other = seen.get(d.relname);
     if (other !== undefined) throw new InputError(`tables "${other}" and "${name}" have the same name "${d.relname}"; record tables with distinct names`);
     seen.set(d.relname, name);
@@ -231,6 +243,7 @@ export async function instrument(client: Queryable, tables: string[], options: I
     const q = `${quoteIdent(d.schema)}.${quoteIdent(d.relname)}`;
     const wanted = prevColumn ? [WID_COLUMN, PREV_COLUMN] : [WID_COLUMN];
     const missing = wanted.filter((c) => !d.hidden.has(c));
+    if (options.shards && (d.relkind === 'p' || d.relkind === 'f')) await instrumentOnShards(options.shards, d, wanted);
     if (missing.length > 0) {
       try {
         await client.query(`ALTER TABLE ${q} ${missing.map((c) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(c)} text`).join(', ')}`);

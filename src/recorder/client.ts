@@ -84,6 +84,8 @@ interface OpenTxn {
   closed: boolean;
   /** A SET/RESET ran inside: it is undone by ROLLBACK (TO SAVEPOINT) and SET LOCAL ends with the transaction. */
   settingsChanged: boolean;
+  /** The server that served it (a session spanning connections: sessions.ts). */
+  node?: string;
 }
 
 /** True when an error means the connection is gone (the outcome of an in-flight COMMIT is then unknown). */
@@ -109,6 +111,12 @@ export interface QueryOptions {
   types?: pg.CustomTypesConfig;
   name?: string;
   binary?: boolean;
+}
+
+/** A connection a spanning session uses, and the name of its server (the transactions' `node`). */
+export interface Via {
+  raw: pg.ClientBase;
+  node?: string;
 }
 
 /** What a session needs of the recorder that owns it (the Recorder class; an interface here, so that this file
@@ -144,10 +152,12 @@ export class Session {
 
   constructor(
     readonly recorder: SessionOwner,
-    readonly raw: pg.ClientBase,
+    /** The connection in use (changes between transactions in a session spanning connections: useConnection). */
+    public raw: pg.ClientBase,
     readonly number: number,
   ) {
-    raw.on('end', () => this.connectionEnded());
+    this.connections.add(raw);
+    raw.on('end', () => this.connectionEnded(raw));
   }
 
   /**
@@ -196,7 +206,13 @@ export class Session {
     return p;
   }
 
-  query(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+  query(text: string, values: unknown[] | undefined, options: QueryOptions, via?: () => Via): Promise<pg.QueryResult> {
+    if (via) {
+      return this.serialize(async () => {
+        this.useConnection(via());
+        return this.execute(text, values, options);
+      });
+    }
     return this.serialize(() => this.execute(text, values, options));
   }
 
@@ -217,6 +233,7 @@ export class Session {
       committing: false,
       closed: false,
       settingsChanged: false,
+      ...(this.node !== undefined ? { node: this.node } : {}),
     };
     this.pendingLevel = undefined;
     this.pendingLabel = undefined;
@@ -236,6 +253,7 @@ export class Session {
       iso: txn.declared ?? levelOf(txn.run),
       status,
       ...(txn.label !== undefined ? { label: txn.label } : {}),
+      ...(txn.node !== undefined ? { node: txn.node } : {}),
       begin: txn.begin,
       end: this.recorder.now(),
       events: txn.events,
@@ -243,8 +261,36 @@ export class Session {
     });
   }
 
-  private connectionEnded(): void {
-    this.recorder.sessionEnded(this);
+  // ---- sessions spanning connections (sessions.ts) ------------------------------------------------------------
+
+  /** The server a spanning session's transactions run on now (their `node`). */
+  node: string | undefined;
+  /** Spans connections: it lives on when one of them ends. */
+  spanning = false;
+  private readonly connections = new WeakSet<object>();
+
+  /** True while a transaction is open (a spanning session keeps its connection until it ends). */
+  get inTransaction(): boolean {
+    return this.txn !== undefined && !this.txn.closed;
+  }
+
+  /** Moves the session to another connection (between transactions only: a transaction lives on one server). */
+  useConnection(via: Via): void {
+    this.node = via.node;
+    if (via.raw === this.raw) return;
+    if (this.inTransaction) throw new InputError(`session ${this.number} has a transaction open on ${this.txn!.node ?? 'another connection'}; end it (COMMIT or ROLLBACK) before using another connection`);
+    if (!this.connections.has(via.raw)) {
+      this.connections.add(via.raw);
+      via.raw.on('end', () => this.connectionEnded(via.raw));
+    }
+    this.raw = via.raw;
+    this.settings = undefined;
+    this.clientTypes = undefined;
+  }
+
+  private connectionEnded(raw: pg.ClientBase): void {
+    if (raw !== this.raw) return; // a connection the spanning session no longer uses
+    if (!this.spanning) this.recorder.sessionEnded(this);
     const txn = this.txn;
     if (txn && !txn.closed && !txn.committing) {
       // the server rolls back a transaction whose connection is gone
@@ -562,11 +608,13 @@ export class RecordingClient {
   constructor(
     readonly session: Session,
     private readonly releaseFn?: (err?: Error | boolean) => void,
+    /** For a session spanning connections: the connection (and server) each statement uses (sessions.ts). */
+    private readonly via?: () => Via,
   ) {}
 
   /** The wrapped node-postgres client. */
   get raw(): pg.ClientBase {
-    return this.session.raw;
+    return this.via?.().raw ?? this.session.raw;
   }
 
   /** The history's session number of this connection. */
@@ -586,7 +634,7 @@ export class RecordingClient {
       if (plan.kind !== 'passthrough' && plan.kind !== 'settings') {
         throw new UnsupportedStatementError(String(sub.text ?? ''), 'it is sent through a cursor or stream', 'Use query() while recording.');
       }
-      return (this.session.raw.query as (q: unknown) => unknown)(textOrConfig) as never;
+      return (this.raw.query as (q: unknown) => unknown)(textOrConfig) as never;
     }
     let n: ReturnType<typeof normalize>;
     try {
@@ -594,7 +642,7 @@ export class RecordingClient {
     } catch (e) {
       return deliver(Promise.reject(e), typeof valuesOrCallback === 'function' ? (valuesOrCallback as Callback) : (callback as Callback | undefined));
     }
-    return deliver(this.session.query(n.text, n.values, n.options), n.cb);
+    return deliver(this.session.query(n.text, n.values, n.options, this.via), n.cb);
   }
 
   /** Records the next (or current) transaction at this level instead of the one it runs at. */

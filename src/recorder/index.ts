@@ -11,8 +11,9 @@
  *   ... the application runs db.query(...) as with pg ...
  *   recorder.finish();
  */
-export { Recorder, RecorderStoppedError, type RecorderOptions, type InterruptResult } from './recorder.js';
+export { Recorder, RecorderStoppedError, type RecorderOptions, type InterruptResult, type ClusterOptions } from './recorder.js';
 export { RecordingClient, RecordingPool, isConnectionLoss, type QueryOptions } from './client.js';
+export { NamedSession, RoutingClient, type RouterOptions, type Node } from './sessions.js';
 export { recordingDriver, applicationPg, type DriverOptions, type PgModule } from './driver.js';
 // uninstrument() removes the hidden columns Recorder.instrument() added, once recording is over
 export { uninstrument, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';

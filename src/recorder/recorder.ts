@@ -22,6 +22,8 @@ import { loadPredicateParser } from '../history/predicate.js';
 import { instrument, snapshotInit, type InstrumentResult, type TableInfo } from './catalog.js';
 import { analyze, loadRewriter, tableLookup, type Plan, type TableLookup } from './rewrite.js';
 import { RecordingClient, RecordingPool, Session } from './client.js';
+import { NamedSession } from './sessions.js';
+import { waitForReplay } from './cluster.js';
 import { recordingDriver, type DriverOptions, type PgModule } from './driver.js';
 import { WhereColumnsCache, type WhereColumns } from './where-columns.js';
 
@@ -41,6 +43,18 @@ export interface RecorderOptions {
    * 1.21, or without max_prepared_statements).
    */
   preparedStatements?: boolean;
+}
+
+/** Recording a cluster (cluster.ts): Recorder.instrument's third argument. */
+export interface ClusterOptions {
+  /** Declared keys by table, for tables whose key the server cannot show (partitioned with foreign partitions). */
+  keys?: Record<string, string[]>;
+  /** Connections to the shards' databases: the hidden columns go onto the shard tables too. */
+  shards?: pg.ClientBase[];
+  /** Connections to replicas: instrument() returns once each has replayed the primary's WAL. */
+  replicas?: pg.ClientBase[];
+  /** Time limit of that wait (default 60 s). */
+  replayTimeoutMs?: number;
 }
 
 const PLAN_CACHE_SIZE = 2000;
@@ -76,6 +90,7 @@ export class Recorder {
   private readonly statementPrefix = `__isocheck_${Math.random().toString(36).slice(2, 8)}_`;
   private readonly whereCache = new WhereColumnsCache();
   private nextSession = 1;
+  private readonly named = new Map<string, NamedSession>();
   private lookup: TableLookup | undefined;
   private oldReturning = false;
   private finished = false;
@@ -131,14 +146,14 @@ export class Recorder {
    * Prepares the tables (hidden wid column), writes the header, `table` lines and the initial rows. Call once,
    * before the workload runs, with a connection that is not inside a transaction.
    */
-  async instrument(client: pg.ClientBase, tables: string[]): Promise<InstrumentResult> {
+  async instrument(client: pg.ClientBase, tables: string[], cluster: ClusterOptions = {}): Promise<InstrumentResult> {
     if (this.lookup) throw new InputError('Recorder.instrument() was already called; pass every table in one call');
     if (tables.length === 0) throw new InputError('no tables to record');
     await Promise.all([loadRewriter(), loadPredicateParser()]);
     const versionRows = await client.query<{ v: string; n: string }>(`SELECT current_setting('server_version') AS v, current_setting('server_version_num') AS n`);
     const version = versionRows.rows[0].v;
     this.serverVersionNum = Number(versionRows.rows[0].n);
-    const result = await instrument(client, tables, { prevColumn: this.options.prevColumn ? true : undefined });
+    const result = await instrument(client, tables, { prevColumn: this.options.prevColumn ? true : undefined, keys: cluster.keys, shards: cluster.shards });
     this.oldReturning = this.serverVersionNum >= 180000 && !this.options.prevColumn;
     for (const w of result.warnings) this.warn(w);
     const init = await snapshotInit(client, result.tables);
@@ -153,6 +168,8 @@ export class Recorder {
     for (const t of result.tables) this.writer.table(t.name, t.key, t.columns);
     for (const t of result.tables) this.writer.init(t.name, init.get(t.name) ?? []);
     this.tableList = result.tables;
+    // nothing is read from a replica before it has the hidden columns and the cleared wids
+    if (cluster.replicas) await waitForReplay(client, cluster.replicas, cluster.replayTimeoutMs);
     this.lookup = tableLookup(result.tables);
     return result;
   }
@@ -198,6 +215,24 @@ export class Recorder {
       this.sessions.set(raw, s);
       this.liveSessions.add(s);
     }
+    return s;
+  }
+
+  /**
+   * The session named `id` (the same object for the same id): one history session served by any number of
+   * connections, as one logical client (sessions.ts): `.client(raw, node)`, `.router({ primary, replicas })`.
+   */
+  namedSession(id: string): NamedSession {
+    let s = this.named.get(id);
+    if (!s) this.named.set(id, (s = new NamedSession(this, id)));
+    return s;
+  }
+
+  /** A new session spanning connections, first on `raw` (for NamedSession). @internal */
+  spanningSession(raw: pg.ClientBase): Session {
+    const s = new Session(this, raw, this.nextSession++);
+    s.spanning = true;
+    this.liveSessions.add(s);
     return s;
   }
 
