@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../history/input-errors.js';
 import { parseMemorySize } from '../checker/budget.js';
+import { parseClient } from './run-clients.js';
 
 // `isocheck ... | head` closes stdout early: that is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -114,6 +115,8 @@ program
   .option('--timeout <seconds>', 'time limit of the check', (v) => Number(v), 60)
   .option('--json', 'print the run summary (and check result) as JSON')
   .option('--keep-db', 'keep the run\'s database on the server afterwards (its name is printed and in the history\'s header, meta.runDatabase)')
+  .option('--client <K/N>', 'run as client process K of N against the database of --db (a fresh one: client 1 creates the schema; all start together); merge the N files with isocheck merge', parseClient)
+  .option('--client-wait <seconds>', 'with --client: how long to wait for the other clients (default 120)', positiveInt('--client-wait'))
   .addHelpText('after', `
 Interrupting (Ctrl-C, SIGTERM): the clients stop, each transaction in flight is written (unknown when its COMMIT
 was sent, else aborted), the history gets its end line, and isocheck exits 130 (SIGINT) or 143 (SIGTERM) with

@@ -29,6 +29,7 @@ import { Recorder } from '../recorder/index.js';
 import { RecorderStoppedError, type InterruptResult } from '../recorder/recorder.js';
 import { getWorkload, workloadNames, beginStatement, levelFor, pickType, RollbackError, type Level, type Workload } from '../../workloads/index.js';
 import { abortSignalName, checkOutputFile, InterruptedError, watchSignals } from './interrupt.js';
+import { ClientCoordinator, type ClientSpec } from './run-clients.js';
 
 export { checkOutputFile };
 
@@ -55,6 +56,10 @@ export interface RunOptions {
   onInterrupt?: (line: string) => void;
   /** Keep the run's database on the server afterwards (default: dropped). */
   keepDb?: boolean;
+  /** Run as client K of N processes against the database of `db` as it is (run-clients.ts: the protocol). */
+  client?: ClientSpec;
+  /** How long a client waits for the others (seconds, default 120). */
+  clientWait?: number;
 }
 
 export interface TypeSummary {
@@ -82,6 +87,8 @@ export interface RunSummary {
   perType: Record<string, TypeSummary>;
   seconds: number;
   invariantViolations: string[];
+  /** Why the invariants were not checked (a client other than 1 of --client; client 1 when another never finished). */
+  invariantsSkipped?: string;
 }
 
 const PG_LEVELS: Record<string, Level> = { SER: 'SER', SERIALIZABLE: 'SER', SI: 'SI', 'REPEATABLE READ': 'SI', RR: 'SI', RC: 'RC', 'READ COMMITTED': 'RC' };
@@ -193,12 +200,17 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   const seed = options.seed ?? '1';
   const scale = options.scale ?? 1;
   const maxRetries = options.maxRetries ?? 20;
+  const client = options.client;
+  if (client && !options.db && !process.env.DATABASE_URL && !database) throw new InputError(`--client ${client.k}/${client.n} needs --db URL: the database the client processes share (client 1 sets it up)`);
+  /** Client K's sessions are (K-1)·S+1 .. K·S: wids never collide across the clients' files (run-clients.ts). */
+  const firstSession = client ? (client.k - 1) * sessions + 1 : 1;
+  const coordinator = client && new ClientCoordinator({ client, run: `${options.workload} --iso ${options.iso ?? 'ser'}${options.declare ? ` --declare ${options.declare}` : ''} --scale ${scale} --seed ${seed} --sessions ${sessions}`, waitSeconds: options.clientWait, stopped: () => stopCause !== undefined, log });
   if (!Number.isInteger(sessions) || sessions < 1) throw new InputError(`--sessions must be a positive integer`);
   if (!Number.isInteger(txnsPerSession) || txnsPerSession < 0) throw new InputError(`--txns must be a non-negative integer`);
   const configName = options.iso ?? 'ser';
   const config = parseConfig(workload, configName);
   const declared = options.declare ? parseConfig(workload, options.declare) : undefined;
-  const file = options.out ?? join('histories', 'runs', `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txnsPerSession}-seed${seed}.ndjson`);
+  const file = options.out ?? join('histories', 'runs', `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txnsPerSession}-seed${seed}${client ? `-client${client.k}of${client.n}` : ''}.ndjson`);
   checkOutputFile(file, '--out');
 
   // ---- stopping early ---------------------------------------------------------------------------------------
@@ -271,24 +283,29 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     admin = new pg.Client({ connectionString: db.url });
     admin.on('error', () => undefined);
     await admin.connect();
-    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(dbName)}`);
-    created = true;
-    const url = withDatabase(db.url, dbName);
+    if (!client) await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(dbName)}`);
+    created = !client;
+    const url = client ? db.url : withDatabase(db.url, dbName);
     const setup = connection(url);
     await setup.connect();
     const ctx = workload.context(scale);
     try {
-      await setup.query(workload.schema());
-      const files = await workload.generate(dataDir, seed, scale);
-      await workload.load(setup, files);
+      if (coordinator && !coordinator.first) await coordinator.awaitSetup(setup); // client 1 sets up the database
+      else {
+        await (coordinator ? coordinator.createSchema(setup, workload.schema()) : setup.query(workload.schema()));
+        const files = await workload.generate(dataDir, seed, scale);
+        await workload.load(setup, files);
+      }
       rmSync(dataDir, { recursive: true, force: true }); // loaded: not left behind if the process is killed later
       if (stopCause) throw new Error('stopped');
       recorder = new Recorder({
         file,
-        meta: { workload: workload.name, seed, scale, sessions, txnsPerSession, isolation: configName, config, ...(declared ? { declared: options.declare, declaredConfig: declared } : {}), runDatabase: dbName, tool: 'isocheck run' },
+        meta: { workload: workload.name, seed, scale, sessions, txnsPerSession, isolation: configName, config, ...(declared ? { declared: options.declare, declaredConfig: declared } : {}), runDatabase: client ? new URL(url).pathname.slice(1) : dbName, ...(client ? { client: `${client.k}/${client.n}`, firstSession } : {}), tool: 'isocheck run' },
         onWarning: (m) => log(`warning: ${m}`),
+        firstSession,
       });
       await recorder.instrument(setup, workload.tables);
+      await coordinator?.ready(setup); // no client writes before every client has read the initial rows
     } finally {
       await setup.end().catch(() => undefined);
     }
@@ -309,7 +326,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     }
     if (stopCause) throw new Error('stopped');
     const runSession = async (s: number): Promise<void> => {
-      const rng = seedrandom(`${seed}/session/${s + 1}`);
+      const rng = seedrandom(`${seed}/session/${firstSession + s}`);
       const client = recorder!.client(clients[s]);
       for (let i = 0; i < txnsPerSession; i++) {
         const type = pickType(workload.mix, rng);
@@ -359,16 +376,19 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
 
     const check = connection(url);
     await check.connect();
-    let invariantViolations: string[];
+    let invariantViolations: string[] = [];
+    let invariantsSkipped: string | undefined;
     try {
-      invariantViolations = await workload.invariants(check, ctx);
+      if (coordinator && !(await coordinator.done(check))) invariantsSkipped = 'not checked: some client did not finish in time';
+      else if (coordinator && !coordinator.first) invariantsSkipped = 'checked by client 1 once every client is done';
+      else invariantViolations = await workload.invariants(check, ctx);
     } finally {
       await check.end().catch(() => undefined);
     }
     if (stopCause) throw new Error('stopped');
     return {
       file, workload: workload.name, config, declared, database: db.description, seed, sessions, txnsPerSession, scale,
-      committed, abortedByDatabase, rolledBack, retried, perType, seconds: (Date.now() - started) / 1000, invariantViolations,
+      committed, abortedByDatabase, rolledBack, retried, perType, seconds: (Date.now() - started) / 1000, invariantViolations, ...(invariantsSkipped ? { invariantsSkipped } : {}),
     };
   } catch (e) {
     // the first cause wins: a signal, a lost server, or this error
@@ -398,14 +418,14 @@ export function renderRunSummary(r: RunSummary): string {
   for (const [type, s] of Object.entries(r.perType)) {
     if (s.committed + s.aborted > 0) lines.push(`  ${type.padEnd(24)} ${String(s.committed).padStart(4)} committed ${String(s.aborted).padStart(4)} aborted ${String(s.retried).padStart(4)} retried  (${levelFor(r.config, type)}${r.declared ? `, declared ${levelFor(r.declared, type)}` : ''})`);
   }
-  lines.push(r.invariantViolations.length === 0 ? '  application invariants: all hold' : `  application invariants: ${r.invariantViolations.length} VIOLATED`);
+  lines.push(r.invariantsSkipped ? `  application invariants: ${r.invariantsSkipped}` : r.invariantViolations.length === 0 ? '  application invariants: all hold' : `  application invariants: ${r.invariantViolations.length} VIOLATED`);
   for (const v of r.invariantViolations.slice(0, 10)) lines.push(`    - ${v}`);
   lines.push(`  history: ${r.file}`);
   return lines.join('\n');
 }
 
 /** The options of `isocheck run` as the command line gives them: the run's own (RunOptions), and what to do after. */
-export interface RunCommandOptions extends Pick<RunOptions, 'db' | 'sessions' | 'txns' | 'seed' | 'iso' | 'declare' | 'scale' | 'out' | 'keepDb'> {
+export interface RunCommandOptions extends Pick<RunOptions, 'db' | 'sessions' | 'txns' | 'seed' | 'iso' | 'declare' | 'scale' | 'out' | 'keepDb' | 'client' | 'clientWait'> {
   /** Check the history once recorded. */
   check?: boolean;
   /** Also write the HTML report of the check to this file. */
@@ -430,7 +450,7 @@ export async function runCommand(workload: string, opts: RunCommandOptions): Pro
       summary = await runWorkload(
         {
           workload, db: opts.db, sessions: opts.sessions, txns: opts.txns, seed: opts.seed, iso: opts.iso, declare: opts.declare, scale: opts.scale,
-          out: opts.out, keepDb: opts.keepDb, progress: !opts.json, signal: watch.signal,
+          out: opts.out, keepDb: opts.keepDb, client: opts.client, clientWait: opts.clientWait, progress: !opts.json, signal: watch.signal,
           onInterrupt: (line) => {
             watch.lastWords = () => line;
           },

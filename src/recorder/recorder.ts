@@ -34,6 +34,12 @@ export interface RecorderOptions {
   meta?: Record<string, unknown>;
   /** Warnings (partial reads, triggers, ...), each shape once. Default: printed to stderr. */
   onWarning?: (message: string) => void;
+  /**
+   * The number of the first session (default 1; sessions are numbered from it in order of first sight). Client
+   * processes that record one run against one database need disjoint sessions: wids (`s<session>.<seq>.<n>`) are
+   * stored in the rows, and a read names the write it saw by them (isocheck run --client K/N, isocheck merge).
+   */
+  firstSession?: number;
   /** Use the `_isocheck_prev` column even on PostgreSQL 18+ (the pre-18 path; for tests). */
   prevColumn?: boolean;
   /**
@@ -99,6 +105,9 @@ export class Recorder {
   serverVersionNum = 0;
 
   constructor(readonly options: RecorderOptions) {
+    const first = options.firstSession ?? 1;
+    if (!Number.isSafeInteger(first) || first < 1) throw new InputError(`firstSession must be an integer >= 1, got ${first}`);
+    this.nextSession = first;
     this.writer = new HistoryWriter(options.file);
   }
 
