@@ -82,7 +82,7 @@ describe('isocheck run --client K/N, then isocheck merge', () => {
     expect(bad.stderr).toMatch(new RegExp(`^isocheck: bad\\.ndjson:${at + 1}: initial row of table "checking" with key \\(\\d+\\) differs from c1\\.ndjson:\\d+: column "bal" is "[0-9.]+" there, "[0-9.]+1" here`));
   }, 60_000);
 
-  it('refuses, in one line with exit 2: client 1 in a database that has the tables, a client of another run, a client that joined already', async () => {
+  it('refuses, in one line with exit 2: client 1 in a database that has the tables, a client of another run, a client that joined already, --check', async () => {
     const url = new URL(server.url);
     url.pathname = '/shared_run'; // used by the test above
     const args = ['run', 'smallbank', '--db', url.toString(), '--iso', 'ser', '--sessions', '2', '--txns', '8', '--client-wait', '5'];
@@ -102,6 +102,9 @@ describe('isocheck run --client K/N, then isocheck merge', () => {
     expect(twice.stderr).toMatch(/^isocheck: client 2\/2: client 2 has already joined this run/m);
     expect(await written()).toBe(before); // refused before instrumenting (which would make the rows initial again)
     await db.end();
-    for (const r of [again, other, twice]) expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    const checked = await run([...args, '--client', '2/2', '--check']);
+    expect(checked.code).toBe(2);
+    expect(checked.stderr).toMatch(/^isocheck: --client with --check: .*merge the N files/m);
+    for (const r of [again, other, twice, checked]) expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
   }, 30_000);
 });
