@@ -197,7 +197,15 @@ export class Session {
   /** Runs fn after every earlier statement of this session: at once when none is in progress (the common case:
    *  no queue, no extra promise between the application and its statement). */
   serialize<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.running === 0 ? fn() : this.tail.then(fn, fn);
+    let p: Promise<T>;
+    if (this.running > 0) p = this.tail.then(fn, fn);
+    else {
+      try {
+        p = fn();
+      } catch (e) {
+        p = Promise.reject(e as Error); // as when it ran in the queue: a rejected promise, never a throw
+      }
+    }
     this.running++;
     const settled = (): void => {
       this.running--;
@@ -367,32 +375,36 @@ export class Session {
     return this.send({ ...options, text, values } as pg.QueryConfig);
   }
 
-  private async execute(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+  /** One statement of the application (not async itself: the promise of the path taken is the application's). */
+  private execute(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
     const plan = this.recorder.plan(text, values?.length ?? 0);
     switch (plan.kind) {
       case 'control':
         return this.control(plan.control, text, values, options);
       case 'settings':
-      case 'passthrough': {
-        if (plan.kind === 'passthrough' && plan.warning) this.recorder.warn(plan.warning);
-        // DISCARD ALL / DEALLOCATE: pg would still take the recorder's prepared statements for parsed
-        if (plan.dropsPrepared) this.prepare = false;
-        const txn = this.txn;
-        if (txn) txn.statements++;
-        try {
-          return await this.forward(text, values, options);
-        } catch (e) {
-          if (txn && !txn.closed) this.fail(txn, e);
-          throw e;
-        } finally {
-          if (plan.kind === 'settings') {
-            this.settings = undefined;
-            if (txn) txn.settingsChanged = true;
-          }
-        }
-      }
+      case 'passthrough':
+        return this.passthrough(plan, text, values, options);
       default:
         return this.recorded(plan, text, values, options);
+    }
+  }
+
+  private async passthrough(plan: Plan & { kind: 'settings' | 'passthrough' }, text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+    if (plan.kind === 'passthrough' && plan.warning) this.recorder.warn(plan.warning);
+    // DISCARD ALL / DEALLOCATE: pg would still take the recorder's prepared statements for parsed
+    if (plan.dropsPrepared) this.prepare = false;
+    const txn = this.txn;
+    if (txn) txn.statements++;
+    try {
+      return await this.forward(text, values, options);
+    } catch (e) {
+      if (txn && !txn.closed) this.fail(txn, e);
+      throw e;
+    } finally {
+      if (plan.kind === 'settings') {
+        this.settings = undefined;
+        if (txn) txn.settingsChanged = true;
+      }
     }
   }
 
