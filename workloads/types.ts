@@ -18,6 +18,9 @@ export type Level = 'SER' | 'SI' | 'RC';
 /** Sizes derived from the scale (and, for some workloads, run state shared by the clients of one process). */
 export interface WorkloadContext {
   scale: number;
+  /** Writes to several rows take their locks in one global order (key, then table): on shards, a deadlock across
+   *  shards is seen by no server and would wait for lock_timeout (issue 19). */
+  fixedLockOrder?: boolean;
   [k: string]: unknown;
 }
 
@@ -34,6 +37,8 @@ export interface Workload {
   load(client: Queryable, files: Record<string, string>): Promise<void>;
   /** Transaction types with their weights (the mix). */
   mix: Record<string, number>;
+  /** Transaction types that only read: on a topology with replicas they are routed to a standby (issue 19). */
+  readOnly?: string[];
   /** Named isolation configurations: ser, si, rc, ser+rc, si+rc: type (or '*') -> level. */
   configs: Record<string, Record<string, Level>>;
   /** Runs the statements of one transaction of `type` on `db` (the runner sends BEGIN/COMMIT and retries on

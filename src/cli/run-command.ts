@@ -29,11 +29,13 @@ import { Recorder } from '../recorder/index.js';
 import { RecorderStoppedError, type InterruptResult } from '../recorder/recorder.js';
 import { getWorkload, workloadNames, beginStatement, levelFor, pickType, RollbackError, type Level, type Workload } from '../../workloads/index.js';
 import { abortSignalName, checkOutputFile, InterruptedError, watchSignals } from './interrupt.js';
+import { TopologyRun, topologyOf, type TopologyRunOptions } from './run-topology.js';
 import { ClientCoordinator, type ClientSpec } from './run-clients.js';
 
 export { checkOutputFile };
 
-export interface RunOptions {
+/** With `topology`: the run's servers are a cluster isocheck builds (run-topology.ts). */
+export interface RunOptions extends TopologyRunOptions {
   workload: string;
   db?: string;
   sessions?: number;
@@ -145,7 +147,8 @@ class Progress {
   }
 }
 
-const RETRYABLE = new Set(['40001', '40P01']);
+/** Serialization failure, deadlock, and lock_timeout (on shards, the end of a wait no deadlock detector sees). */
+const RETRYABLE = new Set(['40001', '40P01', '55P03']);
 
 let runCounter = 0;
 
@@ -195,8 +198,9 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   } catch {
     throw new InputError(`unknown workload "${options.workload}" (available: ${workloadNames().join(', ')})`);
   }
-  const sessions = options.sessions ?? 3;
-  const txnsPerSession = options.txns ?? 10;
+  const sessions = options.sessions ?? (options.topology ? 8 : 3);
+  // a topology's anomalies need more concurrent transactions than a default run has
+  const txnsPerSession = options.txns ?? (options.topology ? 100 : 10);
   const seed = options.seed ?? '1';
   const scale = options.scale ?? 1;
   const maxRetries = options.maxRetries ?? 20;
@@ -210,6 +214,8 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   const configName = options.iso ?? 'ser';
   const config = parseConfig(workload, configName);
   const declared = options.declare ? parseConfig(workload, options.declare) : undefined;
+  if (options.topology && (options.db || database)) throw new InputError(`--topology ${options.topology} builds its own servers: leave out --db`);
+  const cluster = options.topology ? new TopologyRun(options, workload, log) : undefined;
   const file = options.out ?? join('histories', 'runs', `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txnsPerSession}-seed${seed}${client ? `-client${client.k}of${client.n}` : ''}.ndjson`);
   checkOutputFile(file, '--out');
 
@@ -277,7 +283,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   let created = false;
   const started = Date.now();
   try {
-    db = database ?? (await openDatabase({ db: options.db }));
+    db = database ?? (cluster ? await cluster.open() : await openDatabase({ db: options.db }));
     if (stopCause) throw new Error('stopped');
     log(`database: ${db.description}`);
     admin = new pg.Client({ connectionString: db.url });
@@ -286,9 +292,11 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     if (!client) await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(dbName)}`);
     created = !client;
     const url = client ? db.url : withDatabase(db.url, dbName);
+    await cluster?.prepareDatabase(dbName);
     const setup = connection(url);
     await setup.connect();
     const ctx = workload.context(scale);
+    cluster?.context(ctx);
     try {
       if (coordinator && !coordinator.first) await coordinator.awaitSetup(setup); // client 1 sets up the database
       else {
@@ -297,6 +305,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
         await workload.load(setup, files);
       }
       rmSync(dataDir, { recursive: true, force: true }); // loaded: not left behind if the process is killed later
+      await cluster?.distribute(setup);
       if (stopCause) throw new Error('stopped');
       recorder = new Recorder({
         file,
@@ -304,7 +313,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
         onWarning: (m) => log(`warning: ${m}`),
         firstSession,
       });
-      await recorder.instrument(setup, workload.tables);
+      await recorder.instrument(setup, workload.tables, cluster ? await cluster.instrumentOptions(connection) : undefined);
       await coordinator?.ready(setup); // no client writes before every client has read the initial rows
     } finally {
       await setup.end().catch(() => undefined);
@@ -327,7 +336,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     if (stopCause) throw new Error('stopped');
     const runSession = async (s: number): Promise<void> => {
       const rng = seedrandom(`${seed}/session/${firstSession + s}`);
-      const client = recorder!.client(clients[s]);
+      const client = cluster ? await cluster.sessionClient(recorder!, s, clients[s], connection) : recorder!.client(clients[s]);
       for (let i = 0; i < txnsPerSession; i++) {
         const type = pickType(workload.mix, rng);
         const level = levelFor(config, type);
@@ -441,7 +450,7 @@ export interface RunCommandOptions extends Pick<RunOptions, 'db' | 'sessions' | 
  * status (0, 1 invariants violated or inconsistent, 3 unknown, 2 bad input; 128+signal when interrupted, after
  * one line saying what the history holds).
  */
-export async function runCommand(workload: string, opts: RunCommandOptions): Promise<number> {
+export async function runCommand(workload: string, opts: RunCommandOptions & TopologyRunOptions): Promise<number> {
   if (opts.client && (opts.check || opts.report)) {
     // one client's file reads the others' writes: alone, those reads name writes it does not hold (garbage reads)
     throw new InputError(`--client with ${opts.check ? '--check' : '--report'}: one client's history reads writes recorded in the others'; merge the N files (isocheck merge), then check the merged history`);
@@ -455,6 +464,7 @@ export async function runCommand(workload: string, opts: RunCommandOptions): Pro
         {
           workload, db: opts.db, sessions: opts.sessions, txns: opts.txns, seed: opts.seed, iso: opts.iso, declare: opts.declare, scale: opts.scale,
           out: opts.out, keepDb: opts.keepDb, client: opts.client, clientWait: opts.clientWait, progress: !opts.json, signal: watch.signal,
+          ...topologyOf(opts),
           onInterrupt: (line) => {
             watch.lastWords = () => line;
           },

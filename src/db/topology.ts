@@ -267,22 +267,24 @@ const q = (name: string) => '"' + name.replace(/"/g, '""') + '"';
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /**
- * Creates database `name` on the cluster: on the primary (and waits until the standbys have it), or on the
- * coordinator and every shard, with postgres_fdw, one foreign server per shard and a user mapping for the
- * coordinator's user.
+ * Creates database `name` on the cluster: on the primary (unless `onPrimary` is false: the caller made it) and
+ * waits until the standbys have it; or on the coordinator and every shard, with postgres_fdw, one foreign server
+ * per shard and a user mapping for the coordinator's user.
  */
-export async function createDatabase(topo: Topology, name: string, timeoutMs = 60_000): Promise<void> {
-  await withClient(topo.primary.url, (c) => c.query(`CREATE DATABASE ${q(name)}`));
+export async function createDatabase(topo: Topology, name: string, options: { onPrimary?: boolean; timeoutMs?: number } = {}): Promise<void> {
+  if (options.onPrimary !== false) await withClient(topo.primary.url, (c) => c.query(`CREATE DATABASE ${q(name)}`));
   if (topo.kind === 'replica') {
     await withClient(topo.primary.url, async (p) => {
-      const clients = await Promise.all(topo.replicas.map(async (r) => {
-        const c = new pg.Client({ connectionString: r.url });
-        c.on('error', () => undefined);
-        await c.connect();
-        return c;
-      }));
+      const clients = await Promise.all(
+        topo.replicas.map(async (r) => {
+          const c = new pg.Client({ connectionString: r.url });
+          c.on('error', () => undefined);
+          await c.connect();
+          return c;
+        }),
+      );
       try {
-        await waitForReplay(p, clients, timeoutMs);
+        await waitForReplay(p, clients, options.timeoutMs ?? 60_000);
       } finally {
         await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
       }
@@ -300,28 +302,27 @@ export async function createDatabase(topo: Topology, name: string, timeoutMs = 6
   });
 }
 
-/** Drops database `name` on every server that has it (the standbys follow the primary). */
-export async function dropDatabase(topo: Topology, name: string): Promise<void> {
-  const drop = (url: string) => withClient(url, (c) => c.query(`DROP DATABASE IF EXISTS ${q(name)} WITH (FORCE)`)).catch(() => undefined);
-  await drop(topo.primary.url);
-  await Promise.all(topo.shards.map((s) => drop(s.url)));
-}
-
 /** The declared keys of sharded tables (the coordinator's partitioned tables have no primary key). */
 export type DeclaredKeys = Record<string, string[]>;
 
 /**
- * Creates the schema in database `name`: as is on the primary (replica topology); on the shards as is without
- * foreign keys, and on the coordinator each of `tables` as a table partitioned by hash of its key's first column,
- * with one foreign partition per shard (other objects of the schema stay on the coordinator). Returns each table's
- * key (for Recorder.instrument's `keys`).
+ * Creates the schema in database `name` and returns the sharded tables' keys (for Recorder.instrument's `keys`):
+ * the schema as is on the primary (replica topology); on the coordinator, the schema, then distributeTables().
  */
 export async function createSchema(topo: Topology, name: string, schema: string, tables: string[]): Promise<DeclaredKeys> {
-  const coordinatorUrl = withDatabase(topo.primary.url, name);
-  if (topo.kind === 'replica') {
-    await withClient(coordinatorUrl, (c) => c.query(schema));
-    return {};
-  }
+  return withClient(withDatabase(topo.primary.url, name), async (c) => {
+    await c.query(schema);
+    return topo.kind === 'shards' ? distributeTables(topo, name, c, schema, tables) : {};
+  });
+}
+
+/**
+ * Shards `tables` of database `name`, whose schema (and rows, if loaded) are on the coordinator as ordinary
+ * tables: the schema on each shard (without foreign keys; identities made plain columns), then each table rebuilt
+ * on the coordinator as a table partitioned by hash of its key's first column with one foreign partition per shard,
+ * its rows moved there. Returns each table's key.
+ */
+export async function distributeTables(topo: Topology, name: string, coordinator: pg.ClientBase, schema: string, tables: string[]): Promise<DeclaredKeys> {
   await Promise.all(
     topo.shards.map((s) =>
       withClient(withDatabase(s.url, name), async (c) => {
@@ -331,49 +332,56 @@ export async function createSchema(topo: Topology, name: string, schema: string,
         // the coordinator assigns identities; a shard takes the values it is sent
         const ids = await c.query<{ t: string; col: string }>(
           `SELECT a.attrelid::regclass::text AS t, a.attname AS col FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
-            WHERE r.relnamespace = 'public'::regnamespace AND a.attidentity <> '' AND NOT a.attisdropped`,
+            WHERE r.relnamespace = 'public'::regnamespace AND r.relkind = 'r' AND a.attidentity <> '' AND NOT a.attisdropped`,
         );
         for (const id of ids.rows) await c.query(`ALTER TABLE ${id.t} ALTER COLUMN ${q(id.col)} DROP IDENTITY`);
       }),
     ),
   );
+  const c = coordinator;
   const keys: DeclaredKeys = {};
-  await withClient(coordinatorUrl, async (c) => {
-    // the schema as written, then each recorded table rebuilt as a partitioned table like it
-    await c.query(schema);
-    let t = 0;
-    for (const table of tables) {
-      const k = await c.query<{ col: string }>(
-        `SELECT a.attname AS col FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS u(attnum, ord) ON true
-           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.attnum
-          WHERE i.indrelid = to_regclass($1) AND i.indisprimary ORDER BY u.ord`,
-        [table],
+  // foreign keys between the recorded tables go (they would hold the old tables)
+  const fks = await c.query<{ t: string; con: string }>(`SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`);
+  for (const fk of fks.rows) await c.query(`ALTER TABLE ${fk.t} DROP CONSTRAINT ${q(fk.con)}`);
+  let t = 0;
+  for (const table of tables) {
+    const k = await c.query<{ col: string }>(
+      `SELECT a.attname AS col FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS u(attnum, ord) ON true
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.attnum
+        WHERE i.indrelid = to_regclass($1) AND i.indisprimary ORDER BY u.ord`,
+      [table],
+    );
+    if (k.rows.length === 0) throw new TopologyError(`table ${table} has no primary key: it cannot be sharded by key`);
+    keys[table] = k.rows.map((r) => r.col);
+    const local = `${table}__isocheck_local`;
+    await c.query(`ALTER TABLE ${q(table)} RENAME TO ${q(local)}`);
+    // identity columns get their own; sequences of serial columns keep serving the new table's defaults
+    await c.query(`CREATE TABLE ${q(table)} (LIKE ${q(local)} INCLUDING DEFAULTS INCLUDING IDENTITY) PARTITION BY HASH (${q(keys[table][0])})`);
+    const n = topo.shards.length;
+    for (let i = 0; i < n; i++) {
+      const shard = topo.shards[(i + t) % n];
+      await c.query(
+        `CREATE FOREIGN TABLE ${q(`${table}_p${i}`)} PARTITION OF ${q(table)} FOR VALUES WITH (MODULUS ${n}, REMAINDER ${i}) SERVER ${q(shard.name)} OPTIONS (table_name ${lit(table)}, batch_size '100')`,
       );
-      if (k.rows.length === 0) throw new TopologyError(`table ${table} has no primary key: it cannot be sharded by key`);
-      keys[table] = k.rows.map((r) => r.col);
-      const local = `${table}__isocheck_local`;
-      await c.query(`ALTER TABLE ${q(table)} RENAME TO ${q(local)}`);
-      // identity columns get their own; sequences of serial columns keep serving the new table's defaults
-      await c.query(`CREATE TABLE ${q(table)} (LIKE ${q(local)} INCLUDING DEFAULTS INCLUDING IDENTITY) PARTITION BY HASH (${q(keys[table][0])})`);
-      const owned = await c.query<{ seq: string; col: string }>(
-        `SELECT d.objid::regclass::text AS seq, a.attname AS col FROM pg_depend d JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
-          WHERE d.refobjid = to_regclass($1) AND d.classid = 'pg_class'::regclass AND d.deptype = 'a'`,
-        [local],
-      );
-      for (const o of owned.rows) {
-        await c.query(`ALTER TABLE ${q(table)} ALTER COLUMN ${q(o.col)} SET DEFAULT nextval(${lit(o.seq)}::regclass)`);
-        await c.query(`ALTER SEQUENCE ${o.seq} OWNED BY ${q(table)}.${q(o.col)}`).catch(() => undefined);
-      }
-      await c.query(`DROP TABLE ${q(local)}`);
-      const n = topo.shards.length;
-      for (let i = 0; i < n; i++) {
-        const shard = topo.shards[(i + t) % n];
-        await c.query(
-          `CREATE FOREIGN TABLE ${q(`${table}_p${i}`)} PARTITION OF ${q(table)} FOR VALUES WITH (MODULUS ${n}, REMAINDER ${i}) SERVER ${q(shard.name)} OPTIONS (table_name ${lit(table)}, batch_size '100')`,
-        );
-      }
-      t++;
     }
-  });
+    await c.query(`INSERT INTO ${q(table)} OVERRIDING SYSTEM VALUE SELECT * FROM ${q(local)}`);
+    const owned = await c.query<{ seq: string; col: string; identity: boolean }>(
+      `SELECT d.objid::regclass::text AS seq, a.attname AS col, d.deptype = 'i' AS identity FROM pg_depend d
+         JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+        WHERE d.refobjid = to_regclass($1) AND d.classid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+          AND (SELECT relkind FROM pg_class WHERE oid = d.objid) = 'S'`,
+      [local],
+    );
+    for (const o of owned.rows) {
+      if (o.identity) {
+        await c.query(`SELECT setval(pg_get_serial_sequence(${lit(q(table))}, ${lit(o.col)}), coalesce(max(${q(o.col)}), 0) + 1, false) FROM ${q(table)}`);
+      } else {
+        await c.query(`ALTER TABLE ${q(table)} ALTER COLUMN ${q(o.col)} SET DEFAULT nextval(${lit(o.seq)}::regclass)`);
+        await c.query(`ALTER SEQUENCE ${o.seq} OWNED BY ${q(table)}.${q(o.col)}`);
+      }
+    }
+    await c.query(`DROP TABLE ${q(local)}`);
+    t++;
+  }
   return keys;
 }

@@ -37,6 +37,7 @@ export const tpcc: Workload = {
   schema: () => tpccSchema(false),
   generate: (dir, seed, scale) => generateTpcc(dir, seed, scale, false),
   load: (client, files) => loadTpcc(client, files, false),
+  readOnly: ['OrderStatus', 'StockLevel'],
   mix: TPCC_MIX,
   configs: standardConfigs(['NewOrder', 'Payment']),
   async transaction(type: string, db: Queryable, rng: Rng, context: WorkloadContext): Promise<void> {

@@ -277,6 +277,7 @@ export const twitter: Workload = {
   schema: () => SCHEMA,
   generate,
   load,
+  readOnly: ['GetTweet', 'GetTweetsFromFollowing', 'GetFollowers', 'GetUserTweets'],
   mix: { GetTweet: 1, GetTweetsFromFollowing: 1, GetFollowers: 7, GetUserTweets: 80, InsertTweet: 11, Follow: 2 },
   configs: standardConfigs(['InsertTweet', 'Follow']),
   async transaction(type: string, db: Queryable, rng: Rng, context: WorkloadContext): Promise<void> {

@@ -1,0 +1,166 @@
+/**
+ * `isocheck run WORKLOAD --topology replica|shards|pgpool` (issue 19): the run's servers are a cluster built on
+ * embedded servers (src/db/topology.ts) instead of one server; run-command.ts calls these hooks.
+ *
+ *   open()                  -> start the cluster; the Database run-command uses is the primary / coordinator
+ *   prepareDatabase(name)   -> after CREATE DATABASE on the primary: the standbys have it / the shards have it and
+ *                              the coordinator's postgres_fdw servers and user mappings
+ *   distribute(setup, name) -> shards: the loaded tables become partitioned tables with foreign partitions
+ *   instrumentOptions()     -> Recorder.instrument's cluster options: declared keys, shard and replica connections
+ *   sessionClient(s)        -> session s's client: one history session over the primary and a connection to each
+ *                              standby, read-only transaction types routed to a standby; or the coordinator
+ *   context(ctx)            -> shards: multi-shard writes take their locks in a fixed order (ctx.fixedLockOrder)
+ *
+ * Decisions:
+ * - replica: the workload's read-only transaction types (Workload.readOnly) go to a standby (round robin), the rest
+ *   to the primary: the read/write split applications and pgpool-II do. A hot standby refuses SERIALIZABLE: those
+ *   transactions run there at REPEATABLE READ and are recorded at the level they ran at (SI).
+ * - shards: every statement goes through the coordinator; `node` is `coordinator`, the shards are listed at the start
+ *   of the run.
+ * - pgpool: needs the `pgpool` program (Debian package pgpool2); without it, a one-line error saying so.
+ */
+import { execFileSync } from 'node:child_process';
+import type pg from 'pg';
+import { InputError } from '../history/input-errors.js';
+import type { Database } from '../db/connect.js';
+import { createDatabase, distributeTables, startReplicaTopology, startShardTopology, withDatabase, type DeclaredKeys, type Topology } from '../db/topology.js';
+import type { ClusterOptions, Recorder } from '../recorder/recorder.js';
+import type { RecordingClient } from '../recorder/client.js';
+import type { RoutingClient } from '../recorder/sessions.js';
+import type { Workload, WorkloadContext } from '../../workloads/index.js';
+
+export const TOPOLOGIES = ['replica', 'shards', 'pgpool'] as const;
+
+export interface TopologyRunOptions {
+  /** replica, shards or pgpool (default: one server). */
+  topology?: string;
+  /** replica: number of hot standbys (default 1). */
+  standbys?: number;
+  /** replica: recovery_min_apply_delay of the standbys in ms (default 100). */
+  applyDelay?: number;
+  /** shards: number of shards (default 2). */
+  shards?: number;
+}
+
+/** The options of a run with a topology, as runWorkload passes them on (the rest of RunOptions is the run's). */
+export function topologyOf(o: TopologyRunOptions): TopologyRunOptions {
+  return { topology: o.topology, standbys: o.standbys, applyDelay: o.applyDelay, shards: o.shards };
+}
+
+type Connect = (url: string) => pg.Client;
+
+/** A session's client on a topology: what the runner calls. */
+export interface TopologyClient {
+  query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
+  label(name: string): unknown;
+  declareLevel(level: Parameters<RecordingClient['declareLevel']>[0]): unknown;
+}
+
+export class TopologyRun {
+  private topo: Topology | undefined;
+  private dbName = '';
+  private keys: DeclaredKeys = {};
+
+  constructor(
+    private readonly options: TopologyRunOptions,
+    private readonly workload: Workload,
+    private readonly log: (line: string) => void,
+  ) {
+    const kind = options.topology;
+    if (!(TOPOLOGIES as readonly string[]).includes(kind ?? '')) throw new InputError(`--topology ${kind}: expected ${TOPOLOGIES.join(', ')}`);
+    if (kind === 'pgpool') {
+      let found = '';
+      try {
+        found = execFileSync('sh', ['-c', 'command -v pgpool'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      } catch {
+        found = '';
+      }
+      throw new InputError(
+        found
+          ? `--topology pgpool: pgpool is installed (${found}), but this build does not drive it yet; use --topology replica (the same read/write split, done by isocheck's router)`
+          : `--topology pgpool needs pgpool-II, which is not installed (Debian: apt-get install pgpool2); --topology replica routes read-only transactions to a standby the same way`,
+      );
+    }
+    if (options.standbys !== undefined && kind !== 'replica') throw new InputError('--standbys is for --topology replica');
+    if (options.applyDelay !== undefined && kind !== 'replica') throw new InputError('--apply-delay is for --topology replica');
+    if (options.shards !== undefined && kind !== 'shards') throw new InputError('--shards is for --topology shards');
+  }
+
+  get kind(): 'replica' | 'shards' {
+    return this.options.topology as 'replica' | 'shards';
+  }
+
+  /** Starts the cluster: the run's Database is its primary (coordinator); close() stops every server. */
+  async open(): Promise<Database> {
+    const topo =
+      this.kind === 'replica'
+        ? await startReplicaTopology({ standbys: this.options.standbys ?? 1, applyDelayMs: this.options.applyDelay ?? 100 })
+        : await startShardTopology({ shards: this.options.shards ?? 2 });
+    this.topo = topo;
+    if (this.kind === 'replica' && this.workload.readOnly?.length) {
+      this.log(`read-only transactions (${this.workload.readOnly.join(', ')}) go to a standby; SERIALIZABLE is refused there, so those run at REPEATABLE READ (recorded as SI)`);
+    }
+    const version = topo.primary.server.version;
+    return {
+      url: topo.primary.url,
+      description: `${this.kind === 'replica' ? `a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'} (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)` : `a postgres_fdw coordinator and ${topo.shards.length} shards`}, embedded PostgreSQL ${version} (throwaway):\n  ${topo.describe().join('\n  ')}`,
+      serverVersionNum: topo.primary.server.versionNum,
+      embedded: true,
+      close: () => topo.stop(),
+    };
+  }
+
+  /** After CREATE DATABASE `name` on the primary (coordinator). */
+  async prepareDatabase(name: string): Promise<void> {
+    this.dbName = name;
+    await createDatabase(this.topo!, name, { onPrimary: false });
+  }
+
+  /** After the schema and rows are on the coordinator: shards the workload's tables. */
+  async distribute(setup: pg.ClientBase): Promise<void> {
+    if (this.kind !== 'shards') return;
+    this.keys = await distributeTables(this.topo!, this.dbName, setup, this.workload.schema(), this.workload.tables);
+    this.log(`sharded: ${this.workload.tables.map((t) => `${t} by hash of ${this.keys[t][0]}`).join(', ')} over ${this.topo!.shards.map((s) => s.name).join(', ')} (partitions of different tables not co-located)`);
+  }
+
+  /** Recorder.instrument's cluster options, on connections made with `connect` (closed with the run's). */
+  async instrumentOptions(connect: Connect): Promise<ClusterOptions> {
+    const open = async (url: string) => {
+      const c = connect(withDatabase(url, this.dbName));
+      await c.connect();
+      return c;
+    };
+    if (this.kind === 'replica') return { replicas: await Promise.all(this.topo!.replicas.map((r) => open(r.url))) };
+    return { keys: this.keys, shards: await Promise.all(this.topo!.shards.map((s) => open(s.url))) };
+  }
+
+  /** Run state for the workload: multi-shard writes lock in a fixed order. */
+  context(ctx: WorkloadContext): void {
+    if (this.kind === 'shards') ctx.fixedLockOrder = true;
+  }
+
+  /** Session s's client: named `client<s+1>`, on the primary `raw` and (replica) a connection to each standby. */
+  async sessionClient(recorder: Recorder, s: number, raw: pg.ClientBase, connect: Connect): Promise<TopologyClient> {
+    const named = recorder.namedSession(`client${s + 1}`);
+    const primaryName = this.kind === 'replica' ? 'primary' : 'coordinator';
+    named.sessionOn(raw); // numbered now, in session order
+    if (this.kind === 'shards') return named.client(raw, primaryName);
+    const replicas = await Promise.all(
+      this.topo!.replicas.map(async (r) => {
+        const c = connect(withDatabase(r.url, this.dbName));
+        await c.connect();
+        return { client: c as pg.ClientBase, name: r.name };
+      }),
+    );
+    const router: RoutingClient = named.router({ primary: { client: raw, name: primaryName }, replicas, hotStandbyLevel: 'REPEATABLE READ' });
+    const readOnly = new Set(this.workload.readOnly ?? []);
+    return {
+      query: (text, values) => router.query(text, values),
+      label: (type: string) => {
+        router.label(type);
+        if (readOnly.has(type)) router.readOnly();
+      },
+      declareLevel: (level) => router.declareLevel(level),
+    };
+  }
+}
