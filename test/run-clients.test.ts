@@ -57,8 +57,9 @@ describe('isocheck run --client K/N, then isocheck merge', () => {
     expect(new Set(h1.txns.map((t) => t.session))).toEqual(new Set([1, 2]));
     expect(new Set(h2.txns.map((t) => t.session))).toEqual(new Set([3, 4]));
     expect(h2.init).toEqual(h1.init);
-    const merged = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'run.ndjson'], { cwd: work, encoding: 'utf8' });
+    const merged = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'run.ndjson', '--json'], { cwd: work, encoding: 'utf8' });
     expect(merged.status, merged.stderr).toBe(0);
+    expect(JSON.parse(merged.stdout)).toMatchObject({ out: 'run.ndjson', sessions: 4, renumbered: false, files: [{ file: 'c1.ndjson', sessions: { 1: 1, 2: 2 } }, { file: 'c2.ndjson', sessions: { 3: 3, 4: 4 } }] });
     const h = await readHistory(join(work, 'run.ndjson'));
     expect(h.truncated).toBe(false);
     expect(h.txns.length).toBe(h1.txns.length + h2.txns.length);
@@ -79,6 +80,10 @@ describe('isocheck run --client K/N, then isocheck merge', () => {
     const bad = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'bad.ndjson', '-o', 'bad-run.ndjson'], { cwd: work, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    const limits = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'limits.ndjson', '--max-line-mb', '1', '--max-input-gb', '0.5'], { cwd: work, encoding: 'utf8' });
+    expect(limits.status, limits.stderr).toBe(0);
+    const badLimit = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'x.ndjson', '--max-line-mb', 'lots'], { cwd: work, encoding: 'utf8' });
+    expect([badLimit.status, badLimit.stderr]).toEqual([2, 'isocheck: --max-line-mb lots: expected a number above 0 and at most 511\n']);
     expect(bad.stderr).toMatch(new RegExp(`^isocheck: bad\\.ndjson:${at + 1}: initial row of table "checking" with key \\(\\d+\\) differs from c1\\.ndjson:\\d+: column "bal" is "[0-9.]+" there, "[0-9.]+1" here`));
   }, 60_000);
 

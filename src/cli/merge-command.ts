@@ -3,21 +3,33 @@
  * recorded against one database (src/history/merge.ts). Prints one line per input and one for the result;
  * problems are `FILE:LINE: reason` (exit 2, through the CLI's InputError handling).
  */
+import { InputError } from '../history/input-errors.js';
 import { mergeHistories, rangeText } from '../history/merge.js';
 import { checkOutputFile } from './interrupt.js';
 
 export interface MergeCommandOptions {
   out: string;
   json?: boolean;
-  maxLineMb?: number;
-  maxInputGb?: number;
+  /** As given on the command line (a number of MiB / GiB). */
+  maxLineMb?: string;
+  maxInputGb?: string;
+}
+
+/** A size option in MiB or GiB (as check takes them), in bytes. */
+function size(option: string, text: string | undefined, unit: number, max: number): number | undefined {
+  if (text === undefined) return undefined;
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v) || v <= 0 || v > max) throw new InputError(`${option} ${text}: expected a number above 0 and at most ${max}`);
+  return Math.round(v * unit);
 }
 
 export async function runMergeCommand(files: string[], opts: MergeCommandOptions): Promise<number> {
+  const maxLineBytes = size('--max-line-mb', opts.maxLineMb, 1024 ** 2, 511);
+  const maxInputBytes = size('--max-input-gb', opts.maxInputGb, 1024 ** 3, 1024 * 1024);
   checkOutputFile(opts.out, '-o');
   const summary = await mergeHistories(files, opts.out, {
-    maxLineBytes: opts.maxLineMb === undefined ? undefined : Math.round(opts.maxLineMb * 1024 * 1024),
-    maxInputBytes: opts.maxInputGb === undefined ? undefined : Math.round(opts.maxInputGb * 1024 ** 3),
+    maxLineBytes,
+    maxInputBytes,
     log: opts.json ? undefined : (line) => process.stderr.write(`isocheck: ${line}\n`),
   });
   if (opts.json) {
