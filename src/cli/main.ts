@@ -103,13 +103,21 @@ program
   .description('run a benchmark workload on PostgreSQL, record its client history, check invariants (and the history with --check)')
   .argument('<workload>', 'tpcc, tpcc-pc, twitter or smallbank')
   .option('--db <url>', 'use this PostgreSQL server (default: $DATABASE_URL, else a throwaway embedded one)')
-  .option('--sessions <n>', 'concurrent clients', positiveInt('--sessions'), 3)
-  .option('--txns <n>', 'transactions per session (exact)', positiveInt('--txns'), 10)
+  .option('--sessions <n>', 'concurrent clients (default 3, 8 with --topology)', positiveInt('--sessions'))
+  .option('--txns <n>', 'transactions per session (exact; default 10, 100 with --topology)', positiveInt('--txns'))
   .option('--seed <s>', 'seed for every random choice (data and clients)', '1')
   .option('--iso <config>', 'isolation configuration: ser, si, rc, ser+rc, si+rc, or Type=LEVEL,...,*=LEVEL (SER, SI, RC)', 'ser')
   .option('--declare <config>', 'record these levels as declared instead of the ones run (simulates a database that promises more than it gives)')
   .option('--scale <n>', 'workload size (1 is small and contended)', positiveInt('--scale'), 1)
   .option('--out <file>', 'history file (default under histories/runs/)')
+  .option('--topology <kind>', 'run on a cluster of embedded servers isocheck builds: replica (a primary and hot standbys; read-only transactions go to a standby), shards (a postgres_fdw coordinator and shards), pgpool (needs pgpool-II)')
+  .option('--standbys <n>', 'with --topology replica: hot standbys (default 1)', positiveInt('--standbys'))
+  .option('--apply-delay <ms>', 'with --topology replica: recovery_min_apply_delay of the standbys in ms (default 100)', (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InputError(`--apply-delay ${v}: expected milliseconds, an integer >= 0`);
+    return n;
+  })
+  .option('--shards <n>', 'with --topology shards: shards (default 2)', positiveInt('--shards'))
   .option('--check', 'check the history right after the run')
   .option('--report <file>', 'check the history and write a self-contained HTML report to this file (implies --check)')
   .option('--timeout <seconds>', 'time limit of the check', (v) => Number(v), 60)
