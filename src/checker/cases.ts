@@ -20,15 +20,17 @@ import { saturate } from './saturate.js';
 import type { WritePartners } from './write-partners.js';
 
 const MAX_TRANSACTIONS = 80;
+/** A stuck pair is tried on histories up to this size (two clones of the n × n order, each saturated). */
+const MAX_STUCK_PAIR_TRANSACTIONS = 2000;
 
 interface Tried extends Case {
   forced: ForcedEdge[];
 }
 
-function tryOrder(rel: Relations, a: number, b: number, partners: WritePartners): { rel: Relations; cycle?: Tried } {
+function tryOrder(rel: Relations, a: number, b: number, partners: WritePartners, budget: Budget): { rel: Relations; cycle?: Tried } {
   const next = rel.clone();
   next.assume(a, b);
-  const ok = !next.pco.cyclic && saturate(next, partners);
+  const ok = !next.pco.cyclic && saturate(next, partners, undefined, budget);
   if (ok) return { rel: next };
   const cycle = findReasonCycle(next) ?? [];
   const { model } = rel;
@@ -47,7 +49,7 @@ function caseSplit(rel: Relations, a: number, b: number, ab: Tried, ba: Tried, d
   const { model } = rel;
   const last = (c: Tried) => c.forced[c.forced.length - 1];
   const facts = last(ab) && last(ba) ? [forcedFact(model, last(ab)), forcedFact(model, last(ba))] : [];
-  const type = facts.length ? classifyContradiction(model, facts) : 'commit-order-cycle';
+  const type = facts.length ? classifyContradiction(facts) : 'commit-order-cycle';
   const used: Tried[] = [];
   const seen = new Set<string>();
   const visit = (c: Case) => {
@@ -89,8 +91,8 @@ export function explainByCases(base: Relations, partners: WritePartners, budget:
         budget.tick();
         if (rel.pco.has(a, b) || rel.pco.has(b, a)) continue;
         if (model.writes[a].size === 0 && model.writes[b].size === 0) continue;
-        const ab = tryOrder(rel, a, b, partners);
-        const ba = tryOrder(rel, b, a, partners);
+        const ab = tryOrder(rel, a, b, partners, budget);
+        const ba = tryOrder(rel, b, a, partners, budget);
         if (ab.cycle && ba.cycle) return caseSplit(rel, a, b, ab.cycle, ba.cycle, derived);
         if (ab.cycle) {
           derived.set(`${model.txns[b].id},${model.txns[a].id}`, ab.cycle);
@@ -114,6 +116,7 @@ export function explainByCases(base: Relations, partners: WritePartners, budget:
  * the saturated base; when both force a cycle, that is the explanation (often a write skew), at any size.
  */
 export function explainStuckPair(base: Relations, partners: WritePartners, stuck: StuckPoint, budget: Budget): CaseSplitAnomaly | undefined {
+  if (base.model.n > MAX_STUCK_PAIR_TRANSACTIONS) return undefined;
   const by = new Map<number, number>();
   for (const b of stuck.blocked) {
     const x = blockingReader(b.reason);
@@ -122,8 +125,8 @@ export function explainStuckPair(base: Relations, partners: WritePartners, stuck
   for (const [a, b] of by) {
     if (a >= b || by.get(b) !== a) continue;
     budget.tick();
-    const ab = tryOrder(base, a, b, partners);
-    const ba = ab.cycle ? tryOrder(base, b, a, partners) : undefined;
+    const ab = tryOrder(base, a, b, partners, budget);
+    const ba = ab.cycle ? tryOrder(base, b, a, partners, budget) : undefined;
     if (ab.cycle && ba?.cycle) return { ...caseSplit(base, a, b, ab.cycle, ba.cycle, new Map()), fromStuck: true };
   }
   return undefined;

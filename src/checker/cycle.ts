@@ -107,7 +107,7 @@ const orderedByCommit = is('co', 'conflict', 'anti');
  * cycle. The facts are the forced edges of a cycle, or the last forced edge of each case of a case split.
  * Vocabulary: Adya 1999, Berenson et al. 1995, Cerone et al. CONCUR 2015, Terry et al. 1994 (anomaly.ts).
  */
-const RULES: { type: ContradictionType; facts: 1 | 2; when: (f: Fact[], model: CheckModel) => boolean }[] = [
+const RULES: { type: ContradictionType; facts: 1 | 2; when: (f: Fact[]) => boolean }[] = [
   // One fact: one reader failed to see one visible write.
   { type: 'read-your-writes', facts: 1, when: ([f]) => f.via === 'so' },
   { type: 'lost-update', facts: 1, when: ([f]) => orderedByCommit(f) && f.via !== 'anti' && f.readerWritesKey },
@@ -121,9 +121,9 @@ const RULES: { type: ContradictionType; facts: 1 | 2; when: (f: Fact[], model: C
   { type: 'write-skew', facts: 2, when: ([a, b]) => orderedByCommit(a) && orderedByCommit(b) && a.readerWrites && b.readerWrites },
 ];
 
-export function classifyContradiction(model: CheckModel, facts: Fact[]): ContradictionType {
+export function classifyContradiction(facts: Fact[]): ContradictionType {
   if (facts.length === 2 && facts[0].reader === facts[1].reader) return 'commit-order-cycle';
-  for (const r of RULES) if (r.facts === facts.length && r.when(facts, model)) return r.type;
+  for (const r of RULES) if (r.facts === facts.length && r.when(facts)) return r.type;
   return 'commit-order-cycle';
 }
 
@@ -196,7 +196,7 @@ export function cycleAnomaly(rel: CycleSource): Anomaly {
   const cycle = findReasonCycle(rel);
   if (!cycle) return { type: 'commit-order-cycle', by: 'cycle', txns: [], edges: [], readers: [] };
   const forced = cycle.filter((e) => e.forced).map((e) => e.forced!);
-  const type = forced.length ? classifyContradiction(model, forced.map((f) => forcedFact(model, f))) : 'commit-order-cycle';
+  const type = forced.length ? classifyContradiction(forced.map((f) => forcedFact(model, f))) : 'commit-order-cycle';
   const involved = new Set<number>();
   let at = cycle[cycle.length - 1].to;
   for (const e of cycle) {

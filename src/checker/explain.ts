@@ -157,7 +157,7 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
   const lines = [`${indent}${anomalyHeading(a)}`];
   lines.push(`${indent}  ${anomalyMessage(a)}`);
   for (const e of a.events ?? []) {
-    lines.push(`${indent}  at ${e.txn} statement ${e.event} (line ${e.line}): ${e.op} ${e.table}${e.where ? ` WHERE ${whereText(e.where)}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`);
+    lines.push(`${indent}  statement ${e.event} of ${e.txn} (line ${e.line}): ${e.op} ${e.table}${e.where ? ` WHERE ${whereText(e.where)}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`);
   }
   const steps = (edges: Edge[]) => edges.map((e, j) => `${indent}   ${j + 1}. [${e.kind}] ${e.from} -> ${e.to}: ${edgeReason(e)}`);
   if ('by' in a && a.by === 'cases') {

@@ -175,7 +175,7 @@ export const PAGE_SCRIPT = String.raw`
       if (a.levels.length) add(h, 'span', 'violates', 'violates ' + a.levels.join(', '));
       add(sec, 'p', 'message', a.message);
       a.events.forEach(function (e) {
-        add(sec, 'p', 'mono', 'at ' + e.txn + ' statement ' + e.event + ' (line ' + e.line + '): ' + e.op + ' ' + e.table +
+        add(sec, 'p', 'mono', 'statement ' + e.event + ' of ' + e.txn + ' (line ' + e.line + '): ' + e.op + ' ' + e.table +
           (e.where ? ' WHERE ' + e.where : '') + (e.params ? ' params ' + json(e.params) : ''));
       });
       if (a.graphs.length) {

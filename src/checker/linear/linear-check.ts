@@ -120,7 +120,7 @@ function forcedCycleAnomaly(model: CheckModel, edges: ForcedEdges, cycle: GraphE
   });
   const out: Edge[] = cycle.map((e) => graphEdge(model, edges, e));
   return {
-    type: classifyContradiction(model, facts),
+    type: classifyContradiction(facts),
     by: 'cycle',
     txns: [...new Set(cycle.map((e) => e.from))].filter((t) => t !== INIT).map((t) => model.txns[t].id),
     levels: ['SER'],
