@@ -15,8 +15,8 @@
  * - replica: the workload's read-only transaction types (Workload.readOnly) go to a standby (round robin), the rest
  *   to the primary: the read/write split applications and pgpool-II do. A hot standby refuses SERIALIZABLE: those
  *   transactions run there at REPEATABLE READ and are recorded at the level they ran at (SI).
- * - shards: every statement goes through the coordinator; `node` is `coordinator`, the shards are listed at the start
- *   of the run.
+ * - shards: every statement goes through the coordinator; `node` is `coordinator (shard1, shard2)`: the shards the
+ *   transaction used, asked of postgres_fdw (postgres_fdw_get_connections' used_in_xact) just before it ends.
  * - pgpool: needs the `pgpool` program (Debian package pgpool2); without it, a one-line error saying so.
  */
 import { execFileSync } from 'node:child_process';
@@ -48,6 +48,8 @@ export function topologyOf(o: TopologyRunOptions): TopologyRunOptions {
 }
 
 type Connect = (url: string) => pg.Client;
+
+const END = /^\s*(?:COMMIT|ROLLBACK|END|ABORT)\b/i;
 
 /** A session's client on a topology: what the runner calls. */
 export interface TopologyClient {
@@ -144,7 +146,26 @@ export class TopologyRun {
     const named = recorder.namedSession(`client${s + 1}`);
     const primaryName = this.kind === 'replica' ? 'primary' : 'coordinator';
     named.sessionOn(raw); // numbered now, in session order
-    if (this.kind === 'shards') return named.client(raw, primaryName);
+    if (this.kind === 'shards') {
+      const session = named.sessionOn(raw);
+      const client = named.client(raw, primaryName);
+      return {
+        query: async (text, values) => {
+          // before the transaction ends: the shards it used (postgres_fdw's connections used in this transaction)
+          if (END.test(text) && session.inTransaction) {
+            try {
+              const used = await raw.query<{ s: string }>(`SELECT server_name AS s FROM postgres_fdw_get_connections() WHERE used_in_xact ORDER BY 1`);
+              session.nodeOfTransaction(`${primaryName}${used.rows.length ? ` (${used.rows.map((r) => r.s).join(', ')})` : ''}`);
+            } catch {
+              // a failed transaction answers nothing but ROLLBACK
+            }
+          }
+          return client.query(text, values);
+        },
+        label: (type: string) => client.label(type),
+        declareLevel: (level) => client.declareLevel(level),
+      };
+    }
     const replicas = await Promise.all(
       this.topo!.replicas.map(async (r) => {
         const c = connect(withDatabase(r.url, this.dbName));

@@ -282,6 +282,11 @@ export class Session {
     return this.txn !== undefined && !this.txn.closed;
   }
 
+  /** Names the server(s) of the transaction in progress, e.g. the shards a coordinator's transaction used. */
+  nodeOfTransaction(node: string): void {
+    if (this.txn && !this.txn.closed) this.txn.node = node;
+  }
+
   /** Moves the session to another connection (between transactions only: a transaction lives on one server). */
   useConnection(via: Via): void {
     this.node = via.node;
