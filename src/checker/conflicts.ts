@@ -14,6 +14,7 @@ import { canonicalValue } from '../history/predicate.js';
 import { INIT, predicateHolds, type CheckModel, type ReadEvent } from './model.js';
 import type { Order } from './order.js';
 import { memoryStage } from './budget.js';
+import { keysNamedBy } from './key-lookup.js';
 
 export interface Conflict {
   read: number;
@@ -48,32 +49,15 @@ function matchingInitKeys(model: CheckModel, read: ReadEvent): number[] {
 
 function scanInitKeys(model: CheckModel, read: ReadEvent): number[] {
   const table = model.tables[read.table];
-  const schema = table.schema;
   const result: number[] = [];
   const consider = (key: number): void => {
     if (model.writersOf[key].length > 0) return; // handled with the written keys
     const row = model.initRow[key];
     if (row !== undefined && predicateHolds(model, read, row, INIT)) result.push(key);
   };
-  const points = schema.key.map((col) => read.pred.pointConstraints.get(col));
-  if (points.every((p) => p !== undefined)) {
-    // Enumerate the key tuples the WHERE allows and look each up.
-    let prefixes = [String(read.table)];
-    for (const values of points as string[][]) {
-      const next: string[] = [];
-      for (const p of prefixes) for (const v of values) next.push(p + '\u001f' + v);
-      prefixes = next;
-      if (prefixes.length > 100_000) break;
-    }
-    if (prefixes.length <= 100_000) {
-      for (const text of prefixes) {
-        const key = model.keyIds.get(text);
-        if (key !== undefined) consider(key);
-      }
-      return result;
-    }
-  }
-  for (const key of table.initKeys) consider(key);
+  // the key tuples the WHERE allows, looked up; else every initial row
+  const named = keysNamedBy(model, read);
+  for (const key of named ?? table.initKeys) consider(key);
   return result;
 }
 

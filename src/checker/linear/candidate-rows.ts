@@ -3,6 +3,7 @@
  * the unreturned rows whose hiding the linear check verifies (docs/semantics.md §3.3: only a row some version
  * of which satisfies the WHERE can be a conflict or a missing row).
  *
+ * - Point constraints on every key column: the keys they name (key-lookup.ts).
  * - Point constraints (`col = v`, `col IN (...)`, on any column): an index of the table's keys by the values
  *   every version of a row (initial or written) holds in that column. A key none of whose versions holds one of
  *   the values has no version that satisfies the WHERE.
@@ -14,6 +15,7 @@
  */
 import { canonicalValue, numericBounds, type CompiledPredicate } from '../../history/predicate.js';
 import type { CheckModel, ReadEvent } from '../model.js';
+import { keysNamedBy } from '../key-lookup.js';
 
 interface SortedKeys {
   keys: Int32Array;
@@ -55,6 +57,9 @@ export class CandidateRows {
   }
 
   private compute(read: ReadEvent): Int32Array {
+    // A WHERE that names whole keys (most point reads): those keys, with no index of the table.
+    const named = keysNamedBy(this.model, read);
+    if (named) return dedupe(Int32Array.from(named).sort());
     const schema = this.model.tables[read.table].schema;
     let best: Int32Array | undefined;
     for (const [col, values] of read.pred.pointConstraints) {
