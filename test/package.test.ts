@@ -2,8 +2,8 @@
 // project in a private temp folder (mode 0700, as `mktemp -d` makes), then the installed CLI (`npx isocheck
 // check` on a known history: exit 1 with the anomaly) and a TypeScript program importing `isocheck`,
 // `isocheck/recorder` and `isocheck/db` that type-checks under `strict` (library types checked too) and runs:
-// it records a transaction on the embedded server through the application's own `pg`, gets a typed refusal for
-// a join, and checks what it recorded.
+// it records a transaction and a join on the embedded server through the application's own `pg`, gets a typed
+// refusal for a data-modifying WITH, and checks what it recorded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -65,11 +65,13 @@ try {
   await c.query('UPDATE accounts SET bal = $1 WHERE id = $2', [r.rows[0].bal - 10, 1]);
   await c.query('UPDATE accounts SET bal = bal + 10 WHERE id = $1', [2]);
   await c.query('COMMIT');
+  const joined = await c.query('SELECT a.bal FROM accounts a JOIN owners o ON o.id = a.id');
+  report.join = { rows: joined.rows.length, fields: joined.fields.map((f) => f.name) };
   try {
-    await c.query('SELECT a.bal FROM accounts a JOIN owners o ON o.id = a.id');
-    report.join = 'recorded';
+    await c.query('WITH gone AS (DELETE FROM owners RETURNING id) SELECT count(*) FROM gone');
+    report.refused = 'recorded';
   } catch (e) {
-    report.join = e instanceof UnsupportedStatementError ? { sql: e.sql, reason: e.reason, hint: e.hint.length > 0 } : String(e);
+    report.refused = e instanceof UnsupportedStatementError ? { sql: e.sql, reason: e.reason, hint: e.hint.length > 0 } : String(e);
   }
   c.release();
   await pool.end();
@@ -166,9 +168,10 @@ describe('the packed package', () => {
     expect(report.levels).toEqual(['SI']);
     expect(report.asSer).toBe('inconsistent');
     expect(report.bad).toEqual({ file: bad, line: 3, isInput: true });
-    expect(report.join).toMatchObject({ sql: 'SELECT a.bal FROM accounts a JOIN owners o ON o.id = a.id', hint: true });
-    expect(report.join.reason).toMatch(/join|tables/i);
-    expect(report.recorded).toEqual({ verdict: 'consistent', transactions: 1, iso: 'SER' });
+    expect(report.join).toEqual({ rows: 0, fields: ['bal'] });
+    expect(report.refused).toMatchObject({ sql: 'WITH gone AS (DELETE FROM owners RETURNING id) SELECT count(*) FROM gone', hint: true });
+    expect(report.refused.reason).toMatch(/WITH/i);
+    expect(report.recorded).toEqual({ verdict: 'consistent', transactions: 2, iso: 'SER' });
     expect(readdirSync(project)).toContain('run.ndjson');
   }, 240_000);
 });
