@@ -1,7 +1,7 @@
 // isocheck run --topology (issue 19), through runWorkload as the CLI calls it: SmallBank on a coordinator with two
 // postgres_fdw shards at SERIALIZABLE ends in a named anomaly; Twitter on a primary with a hot standby (reads routed
-// to it) ends in a read-your-writes violation, its transactions on primary and standby1; pgpool without pgpool-II is
-// one clear line. Each run: 8 sessions x 100 transactions (the topology defaults), a few seconds.
+// to it) ends in a read-your-writes violation, its transactions on primary and standby1; the refusals (pgpool:
+// test/topology-pgpool.test.ts). Each run: 8 sessions x 100 transactions (the topology defaults), a few seconds.
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,8 +47,7 @@ describe('isocheck run --topology', () => {
   it('refuses what it cannot do, in one line', async () => {
     const out = join(dir, 'x.ndjson');
     await expect(runWorkload({ workload: 'twitter', topology: 'ring', out, progress: false, log: () => undefined })).rejects.toThrow(/--topology ring: expected replica, shards, pgpool/);
-    await expect(runWorkload({ workload: 'twitter', topology: 'shards', standbys: 2, out, progress: false, log: () => undefined })).rejects.toThrow(/--standbys is for --topology replica/);
+    await expect(runWorkload({ workload: 'twitter', topology: 'shards', standbys: 2, out, progress: false, log: () => undefined })).rejects.toThrow(/--standbys is for --topology replica or pgpool/);
     await expect(runWorkload({ workload: 'twitter', topology: 'replica', db: 'postgresql://x@127.0.0.1:1/x', out, progress: false, log: () => undefined })).rejects.toThrow(/leave out --db/);
-    await expect(runWorkload({ workload: 'twitter', topology: 'pgpool', out, progress: false, log: () => undefined })).rejects.toThrow(/pgpool/);
   });
 });

@@ -17,12 +17,14 @@
  *   transactions run there at REPEATABLE READ and are recorded at the level they ran at (SI).
  * - shards: every statement goes through the coordinator; `node` is `coordinator (shard1, shard2)`: the shards the
  *   transaction used, asked of postgres_fdw (postgres_fdw_get_connections' used_in_xact) just before it ends.
- * - pgpool: needs the `pgpool` program (Debian package pgpool2); without it, a one-line error saying so.
+ * - pgpool: pgpool-II (the `pgpool` program, Debian package pgpool2; without it a one-line error) in front of a
+ *   primary and hot standbys (pgpool.ts): sessions connect to pgpool, which balances their reads to a standby;
+ *   `node` is `pgpool (reads to standby1)`, the standby pgpool chose for the session.
  */
-import { execFileSync } from 'node:child_process';
 import type pg from 'pg';
 import { InputError } from '../history/input-errors.js';
 import type { Database } from '../db/connect.js';
+import { findPgpool, startPgpool, type PgpoolServer } from '../db/pgpool.js';
 import { createDatabase, distributeTables, startReplicaTopology, startShardTopology, withDatabase, type DeclaredKeys, type Topology } from '../db/topology.js';
 import type { ClusterOptions, Recorder } from '../recorder/recorder.js';
 import type { RecordingClient } from '../recorder/client.js';
@@ -62,6 +64,7 @@ export class TopologyRun {
   private topo: Topology | undefined;
   private dbName = '';
   private keys: DeclaredKeys = {};
+  private pgpool: PgpoolServer | undefined;
 
   constructor(
     private readonly options: TopologyRunOptions,
@@ -70,45 +73,51 @@ export class TopologyRun {
   ) {
     const kind = options.topology;
     if (!(TOPOLOGIES as readonly string[]).includes(kind ?? '')) throw new InputError(`--topology ${kind}: expected ${TOPOLOGIES.join(', ')}`);
-    if (kind === 'pgpool') {
-      let found = '';
-      try {
-        found = execFileSync('sh', ['-c', 'command -v pgpool'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-      } catch {
-        found = '';
-      }
-      throw new InputError(
-        found
-          ? `--topology pgpool: pgpool is installed (${found}), but this build does not drive it yet; use --topology replica (the same read/write split, done by isocheck's router)`
-          : `--topology pgpool needs pgpool-II, which is not installed (Debian: apt-get install pgpool2); --topology replica routes read-only transactions to a standby the same way`,
-      );
+    if (kind === 'pgpool' && !findPgpool()) {
+      throw new InputError(`--topology pgpool needs pgpool-II, which is not installed (Debian: apt-get install pgpool2); --topology replica routes read-only transactions to a standby as pgpool would`);
     }
-    if (options.standbys !== undefined && kind !== 'replica') throw new InputError('--standbys is for --topology replica');
-    if (options.applyDelay !== undefined && kind !== 'replica') throw new InputError('--apply-delay is for --topology replica');
+    if (options.standbys !== undefined && kind === 'shards') throw new InputError('--standbys is for --topology replica or pgpool');
+    if (options.applyDelay !== undefined && kind === 'shards') throw new InputError('--apply-delay is for --topology replica or pgpool');
     if (options.shards !== undefined && kind !== 'shards') throw new InputError('--shards is for --topology shards');
   }
 
-  get kind(): 'replica' | 'shards' {
-    return this.options.topology as 'replica' | 'shards';
+  get kind(): 'replica' | 'shards' | 'pgpool' {
+    return this.options.topology as 'replica' | 'shards' | 'pgpool';
   }
 
   /** Starts the cluster: the run's Database is its primary (coordinator); close() stops every server. */
   async open(): Promise<Database> {
     const topo =
-      this.kind === 'replica'
-        ? await startReplicaTopology({ standbys: this.options.standbys ?? 1, applyDelayMs: this.options.applyDelay ?? 100 })
-        : await startShardTopology({ shards: this.options.shards ?? 2 });
+      this.kind === 'shards'
+        ? await startShardTopology({ shards: this.options.shards ?? 2 })
+        : await startReplicaTopology({ standbys: this.options.standbys ?? 1, applyDelayMs: this.options.applyDelay ?? 100 });
     this.topo = topo;
     if (this.kind === 'replica' && this.workload.readOnly?.length) {
       this.log(`read-only transactions (${this.workload.readOnly.join(', ')}) go to a standby; SERIALIZABLE is refused there, so those run at REPEATABLE READ (recorded as SI)`);
     }
+    let pool: PgpoolServer | undefined;
+    try {
+      if (this.kind === 'pgpool') pool = await startPgpool(topo, { maxClients: 64 });
+    } catch (e) {
+      await topo.stop();
+      throw e;
+    }
+    this.pgpool = pool;
     const version = topo.primary.server.version;
+    const what =
+      this.kind === 'shards'
+        ? `a postgres_fdw coordinator and ${topo.shards.length} shards`
+        : `${pool ? `pgpool-II on 127.0.0.1:${pool.port} load balancing to ` : ''}a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'} (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)`;
     return {
+      // setup, load and the invariants go to the primary; the sessions connect to pgpool (sessionClient)
       url: topo.primary.url,
-      description: `${this.kind === 'replica' ? `a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'} (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)` : `a postgres_fdw coordinator and ${topo.shards.length} shards`}, embedded PostgreSQL ${version} (throwaway):\n  ${topo.describe().join('\n  ')}`,
+      description: `${what}, embedded PostgreSQL ${version} (throwaway):\n  ${topo.describe().join('\n  ')}`,
       serverVersionNum: topo.primary.server.versionNum,
       embedded: true,
-      close: () => topo.stop(),
+      close: async () => {
+        await pool?.stop();
+        await topo.stop();
+      },
     };
   }
 
@@ -132,7 +141,7 @@ export class TopologyRun {
       await c.connect();
       return c;
     };
-    if (this.kind === 'replica') return { replicas: await Promise.all(this.topo!.replicas.map((r) => open(r.url))) };
+    if (this.kind !== 'shards') return { replicas: await Promise.all(this.topo!.replicas.map((r) => open(r.url))) };
     return { keys: this.keys, shards: await Promise.all(this.topo!.shards.map((s) => open(s.url))) };
   }
 
@@ -144,8 +153,17 @@ export class TopologyRun {
   /** Session s's client: named `client<s+1>`, on the primary `raw` and (replica) a connection to each standby. */
   async sessionClient(recorder: Recorder, s: number, raw: pg.ClientBase, connect: Connect): Promise<TopologyClient> {
     const named = recorder.namedSession(`client${s + 1}`);
-    const primaryName = this.kind === 'replica' ? 'primary' : 'coordinator';
+    const primaryName = this.kind === 'shards' ? 'coordinator' : 'primary';
     named.sessionOn(raw); // numbered now, in session order
+    if (this.kind === 'pgpool') {
+      // pgpool picks the standby this session's balanced reads go to: it says which (SHOW pool_nodes)
+      const conn = connect(withDatabase(this.pgpool!.url, this.dbName));
+      await conn.connect();
+      const nodes = (await conn.query<{ node_id: string; load_balance_node: string }>('SHOW pool_nodes')).rows;
+      const balanced = nodes.find((n) => n.load_balance_node === 'true');
+      const names = [this.topo!.primary, ...this.topo!.replicas].map((n) => n.name);
+      return named.client(conn, `pgpool${balanced ? ` (reads to ${names[Number(balanced.node_id)] ?? `node ${balanced.node_id}`})` : ''}`);
+    }
     if (this.kind === 'shards') {
       const session = named.sessionOn(raw);
       const client = named.client(raw, primaryName);

@@ -158,15 +158,36 @@ function cleanupSync(server: Live): void {
   }
 }
 
+/** Other processes started beside the servers (pgpool.ts): stopped, synchronously, before the servers are. */
+const extraCleanups = new Set<() => void>();
+
+/** Runs `cleanup` (synchronous) where the servers are stopped: at exit and on SIGINT/SIGTERM/SIGHUP. Returns its
+ *  removal, for when the process it stops was stopped otherwise. */
+export function onServersCleanup(cleanup: () => void): () => void {
+  installHandlers();
+  extraCleanups.add(cleanup);
+  return () => extraCleanups.delete(cleanup);
+}
+
+function cleanupAll(): void {
+  for (const f of [...extraCleanups]) {
+    extraCleanups.delete(f);
+    try {
+      f();
+    } catch {
+      // best effort: the servers still have to go
+    }
+  }
+  for (const s of [...live]) cleanupSync(s);
+}
+
 function installHandlers(): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
-  process.on('exit', () => {
-    for (const s of [...live]) cleanupSync(s);
-  });
+  process.on('exit', cleanupAll);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const handler = (): void => {
-      for (const s of [...live]) cleanupSync(s);
+      cleanupAll();
       // If nobody else handles the signal, terminate as the default action would (no 'exit' event then: remove
       // the private copies of the binaries here).
       if (process.listenerCount(signal) === 1) {
