@@ -37,6 +37,7 @@ describe('isocheck run --topology', () => {
     const out = join(dir, 'twitter-replica.ndjson');
     await runWorkload({ workload: 'twitter', topology: 'replica', out, progress: false, log: () => undefined });
     const history = await readHistory(out);
+    expect(history.meta.topology).toMatchObject({ kind: 'replica', applyDelayMs: 100, nodes: [{ name: 'primary', role: 'primary' }, { name: 'standby1', role: 'standby' }] });
     expect(new Set(history.txns.map((t) => t.node))).toEqual(new Set(['primary', 'standby1']));
     expect(history.txns.filter((t) => t.node === 'standby1').every((t) => t.iso === 'SI' && t.events.every((e) => e.op === 'select'))).toBe(true);
     const r = checkHistory(history);

@@ -309,7 +309,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
       if (stopCause) throw new Error('stopped');
       recorder = new Recorder({
         file,
-        meta: { workload: workload.name, seed, scale, sessions, txnsPerSession, isolation: configName, config, ...(declared ? { declared: options.declare, declaredConfig: declared } : {}), runDatabase: client ? new URL(url).pathname.slice(1) : dbName, ...(client ? { client: `${client.k}/${client.n}`, firstSession } : {}), tool: 'isocheck run' },
+        meta: { workload: workload.name, seed, scale, sessions, txnsPerSession, isolation: configName, config, ...(declared ? { declared: options.declare, declaredConfig: declared } : {}), runDatabase: client ? new URL(url).pathname.slice(1) : dbName, ...(client ? { client: `${client.k}/${client.n}`, firstSession } : {}), ...(cluster ? { topology: cluster.meta() } : {}), tool: 'isocheck run' },
         onWarning: (m) => log(`warning: ${m}`),
         firstSession,
       });

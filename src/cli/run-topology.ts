@@ -121,6 +121,17 @@ export class TopologyRun {
     };
   }
 
+  /** For the history's header: the kind of cluster and its servers (the `node` names of the transactions). */
+  meta(): Record<string, unknown> {
+    const topo = this.topo!;
+    return {
+      kind: this.kind,
+      nodes: topo.nodes.map((n) => ({ name: n.name, role: n.role, port: n.port })),
+      ...(this.kind !== 'shards' ? { applyDelayMs: this.options.applyDelay ?? 100 } : {}),
+      ...(this.pgpool ? { pgpool: { port: this.pgpool.port } } : {}),
+    };
+  }
+
   /** After CREATE DATABASE `name` on the primary (coordinator). */
   async prepareDatabase(name: string): Promise<void> {
     this.dbName = name;
