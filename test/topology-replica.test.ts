@@ -6,24 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { createDatabase, startReplicaTopology, withDatabase, type Topology } from '../src/db/topology.js';
 import { Recorder } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
 import { renderResult } from '../src/checker/explain.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
+import { connections } from './helpers/connections.js';
 
 let topo: Topology;
-const clients: pg.Client[] = [];
+const { connect, closeAll } = connections();
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-topo-replica-'));
-
-async function connect(url: string): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  clients.push(c);
-  return c;
-}
 
 beforeAll(async () => {
   await loadPredicateParser();
@@ -32,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  await closeAll();
   await topo?.stop();
 });
 

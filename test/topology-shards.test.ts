@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { createDatabase, createSchema, startShardTopology, withDatabase, type Topology } from '../src/db/topology.js';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { Recorder } from '../src/recorder/index.js';
@@ -15,18 +15,12 @@ import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
 import { renderResult } from '../src/checker/explain.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
+import { connections } from './helpers/connections.js';
 
 let topo: Topology;
 let single: EmbeddedServer;
-const clients: pg.Client[] = [];
+const { connect, closeAll } = connections();
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-topo-shards-'));
-
-async function connect(url: string): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  clients.push(c);
-  return c;
-}
 
 beforeAll(async () => {
   await loadPredicateParser();
@@ -34,7 +28,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  await closeAll();
   await Promise.all([topo?.stop(), single?.stop()]);
 });
 
