@@ -212,7 +212,7 @@ export function statementLines(e: HistoryEvent, n: number): string[] {
 function txnLabel(t: Txn, inCycle: boolean, citedEvents: Set<string>): string {
   const border = inCycle ? CYCLE : '#616161';
   const head = `<B>${dotHtml(t.id)}</B>${t.label ? `  ${dotHtml(truncate(t.label, 40))}` : ''}`;
-  const sub = `session ${t.session} #${t.seq} · ${t.iso} · ${t.status}`;
+  const sub = `session ${t.session} #${t.seq} · ${t.iso} · ${t.status}${t.node ? ` · on ${truncate(t.node, 40)}` : ''}`;
   const statements = t.events.map((e, i) => ({ lines: statementLines(e, i + 1), cited: citedEvents.has(`${t.id}#${i + 1}`) }));
   let shown = statements;
   const max = inCycle ? MAX_STATEMENTS : MAX_STATEMENTS_CONTEXT;

@@ -217,7 +217,7 @@ export const PAGE_SCRIPT = String.raw`
           var d = add(sec, 'div', 'txn-desc');
           var head = add(d, 'div', 'head');
           head.appendChild(txnLink(t.id));
-          head.appendChild(document.createTextNode(': session ' + t.session + ' #' + t.seq + (t.label ? ' ' + t.label : '') + ', ' + t.iso + ', ' + t.status));
+          head.appendChild(document.createTextNode(': session ' + t.session + ' #' + t.seq + (t.label ? ' ' + t.label : '') + ', ' + t.iso + ', ' + t.status + (t.node ? ', on ' + t.node : '')));
           var more = add(d, 'details');
           add(more, 'summary', null, plural(t.statements.length, 'statement'));
           if (t.statements.length <= 8) more.open = true;
