@@ -13,7 +13,7 @@
  */
 export { Recorder, RecorderStoppedError, type RecorderOptions, type InterruptResult, type ClusterOptions } from './recorder.js';
 export { RecordingClient, RecordingPool, isConnectionLoss, type QueryOptions } from './client.js';
-export { NamedSession, RoutingClient, type RouterOptions, type Node } from './sessions.js';
+export { NamedSession, RoutingClient, type RouterOptions, type ServerConnection } from './sessions.js';
 export { recordingDriver, applicationPg, type DriverOptions, type PgModule } from './driver.js';
 // uninstrument() removes the hidden columns Recorder.instrument() added, once recording is over
 export { uninstrument, WID_COLUMN, PREV_COLUMN, type TableInfo, type InstrumentResult } from './catalog.js';

@@ -34,14 +34,14 @@ export interface SpanningOwner {
 }
 
 /** A connection and the name of its server (`node` of the transactions it serves). */
-export interface Node {
+export interface ServerConnection {
   client: pg.ClientBase;
   name: string;
 }
 
 export interface RouterOptions {
-  primary: Node;
-  replicas: Node[];
+  primary: ServerConnection;
+  replicas: ServerConnection[];
   /** Sends read-only SERIALIZABLE transactions routed to a replica at this level instead (hot standbys refuse
    *  SERIALIZABLE). Default: sent as written. */
   hotStandbyLevel?: 'REPEATABLE READ';
@@ -86,7 +86,7 @@ const SERIALIZABLE = /\bISOLATION\s+LEVEL\s+SERIALIZABLE\b/i;
 /** Routes each transaction of one named session: read-only ones to a replica, the others to the primary. */
 export class RoutingClient {
   private next = 0;
-  private current: Node;
+  private current: ServerConnection;
   private hint = false;
   private readonly session: Session;
   private readonly recording: RecordingClient;
