@@ -276,6 +276,7 @@ export class Session {
   /** Spans connections: it lives on when one of them ends. */
   spanning = false;
   private readonly connections = new WeakSet<object>();
+  private readonly settingsOf = new WeakMap<object, Settings>();
 
   /** True while a transaction is open (a spanning session keeps its connection until it ends). */
   get inTransaction(): boolean {
@@ -296,8 +297,11 @@ export class Session {
       this.connections.add(via.raw);
       via.raw.on('end', () => this.connectionEnded(via.raw));
     }
+    // settings are the connection's (each server has its own defaults): kept per connection between switches
+    if (this.settings) this.settingsOf.set(this.raw, this.settings);
+    else this.settingsOf.delete(this.raw);
     this.raw = via.raw;
-    this.settings = undefined;
+    this.settings = this.settingsOf.get(via.raw);
     this.clientTypes = undefined;
   }
 
