@@ -8,16 +8,16 @@
  *   child  -> {type: 'done', ...}                   (verdict, stats, time, peak RSS) then exits
  *
  * "ours" is checkHistory (paper Algorithm 3) with explanations and shrinking off: the time is the decision only.
- * "naive" is naiveCheck (src/checker/naive.ts) with no work bound: it has no clock, the parent kills it; it
+ * "naive" is naiveCheck (src/oracle/naive.ts) with no work bound: it has no clock, the parent kills it; it
  * enumerates, per transaction placed, the sets of transactions it reads from, smallest first. "naive-exhaustive"
  * is naiveCheck's literal mode: every combination of one writer per unreturned key (closest to the paper's baseline).
  */
 import { performance } from 'node:perf_hooks';
 import { readHistory } from '../src/history/reader.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
-import { buildModel } from '../src/checker/model.js';
+import { buildModel } from '../src/checker/model/model.js';
 import { checkHistory } from '../src/checker/check.js';
-import { naiveCheck } from '../src/checker/naive.js';
+import { naiveCheck } from '../src/oracle/naive.js';
 import { parseIsoOverride } from '../src/checker/levels.js';
 
 export interface WorkerJob {

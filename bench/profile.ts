@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { readHistory } from '../src/history/reader.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { checkHistory } from '../src/checker/check.js';
-import { naiveCheck } from '../src/checker/naive.js';
+import { naiveCheck } from '../src/oracle/naive.js';
 import { parseIsoOverride } from '../src/checker/levels.js';
 import { UsageError } from './usage-error.js';
 

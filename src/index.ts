@@ -47,7 +47,7 @@ export {
 } from './history/format.js';
 
 // Rendering: terminal text, the JSON of `--json`, the HTML report
-export { renderResult, renderAnomaly, anomalyName, anomalyMessage, edgeReason } from './checker/explain.js';
+export { renderResult, renderAnomaly, anomalyName, anomalyMessage, edgeReason } from './checker/explain/explain.js';
 export { resultJson, anomalyJson } from './report/json.js';
 export { renderReport, writeReport, type ReportOptions } from './report/html.js';
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkFile } from '../src/cli/check-command.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
-import { anomalyMessage } from '../src/checker/explain.js';
+import { anomalyMessage } from '../src/checker/explain/explain.js';
 
 const dir = join(import.meta.dirname, '..', 'histories', 'corpus');
 const index: { file: string; workload: string; iso: string; declare?: string; seed: string; checkIso?: string; expected: string }[] = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));

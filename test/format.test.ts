@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readHistory } from '../src/history/reader.js';
 import { HistoryFormatError, InputError } from '../src/history/input-errors.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
-import { buildModel } from '../src/checker/model.js';
+import { buildModel } from '../src/checker/model/model.js';
 import { writeHistoryFile } from '../src/history/writer.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

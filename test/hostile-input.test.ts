@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { check } from '../src/checker/check-file.js';
 import { checkHistory } from '../src/checker/check.js';
-import { buildModel, predicateHolds } from '../src/checker/model.js';
+import { buildModel, predicateHolds } from '../src/checker/model/model.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { readHistory } from '../src/history/reader.js';
 import { InputError } from '../src/history/input-errors.js';

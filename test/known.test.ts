@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { readHistory } from '../src/history/reader.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { checkHistory } from '../src/checker/check.js';
-import { anomalyMessage } from '../src/checker/explain.js';
+import { anomalyMessage } from '../src/checker/explain/explain.js';
 import { levelIndex, weakestForbidding } from '../src/checker/levels.js';
 import type { Anomaly } from '../src/checker/anomaly.js';
 import type { CheckResult } from '../src/checker/result.js';

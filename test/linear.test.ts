@@ -11,8 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { checkHistory } from '../src/checker/check.js';
 import { parseIsoOverride, type IsoOverride } from '../src/checker/levels.js';
 import { linearCheck, type LinearOutcome } from '../src/checker/linear/linear-check.js';
-import { buildModel } from '../src/checker/model.js';
-import { checkCommitOrder, naiveCheck } from '../src/checker/naive.js';
+import { buildModel } from '../src/checker/model/model.js';
+import { checkCommitOrder, naiveCheck } from '../src/oracle/naive.js';
 import { ISOLATION_LEVELS } from '../src/history/format.js';
 import type { History } from '../src/history/history.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
@@ -22,7 +22,7 @@ import { scaleHistoryLines } from '../bench/scale/generate.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHistory } from '../src/history/reader.js';
-import { anomalyMessage } from '../src/checker/explain.js';
+import { anomalyMessage } from '../src/checker/explain/explain.js';
 
 const NAIVE_WORK = 200_000;
 

@@ -14,7 +14,7 @@ import { historyFromLines } from './gen/random-history.js';
 import { scaleHistoryLines, writeScaleHistory } from '../bench/scale/generate.js';
 import { BudgetExceeded, MemoryExceeded, parseMemorySize, withMemoryGuard } from '../src/checker/budget.js';
 import { checkHistory } from '../src/checker/check.js';
-import { Order } from '../src/checker/order.js';
+import { Order } from '../src/checker/model/order.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { InputError } from '../src/history/input-errors.js';
 

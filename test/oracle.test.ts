@@ -15,7 +15,7 @@ import seedrandom from 'seedrandom';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkHistory, type CheckOptions } from '../src/checker/check.js';
 import { parseIsoOverride } from '../src/checker/levels.js';
-import { checkCommitOrder, naiveCheck, type NaiveOptions } from '../src/checker/naive.js';
+import { checkCommitOrder, naiveCheck, type NaiveOptions } from '../src/oracle/naive.js';
 import { ISOLATION_LEVELS, type Line } from '../src/history/format.js';
 import type { History } from '../src/history/history.js';
 import { loadPredicateParser } from '../src/history/predicate.js';

@@ -10,7 +10,7 @@ import { createDatabase, startReplicaTopology, withDatabase, type Topology } fro
 import { Recorder } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
-import { renderResult } from '../src/checker/explain.js';
+import { renderResult } from '../src/checker/explain/explain.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { connections } from './helpers/connections.js';
 

@@ -13,7 +13,7 @@ import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { Recorder } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
-import { renderResult } from '../src/checker/explain.js';
+import { renderResult } from '../src/checker/explain/explain.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { connections } from './helpers/connections.js';
 

@@ -9,11 +9,11 @@
 import seedrandom from 'seedrandom';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseIsoOverride, PC, SI } from '../src/checker/levels.js';
-import { buildModel, INIT, type CheckModel } from '../src/checker/model.js';
-import { Order } from '../src/checker/order.js';
-import { PrefixVisibility, Relations } from '../src/checker/relations.js';
-import { WritePartners } from '../src/checker/write-partners.js';
-import { PositionIndex, prefixBound, visibleUnder } from '../src/checker/witness.js';
+import { buildModel, INIT, type CheckModel } from '../src/checker/model/model.js';
+import { Order } from '../src/checker/model/order.js';
+import { PrefixVisibility, Relations } from '../src/checker/model/relations.js';
+import { WritePartners } from '../src/checker/model/write-partners.js';
+import { PositionIndex, prefixBound, visibleUnder } from '../src/checker/search/witness.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { randomHistory } from './gen/random-history.js';
 

@@ -16,7 +16,7 @@ import { check } from '../../src/checker/check-file.js';
 import { readHistory } from '../../src/history/reader.js';
 import { loadPredicateParser, PredicateError } from '../../src/history/predicate.js';
 import { InputError } from '../../src/history/input-errors.js';
-import { naiveCheck } from '../../src/checker/naive.js';
+import { naiveCheck } from '../../src/oracle/naive.js';
 import { mutate } from './mutate.js';
 import { specCheck } from './spec-check.js';
 

@@ -11,7 +11,7 @@
  */
 import { readHistory } from '../../src/history/reader.js';
 import { loadPredicateParser } from '../../src/history/predicate.js';
-import { buildModel } from '../../src/checker/model.js';
+import { buildModel } from '../../src/checker/model/model.js';
 import { CandidateRows } from '../../src/checker/linear/candidate-rows.js';
 import { UsageError } from '../usage-error.js';
 

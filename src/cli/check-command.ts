@@ -14,7 +14,7 @@ import { InputError } from '../history/input-errors.js';
 import { STDIN_NAME } from '../history/format.js';
 import { check, readForCheck } from '../checker/check-file.js';
 import type { CheckResult, Verdict } from '../checker/check.js';
-import { renderResult } from '../checker/explain.js';
+import { renderResult } from '../checker/explain/explain.js';
 import { resultJson } from '../report/json.js';
 import { parseIsoOverride } from '../checker/levels.js';
 import { terminalProgress, type Progress } from './progress.js';

@@ -8,7 +8,7 @@
  * Ctrl-C (SIGINT/SIGTERM) stops it as it stops `isocheck run`: one line saying what the history holds, exit 130/143.
  */
 import { openDatabase } from '../db/connect.js';
-import { renderResult } from '../checker/explain.js';
+import { renderResult } from '../checker/explain/explain.js';
 import { checkFile } from './check-command.js';
 import { renderRunSummary, runWorkload } from './run-command.js';
 import { InterruptedError, signalExitCode, watchSignals } from './interrupt.js';

@@ -10,7 +10,7 @@
  *   by label: NewOrder=SER,Payment=SI,*=PC  (no label can be raised: ...)
  */
 import type { LevelBoundary, LevelVerdict } from '../checker/level-boundary.js';
-import { renderResult } from '../checker/explain.js';
+import { renderResult } from '../checker/explain/explain.js';
 import { resultJson } from '../report/json.js';
 
 const MARK = { consistent: '✓', inconsistent: '✗', unknown: '?' } as const;

@@ -486,7 +486,7 @@ export async function runCommand(workload: string, opts: RunCommandOptions & Top
     let check: Record<string, unknown> | undefined;
     if (opts.check || opts.report) {
       const { checkFile, jsonOf, exitCodeOf } = await import('./check-command.js');
-      const { renderResult } = await import('../checker/explain.js');
+      const { renderResult } = await import('../checker/explain/explain.js');
       const r = await checkFile(summary.file, { timeout: opts.timeout, report: opts.report });
       const stopped = afterRun();
       if (stopped !== undefined) return stopped;

@@ -6,7 +6,7 @@
  * recordable (or the database went away), 3 some unknown (and none inconsistent or bad); 130/143 when interrupted
  * (SIGINT/SIGTERM), after one line saying what was recorded (src/cli/interrupt.ts).
  */
-import { renderResult } from '../checker/explain.js';
+import { renderResult } from '../checker/explain/explain.js';
 import { runScenarios, type PermutationResult, type ScenarioOptions } from '../scenario/run.js';
 import { EXIT } from './check-command.js';
 import { InterruptedError, watchSignals } from './interrupt.js';

@@ -1,7 +1,7 @@
 /**
  * A history as loaded from a file (history-format.md): tables, initial rows and transactions, each remembering
  * the line it came from so that every later report can point back into the file. This is plain data; the
- * checker builds its dense-id model (`src/checker/model.ts`) from it.
+ * checker builds its dense-id model (`src/checker/model/model.ts`) from it.
  */
 import type { ColumnTypes, Row, TxnLine } from './format.js';
 

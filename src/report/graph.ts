@@ -9,11 +9,11 @@
  * (`t12`, `a0g1e2`), never the history's.
  */
 import { anomalyEdges, type Anomaly, type Edge } from '../checker/anomaly.js';
-import { keyText, missingVersions } from '../checker/explain.js';
+import { keyText, missingVersions } from '../checker/explain/explain.js';
 import type { HistoryEvent } from '../history/format.js';
 import type { History, Txn } from '../history/history.js';
 import { INIT_WID } from '../history/format.js';
-import { whereText } from '../checker/describe.js';
+import { whereText } from '../checker/explain/describe.js';
 import { dotHtml, truncate, truncateMiddle } from './escape.js';
 
 export const LEVEL_COLORS: Record<string, string> = {

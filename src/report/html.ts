@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { anomalyEdges, type Anomaly, type Edge } from '../checker/anomaly.js';
 import type { CheckResult } from '../checker/check.js';
-import { anomalyMessage, anomalyName, conflictText, edgeReason, literatureNames, missingVersions, renderAnomaly } from '../checker/explain.js';
+import { anomalyMessage, anomalyName, conflictText, edgeReason, literatureNames, missingVersions, renderAnomaly } from '../checker/explain/explain.js';
 import type { History } from '../history/history.js';
 import { anomalyGraphs, edgeLabel, LEVEL_COLORS, type GraphStep } from './graph.js';
 import { pageHtml } from './page.js';

@@ -6,7 +6,7 @@
  */
 import type { Anomaly, Edge } from '../checker/anomaly.js';
 import type { CheckResult } from '../checker/check.js';
-import { anomalyMessage, anomalyName, blockedText, edgeReason, literatureNames } from '../checker/explain.js';
+import { anomalyMessage, anomalyName, blockedText, edgeReason, literatureNames } from '../checker/explain/explain.js';
 
 const withReason = (e: Edge) => ({ ...e, reason: edgeReason(e) });
 

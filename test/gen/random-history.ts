@@ -1,6 +1,6 @@
 /**
  * Random small client histories for cross-checking the checker against the brute-force oracle
- * (src/checker/naive.ts).
+ * (src/oracle/naive.ts).
  *
  * One or two tables `(id int4 primary key, v int4)` with ids 1..keys and values 0..3, 2–5 transactions over 1–3
  * sessions, each of 1–4 statements: selects (`id = $1`, `v > $1`, `v = $1`, `id IN (...)`, a range, no WHERE),

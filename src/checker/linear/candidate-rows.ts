@@ -14,8 +14,8 @@
  * shared by reads with the same compiled predicate (the model compiles one per table, WHERE and parameters).
  */
 import { canonicalValue, numericBounds, type CompiledPredicate } from '../../history/predicate.js';
-import type { CheckModel, ReadEvent } from '../model.js';
-import { keysNamedBy } from '../key-lookup.js';
+import type { CheckModel, ReadEvent } from '../model/model.js';
+import { keysNamedBy } from '../model/key-lookup.js';
 
 interface SortedKeys {
   keys: Int32Array;

@@ -6,7 +6,7 @@
  *
  *   model + forced edges -> CSR graph -> Kahn's algorithm with a heap on commit time -> order | cycle
  */
-import { INIT, type CheckModel } from '../model.js';
+import { INIT, type CheckModel } from '../model/model.js';
 import type { ForcedEdges } from './constraints.js';
 import type { Flat } from './flat.js';
 

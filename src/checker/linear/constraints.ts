@@ -16,7 +16,7 @@
  *   model -> forced edges (from, to, why) + lost updates, each with what an explanation needs
  */
 import { SER, SI, RC } from '../levels.js';
-import { INIT, type CheckModel } from '../model.js';
+import { INIT, type CheckModel } from '../model/model.js';
 import type { Chains } from './sessions.js';
 import { WritersByKey, writesKey, type Flat } from './flat.js';
 

@@ -5,7 +5,7 @@
  * object. Read ids are the model's (sorted by transaction, then program order), so a transaction's reads are
  * the contiguous range [readStart[t], readStart[t + 1]).
  */
-import type { CheckModel } from '../model.js';
+import type { CheckModel } from '../model/model.js';
 
 export interface Flat {
   readStart: Int32Array;

@@ -12,11 +12,11 @@
  * with edges forced in every commit order. `undecided` only means this order did not work.
  */
 import type { Anomaly, AxiomEdge, CaseSplitAnomaly, Edge } from '../anomaly.js';
-import { classifyContradiction, cycleAnomaly, forcedEdgeToEdge, forcedFact, keyRef, txnId, wrEdgeData, soEdgeData, type Fact } from '../cycle.js';
+import { classifyContradiction, cycleAnomaly, forcedEdgeToEdge, forcedFact, keyRef, txnId, wrEdgeData, soEdgeData, type Fact } from '../explain/cycle.js';
 import { RC, SER, levelName } from '../levels.js';
-import { describeKey, INIT, type CheckModel } from '../model.js';
-import { missingRowAnomaly } from '../missing-row.js';
-import type { ForcedEdge, Triple } from '../relations.js';
+import { describeKey, INIT, type CheckModel } from '../model/model.js';
+import { missingRowAnomaly } from '../explain/missing-row.js';
+import type { ForcedEdge, Triple } from '../model/relations.js';
 import { CandidateRows } from './candidate-rows.js';
 import { candidateOrder, FORCED, WR, type GraphEdge } from './commit-order.js';
 import { ANTI_DEPENDENCY, SO_VISIBLE, forcedEdges, overwriters, type ForcedEdges, type LostUpdate } from './constraints.js';

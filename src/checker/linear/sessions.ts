@@ -3,7 +3,7 @@
  * causal order hb = (so ∪ wr)+ as vector clocks over those chains (docs/semantics.md §2.3, CC): one entry per
  * session per transaction instead of an n × n bitset, as in AWDIT and Plume.
  */
-import { INIT, type CheckModel } from '../model.js';
+import { INIT, type CheckModel } from '../model/model.js';
 import type { Flat } from './flat.js';
 
 export interface Chains {

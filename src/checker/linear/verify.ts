@@ -19,7 +19,7 @@
  * A row only init wrote whose initial version matches is a missing row under every order: reported as such.
  */
 import { CC, PC, RC, SER, SI } from '../levels.js';
-import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model.js';
+import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model/model.js';
 import type { CandidateRows } from './candidate-rows.js';
 import { CausalClocks, MAX_CLOCK_ENTRIES, type Chains } from './sessions.js';
 import { WritersByKey, writesKey, type Flat } from './flat.js';

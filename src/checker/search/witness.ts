@@ -12,14 +12,14 @@
  *
  *   relaxed co -> canonical witnesses -> verify all axioms under co -> extension | undefined
  */
-import type { Conflict } from './conflicts.js';
-import { valueOf } from './conflicts.js';
-import { CC, PC, RC, SER, SI } from './levels.js';
-import { INIT, predicateHolds, type CheckModel, type ReadEvent } from './model.js';
-import { Order, setHas } from './order.js';
-import type { WritePartners } from './write-partners.js';
-import type { Relations } from './relations.js';
-import { memoryStage } from './budget.js';
+import type { Conflict } from '../conflicts/conflicts.js';
+import { valueOf } from '../conflicts/conflicts.js';
+import { CC, PC, RC, SER, SI } from '../levels.js';
+import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model/model.js';
+import { Order, setHas } from '../model/order.js';
+import type { WritePartners } from '../model/write-partners.js';
+import type { Relations } from '../model/relations.js';
+import { memoryStage } from '../budget.js';
 
 function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Array } {
   const pos = new Int32Array(n);

@@ -24,14 +24,14 @@
  * MAX_PARAMS_DEPTH deep, and a value a WHERE cannot read is the history's fault, not a crash. Columns and rows
  * are looked up as own properties only (a column may be called `toString` or `__proto__`).
  */
-import type { HistoryEvent, IsolationLevel, Row, SqlValue } from '../history/format.js';
-import { INIT_WID, MAX_PARAMS_DEPTH } from '../history/format.js';
-import { deeperThan } from '../history/reader.js';
-import type { History, TableSchema, Txn } from '../history/history.js';
-import { canonicalValue, compilePredicate, valuesEqual, PredicateError, type CompiledPredicate } from '../history/predicate.js';
-import { InputError } from '../history/input-errors.js';
-import type { Anomaly, ColumnDifference, EventRef, ReadAnomaly, ReadProblem } from './anomaly.js';
-import { effectiveLevel, levelIndex, type IsoOverride } from './levels.js';
+import type { HistoryEvent, IsolationLevel, Row, SqlValue } from '../../history/format.js';
+import { INIT_WID, MAX_PARAMS_DEPTH } from '../../history/format.js';
+import { deeperThan } from '../../history/reader.js';
+import type { History, TableSchema, Txn } from '../../history/history.js';
+import { canonicalValue, compilePredicate, valuesEqual, PredicateError, type CompiledPredicate } from '../../history/predicate.js';
+import { InputError } from '../../history/input-errors.js';
+import type { Anomaly, ColumnDifference, EventRef, ReadAnomaly, ReadProblem } from '../anomaly.js';
+import { effectiveLevel, levelIndex, type IsoOverride } from '../levels.js';
 
 export const INIT = 0;
 

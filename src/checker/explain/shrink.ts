@@ -9,8 +9,8 @@
  * garbage read, an inconsistency of its own). The verdict of the whole history never depends on this: it only
  * picks what to show. Bounded by a deadline; returns the smallest sub-history reached.
  */
-import type { History } from '../history/history.js';
-import type { CheckOptions, CheckResult } from './result.js';
+import type { History } from '../../history/history.js';
+import type { CheckOptions, CheckResult } from '../result.js';
 
 export interface Shrunk {
   txns: string[];

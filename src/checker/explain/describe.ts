@@ -2,9 +2,9 @@
  * The transactions an anomaly involves, in SQL terms (docs/semantics.md §5): session, position, label, level and
  * each statement with the rows and wids it read or wrote, so a person can check the explanation by hand.
  */
-import type { HistoryEvent } from '../history/format.js';
-import type { History } from '../history/history.js';
-import type { Anomaly, TxnDescription } from './anomaly.js';
+import type { HistoryEvent } from '../../history/format.js';
+import type { History } from '../../history/history.js';
+import type { Anomaly, TxnDescription } from '../anomaly.js';
 
 export type { TxnDescription };
 

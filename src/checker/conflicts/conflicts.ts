@@ -9,12 +9,12 @@
  * Keys nobody but init wrote are looked up through the WHERE's point constraints on the primary key when it
  * has them (no scan of the table per read); otherwise the table's initial rows are scanned once per read.
  */
-import type { Row } from '../history/format.js';
-import { canonicalValue } from '../history/predicate.js';
-import { INIT, predicateHolds, type CheckModel, type ReadEvent } from './model.js';
-import type { Order } from './order.js';
-import { memoryStage } from './budget.js';
-import { keysNamedBy } from './key-lookup.js';
+import type { Row } from '../../history/format.js';
+import { canonicalValue } from '../../history/predicate.js';
+import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model/model.js';
+import type { Order } from '../model/order.js';
+import { memoryStage } from '../budget.js';
+import { keysNamedBy } from '../model/key-lookup.js';
 
 export interface Conflict {
   read: number;

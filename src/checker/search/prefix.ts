@@ -15,15 +15,15 @@
  *
  *   Relations (saturated, acyclic) -> DFS over prefixes -> commit order | undefined
  */
-import { PC, SER, SI } from './levels.js';
-import { INIT } from './model.js';
-import type { Relations } from './relations.js';
-import { newSet, setAdd, setHas } from './order.js';
-import type { WritePartners } from './write-partners.js';
-import { memoryStage, type Budget } from './budget.js';
+import { PC, SER, SI } from '../levels.js';
+import { INIT } from '../model/model.js';
+import type { Relations } from '../model/relations.js';
+import { newSet, setAdd, setHas } from '../model/order.js';
+import type { WritePartners } from '../model/write-partners.js';
+import { memoryStage, type Budget } from '../budget.js';
 
 // Budget lives in budget.ts (with the memory guard); check.ts and cases.ts import it from here.
-export { Budget, BudgetExceeded } from './budget.js';
+export { Budget, BudgetExceeded } from '../budget.js';
 
 export interface PrefixStats {
   prefixes: number;

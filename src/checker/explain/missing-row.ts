@@ -2,11 +2,11 @@
  * The anomaly of a missing row (docs/semantics.md §3.3, §5): a read did not return a row although every version
  * it could have seen satisfies its WHERE. Used by the search (check.ts) and by the linear check (linear/).
  */
-import type { MissingRowAnomaly } from './anomaly.js';
-import { valueOf } from './conflicts.js';
+import type { MissingRowAnomaly } from '../anomaly.js';
+import { valueOf } from '../conflicts/conflicts.js';
 import { keyRef, txnId } from './cycle.js';
-import { levelName } from './levels.js';
-import { INIT, type CheckModel } from './model.js';
+import { levelName } from '../levels.js';
+import { INIT, type CheckModel } from '../model/model.js';
 
 export function missingRowAnomaly(model: CheckModel, readId: number, key: number, ones: number[]): MissingRowAnomaly {
   const read = model.reads[readId];

@@ -11,13 +11,13 @@
  * number of pairs tried. The anomaly is data (anomaly.ts, `by: 'cases'`); its name comes from the classifier of
  * cycle.ts, fed the last forced edge of each of the two cases.
  */
-import type { Anomaly, Case, CaseSplitAnomaly } from './anomaly.js';
+import type { Anomaly, Case, CaseSplitAnomaly } from '../anomaly.js';
 import { classifyContradiction, edgeTxns, findReasonCycle, forcedFact } from './cycle.js';
-import { levelName } from './levels.js';
-import { blockingReader, type Budget, type StuckPoint } from './prefix.js';
-import type { ForcedEdge, Relations } from './relations.js';
-import { saturate } from './saturate.js';
-import type { WritePartners } from './write-partners.js';
+import { levelName } from '../levels.js';
+import { blockingReader, type Budget, type StuckPoint } from '../search/prefix.js';
+import type { ForcedEdge, Relations } from '../model/relations.js';
+import { saturate } from '../saturation/saturate.js';
+import type { WritePartners } from '../model/write-partners.js';
 
 const MAX_TRANSACTIONS = 80;
 /** A stuck pair is tried on histories up to this size (two clones of the n × n order, each saturated). */

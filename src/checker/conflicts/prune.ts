@@ -12,12 +12,12 @@
  *   conflicts (after saturation) -> zeros minus impossible writers -> more forced witnesses
  */
 import type { Conflict } from './conflicts.js';
-import { PC, SI } from './levels.js';
-import { INIT } from './model.js';
-import { newSet, setHas } from './order.js';
-import { PrefixVisibility, type Relations } from './relations.js';
-import type { WritePartners } from './write-partners.js';
-import { memoryStage } from './budget.js';
+import { PC, SI } from '../levels.js';
+import { INIT } from '../model/model.js';
+import { newSet, setHas } from '../model/order.js';
+import { PrefixVisibility, type Relations } from '../model/relations.js';
+import type { WritePartners } from '../model/write-partners.js';
+import { memoryStage } from '../budget.js';
 
 /**
  * Removes from each conflict's zeros the writers that cannot be its witness under `rel` (saturated, acyclic),

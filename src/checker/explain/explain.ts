@@ -5,8 +5,8 @@
  * and each forced edge with its reason). `--json` (report/json.ts) and the HTML report (report/html.ts) take
  * their prose from here.
  */
-import { anomalyName, ANOMALY_NAMES, literatureNames, type Anomaly, type Blocked, type Edge, type MissingRowAnomaly, type OpenConflict, type ReadAnomaly, type Visibility } from './anomaly.js';
-import type { CheckResult } from './result.js';
+import { anomalyName, ANOMALY_NAMES, literatureNames, type Anomaly, type Blocked, type Edge, type MissingRowAnomaly, type OpenConflict, type ReadAnomaly, type Visibility } from '../anomaly.js';
+import type { CheckResult } from '../result.js';
 import { whereText } from './describe.js';
 
 export { anomalyName, literatureNames };

@@ -8,12 +8,12 @@
  *   model -> base(): triples (r, x, t1), wrPred, rcFirst, hb = (so ∪ wr)+, pco = (so ∪ wr)+
  *         -> addWitness(r, x, w) -> saturate.ts
  */
-import type { Visibility } from './anomaly.js';
+import type { Visibility } from '../anomaly.js';
 import { INIT, type CheckModel, type ReadEvent } from './model.js';
-import { CC, PC, RA, RC, SER, SI } from './levels.js';
+import { CC, PC, RA, RC, SER, SI } from '../levels.js';
 import { Order, newSet, setAdd, setHas } from './order.js';
 import type { WritePartners } from './write-partners.js';
-import { memoryStage, pollMemory, reserveBytes } from './budget.js';
+import { memoryStage, pollMemory, reserveBytes } from '../budget.js';
 
 /** The n-bit sets of every transaction, for the reason of a memory stop. */
 const setsOf = (n: number) => () => `the read-from sets of ${n.toLocaleString('en-US')} transactions (n bits each)`;

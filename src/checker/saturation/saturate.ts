@@ -7,11 +7,11 @@
  *
  *   Relations (pco = (so ∪ wr)+) -> saturate -> pco fixpoint | cyclic (with the forced edges recorded)
  */
-import { PrefixVisibility, type Relations } from './relations.js';
-import { PC, SI } from './levels.js';
-import type { WritePartners } from './write-partners.js';
-import { setHas } from './order.js';
-import { memoryStage } from './budget.js';
+import { PrefixVisibility, type Relations } from '../model/relations.js';
+import { PC, SI } from '../levels.js';
+import type { WritePartners } from '../model/write-partners.js';
+import { setHas } from '../model/order.js';
+import { memoryStage } from '../budget.js';
 
 export interface SaturateStats {
   rounds: number;

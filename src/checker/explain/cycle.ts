@@ -4,11 +4,11 @@
  * in SQL terms), and the one classifier that names a contradiction (a cycle here, a case split in cases.ts,
  * a linear check's cycle in linear/linear-check.ts) from the facts it rests on.
  */
-import type { Anomaly, AxiomEdge, ContradictionType, Edge } from './anomaly.js';
-import { levelName } from './levels.js';
-import { INIT, type CheckModel } from './model.js';
-import type { ForcedEdge, Relations, Visibility } from './relations.js';
-import type { Order } from './order.js';
+import type { Anomaly, AxiomEdge, ContradictionType, Edge } from '../anomaly.js';
+import { levelName } from '../levels.js';
+import { INIT, type CheckModel } from '../model/model.js';
+import type { ForcedEdge, Relations, Visibility } from '../model/relations.js';
+import type { Order } from '../model/order.js';
 
 /** What a cycle explanation reads: the model, the wr triples, the forced and assumed edges, and the edge that
  *  closed the cycle. A saturated `Relations`, or the few edges of a cycle the linear check found (linear/). */

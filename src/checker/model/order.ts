@@ -8,7 +8,7 @@
  * The rows are n × ⌈n/32⌉ words (200 MB at 40,000 transactions): they are allocated through the memory guard
  * (budget.ts), which stops the check instead of letting the allocation fail.
  */
-import { allocateWords, copyWords } from './budget.js';
+import { allocateWords, copyWords } from '../budget.js';
 
 /** What an n × n bitset is, for the reason of a memory stop. */
 const orderOf = (n: number) => () => `the n×n order of ${n.toLocaleString('en-US')} transactions`;
