@@ -5,7 +5,7 @@
  *   2. pco := FIX(saturate)((so ∪ wr)+)                   -> cycle: inconsistent, explained cycle
  *   3. conflicts (r, x) with 1ˣʳ ≠ ∅; 0ˣʳ = ∅           -> inconsistent, missing row
  *   4. for each choice of a writer in 0ˣʳ per conflict (DFS, re-saturating after each choice, pruning cycles)
- *   5.   consistent-prefix search (prefix.ts)             -> consistent, with the commit order
+ *   5.   consistent-prefix search (search/)               -> consistent, with the commit order
  *   6. nothing found                                      -> inconsistent, explained on a shrunk sub-history
  * A deadline or step budget turns any stage into `unknown`, reporting what was explored.
  */
@@ -26,6 +26,7 @@ import { missingRowAnomaly } from './explain/missing-row.js';
 import { pruneWitnesses } from './conflicts/prune.js';
 import { explainByCases, explainStuckPair } from './explain/cases.js';
 import { completeWitnesses } from './search/witness.js';
+import { searchExtensions } from './search/extensions.js';
 import { attachTransactions } from './explain/describe.js';
 import { withMemoryGuard } from './budget.js';
 
@@ -244,41 +245,10 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
     return { verdict: 'consistent', anomalies: [], commitOrder: relaxed.map((t) => model.txns[t].id), notes, stats };
   }
 
-  // Enumerate the extensions (paper Algorithm 3, line 9). Fewest choices first; within a conflict, the
-  // writers latest before the reader in the relaxed order first (the likeliest versions a database showed).
-  const pos = new Int32Array(model.n);
-  relaxed.forEach((t, i) => (pos[t] = i + 1));
-  conflicts.forEach((c, i) => {
-    const t3 = model.reads[c.read].txn;
-    const first = completion!.preferred[i];
-    const rank = (t: number) => (t === first ? -1 : pos[t] < pos[t3] ? pos[t3] - pos[t] : model.n + pos[t]);
-    c.zeros.sort((a, b) => rank(a) - rank(b));
-  });
-  conflicts.sort((a, b) => a.zeros.length - b.zeros.length);
-
-  // `owned`: rel was made for this call, which may change it for its last choice instead of cloning it (a
-  // clone per level kept the whole path's clones alive: gigabytes on a few thousand conflicts).
-  const extend = (i: number, rel: Relations, owned: boolean): number[] | undefined => {
-    if (i === conflicts.length) {
-      stats.extensions++;
-      return explorePrefixes(rel, partners, budget, prefixStats);
-    }
-    const c: Conflict = conflicts[i];
-    const read = model.reads[c.read];
-    const choices = c.zeros.filter((w) => !rel.pco.has(read.txn, w));
-    for (let k = 0; k < choices.length; k++) {
-      budget.tick();
-      const next = owned && k === choices.length - 1 ? rel : rel.clone();
-      next.addWitness(read, c.key, choices[k]);
-      if (next.pco.cyclic || !saturate(next, partners, undefined, budget)) continue;
-      const order = extend(i + 1, next, true);
-      if (order) return order;
-    }
-    return undefined;
-  };
+  // Enumerate the extensions (paper Algorithm 3, line 9; search/extensions.ts).
   let order: number[] | undefined;
   try {
-    order = extend(0, base, false);
+    order = searchExtensions(model, base, conflicts, relaxed, completion!.preferred, partners, budget, prefixStats, stats);
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e;
     return unknown();
