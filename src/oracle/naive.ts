@@ -1,6 +1,6 @@
 /**
  * A brute-force oracle for consistency (docs/semantics.md §1–§3), written independently of the real checker
- * (check.ts, model.ts, relations.ts, saturate.ts, conflicts.ts, prefix.ts are deliberately not imported): its
+ * (src/checker/: nothing of it is imported but levels.ts; test/oracle-independent.test.ts holds it to that): its
  * only purpose is to be obviously right on small histories so that tests can cross-check the real checker.
  *
  *   History -> well-formedness (§1)                                  -> inconsistent
