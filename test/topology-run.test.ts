@@ -7,6 +7,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runWorkload } from '../src/cli/run-command.js';
+import { topologyOf } from '../src/cli/run-topology.js';
+import { startReplicaTopology, withClient } from '../src/db/topology.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
@@ -45,10 +47,32 @@ describe('isocheck run --topology', () => {
     expect(r.anomalies.map((a) => a.type)).toContain('read-your-writes');
   });
 
+  it('twitter on your own primary and standby (--db URL --replica URL): the same violation, nothing started', async () => {
+    await loadPredicateParser();
+    const own = await startReplicaTopology({ standbys: 1, applyDelayMs: 100 }); // stands for a cluster of the user's
+    try {
+      const out = join(dir, 'twitter-own.ndjson');
+      await expect(runWorkload({ workload: 'twitter', topology: 'replica', db: own.primary.url, replicaUrls: [own.primary.url], out, progress: false, log: () => undefined })).rejects.toThrow(/is not a hot standby/);
+      const lines: string[] = [];
+      const s = await runWorkload({ workload: 'twitter', ...topologyOf({ replica: [own.replicas[0].url] }), db: own.primary.url, txns: 60, out, progress: false, log: (l) => lines.push(l) });
+      expect(s.database).toMatch(/a primary and 1 hot standby \(yours\)/);
+      const history = await readHistory(out);
+      expect(new Set(history.txns.map((t) => t.node))).toEqual(new Set(['primary', 'replica1']));
+      expect(checkHistory(history).anomalies.map((a) => a.type)).toContain('read-your-writes');
+      // the run's database is gone from the user's primary afterwards, the primary still runs
+      const left = await withClient(own.primary.url, async (c) => (await c.query(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'isocheck_%'`)).rows[0].n);
+      expect(left).toBe(0);
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('refuses what it cannot do, in one line', async () => {
     const out = join(dir, 'x.ndjson');
     await expect(runWorkload({ workload: 'twitter', topology: 'ring', out, progress: false, log: () => undefined })).rejects.toThrow(/--topology ring: expected replica, shards, pgpool/);
     await expect(runWorkload({ workload: 'twitter', topology: 'shards', standbys: 2, out, progress: false, log: () => undefined })).rejects.toThrow(/--standbys is for --topology replica or pgpool/);
     await expect(runWorkload({ workload: 'twitter', topology: 'replica', db: 'postgresql://x@127.0.0.1:1/x', out, progress: false, log: () => undefined })).rejects.toThrow(/leave out --db/);
+    await expect(runWorkload({ workload: 'twitter', topology: 'shards', replicaUrls: ['postgresql://x@127.0.0.1:1/x'], out, progress: false, log: () => undefined })).rejects.toThrow(/--replica is for --topology replica/);
+    await expect(runWorkload({ workload: 'twitter', replicaUrls: ['postgresql://x@127.0.0.1:1/x'], ...topologyOf({ replica: ['postgresql://x@127.0.0.1:1/x'] }), out, progress: false, log: () => undefined })).rejects.toThrow(/--replica needs --db URL/);
   });
 });

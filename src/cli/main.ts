@@ -118,6 +118,7 @@ program
     return n;
   })
   .option('--shards <n>', 'with --topology shards: shards (default 2)', positiveInt('--shards'))
+  .option('--replica <url>', 'your own cluster: a hot standby of the primary given with --db, to route read-only transactions to (repeatable; implies --topology replica)', (v: string, prev: string[] = []) => [...prev, v])
   .option('--check', 'check the history right after the run')
   .option('--report <file>', 'check the history and write a self-contained HTML report to this file (implies --check)')
   .option('--timeout <seconds>', 'time limit of the check', (v) => Number(v), 60)

@@ -214,7 +214,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   const configName = options.iso ?? 'ser';
   const config = parseConfig(workload, configName);
   const declared = options.declare ? parseConfig(workload, options.declare) : undefined;
-  if (options.topology && (options.db || database)) throw new InputError(`--topology ${options.topology} builds its own servers: leave out --db`);
+  if (options.topology && database) throw new InputError(`--topology ${options.topology}: the run makes its own database connection`);
   const cluster = options.topology ? new TopologyRun(options, workload, log) : undefined;
   const file = options.out ?? join('histories', 'runs', `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txnsPerSession}-seed${seed}${client ? `-client${client.k}of${client.n}` : ''}.ndjson`);
   checkOutputFile(file, '--out');

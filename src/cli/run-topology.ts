@@ -25,7 +25,7 @@ import type pg from 'pg';
 import { InputError } from '../history/input-errors.js';
 import type { Database } from '../db/connect.js';
 import { findPgpool, startPgpool, type PgpoolServer } from '../db/pgpool.js';
-import { createDatabase, distributeTables, startReplicaTopology, startShardTopology, withDatabase, type DeclaredKeys, type Topology } from '../db/topology.js';
+import { connectReplicaTopology, createDatabase, distributeTables, startReplicaTopology, startShardTopology, withDatabase, type DeclaredKeys, type Topology } from '../db/topology.js';
 import type { ClusterOptions, Recorder } from '../recorder/recorder.js';
 import type { RecordingClient } from '../recorder/client.js';
 import type { RoutingClient } from '../recorder/sessions.js';
@@ -42,14 +42,25 @@ export interface TopologyRunOptions {
   applyDelay?: number;
   /** shards: number of shards (default 2). */
   shards?: number;
+  /** replica on the user's own cluster: hot standbys of the primary given with --db (`--replica URL`, repeatable). */
+  replicaUrls?: string[];
+  /** The primary, for replicaUrls (or DATABASE_URL). */
+  db?: string;
 }
 
 /** The options of a run with a topology, as runWorkload passes them on (the rest of RunOptions is the run's). */
-export function topologyOf(o: TopologyRunOptions): TopologyRunOptions {
-  return { topology: o.topology, standbys: o.standbys, applyDelay: o.applyDelay, shards: o.shards };
+export function topologyOf(o: TopologyRunOptions & { replica?: string[] }): TopologyRunOptions {
+  const replicaUrls = o.replicaUrls ?? (o.replica?.length ? o.replica : undefined);
+  return { topology: o.topology ?? (replicaUrls ? 'replica' : undefined), standbys: o.standbys, applyDelay: o.applyDelay, shards: o.shards, ...(replicaUrls ? { replicaUrls } : {}) };
 }
 
 type Connect = (url: string) => pg.Client;
+
+/** 180004 from "18.4", 160002 from "16.2" (server_version_num's form). */
+const versionNum = (v: string): number => {
+  const [major, minor] = v.split(/[.\s]/).map(Number);
+  return major * 10000 + (Number.isFinite(minor) ? minor : 0);
+};
 
 const END = /^\s*(?:COMMIT|ROLLBACK|END|ABORT)\b/i;
 
@@ -79,6 +90,11 @@ export class TopologyRun {
     if (options.standbys !== undefined && kind === 'shards') throw new InputError('--standbys is for --topology replica or pgpool');
     if (options.applyDelay !== undefined && kind === 'shards') throw new InputError('--apply-delay is for --topology replica or pgpool');
     if (options.shards !== undefined && kind !== 'shards') throw new InputError('--shards is for --topology shards');
+    if (options.replicaUrls?.length) {
+      if (kind !== 'replica') throw new InputError('--replica is for --topology replica (the user\'s own primary and standbys)');
+      if (options.standbys !== undefined || options.applyDelay !== undefined) throw new InputError('--standbys and --apply-delay build standbys: not with --replica (your own)');
+      if (!options.db && !process.env.DATABASE_URL) throw new InputError('--replica needs --db URL: the primary the replicas stream from');
+    } else if (options.db) throw new InputError(`--topology ${kind} builds its own servers: leave out --db (or give your own standbys with --replica URL)`);
   }
 
   get kind(): 'replica' | 'shards' | 'pgpool' {
@@ -87,8 +103,10 @@ export class TopologyRun {
 
   /** Starts the cluster: the run's Database is its primary (coordinator); close() stops every server. */
   async open(): Promise<Database> {
-    const topo =
-      this.kind === 'shards'
+    const own = this.options.replicaUrls?.length ? this.options.replicaUrls : undefined;
+    const topo = own
+      ? await connectReplicaTopology(this.options.db || process.env.DATABASE_URL!, own)
+      : this.kind === 'shards'
         ? await startShardTopology({ shards: this.options.shards ?? 2 })
         : await startReplicaTopology({ standbys: this.options.standbys ?? 1, applyDelayMs: this.options.applyDelay ?? 100 });
     this.topo = topo;
@@ -103,17 +121,17 @@ export class TopologyRun {
       throw e;
     }
     this.pgpool = pool;
-    const version = topo.primary.server.version;
+    const version = topo.primary.version;
     const what =
       this.kind === 'shards'
         ? `a postgres_fdw coordinator and ${topo.shards.length} shards`
-        : `${pool ? `pgpool-II on 127.0.0.1:${pool.port} load balancing to ` : ''}a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'} (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)`;
+        : `${pool ? `pgpool-II on 127.0.0.1:${pool.port} load balancing to ` : ''}a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'}${own ? ' (yours)' : ` (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)`}`;
     return {
       // setup, load and the invariants go to the primary; the sessions connect to pgpool (sessionClient)
       url: topo.primary.url,
-      description: `${what}, embedded PostgreSQL ${version} (throwaway):\n  ${topo.describe().join('\n  ')}`,
-      serverVersionNum: topo.primary.server.versionNum,
-      embedded: true,
+      description: `${what}, ${own ? '' : 'embedded '}PostgreSQL ${version}${own ? '' : ' (throwaway)'}:\n  ${topo.describe().join('\n  ')}`,
+      serverVersionNum: topo.primary.server?.versionNum ?? versionNum(version),
+      embedded: !own,
       close: async () => {
         await pool?.stop();
         await topo.stop();
@@ -127,7 +145,7 @@ export class TopologyRun {
     return {
       kind: this.kind,
       nodes: topo.nodes.map((n) => ({ name: n.name, role: n.role, port: n.port })),
-      ...(this.kind !== 'shards' ? { applyDelayMs: this.options.applyDelay ?? 100 } : {}),
+      ...(this.kind !== 'shards' && !this.options.replicaUrls?.length ? { applyDelayMs: this.options.applyDelay ?? 100 } : {}),
       ...(this.pgpool ? { pgpool: { port: this.pgpool.port } } : {}),
     };
   }

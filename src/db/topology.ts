@@ -46,7 +46,10 @@ export interface TopologyNode {
   role: 'primary' | 'standby' | 'coordinator' | 'shard';
   url: string;
   port: number;
-  server: EmbeddedServer;
+  /** `server_version`, e.g. "18.4". */
+  version: string;
+  /** The embedded server (absent for a server of the user's: connectReplicaTopology). */
+  server?: EmbeddedServer;
 }
 
 export interface Topology {
@@ -116,7 +119,7 @@ export function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-const node = (name: string, role: TopologyNode['role'], server: EmbeddedServer): TopologyNode => ({ name, role, url: server.url, port: server.port, server });
+const node = (name: string, role: TopologyNode['role'], server: EmbeddedServer): TopologyNode => ({ name, role, url: server.url, port: server.port, version: server.version, server });
 
 function topology(kind: Topology['kind'], primary: TopologyNode, replicas: TopologyNode[], shards: TopologyNode[]): Topology {
   const nodes = [primary, ...replicas, ...shards];
@@ -127,13 +130,45 @@ function topology(kind: Topology['kind'], primary: TopologyNode, replicas: Topol
     replicas,
     shards,
     nodes,
-    describe: () => nodes.map((n) => `${n.name}: embedded PostgreSQL ${n.server.version} on 127.0.0.1:${n.port}${n.role === 'standby' ? ' (hot standby)' : ''}`),
+    describe: () =>
+      nodes.map((n) => `${n.name}: ${n.server ? `embedded PostgreSQL ${n.version} on 127.0.0.1:${n.port}` : `PostgreSQL ${n.version} at ${where(n.url)}`}${n.role === 'standby' ? ' (hot standby)' : ''}`),
     stop() {
       // standbys and shards first: a standby whose primary went away only retries, but there is no point
-      stopping ??= Promise.all([...replicas, ...shards].map((n) => n.server.stop())).then(() => primary.server.stop());
+      stopping ??= Promise.all([...replicas, ...shards].map((n) => n.server?.stop())).then(() => primary.server?.stop());
       return stopping;
     },
   };
+}
+
+const where = (url: string): string => {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+};
+
+/**
+ * The user's own primary and hot standbys (`--db URL --replica URL ...`): checked (the primary not in recovery,
+ * each replica in recovery and streaming from somewhere), never started nor stopped by isocheck.
+ */
+export async function connectReplicaTopology(primaryUrl: string, replicaUrls: string[]): Promise<Topology> {
+  const probe = async (url: string, what: string): Promise<{ version: string; recovery: boolean }> => {
+    try {
+      return await withClient(url, async (c) => {
+        const r = await c.query<{ v: string; r: boolean }>(`SELECT current_setting('server_version') AS v, pg_is_in_recovery() AS r`);
+        return { version: r.rows[0].v, recovery: r.rows[0].r };
+      });
+    } catch (e) {
+      throw new TopologyError(`cannot connect to ${what} at ${where(url)}: ${(e as Error).message}`);
+    }
+  };
+  const p = await probe(primaryUrl, 'the primary (--db)');
+  if (p.recovery) throw new TopologyError(`the server of --db at ${where(primaryUrl)} is in recovery: --db names the primary, --replica its standbys`);
+  const replicas: TopologyNode[] = [];
+  for (const [i, url] of replicaUrls.entries()) {
+    const r = await probe(url, `replica ${i + 1} (--replica)`);
+    if (!r.recovery) throw new TopologyError(`the server of --replica at ${where(url)} is not a hot standby (pg_is_in_recovery() is false)`);
+    replicas.push({ name: `replica${i + 1}`, role: 'standby', url, port: Number(new URL(url).port || 5432), version: r.version });
+  }
+  return topology('replica', { name: 'primary', role: 'primary', url: primaryUrl, port: Number(new URL(primaryUrl).port || 5432), version: p.version }, replicas, []);
 }
 
 /** Stops the servers started so far when building a topology fails. */
