@@ -13,6 +13,7 @@ import type { History } from '../history/history.js';
 import type { Anomaly, Blocked, OpenConflict } from './anomaly.js';
 import type { CheckOptions, CheckResult, CheckStats } from './result.js';
 import { findConflicts, type Conflict } from './conflicts/conflicts.js';
+import { ConflictIndex } from './conflicts/conflict-index.js';
 import { cycleAnomaly, keyRef, txnId } from './explain/cycle.js';
 import { CC, levelName } from './levels.js';
 import { buildModel, INIT, type CheckModel } from './model/model.js';
@@ -179,11 +180,12 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   // Conflicts whose witness has a single possible writer are forced: add them, saturate again, and
   // recompute (the extension is a client history in its own right, paper Algorithm 3 applied to it).
   let conflicts: Conflict[] = [];
+  const index = new ConflictIndex(model);
   const hasCC = model.txns.some((t, i) => i !== INIT && t.level === CC);
   for (let round = 0; ; round++) {
     budget.tick();
     // After the first round only the previous conflicts can still be conflicts (findConflicts, `previous`).
-    const found = findConflicts(model, base.pco, (r, k) => base.hasWitness(r, k), hasCC, round === 0 ? undefined : conflicts, budget);
+    const found = findConflicts(index, base.pco, (r, k) => base.hasWitness(r, k), hasCC, round === 0 ? undefined : conflicts, budget);
     if (found.missing.length > 0) return inconsistent(found.missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
     conflicts = found.conflicts;
     // Versions that cannot be the one read (they commit before a visible writer) are no choice: fewer

@@ -3,10 +3,9 @@
  * it could have seen satisfies its WHERE. Used by the search (check.ts) and by the linear check (linear/).
  */
 import type { MissingRowAnomaly } from '../anomaly.js';
-import { valueOf } from '../conflicts/conflicts.js';
 import { keyRef, txnId } from './cycle.js';
 import { levelName } from '../levels.js';
-import { INIT, type CheckModel } from '../model/model.js';
+import { INIT, valueOf, type CheckModel } from '../model/model.js';
 
 export function missingRowAnomaly(model: CheckModel, readId: number, key: number, ones: number[]): MissingRowAnomaly {
   const read = model.reads[readId];

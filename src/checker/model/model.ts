@@ -1146,3 +1146,11 @@ function findInformationFlowCycle(model: CheckModel, wrFrom: Scratch<number>, wr
   }
   return undefined;
 }
+
+/** value(t, x) (docs/semantics.md §1): the row t's last write of key x left (init: the initial row), null when t
+ *  deleted it or has no row for it. */
+export function valueOf(model: CheckModel, t: number, key: number): Row | null {
+  if (t === INIT) return model.initRow[key] ?? null;
+  const v = model.writes[t].get(key);
+  return v === undefined ? null : v;
+}

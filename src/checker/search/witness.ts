@@ -13,9 +13,8 @@
  *   relaxed co -> canonical witnesses -> verify all axioms under co -> extension | undefined
  */
 import type { Conflict } from '../conflicts/conflicts.js';
-import { valueOf } from '../conflicts/conflicts.js';
 import { CC, PC, RC, SER, SI } from '../levels.js';
-import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model/model.js';
+import { INIT, predicateHolds, valueOf, type CheckModel, type ReadEvent } from '../model/model.js';
 import { Order, setHas } from '../model/order.js';
 import type { WritePartners } from '../model/write-partners.js';
 import type { Relations } from '../model/relations.js';
