@@ -122,7 +122,8 @@ describe('search budget', () => {
     const h = await readHistory(join(dir, 'long-fork.PC.ndjson'));
     const r = checkHistory(h, { maxSteps: 2 });
     expect(r.verdict).toBe('unknown');
-    expect(r.reason).toMatch(/stopped by the time limit after \d+ extension\(s\) and \d+ prefix\(es\)/);
+    // a step limit is not the time limit: the reason names the one that stopped the check
+    expect(r.reason).toMatch(/stopped by the step limit \(maxSteps\) after \d+ extension\(s\) and \d+ prefix\(es\)/);
   });
 
   it('stops at its deadline while building the model of a long history, with an unknown verdict', async () => {

@@ -1,8 +1,10 @@
 /**
  * What bounds one check: a deadline, an optional step limit, and memory (docs/reliability.md, "Memory").
  *
- * Every stage calls `Budget.tick()` / `checkNow()`; either throws `BudgetExceeded`, which check.ts turns into the
- * verdict `unknown`. Memory is watched by a `MemoryGuard`, active while a check runs (`withMemoryGuard`), which
+ * Every stage calls `Budget.tick()` / `checkNow()`; either throws `BudgetExceeded`, which one catch in check.ts
+ * turns into the verdict `unknown` (`stoppedResult`, stopped.ts), saying which limit stopped it: the deadline,
+ * the step limit (`maxSteps`), or memory. Work the verdict does not depend on (explanations) runs in `attempt`.
+ * Memory is watched by a `MemoryGuard`, active while a check runs (`withMemoryGuard`), which
  * throws `MemoryExceeded` (a `BudgetExceeded`) instead of letting V8 abort the process:
  *
  *   - the budget polls it (at most every POLL_MS): the JavaScript heap against V8's own heap limit less a margin,
@@ -20,8 +22,11 @@ import { runInNewContext } from 'node:vm';
 import { totalmem } from 'node:os';
 import { InputError } from '../history/input-errors.js';
 
+/** Which limit stopped a check. */
+export type StopCause = 'time' | 'steps' | 'memory';
+
 export class BudgetExceeded extends Error {
-  constructor(message = 'search budget exceeded') {
+  constructor(message = 'search budget exceeded', readonly stopCause: StopCause = 'time') {
     super(message);
   }
 }
@@ -29,7 +34,7 @@ export class BudgetExceeded extends Error {
 /** The check would outgrow its memory: `message` is the whole reason ("stopped: memory limit of ..."). */
 export class MemoryExceeded extends BudgetExceeded {
   constructor(message: string) {
-    super(message);
+    super(message, 'memory');
     this.name = 'MemoryExceeded';
   }
 }
@@ -40,7 +45,7 @@ export class Budget {
   constructor(readonly deadline: number = Infinity, readonly maxSteps: number = Infinity) {}
   tick(): void {
     this.steps++;
-    if (this.steps > this.maxSteps) throw new BudgetExceeded();
+    if (this.steps > this.maxSteps) throw new BudgetExceeded('step limit reached', 'steps');
     if ((this.steps & 1023) === 0) {
       if (Date.now() > this.deadline) throw new BudgetExceeded();
       active?.poll();
@@ -51,6 +56,19 @@ export class Budget {
   checkNow(): void {
     if (Date.now() > this.deadline) throw new BudgetExceeded();
     active?.poll();
+  }
+}
+
+/**
+ * Runs work the verdict does not depend on (an explanation, a sub-history): a stop abandons it (undefined) and
+ * leaves the verdict as it is; anything else thrown propagates.
+ */
+export function attempt<T>(work: () => T): T | undefined {
+  try {
+    return work();
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e;
+    return undefined;
   }
 }
 

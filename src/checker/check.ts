@@ -7,7 +7,8 @@
  *   4. for each choice of a writer in 0ˣʳ per conflict (DFS, re-saturating after each choice, pruning cycles)
  *   5.   consistent-prefix search (search/)               -> consistent, with the commit order
  *   6. nothing found                                      -> inconsistent, explained on a shrunk sub-history
- * A deadline or step budget turns any stage into `unknown`, reporting what was explored.
+ * A deadline, step or memory budget stops any stage; one catch (checkGuarded, stopped.ts) turns the stop into
+ * `unknown`, saying which limit, where, and what was explored.
  */
 import type { History } from '../history/history.js';
 import type { Anomaly, Blocked, OpenConflict } from './anomaly.js';
@@ -17,7 +18,7 @@ import { ConflictIndex } from './conflicts/conflict-index.js';
 import { cycleAnomaly, keyRef, txnId } from './explain/cycle.js';
 import { CC, levelName } from './levels.js';
 import { buildModel, INIT, type CheckModel } from './model/model.js';
-import { Budget, BudgetExceeded, explorePrefixes, type BlockReason, type StuckPoint } from './search/prefix.js';
+import { explorePrefixes, type BlockReason, type StuckPoint } from './search/prefix.js';
 import { Relations } from './model/relations.js';
 import { linearCheck } from './linear/linear-check.js';
 import { WritePartners } from './model/write-partners.js';
@@ -29,45 +30,54 @@ import { explainByCases, explainStuckPair } from './explain/cases.js';
 import { completeWitnesses } from './search/witness.js';
 import { searchExtensions } from './search/extensions.js';
 import { attachTransactions } from './explain/describe.js';
-import { withMemoryGuard } from './budget.js';
+import { attempt, Budget, BudgetExceeded, withMemoryGuard } from './budget.js';
+import { stoppedResult, type Progress } from './stopped.js';
 
 export type { Verdict, CheckOptions, CheckStats, CheckResult } from './result.js';
 
 export function checkHistory(history: History, options: CheckOptions = {}): CheckResult {
   // Past its memory limit a check stops with `unknown` and says why (budget.ts), never a V8 abort.
   const started = Date.now();
-  return withMemoryGuard(options.maxMemoryBytes, () => checkGuarded(history, options), (reason) => ({ ...timedOutBuildingModel(history, Date.now() - started), reason }));
+  return withMemoryGuard(options.maxMemoryBytes, () => checkGuarded(history, options), (reason) => ({ verdict: 'unknown', reason, anomalies: [], notes: [], stats: historyStats(history, Date.now() - started) }));
 }
 
+/** The check, with the one place where a stop (BudgetExceeded) becomes the verdict `unknown`. */
 function checkGuarded(history: History, options: CheckOptions): CheckResult {
   const started = Date.now();
   const budget = new Budget(options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity, options.maxSteps ?? Infinity);
-  let model: CheckModel;
+  const progress: Progress = { stage: (by) => `stopped by ${by} while building the model (resolving every read to the write it saw)`, stats: historyStats(history, 0), notes: [] };
+  let result: CheckResult;
   try {
-    options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
-    model = buildModel(history, { iso: options.iso, checkAbortedReads: options.checkAbortedReads, deadline: () => budget.checkNow() });
+    result = checkStages(history, options, budget, progress);
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e;
-    return timedOutBuildingModel(history, Date.now() - started);
-  }
-  let result = checkModel(model, budget, options);
-  if (result.verdict === 'inconsistent' && model.anomalies.length === 0 && model.droppedUnknown.length > 0) {
-    result = withUnknownCommitted(history, model.droppedUnknown, result, budget, options);
+    result = stoppedResult(e, progress);
   }
   result.stats.timeMs = Date.now() - started;
+  if (result.verdict === 'inconsistent') explainInconsistent(history, result, options, started);
+  return result;
+}
+
+function checkStages(history: History, options: CheckOptions, budget: Budget, progress: Progress): CheckResult {
+  options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
+  const model = buildModel(history, { iso: options.iso, checkAbortedReads: options.checkAbortedReads, deadline: () => budget.checkNow() });
+  const result = checkModel(model, budget, options, progress);
+  if (result.verdict === 'inconsistent' && model.anomalies.length === 0 && model.droppedUnknown.length > 0) {
+    return withUnknownCommitted(history, model.droppedUnknown, result, budget, options, progress);
+  }
+  return result;
+}
+
+/** Explanations of an inconsistent verdict: a shrunk sub-history, the transactions involved. Never changes the verdict. */
+function explainInconsistent(history: History, result: CheckResult, options: CheckOptions, started: number): void {
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
     const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
-    const sub = shrink(history, options, (h) => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false }), started + Math.min(5000, (options.timeoutMs ?? 20000) / 4));
+    const sub = shrink(history, options, (h) => attempt(() => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false })), started + Math.min(5000, (options.timeoutMs ?? 20000) / 4));
     // A sub-history is worth showing only when it is small enough to read.
     if (sub && sub.txns.length <= MAX_SHOWN_SUBHISTORY) {
       result.subHistory = sub.txns;
       const subHistory = { ...history, txns: history.txns.filter((t) => sub.txns.includes(t.id)) };
-      let explainedResult = sub.result;
-      try {
-        explainedResult = checkModel(modelOf(subHistory), new Budget(Date.now() + 5000), options);
-      } catch (e) {
-        if (!(e instanceof BudgetExceeded)) throw e;
-      }
+      const explainedResult = attempt(() => checkModel(modelOf(subHistory), new Budget(Date.now() + 5000), options)) ?? sub.result;
       const explained = explainedResult.anomalies.filter((a) => a.type !== 'no-consistent-order');
       if (explained.length) result.anomalies.unshift(...explained.map((a) => ({ ...a, inSubHistory: sub.txns.length })));
       const search = result.anomalies.find((a) => a.type === 'no-consistent-order');
@@ -75,7 +85,6 @@ function checkGuarded(history: History, options: CheckOptions): CheckResult {
     }
   }
   if (result.verdict === 'inconsistent' && options.explain !== false) attachTransactions(history, result.anomalies);
-  return result;
 }
 
 /**
@@ -89,41 +98,33 @@ const MAX_UNKNOWN_SUBSET = 8;
 /** Above this many transactions an inconsistency the linear check proves is reported as it explains it. */
 const LINEAR_EXPLAINS_ABOVE = 2000;
 const MAX_SHOWN_SUBHISTORY = 25;
-function withUnknownCommitted(history: History, dropped: string[], failed: CheckResult, budget: Budget, options: CheckOptions): CheckResult {
+function withUnknownCommitted(history: History, dropped: string[], failed: CheckResult, budget: Budget, options: CheckOptions, progress: Progress): CheckResult {
   if (dropped.length > MAX_UNKNOWN_SUBSET) {
     return { ...failed, verdict: 'unknown', anomalies: [], reason: `inconsistent if the ${dropped.length} transactions with unknown outcome that nobody read did not commit; too many to try which of them committed (at most ${MAX_UNKNOWN_SUBSET})` };
   }
   for (let mask = 1; mask < 1 << dropped.length; mask++) {
     const assumed = new Set(dropped.filter((_, i) => mask & (1 << i)));
     const variant = { ...history, txns: history.txns.map((t) => (assumed.has(t.id) ? { ...t, status: 'committed' as const } : t)) };
-    try {
-      const r = checkModel(buildModel(variant, { iso: options.iso, checkAbortedReads: options.checkAbortedReads }), budget, { ...options, explain: false });
-      if (r.verdict === 'consistent') {
-        r.notes.push(`consistent if ${[...assumed].join(', ')} (commit outcome unknown, never read) committed`);
-        return r;
-      }
-      // An undecided variant may be the consistent one: the history is then undecided too, never inconsistent.
-      if (r.verdict === 'unknown') return { ...failed, verdict: 'unknown', anomalies: [], reason: `${r.reason ?? 'stopped'} (while trying ${[...assumed].join(', ')}, of unknown outcome, as committed)` };
-    } catch (e) {
-      if (!(e instanceof BudgetExceeded)) throw e;
-      return { ...failed, verdict: 'unknown', anomalies: [], reason: 'time limit reached while trying which transactions with unknown outcome committed' };
+    // A variant the budget stops may be the consistent one: the history is then undecided too, never
+    // inconsistent (the stop reaches checkGuarded, which says which variant was being tried).
+    progress.within = `(while trying ${[...assumed].join(', ')}, of unknown outcome, as committed)`;
+    progress.stage = (by) => `stopped by ${by} while building the model of a variant`;
+    const r = checkModel(buildModel(variant, { iso: options.iso, checkAbortedReads: options.checkAbortedReads, deadline: () => budget.checkNow() }), budget, { ...options, explain: false }, progress);
+    if (r.verdict === 'consistent') {
+      r.notes.push(`consistent if ${[...assumed].join(', ')} (commit outcome unknown, never read) committed`);
+      return r;
     }
   }
+  progress.within = undefined;
   failed.notes.push(`also inconsistent whichever of ${dropped.join(', ')} (commit outcome unknown) committed`);
   return failed;
 }
 
-/** The verdict when the deadline passes before the model is built (histories of hundreds of megabytes). */
-function timedOutBuildingModel(history: History, timeMs: number): CheckResult {
+/** The statistics of a history before its model is built (a check stopped then reports these). */
+function historyStats(history: History, timeMs: number): CheckStats {
   const txns = history.txns;
   const count = (s: string) => txns.filter((t) => t.status === s).length;
-  return {
-    verdict: 'unknown',
-    reason: 'stopped by the time limit while building the model (resolving every read to the write it saw)',
-    anomalies: [],
-    notes: [],
-    stats: { transactions: txns.length, committed: count('committed'), aborted: count('aborted'), unknown: count('unknown'), sessions: new Set(txns.map((t) => t.session)).size, events: txns.reduce((a, t) => a + t.events.length, 0), reads: 0, keys: 0, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs },
-  };
+  return { transactions: txns.length, committed: count('committed'), aborted: count('aborted'), unknown: count('unknown'), sessions: new Set(txns.map((t) => t.session)).size, events: txns.reduce((a, t) => a + t.events.length, 0), reads: 0, keys: 0, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs };
 }
 
 function needsShrinking(result: CheckResult): boolean {
@@ -135,18 +136,15 @@ function emptyStats(model: CheckModel): CheckStats {
   return { transactions: s.transactions, committed: s.committed, aborted: s.aborted, unknown: s.unknown, sessions: s.sessions, events: s.events, reads: s.reads, keys: s.keys, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 };
 }
 
-export function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {}): CheckResult {
-  try {
-    return decide(model, budget, options);
-  } catch (e) {
-    if (!(e instanceof BudgetExceeded)) throw e;
-    return { verdict: 'unknown', reason: 'stopped by the time limit before the search (saturating the commit order, finding conflicts or completing witnesses)', anomalies: [], notes: model.notes.slice(), stats: emptyStats(model) };
-  }
-}
-
-function decide(model: CheckModel, budget: Budget, options: CheckOptions): CheckResult {
+/** The verdict on one model. Throws BudgetExceeded when stopped, after noting in `progress` where it was. */
+function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {}, progress?: Progress): CheckResult {
   const stats = emptyStats(model);
   const notes = model.notes.slice();
+  if (progress) {
+    progress.stats = stats;
+    progress.notes = notes;
+    progress.stage = (by) => `stopped by ${by} before the search (saturating the commit order, finding conflicts or completing witnesses)`;
+  }
   const inconsistent = (anomalies: Anomaly[]): CheckResult => ({ verdict: 'inconsistent', anomalies, notes, stats });
   if (model.anomalies.length > 0) return inconsistent(model.anomalies);
 
@@ -203,36 +201,22 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   stats.conflicts = conflicts.length;
 
   const prefixStats = { prefixes: 0, memoHits: 0 };
-  const unknown = (): CheckResult => {
-    stats.prefixes = prefixStats.prefixes;
-    return {
-      verdict: 'unknown',
-      reason: `search stopped by the time limit after ${stats.extensions} extension(s) and ${prefixStats.prefixes} prefix(es) (${conflicts.length} conflict(s))`,
-      anomalies: [],
-      notes,
-      stats,
+  if (progress) {
+    progress.stage = (by) => {
+      stats.prefixes = prefixStats.prefixes;
+      return `search stopped by ${by} after ${stats.extensions} extension(s) and ${prefixStats.prefixes} prefix(es) (${conflicts.length} conflict(s))`;
     };
-  };
+  }
 
   // The relaxation: leave the open conflicts unconstrained. No commit order => inconsistent.
-  let relaxed: number[] | undefined;
   const stuck: StuckPoint = { placed: [], blocked: [] };
-  try {
-    stats.extensions++;
-    relaxed = explorePrefixes(base, partners, budget, prefixStats, stuck);
-  } catch (e) {
-    if (!(e instanceof BudgetExceeded)) throw e;
-    return unknown();
-  }
+  stats.extensions++;
+  const relaxed = explorePrefixes(base, partners, budget, prefixStats, stuck);
   if (!relaxed) {
     stats.prefixes = prefixStats.prefixes;
     if (options.explain !== false) {
-      try {
-        const split = explainByCases(base, partners, budget) ?? explainStuckPair(base, partners, stuck, budget);
-        if (split) return inconsistent([split]);
-      } catch (e) {
-        if (!(e instanceof BudgetExceeded)) throw e;
-      }
+      const split = attempt(() => explainByCases(base, partners, budget) ?? explainStuckPair(base, partners, stuck, budget));
+      if (split) return inconsistent([split]);
     }
     const id = (t: number) => model.txns[t].id;
     return inconsistent([{
@@ -248,13 +232,7 @@ function decide(model: CheckModel, budget: Budget, options: CheckOptions): Check
   }
 
   // Enumerate the extensions (paper Algorithm 3, line 9; search/extensions.ts).
-  let order: number[] | undefined;
-  try {
-    order = searchExtensions(model, base, conflicts, relaxed, completion!.preferred, partners, budget, prefixStats, stats);
-  } catch (e) {
-    if (!(e instanceof BudgetExceeded)) throw e;
-    return unknown();
-  }
+  const order = searchExtensions(model, base, conflicts, relaxed, completion!.preferred, partners, budget, prefixStats, stats);
   stats.prefixes = prefixStats.prefixes;
   if (order) {
     return { verdict: 'consistent', anomalies: [], commitOrder: order.map((t) => model.txns[t].id), notes, stats };

@@ -14,7 +14,8 @@
 import type { Anomaly, Case, CaseSplitAnomaly } from '../anomaly.js';
 import { classifyContradiction, edgeTxns, findReasonCycle, forcedFact } from './cycle.js';
 import { levelName } from '../levels.js';
-import { blockingReader, type Budget, type StuckPoint } from '../search/prefix.js';
+import type { Budget } from '../budget.js';
+import { blockingReader, type StuckPoint } from '../search/prefix.js';
 import type { ForcedEdge, Relations } from '../model/relations.js';
 import { saturate } from '../saturation/saturate.js';
 import type { WritePartners } from '../model/write-partners.js';

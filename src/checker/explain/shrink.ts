@@ -17,7 +17,7 @@ export interface Shrunk {
   result: CheckResult;
 }
 
-export function shrink(history: History, _options: CheckOptions, check: (h: History) => CheckResult, deadline: number): Shrunk | undefined {
+export function shrink(history: History, _options: CheckOptions, check: (h: History) => CheckResult | undefined, deadline: number): Shrunk | undefined {
   const n = history.txns.length;
   const writerOf = new Map<string, number>();
   history.txns.forEach((t, i) => {
@@ -45,7 +45,7 @@ export function shrink(history: History, _options: CheckOptions, check: (h: Hist
     for (let j = 0; j < n && !needed; j++) if (kept[j]) for (const w of readsFrom[j]) if (!kept[w]) needed = true;
     if (!needed) {
       const result = check(sub());
-      if (result.verdict === 'inconsistent') {
+      if (result?.verdict === 'inconsistent') {
         last = result;
         return true;
       }

@@ -22,9 +22,6 @@ import { newSet, setAdd, setHas } from '../model/order.js';
 import type { WritePartners } from '../model/write-partners.js';
 import { memoryStage, type Budget } from '../budget.js';
 
-// Budget lives in budget.ts (with the memory guard); check.ts and cases.ts import it from here.
-export { Budget, BudgetExceeded } from '../budget.js';
-
 export interface PrefixStats {
   prefixes: number;
   memoHits: number;
