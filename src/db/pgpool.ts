@@ -59,6 +59,9 @@ export async function startPgpool(topo: Topology, options: { timeoutMs?: number;
     backend_clustering_mode: 'streaming_replication',
     listen_addresses: '127.0.0.1',
     port,
+    // the socket beside the config, not in /var/run/postgresql (not ours unless root): socket_dir before pgpool
+    // 4.4, unix_socket_directories since (each version ignores the other's name)
+    socket_dir: dir,
     unix_socket_directories: dir,
     pcp_listen_addresses: '127.0.0.1',
     pcp_port: pcpPort,
