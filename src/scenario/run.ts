@@ -42,6 +42,7 @@ import { loadPredicateParser } from '../history/predicate.js';
 import { checkHistory, type CheckResult, type Verdict } from '../checker/check.js';
 import { parseIsoOverride, type IsoOverride } from '../checker/levels.js';
 import { openDatabase, type Database } from '../db/connect.js';
+import { withDatabase } from '../db/topology.js';
 import { Recorder, type RecordingClient } from '../recorder/index.js';
 import type { InterruptResult } from '../recorder/recorder.js';
 import { abortSignalName, InterruptedError } from '../recorder/interrupted.js';
@@ -181,12 +182,6 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** The spec's name for files: its file name without `.spec`. */
 function specName(file: string): string {
   return basename(file).replace(/\.spec$/, '');
-}
-
-function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
 }
 
 /** The statements of a step (one query each); the text unchanged when it holds one. */
