@@ -273,16 +273,6 @@ export interface NoConsistentOrderAnomaly extends AnomalyBase {
 
 export type Anomaly = ReadAnomaly | CircularFlowAnomaly | MissingRowAnomaly | CycleAnomaly | CaseSplitAnomaly | NoConsistentOrderAnomaly;
 
-export const WELL_FORMEDNESS_TYPES: readonly WellFormednessType[] = [
-  'garbage-read',
-  'aborted-read',
-  'intermediate-read',
-  'internal-inconsistency',
-  'predicate-mismatch',
-  'value-mismatch',
-  'circular-information-flow',
-];
-
 /** Our name, Adya's G-class or the phenomenon of Berenson et al., Elle's name, and what it means. */
 export interface AnomalyName {
   name: string;

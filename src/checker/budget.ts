@@ -88,7 +88,7 @@ const HEAP_MARGIN_MIN = 16 * MiB;
 const PHYSICAL_SHARE = 0.85;
 
 /** Megabytes as `3,900 MB` (MiB, as the other limits count). */
-export function formatMB(bytes: number): string {
+function formatMB(bytes: number): string {
   return `${Math.round(bytes / MiB).toLocaleString('en-US')} MB`;
 }
 

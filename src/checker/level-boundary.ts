@@ -54,7 +54,7 @@ export type BoundaryOptions = Omit<CheckOptions, 'iso'>;
 
 const ALL = (level: IsolationLevel): IsoOverride => ({ all: level, byLabel: new Map() });
 
-export function configurationSpec(levels: Map<string, IsolationLevel>): string {
+function configurationSpec(levels: Map<string, IsolationLevel>): string {
   return [...levels].map(([label, level]) => `${label}=${level}`).join(',');
 }
 

@@ -17,7 +17,7 @@ export interface Progress {
 }
 
 /** How a reason names the limit that stopped the check. */
-export function limitName(e: BudgetExceeded): string {
+function limitName(e: BudgetExceeded): string {
   return e.stopCause === 'steps' ? 'the step limit (maxSteps)' : e.stopCause === 'memory' ? 'the memory limit' : 'the time limit';
 }
 

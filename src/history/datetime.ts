@@ -9,12 +9,12 @@
 
 import { EvalError, PredicateError, clip } from './errors.js';
 
-export const US_PER_DAY = 86_400_000_000n;
+const US_PER_DAY = 86_400_000_000n;
 const PG_EPOCH_US = 946_684_800_000_000n;
-export const TS_NEG_INF = -(2n ** 63n);
-export const TS_POS_INF = 2n ** 63n - 1n;
+const TS_NEG_INF = -(2n ** 63n);
+const TS_POS_INF = 2n ** 63n - 1n;
 
-export function daysFromCivil(y: number, m: number, d: number): number {
+function daysFromCivil(y: number, m: number, d: number): number {
   y -= m <= 2 ? 1 : 0;
   const era = Math.floor(y / 400);
   const yoe = y - era * 400;
@@ -23,7 +23,7 @@ export function daysFromCivil(y: number, m: number, d: number): number {
   return era * 146097 + doe - 719468;
 }
 
-export function civilFromDays(z: number): [number, number, number] {
+function civilFromDays(z: number): [number, number, number] {
   z += 719468;
   const era = Math.floor(z / 146097);
   const doe = z - era * 146097;
@@ -204,7 +204,7 @@ export function parseTimestamp(text: string, withTz: boolean): bigint {
   return v;
 }
 
-export function checkTimestampRange(v: bigint): bigint {
+function checkTimestampRange(v: bigint): bigint {
   if (v === TS_NEG_INF || v === TS_POS_INF) return v;
   if (v < MIN_TS_US || v >= END_TS_US) throw new EvalError('timestamp out of range');
   return v;

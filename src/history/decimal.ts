@@ -31,7 +31,7 @@ for (let i = 0, p = 1n; i <= 64; i++, p *= 10n) POW10.push(p);
 // larger powers, computed on demand (a few are reused: the limits, common scales)
 const BIG_POW10 = new Map<number, bigint>();
 const BIG_POW10_MAX = 64;
-export function pow10(n: number): bigint {
+function pow10(n: number): bigint {
   if (n < POW10.length) return POW10[n]!;
   let v = BIG_POW10.get(n);
   if (v === undefined) {

@@ -93,7 +93,7 @@ export function showValue(v: unknown, max = 100): string {
 // one per elementary step; every WORK_QUANTUM units the current hook (the caller's deadline check,
 // see PredicateOptions.checkDeadline in predicate.ts) is called, and may throw to abort.
 
-export const WORK_QUANTUM = 1 << 20;
+const WORK_QUANTUM = 1 << 20;
 let units = 0;
 let hook: (() => void) | undefined;
 

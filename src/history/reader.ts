@@ -159,7 +159,7 @@ type ValueCheck = (v: unknown) => string | undefined;
 const typeChecks = new Map<string, ValueCheck>();
 
 /** The check of values of a column type (history-format.md "Values"), by PostgreSQL's rules for its base type. */
-export function valueCheckFor(type: string): ValueCheck {
+function valueCheckFor(type: string): ValueCheck {
   let check = typeChecks.get(type);
   if (check) return check;
   const ts = parseTypeName(type);

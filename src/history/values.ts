@@ -377,7 +377,7 @@ function shortestDecimal(v: number, float4: boolean): [string, number] {
   }
 }
 
-export function formatFloat(v: number, float4: boolean): string {
+function formatFloat(v: number, float4: boolean): string {
   if (Number.isNaN(v)) return 'NaN';
   if (v === Infinity) return 'Infinity';
   if (v === -Infinity) return '-Infinity';
@@ -398,7 +398,7 @@ export function formatFloat(v: number, float4: boolean): string {
   return neg ? '-' + out : out;
 }
 
-export function outputFn(t: BaseType): (v: Internal) => string {
+function outputFn(t: BaseType): (v: Internal) => string {
   switch (t) {
     case 'bool':
       return (v: boolean) => (v ? 'true' : 'false');
@@ -429,14 +429,14 @@ export function outputFn(t: BaseType): (v: Internal) => string {
 // ---------------------------------------------------------------------------------------------
 // Comparison
 
-export function rtrimSpaces(s: string): string {
+function rtrimSpaces(s: string): string {
   let n = s.length;
   while (n > 0 && s.charCodeAt(n - 1) === 32) n--;
   return n === s.length ? s : s.slice(0, n);
 }
 
 /** Code point order (= byte order of UTF-8, as under COLLATE "C"). */
-export function cmpText(a: string, b: string): number {
+function cmpText(a: string, b: string): number {
   if (a === b) return 0;
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
@@ -795,7 +795,7 @@ export function fromSqlFn(ts: TypeSpec, col?: string): (v: Exclude<SqlValue, nul
 // ---------------------------------------------------------------------------------------------
 // canonicalValue / valuesEqual
 
-export const NULL_MARKER = '\u0000NULL';
+const NULL_MARKER = '\u0000NULL';
 const MALFORMED_MARKER = '\u0000MALFORMED:';
 
 /** Canonical string for a value of a column type: two values are equal in PostgreSQL iff their

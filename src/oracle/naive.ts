@@ -643,7 +643,7 @@ export function checkCommitOrder(history: History, commitOrder: string[], option
 }
 
 /** checkCommitOrder as a boolean; throws if the work bound (options.maxWork, default none) was exceeded. */
-export function validateCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): boolean {
+function validateCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): boolean {
   const r = checkCommitOrder(history, commitOrder, options);
   if (r === 'unknown') throw new Error(`validateCommitOrder: gave up after ${options.maxWork} witness combinations`);
   return r === 'valid';

@@ -37,7 +37,7 @@ const CYCLE = '#d62828';
 const CONTEXT = '#9e9e9e';
 
 /** At most this many transactions are drawn; an anomaly naming more is explained in words only. */
-export const MAX_NODES = 14;
+const MAX_NODES = 14;
 /** Statements shown in a box (the cited ones always; others up to this many): cycle boxes, other boxes. */
 const MAX_STATEMENTS = 8;
 const MAX_STATEMENTS_CONTEXT = 4;
@@ -194,7 +194,7 @@ function labelHtml(lines: string[], bold: boolean): string {
 }
 
 /** A statement as short lines for a box: the statement, then its first rows with their wids. */
-export function statementLines(e: HistoryEvent, n: number): string[] {
+function statementLines(e: HistoryEvent, n: number): string[] {
   const where = e.op !== 'insert' && e.where ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${JSON.stringify(e.params)}` : ''}` : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
   const head = `${n}. ${e.op.toUpperCase()} ${e.table}${where}${partial}${e.op === 'select' ? '' : ` [${e.wid}]`}${e.rows.length === 0 ? ' -> no rows' : ''}`;

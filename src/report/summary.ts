@@ -15,7 +15,7 @@ export interface LabelLevels {
   total: number;
 }
 
-export const NO_LABEL = '(no label)';
+const NO_LABEL = '(no label)';
 
 export function labelLevels(history: History): LabelLevels[] {
   const byLabel = new Map<string, LabelLevels>();

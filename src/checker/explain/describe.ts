@@ -30,7 +30,7 @@ function rowsText(rows: string[]): string {
   return rows.length <= MAX_ROWS ? rows.join('; ') : `${rows.slice(0, MAX_ROWS).join('; ')}; ... (${rows.length} rows)`;
 }
 
-export function statementText(e: HistoryEvent): string {
+function statementText(e: HistoryEvent): string {
   const where = e.op !== 'insert' && e.where ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${short(e.params)}` : ''}` : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
   switch (e.op) {
@@ -45,7 +45,7 @@ export function statementText(e: HistoryEvent): string {
   }
 }
 
-export function describeTransactions(history: History, ids: string[]): TxnDescription[] {
+function describeTransactions(history: History, ids: string[]): TxnDescription[] {
   const wanted = new Set(ids);
   return history.txns
     .filter((t) => wanted.has(t.id))

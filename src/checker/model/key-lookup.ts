@@ -8,7 +8,7 @@
 import type { CheckModel, ReadEvent } from './model.js';
 
 /** Above this many key tuples the caller scans instead. */
-export const MAX_KEY_TUPLES = 100_000;
+const MAX_KEY_TUPLES = 100_000;
 
 /** The existing keys the read's point constraints name, in the order of the tuples; undefined when they do not pin every key
  *  column, or allow more than MAX_KEY_TUPLES tuples. */

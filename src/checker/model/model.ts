@@ -137,7 +137,7 @@ export function describeKey(model: Pick<CheckModel, 'keys' | 'tables'>, key: num
   return `${model.tables[k.table].schema.name}(${k.values.map((v) => JSON.stringify(v)).join(', ')})`;
 }
 
-export function eventRef(txn: Txn, index: number): EventRef {
+function eventRef(txn: Txn, index: number): EventRef {
   const e = txn.events[index];
   const ref: EventRef = { txn: txn.id, event: index + 1, line: txn.line, op: e.op, table: e.table };
   if (e.op !== 'insert') {
@@ -1077,7 +1077,7 @@ export function predicateHolds(model: Pick<CheckModel, 'history' | 'txns'>, read
 }
 
 /** The wr edges of the model as (writer, reader, read, index into its from-arrays), for explanations. */
-export function wrEdge(model: CheckModel, writer: number, reader: number): { read: ReadEvent; i: number } | undefined {
+function wrEdge(model: CheckModel, writer: number, reader: number): { read: ReadEvent; i: number } | undefined {
   for (const ri of model.readsOf[reader]) {
     const r = model.reads[ri];
     const i = r.fromTxns.indexOf(writer);

@@ -127,7 +127,3 @@ export function setHas(set: Uint32Array, i: number): boolean {
 export function setAdd(set: Uint32Array, i: number): void {
   set[i >>> 5] |= 1 << (i & 31);
 }
-
-export function setDelete(set: Uint32Array, i: number): void {
-  set[i >>> 5] &= ~(1 << (i & 31));
-}

@@ -136,7 +136,7 @@ export function visibleUnder(rel: Relations, t2: number, read: ReadEvent, level:
 }
 
 /** Checks every axiom instance of `rel`'s triples with `co` (given by `pos`) as the commit order. */
-export function satisfiesAxioms(rel: Relations, pos: Int32Array, partners: WritePartners, index = new PositionIndex(rel.model, pos)): boolean {
+function satisfiesAxioms(rel: Relations, pos: Int32Array, partners: WritePartners, index = new PositionIndex(rel.model, pos)): boolean {
   const { model } = rel;
   // co extends so and wr: then everything visible to a reader commits before it.
   for (let t = 1; t < model.n; t++) if (pos[model.soPrev[t]] >= pos[t]) return false;
