@@ -15,6 +15,13 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 
 const program = new Command();
 
+/** A number of seconds greater than 0 (`--timeout`), else the option's name and value in one line (exit 2). */
+const positiveSeconds = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InputError(`${name} ${v}: expected a positive number of seconds`);
+  return n;
+};
+
 program
   .name('isocheck')
   .description('Checks whether a SQL database gave each transaction the isolation level it asked for, by recording client histories and checking them against the axioms of each level (RC, RA, CC, PC, SI, SER).')
@@ -27,11 +34,7 @@ program
   .description('check recorded histories (NDJSON, optionally .gz) for consistency with each transaction\'s isolation level')
   .argument('<files...>', 'history files (.ndjson, .ndjson.gz, a named pipe, or - for standard input, plain or gzip)')
   .option('--iso <config>', 'check at other levels than recorded: "SER" for all, or "Label=LEVEL,...,*=LEVEL" by transaction label')
-  .option('--timeout <seconds>', 'stop the search after this many seconds and report "unknown"', (v) => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new InputError(`--timeout ${v}: expected a positive number of seconds`);
-    return n;
-  })
+  .option('--timeout <seconds>', 'stop the search after this many seconds and report "unknown"', positiveSeconds('--timeout'))
   .option('--json', 'print JSON: {file, verdict, anomalies, commitOrder?, stats} (an array for several files)')
   .option('--levels', 'report the level boundary: which levels hold with every transaction at one level (RC ✓ RA ✓ CC ✗ ...), the strongest, and with labels a strongest configuration by label (exit 0 when all are decided)')
   .option('--check-aborted-reads', 'also check well-formedness of what aborted transactions read')
@@ -84,7 +87,7 @@ Exit status:
   3  some history could not be decided within --timeout or --max-memory (and none is inconsistent)
 
 Examples:
-  isocheck check histories/known/lost-update.ndjson
+  isocheck check histories/known/lost-update.SI.ndjson
   isocheck check --json --timeout 60 histories/runs/*.ndjson.gz
   zcat run.ndjson.gz | isocheck check -`)
   .action(async (files: string[], opts) => {
@@ -121,7 +124,7 @@ program
   .option('--replica <url>', 'your own cluster: a hot standby of the primary given with --db, to route read-only transactions to (repeatable; implies --topology replica)', (v: string, prev: string[] = []) => [...prev, v])
   .option('--check', 'check the history right after the run')
   .option('--report <file>', 'check the history and write a self-contained HTML report to this file (implies --check)')
-  .option('--timeout <seconds>', 'time limit of the check', (v) => Number(v), 60)
+  .option('--timeout <seconds>', 'time limit of the check', positiveSeconds('--timeout'), 60)
   .option('--json', 'print the run summary (and check result) as JSON')
   .option('--keep-db', 'keep the run\'s database on the server afterwards (its name is printed and in the history\'s header, meta.runDatabase)')
   .option('--client <K/N>', 'run as client process K of N against the database of --db (a fresh one: client 1 creates the schema; all start together); merge the N files with isocheck merge', parseClient)
@@ -165,11 +168,7 @@ program
   .option('--db <url>', 'PostgreSQL server (default: DATABASE_URL, else a throwaway embedded PostgreSQL); each spec runs in a fresh database created there')
   .option('--iso <config>', 'check at other levels than recorded: "SER" for all, or "*=LEVEL"')
   .option('--json', 'print JSON: an array of {spec, permutation, steps, file, verdict, anomalies, commitOrder?, stats, errors}')
-  .option('--timeout <seconds>', 'stop each check after this many seconds and report "unknown"', (v) => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new InputError(`--timeout ${v}: expected a positive number of seconds`);
-    return n;
-  })
+  .option('--timeout <seconds>', 'stop each check after this many seconds and report "unknown"', positiveSeconds('--timeout'))
   .option('--out <dir>', 'directory for the histories, <spec>-<permutation>.ndjson (default: a new temp directory, printed)')
   .option('--permutation <n>', 'run only permutation N (1-based, as numbered in the output) of each spec', (v) => {
     const n = Number(v);
