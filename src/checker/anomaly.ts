@@ -1,14 +1,14 @@
 /**
  * Anomalies as data (after Elle): a union keyed by `type`, each with its own typed fields (transactions, rows,
- * versions, edges, case splits as `{before, after}` assumptions). Nothing here is prose: `explain.ts` renders
+ * versions, edges, case splits as `{before, after}` assumptions). Nothing here is prose: `explain/explain.ts` renders
  * the terminal text and the one-line message (also used by `--json` and the HTML report), `report/graph.ts`
  * draws the edges. docs/json-output.md is the schema of this data as `--json` prints it.
  *
- * Well-formedness anomalies are docs/semantics.md §1.5 (built in model.ts); a missing row is §3.3
- * (missing-row.ts); the rest name the shape of a commit-order contradiction (§5): a cycle of forced edges
- * (cycle.ts, linear/linear-check.ts) or a case split (cases.ts), named by the one table-driven classifier,
- * `classifyContradiction` (cycle.ts). Names from the literature are in `ANOMALY_NAMES`; which level forbids
- * which anomaly, with citations, is `FORBIDDEN_BY_LEVEL` (levels.ts).
+ * Well-formedness anomalies are docs/semantics.md §1.5 (built in model/model.ts); a missing row is §3.3
+ * (explain/missing-row.ts); the rest name the shape of a commit-order contradiction (§5): a cycle of forced
+ * edges (explain/cycle.ts, linear/linear-check.ts) or a case split (explain/cases.ts), named by the one
+ * table-driven classifier, `classifyContradiction` (explain/cycle.ts). Names from the literature are in
+ * `ANOMALY_NAMES`; which level forbids which anomaly, with citations, is `FORBIDDEN_BY_LEVEL` (levels.ts).
  */
 import type { IsolationLevel } from '../history/format.js';
 
@@ -48,7 +48,7 @@ export interface EventRef {
   params?: unknown[];
 }
 
-/** Why a transaction is visible to a read under the reader's axiom (docs/semantics.md §2.4; relations.ts). */
+/** Why a transaction is visible to a read under the reader's axiom (docs/semantics.md §2.4; model/relations.ts). */
 export type Visibility = 'so' | 'wr-earlier' | 'wr' | 'causal' | 'prefix' | 'conflict' | 'co';
 
 interface EdgeBase {
@@ -131,7 +131,7 @@ export interface Case {
   edges: Edge[];
 }
 
-/** A transaction as a person checks it by hand (describe.ts): session, position, level, each statement. */
+/** A transaction as a person checks it by hand (explain/describe.ts): session, position, level, each statement. */
 export interface TxnDescription {
   id: string;
   session: number;
@@ -150,13 +150,13 @@ interface AnomalyBase {
   /** The levels violated (for contradictions: the levels of the readers whose axioms were used). */
   levels?: IsolationLevel[];
   events?: EventRef[];
-  /** The transactions described statement by statement (added after the check, describe.ts). */
+  /** The transactions described statement by statement (added after the check, explain/describe.ts). */
   transactions?: TxnDescription[];
   /** Found in a shrunk sub-history of this many transactions (check.ts). */
   inSubHistory?: number;
 }
 
-/** What is wrong with a read, for a well-formedness anomaly (one renderer sentence each, explain.ts). */
+/** What is wrong with a read, for a well-formedness anomaly (one renderer sentence each, explain/explain.ts). */
 export type ReadProblem =
   | 'returned-twice'
   | 'own-version-overwritten'
@@ -243,7 +243,7 @@ export interface CaseSplitAnomaly extends AnomalyBase {
   fromStuck?: boolean;
 }
 
-/** Why a transaction could not commit next where the search got stuck (prefix.ts). */
+/** Why a transaction could not commit next where the search got stuck (search/prefix.ts). */
 export type Blocked =
   | { txn: string; why: 'forced-order'; after: string }
   | { txn: string; why: 'visible-writer'; reader: string; level: IsolationLevel; table: string; key: unknown[]; version: string }

@@ -10,7 +10,7 @@
  *   - the budget polls it (at most every POLL_MS): the JavaScript heap against V8's own heap limit less a margin,
  *     and the heap plus every ArrayBuffer (the n × n bitsets live outside the heap) against the limit
  *     (`--max-memory`, by default most of the machine's physical memory);
- *   - the large typed arrays (order.ts, relations.ts) are allocated through `allocateWords`, which first
+ *   - the large typed arrays (model/order.ts, model/relations.ts) are allocated through `allocateWords`, which first
  *     compares what they would take with what is left, and turns an allocation V8 refuses (RangeError) into
  *     the same stop.
  *

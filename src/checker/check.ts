@@ -1,7 +1,7 @@
 /**
  * Consistency of a mixed-isolation client history (paper Algorithm 3; docs/semantics.md §4).
  *
- *   1. well-formedness (model.ts)                        -> inconsistent, named anomaly
+ *   1. well-formedness (model/model.ts)                        -> inconsistent, named anomaly
  *   2. pco := FIX(saturate)((so ∪ wr)+)                   -> cycle: inconsistent, explained cycle
  *   3. conflicts (r, x) with 1ˣʳ ≠ ∅; 0ˣʳ = ∅           -> inconsistent, missing row
  *   4. for each choice of a writer in 0ˣʳ per conflict (DFS, re-saturating after each choice, pruning cycles)

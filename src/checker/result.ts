@@ -1,6 +1,6 @@
 /**
  * What a check returns, and the options it takes (docs/semantics.md §4.6 for the verdicts): the types shared by
- * the checker (check.ts), shrinking (shrink.ts) and every renderer, in a file of their own so that none of them
+ * the checker (check.ts), shrinking (explain/shrink.ts) and every renderer, in a file of their own so that none of them
  * imports another for its types.
  */
 import type { Anomaly } from './anomaly.js';
@@ -41,7 +41,7 @@ export interface CheckStats {
   conflicts: number;
   /** Conflicts whose witness was forced (a single possible writer). */
   forcedWitnesses: number;
-  /** Witness choices dropped because they commit before a writer the read sees (prune.ts). */
+  /** Witness choices dropped because they commit before a writer the read sees (conflicts/prune.ts). */
   prunedChoices: number;
   saturationEdges: number;
   extensions: number;

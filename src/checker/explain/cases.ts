@@ -112,7 +112,7 @@ export function explainByCases(base: Relations, partners: WritePartners, budget:
 }
 
 /**
- * A stuck search's frontier (prefix.ts) where two transactions each block the other (each is a reader that would
+ * A stuck search's frontier (search/prefix.ts) where two transactions each block the other (each is a reader that would
  * see the other's write, or an SI reader the other's commit would make stale): try both orders of the pair on
  * the saturated base; when both force a cycle, that is the explanation (often a write skew), at any size.
  */

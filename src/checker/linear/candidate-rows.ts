@@ -3,7 +3,7 @@
  * the unreturned rows whose hiding the linear check verifies (docs/semantics.md §3.3: only a row some version
  * of which satisfies the WHERE can be a conflict or a missing row).
  *
- * - Point constraints on every key column: the keys they name (key-lookup.ts).
+ * - Point constraints on every key column: the keys they name (model/key-lookup.ts).
  * - Point constraints (`col = v`, `col IN (...)`, on any column): an index of the table's keys by the values
  *   every version of a row (initial or written) holds in that column. A key none of whose versions holds one of
  *   the values has no version that satisfies the WHERE.

@@ -104,8 +104,8 @@ function toForcedEdge(model: CheckModel, edges: ForcedEdges, e: number): ForcedE
   };
 }
 
-/** A cycle of so, wr and forced edges: explained by cycle.ts when it has no anti-dependency, else here (the same
- *  classifier, fed the anti-dependencies as facts of their SER readers). */
+/** A cycle of so, wr and forced edges: explained by explain/cycle.ts when it has no anti-dependency, else here
+ *  (the same classifier, fed the anti-dependencies as facts of their SER readers). */
 function forcedCycleAnomaly(model: CheckModel, edges: ForcedEdges, cycle: GraphEdge[]): Anomaly {
   const anti = cycle.filter((e) => e.kind === FORCED && edges.why[e.a] === ANTI_DEPENDENCY);
   if (anti.length === 0) {

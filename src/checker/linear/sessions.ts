@@ -1,5 +1,5 @@
 /**
- * Sessions as chains of dense transaction ids (model.ts numbers transactions by session, then seq), and the
+ * Sessions as chains of dense transaction ids (model/model.ts numbers transactions by session, then seq), and the
  * causal order hb = (so ∪ wr)+ as vector clocks over those chains (docs/semantics.md §2.3, CC): one entry per
  * session per transaction instead of an n × n bitset, as in AWDIT and Plume.
  */

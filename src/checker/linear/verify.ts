@@ -6,7 +6,7 @@
  *   1. every read r of t3 of key x from t1: no writer t2 ∉ {t1, t3} of x with t1 <co t2 <co t3 is visible to r.
  *      Visible writers at each level: the session's latest writer of x before t3 (so), the writers t3 read from
  *      that write x (wr; at RC only through an earlier statement), at CC those that causally precede t3 (vector
- *      clocks), at PC/SI everything before the bound of prefix.ts/witness.ts (the latest of t3's so/wr
+ *      clocks), at PC/SI everything before the bound of search/prefix.ts/witness.ts (the latest of t3's so/wr
  *      predecessors, and at SI also the latest writer of a key t3 writes that commits before it), at SER
  *      everything before t3.
  *   2. every row a non-partial read did not return (and did not write itself) whose WHERE some version could

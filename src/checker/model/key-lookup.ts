@@ -2,7 +2,7 @@
  * The keys a WHERE names outright: when its point constraints cover every key column of its table
  * (`id = $1`, `w_id = 1 AND d_id IN (2, 3)`), the key tuples they allow, looked up in the model's key index
  * (model.ts: a key's canonical text is its table id and the canonical values of its columns). Only keys some
- * version of which exists are returned. Used by the search (conflicts.ts) and the linear check
+ * version of which exists are returned. Used by the search (conflicts/conflicts.ts) and the linear check
  * (linear/candidate-rows.ts) to find a read's candidate rows without scanning or indexing the table.
  */
 import type { CheckModel, ReadEvent } from './model.js';

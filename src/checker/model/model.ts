@@ -593,7 +593,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const fromRaw = scratch<number>();
   const fromStart: number[] = [];
   const unresolvedShapes = new Set<string>();
-  /** A well-formedness anomaly of a read (anomaly.ts `ReadAnomaly`; explain.ts says it in words). */
+  /** A well-formedness anomaly of a read (anomaly.ts `ReadAnomaly`; explain/explain.ts says it in words). */
   const readAnomaly = (type: ReadAnomaly['type'], problem: ReadProblem, txn: Txn, ref: EventRef, key: number, more: Partial<ReadAnomaly> = {}, writeEvent?: number): void => {
     const info = keys[key];
     const writer = writeEvent === undefined ? undefined : raw[weTxn(writeEvent)];
@@ -1061,7 +1061,8 @@ function unevaluableWhere(
 }
 
 /**
- * `read.pred.test(row)` on a version of a key, for the conflict search and the witness (conflicts.ts, witness.ts).
+ * `read.pred.test(row)` on a version of a key, for the conflict search and the witness
+ * (conflicts/conflicts.ts, search/witness.ts).
  * test() throws PredicateError on a value it cannot read or cast (a text cast to date in a format other than ISO,
  * a string past the evaluator's limit): that is turned into an InputError naming the reading statement's line
  * and the version's writer (a transaction id in the model, INIT for the initial rows), instead of a crash.

@@ -6,7 +6,7 @@
  * `wr` plus those, so cloning it per choice keeps the search's states independent.
  *
  *   model -> base(): triples (r, x, t1), wrPred, rcFirst, hb = (so ∪ wr)+, pco = (so ∪ wr)+
- *         -> addWitness(r, x, w) -> saturate.ts
+ *         -> addWitness(r, x, w) -> saturation/saturate.ts
  */
 import type { Visibility } from '../anomaly.js';
 import { INIT, type CheckModel, type ReadEvent } from './model.js';
@@ -191,7 +191,7 @@ export class Relations {
  * (Prefix), and for SI every writer of a key t3 writes that precedes t3, with its pco-predecessors (Conflict).
  * `Relations.visible` loops over those writers for each (t2, read): hundreds per reader on TPC-C's district and
  * warehouse rows, for every writer of every key read, in every pass (bench/results/profiles.md).
- * Used by saturation (saturate.ts). A set can lag behind edges added later in the same pass: it only misses visibility, never invents it, and a
+ * Used by saturation (saturation/saturate.ts). A set can lag behind edges added later in the same pass: it only misses visibility, never invents it, and a
  * pass that adds an edge is followed by another, so the fixpoint is the same.
  */
 export class PrefixVisibility {

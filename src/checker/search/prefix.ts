@@ -36,14 +36,14 @@ export interface StuckPoint {
 /** Why a transaction cannot commit next (transaction and key numbers of the model): it must follow `after`; a
  *  pending `reader` read `key` from `version`, already committed, and would see this write; a pending SI `reader`
  *  would see everything committed, but read `key` from `version` while `later` wrote it since; or every prefix it
- *  leads to failed already. `explain.ts` says each in words. */
+ *  leads to failed already. `explain/explain.ts` says each in words. */
 export type BlockReason =
   | { why: 'forced-order'; after: number }
   | { why: 'visible-writer'; reader: number; key: number; version: number }
   | { why: 'stale-snapshot'; reader: number; key: number; version: number; later: number }
   | { why: 'explored' };
 
-/** The pending reader whose read keeps a transaction from committing next, when one does (cases.ts looks for
+/** The pending reader whose read keeps a transaction from committing next, when one does (explain/cases.ts looks for
  *  two transactions that block each other). */
 export function blockingReader(reason: BlockReason): number | undefined {
   return reason.why === 'visible-writer' || reason.why === 'stale-snapshot' ? reason.reader : undefined;
