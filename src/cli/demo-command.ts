@@ -6,23 +6,27 @@
  *   2. SmallBank run at REPEATABLE READ (snapshot isolation) but declared SERIALIZABLE: PostgreSQL's SI lets
  *      write skew through, and the checker explains the violation. Seeds are tried until one shows it.
  * Ctrl-C (SIGINT/SIGTERM) stops it as it stops `isocheck run`: one line saying what the history holds, exit 130/143.
+ * `isocheck demo cluster`: a read replica's read-your-writes violation instead (demo-cluster.ts).
  */
 import { openDatabase } from '../db/connect.js';
 import { renderResult } from '../checker/explain/explain.js';
 import { checkFile } from './check-command.js';
 import { renderRunSummary, runWorkload } from './run-command.js';
 import { InterruptedError, signalExitCode, watchSignals } from './interrupt.js';
+import { clusterDemo } from './demo-cluster.js';
 
 export interface DemoOptions {
   db?: string;
   out?: string;
   attempts?: number;
+  /** `isocheck demo cluster`: the replica demo (demo-cluster.ts). */
+  cluster?: boolean;
 }
 
 export async function runDemo(options: DemoOptions = {}): Promise<number> {
   const watch = watchSignals();
   try {
-    return await demo(options, watch.signal, (line) => {
+    return await (options.cluster ? clusterDemo : demo)(options, watch.signal, (line) => {
       watch.lastWords = () => line;
     });
   } catch (e) {

@@ -230,11 +230,13 @@ Examples:
 
 program
   .command('demo')
-  .description('record and check two short runs on a throwaway PostgreSQL: a consistent TPC-C run and a SmallBank write skew')
+  .description('record and check two short runs on a throwaway PostgreSQL: a consistent TPC-C run and a SmallBank write skew; `demo cluster`: a read replica\'s read-your-writes violation')
+  .argument('[what]', '"cluster": a primary and a hot standby, reads routed to the standby')
   .option('--db <url>', 'use this PostgreSQL server instead of the embedded one')
-  .action(async (opts) => {
+  .action(async (what: string | undefined, opts) => {
+    if (what !== undefined && what !== 'cluster') throw new InputError(`demo ${what}: expected "demo" or "demo cluster"`);
     const { runDemo } = await import('./demo-command.js');
-    process.exitCode = await runDemo(opts);
+    process.exitCode = await runDemo({ ...opts, cluster: what === 'cluster' });
   });
 
 async function main(): Promise<void> {
