@@ -229,6 +229,27 @@ Examples:
   });
 
 program
+  .command('proxy')
+  .description('a PostgreSQL server for clients in any language (psql, JDBC, psycopg2, ...) that records what they run')
+  .requiredOption('--out <file>', 'history file to write (.ndjson, or .ndjson.gz)')
+  .requiredOption('--tables <list>', 'tables to record, comma-separated (each needs a primary key or a unique NOT NULL index)')
+  .option('--db <url>', 'the server to connect to (default: start the embedded one)')
+  .option('--listen <host:port>', 'where clients connect (trust authentication: keep it on loopback)', '127.0.0.1:6543')
+  .addHelpText('after', `
+Clients connect to the proxy as to PostgreSQL (the URL it prints); each statement is rewritten as the pg recorder
+rewrites it, and clients receive exactly the server's results. One history session per client connection.
+Ctrl-C or SIGTERM stops it: open transactions are written (aborted, or unknown during COMMIT), then the end line.
+
+Examples:
+  isocheck proxy --db postgres://localhost/bank --tables accounts --out run.ndjson
+  psql postgresql://postgres@127.0.0.1:6543/bank -c 'UPDATE accounts SET bal = bal - 1 WHERE id = 1'
+  isocheck check run.ndjson`)
+  .action(async (opts) => {
+    const { runProxyCommand } = await import('./proxy-command.js');
+    process.exitCode = await runProxyCommand(opts);
+  });
+
+program
   .command('demo')
   .description('record and check two short runs on a throwaway PostgreSQL: a consistent TPC-C run and a SmallBank write skew; `demo cluster`: a read replica\'s read-your-writes violation')
   .argument('[what]', '"cluster": a primary and a hot standby, reads routed to the standby')

@@ -1,0 +1,474 @@
+/**
+ * One client connection of the proxy: it terminates the client's protocol and runs each statement through its
+ * own server connection wrapped by the Recorder (one history session per client connection).
+ *
+ *   startup (trust) -> pg.Client to the server -> AuthenticationOk, the server's ParameterStatus, BackendKeyData,
+ *   ReadyForQuery
+ *   Query "a; b" -> split (libpg-query) -> each through RecordingClient.query (rewritten, recorded; the app's columns
+ *     only) -> RowDescription, DataRow (text), CommandComplete (the server's tag) | ErrorResponse -> ReadyForQuery
+ *   Parse/Bind/Describe/Execute/Close/Sync/Flush -> statements and portals kept here; a portal runs (recorded) at
+ *     its Describe or first Execute, and Execute with a row limit hands out its rows in batches (PortalSuspended)
+ *
+ * Decisions:
+ * - Results reach the client in text format, or in binary for the types formats.ts converts (else an error).
+ * - A multi-statement Query outside a transaction block runs as one transaction, as PostgreSQL's implicit one
+ *   (BEGIN ... COMMIT sent by the proxy, recorded as one transaction); with BEGIN/COMMIT inside, as written.
+ * - Describe of a statement asks the server about the application's own text (ParameterDescription and
+ *   RowDescription as the server gives them); Describe of a portal runs it.
+ * - ReadyForQuery's status is the server's, as the proxy's connection last saw it.
+ * - A client that disconnects: what it sent runs to its end, then the server connection closes; a transaction
+ *   left open is recorded aborted (the server rolls it back). A server connection lost during COMMIT: unknown.
+ */
+import type net from 'node:net';
+import type pg from 'pg';
+import type { Recorder } from '../recorder/recorder.js';
+import { RAW_TYPES } from '../recorder/catalog.js';
+import { FrontendReader, type FrontendMessage, type StartupPacket } from './frontend.js';
+import * as B from './backend.js';
+import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBinaryResult } from './formats.js';
+import { splitStatements } from './split.js';
+
+/** What a connection needs of the proxy that accepted it. */
+export interface ProxyContext {
+  recorder: Recorder;
+  /** A new server connection for a client (its startup parameters: application_name, options, ...): a client of
+   *  the Recorder's driver, whose query() records. */
+  connectServer(params: Record<string, string>): Promise<{ raw: pg.Client; parameters: Map<string, string> }>;
+  /** Sends a CancelRequest to the server for this server connection. */
+  cancel(raw: pg.Client): void;
+  /** The connection with these BackendKeyData values (for a CancelRequest). */
+  byKey(pid: number, secret: number): ProxyConnection | undefined;
+  opened(c: ProxyConnection): void;
+  closed(c: ProxyConnection): void;
+}
+
+interface Prepared {
+  text: string;
+  paramTypes: number[];
+}
+
+/** A statement's result as the client sees it. */
+interface Outcome {
+  columns: B.Column[];
+  rows: (string | null)[][];
+  tag: string;
+  /** A RowDescription is sent (a query that returns rows, maybe zero columns). */
+  returnsRows: boolean;
+}
+
+interface Portal {
+  text: string;
+  values: unknown[];
+  resultFormats: number[];
+  outcome?: Outcome;
+  sent: number;
+}
+
+const OUT_HIGH_WATER = 64 * 1024;
+let nextPid = 1;
+
+/** An error the proxy itself raises, sent as an ErrorResponse. */
+class ProxyError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class ProxyConnection {
+  readonly pid = 0x10000 + nextPid++;
+  readonly secret = (Math.random() * 0x7fffffff) | 0;
+  private readonly reader: FrontendReader;
+  private queue: Promise<void> = Promise.resolve();
+  private raw: pg.Client | undefined;
+  /** The same connection: its query() records (the Recorder's driver client). */
+  private client: pg.Client | undefined;
+  private readonly statements = new Map<string, Prepared>();
+  private readonly portals = new Map<string, Portal>();
+  private skipToSync = false;
+  private tags: string[] = [];
+  private out: Buffer[] = [];
+  private outBytes = 0;
+  private ended = false;
+
+  constructor(
+    private readonly socket: net.Socket,
+    private readonly ctx: ProxyContext,
+  ) {
+    socket.setNoDelay(true);
+    this.reader = new FrontendReader(
+      (p) => this.enqueue(() => this.startup(p)),
+      (m) => this.enqueue(() => this.message(m)),
+    );
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        this.reader.push(chunk);
+      } catch (e) {
+        this.fatal('08P01', `isocheck proxy: ${(e as Error).message}`);
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => this.enqueue(() => this.end()));
+    ctx.opened(this);
+  }
+
+  /** Closes both sides now (the proxy is stopping). */
+  destroy(): void {
+    this.socket.destroy();
+    void this.end();
+  }
+
+  cancel(): void {
+    if (this.raw) this.ctx.cancel(this.raw);
+  }
+
+  private enqueue(step: () => Promise<void> | void): void {
+    this.queue = this.queue.then(step).catch((e: unknown) => {
+      this.fatal('XX000', `isocheck proxy: internal error: ${(e as Error)?.stack ?? String(e)}`);
+    });
+  }
+
+  // ---- output ---------------------------------------------------------------------------------------------
+
+  private send(b: Buffer): void {
+    this.out.push(b);
+    this.outBytes += b.length;
+    if (this.outBytes >= OUT_HIGH_WATER) this.flush();
+  }
+
+  private flush(): void {
+    if (this.out.length === 0) return;
+    const data = this.out.length === 1 ? this.out[0] : Buffer.concat(this.out);
+    this.out = [];
+    this.outBytes = 0;
+    if (!this.socket.destroyed) this.socket.write(data);
+  }
+
+  private ready(): void {
+    const status = this.raw?.getTransactionStatus?.() ?? 'I';
+    this.send(B.readyForQuery(status ?? 'I'));
+    this.flush();
+  }
+
+  private fatal(code: string, message: string): void {
+    this.send(B.errorResponse({ S: 'FATAL', V: 'FATAL', C: code, M: message }));
+    this.flush();
+    this.socket.end();
+    void this.end();
+  }
+
+  private sendError(e: unknown, offset = 0): void {
+    if (e instanceof ProxyError) {
+      this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: e.code, M: e.message }));
+      return;
+    }
+    if (e instanceof BinaryFormatError) {
+      this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: '0A000', M: `isocheck proxy: ${e.message}` }));
+      return;
+    }
+    const err = e as Record<string, unknown>;
+    if (typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) && typeof err.severity === 'string') {
+      this.send(B.errorResponse(B.fieldsOf(err, offset)));
+      return;
+    }
+    // the recorder's own refusals (a statement it cannot record, a stopped recording) and lost connections
+    const name = (e as Error)?.name ?? '';
+    const code = name === 'UnsupportedStatementError' ? '0A000' : name === 'RecorderStoppedError' ? '57P01' : 'XX000';
+    this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: code, M: `isocheck proxy: ${(e as Error)?.message ?? String(e)}` }));
+  }
+
+  // ---- startup and end ------------------------------------------------------------------------------------
+
+  private async startup(p: StartupPacket): Promise<void> {
+    switch (p.kind) {
+      case 'ssl':
+      case 'gssenc':
+        if (!this.socket.destroyed) this.socket.write('N');
+        return;
+      case 'cancel': {
+        const target = this.ctx.byKey(p.processId, p.secretKey.length >= 4 ? p.secretKey.readInt32BE(0) : -1);
+        target?.cancel();
+        this.socket.end();
+        return;
+      }
+      case 'unsupported-version':
+        this.fatal('0A000', `isocheck proxy: unsupported frontend protocol ${p.version >> 16}.${p.version & 0xffff}: the proxy speaks 3.0`);
+        return;
+      case 'startup':
+        break;
+    }
+    let raw: pg.Client;
+    let parameters: Map<string, string>;
+    try {
+      ({ raw, parameters } = await this.ctx.connectServer(p.params));
+    } catch (e) {
+      const err = e as Record<string, unknown>;
+      if (typeof err?.code === 'string' && typeof err.severity === 'string') {
+        this.send(B.errorResponse({ ...B.fieldsOf(err), S: 'FATAL', V: 'FATAL' }));
+        this.flush();
+        this.socket.end();
+      } else this.fatal('08006', `isocheck proxy: cannot connect to the server: ${(e as Error).message}`);
+      return;
+    }
+    if (this.ended || this.socket.destroyed) {
+      await raw.end().catch(() => undefined);
+      return;
+    }
+    this.raw = raw;
+    this.client = raw;
+    const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
+    con.on('commandComplete', (msg: { text: string }) => this.tags.push(msg.text));
+    con.on('parameterStatus', (msg: { parameterName: string; parameterValue: string }) => this.send(B.parameterStatus(msg.parameterName, msg.parameterValue)));
+    raw.on('notice', (msg) => this.send(B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>))));
+    raw.on('error', (e) => this.fatal('08006', `isocheck proxy: the server connection was lost: ${e.message}`));
+    raw.on('end', () => {
+      if (!this.ended) this.fatal('57P01', 'isocheck proxy: the server closed the connection');
+    });
+    this.send(B.authenticationOk());
+    for (const [k, v] of parameters) this.send(B.parameterStatus(k, v));
+    this.send(B.backendKeyData(this.pid, this.secret));
+    this.ready();
+  }
+
+  private async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.ctx.closed(this);
+    if (!this.socket.destroyed) this.socket.end();
+    const raw = this.raw;
+    if (raw) await raw.end().catch(() => undefined);
+  }
+
+  // ---- messages -------------------------------------------------------------------------------------------
+
+  private async message(m: FrontendMessage): Promise<void> {
+    if (this.ended || !this.client) return;
+    if (this.skipToSync && m.type !== 'S') return;
+    try {
+      switch (m.type) {
+        case 'Q':
+          await this.simpleQuery(m.text);
+          this.ready();
+          return;
+        case 'P':
+          if (m.name !== '' && this.statements.has(m.name)) throw new ProxyError('42P05', `prepared statement "${m.name}" already exists`);
+          this.statements.set(m.name, { text: m.text, paramTypes: m.paramTypes });
+          this.send(B.parseComplete());
+          return;
+        case 'B':
+          this.bind(m);
+          this.send(B.bindComplete());
+          return;
+        case 'D':
+          await this.describe(m.what, m.name);
+          return;
+        case 'E':
+          await this.execute(m.portal, m.maxRows);
+          return;
+        case 'C':
+          if (m.what === 'S') this.statements.delete(m.name);
+          else this.portals.delete(m.name);
+          this.send(B.closeComplete());
+          return;
+        case 'S':
+          this.skipToSync = false;
+          this.portals.delete('');
+          this.ready();
+          return;
+        case 'H':
+          this.flush();
+          return;
+        case 'X':
+          this.flush();
+          await this.end();
+          return;
+        case 'other':
+          throw new ProxyError('0A000', `isocheck proxy: message type '${m.code}' is not supported (COPY and function calls are not)`);
+      }
+    } catch (e) {
+      this.sendError(e);
+      if (m.type === 'Q' || m.type === 'other') this.ready();
+      else this.skipToSync = true;
+    }
+  }
+
+  /** One statement through the recorder; its result as the client sees it (text values). */
+  private async run(text: string, values: unknown[] = []): Promise<Outcome[]> {
+    this.tags = [];
+    const r = (await this.client!.query({ text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig, values)) as pg.QueryArrayResult | pg.QueryArrayResult[];
+    const results = Array.isArray(r) ? r : [r];
+    return results.map((x) => this.outcome(x));
+  }
+
+  private outcome(r: pg.QueryArrayResult): Outcome {
+    const columns: B.Column[] = (r.fields ?? []).map((f) => ({
+      name: f.name,
+      tableID: f.tableID,
+      columnID: f.columnID,
+      dataTypeID: f.dataTypeID,
+      dataTypeSize: f.dataTypeSize,
+      dataTypeModifier: f.dataTypeModifier,
+      format: 0,
+    }));
+    const n = r.rowCount;
+    const matches = (t: string): boolean => t.split(' ')[0] === r.command && (n === null || t.endsWith(` ${n}`));
+    let tag = [...this.tags].reverse().find(matches);
+    if (tag === undefined) tag = n === null ? r.command : r.command === 'INSERT' ? `INSERT 0 ${n}` : `${r.command} ${n}`;
+    return { columns, rows: r.rows as (string | null)[][], tag, returnsRows: columns.length > 0 || r.command === 'SELECT' };
+  }
+
+  private isControl(text: string): boolean {
+    try {
+      return this.ctx.recorder.plan(text, 0).kind === 'control';
+    } catch {
+      return false;
+    }
+  }
+
+  private async simpleQuery(text: string): Promise<void> {
+    const pieces = splitStatements(text);
+    if (pieces.length === 0) {
+      this.send(B.emptyQueryResponse());
+      return;
+    }
+    const implicit = pieces.length > 1 && (this.raw!.getTransactionStatus?.() ?? 'I') === 'I' && !pieces.some((p) => this.isControl(p.text));
+    if (implicit) await this.run('BEGIN');
+    for (const p of pieces) {
+      let outcomes: Outcome[];
+      try {
+        outcomes = await this.run(p.text);
+      } catch (e) {
+        this.sendError(e, p.offset);
+        if (implicit) await this.run('ROLLBACK').catch(() => undefined);
+        return;
+      }
+      for (const o of outcomes) {
+        if (o.returnsRows) this.send(B.rowDescription(o.columns));
+        for (const row of o.rows) this.send(B.dataRow(row.map((v) => (v === null ? null : Buffer.from(v, 'utf8')))));
+        this.send(B.commandComplete(o.tag));
+      }
+    }
+    if (implicit) await this.run('COMMIT');
+  }
+
+  private bind(m: FrontendMessage & { type: 'B' }): void {
+    const st = this.statements.get(m.statement);
+    if (!st) throw new ProxyError('26000', `prepared statement "${m.statement}" does not exist`);
+    if (m.portal !== '' && this.portals.has(m.portal)) throw new ProxyError('42P03', `cursor "${m.portal}" already exists`);
+    const values = m.params.map((b, i) => {
+      if (b === null) return null;
+      const format = m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
+      return format === 1 ? decodeBinaryParam(b, st.paramTypes[i] ?? 0) : b.toString('utf8');
+    });
+    this.portals.set(m.portal, { text: st.text, values, resultFormats: m.resultFormats, sent: 0 });
+  }
+
+  private formatOf(p: Portal, i: number): number {
+    const f = p.resultFormats;
+    return f.length === 0 ? 0 : f.length === 1 ? f[0] : (f[i] ?? 0);
+  }
+
+  /** Runs a portal once (at its Describe or first Execute). */
+  private async runPortal(p: Portal): Promise<Outcome> {
+    if (p.outcome) return p.outcome;
+    const outcomes = await this.run(p.text, p.values);
+    const o = outcomes[outcomes.length - 1];
+    o.columns.forEach((c, i) => {
+      c.format = this.formatOf(p, i);
+      if (c.format === 1 && !binaryResultSupported(c.dataTypeID)) throw new BinaryFormatError(`column "${c.name}" (type oid ${c.dataTypeID}) is asked for in binary; the proxy sends int2/4/8, float4/8, bool, bytea and text types in binary only (ask for text results, e.g. JDBC's binaryTransfer=false)`);
+    });
+    p.outcome = o;
+    return o;
+  }
+
+  private async describe(what: 'S' | 'P', name: string): Promise<void> {
+    if (what === 'P') {
+      const p = this.portals.get(name);
+      if (!p) throw new ProxyError('34000', `portal "${name}" does not exist`);
+      if (p.text.trim() === '') {
+        this.send(B.noData());
+        return;
+      }
+      const o = await this.runPortal(p);
+      this.send(o.returnsRows ? B.rowDescription(o.columns) : B.noData());
+      return;
+    }
+    const st = this.statements.get(name);
+    if (!st) throw new ProxyError('26000', `prepared statement "${name}" does not exist`);
+    const d = await this.describeStatement(st);
+    this.send(B.parameterDescription(d.params));
+    this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
+  }
+
+  /** The server's ParameterDescription and RowDescription of the application's own statement text. */
+  private describeStatement(st: Prepared): Promise<{ params: number[]; columns: B.Column[] | null }> {
+    const raw = this.raw!;
+    const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
+    return new Promise((resolve, reject) => {
+      let params: number[] = [];
+      let columns: B.Column[] | null = null;
+      const onParams = (msg: { dataTypeIDs: number[] }): void => {
+        params = msg.dataTypeIDs;
+      };
+      con.on('parameterDescription', onParams);
+      const done = (): void => {
+        con.removeListener('parameterDescription', onParams);
+      };
+      const q = {
+        submit(c: { parse(x: unknown): void; describe(x: unknown): void; sync(): void }) {
+          c.parse({ name: '', text: st.text, types: st.paramTypes });
+          c.describe({ type: 'S', name: '' });
+          c.sync();
+        },
+        handleRowDescription(msg: { fields: B.Column[] }) {
+          columns = msg.fields.map((f) => ({ ...f, format: 0 }));
+        },
+        handleError(err: Error) {
+          done();
+          reject(err);
+        },
+        handleReadyForQuery() {
+          done();
+          resolve({ params, columns });
+        },
+        handleDataRow() {},
+        handleCommandComplete() {},
+        handleEmptyQuery() {},
+        handlePortalSuspended() {},
+        handleCopyInResponse() {},
+      };
+      (raw.query as (q: unknown) => unknown)(q);
+    });
+  }
+
+  private async execute(name: string, maxRows: number): Promise<void> {
+    const p = this.portals.get(name);
+    if (!p) throw new ProxyError('34000', `portal "${name}" does not exist`);
+    if (p.text.trim() === '') {
+      this.send(B.emptyQueryResponse());
+      return;
+    }
+    const o = await this.runPortal(p);
+    const end = maxRows > 0 ? Math.min(o.rows.length, p.sent + maxRows) : o.rows.length;
+    for (let i = p.sent; i < end; i++) {
+      this.send(
+        B.dataRow(
+          o.rows[i].map((v, j) => {
+            if (v === null) return null;
+            const c = o.columns[j];
+            return c.format === 1 ? encodeBinaryResult(v, c.dataTypeID) : Buffer.from(v, 'utf8');
+          }),
+        ),
+      );
+    }
+    const batch = end - p.sent;
+    p.sent = end;
+    if (end < o.rows.length) {
+      this.send(B.portalSuspended());
+      return;
+    }
+    this.send(B.commandComplete(maxRows > 0 && o.tag.startsWith('SELECT ') ? `SELECT ${batch}` : o.tag));
+  }
+}

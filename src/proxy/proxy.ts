@@ -1,0 +1,147 @@
+/**
+ * The recording proxy (issue 20): a server speaking PostgreSQL's protocol to any client, recording what it runs.
+ *
+ *   startProxy({ db, listen, tables, out }) -> Recorder + instrument(tables) on a setup connection -> net.Server
+ *   -> each client connection: ProxyConnection (connection.ts) with its own server connection and history session
+ *   close(): stop accepting, close the connections (open transactions are written aborted, or unknown during
+ *   COMMIT: Recorder.interrupt), write the `end` line.
+ *
+ * Tables that do not exist yet at start are instrumented by the Recorder's driver once they all exist, before the
+ * first statement that uses them (so a client may create its schema through the proxy first).
+ *
+ * Clients authenticate with trust: listen on loopback (the default) unless the network is yours. The server is
+ * reached with the URL's credentials (and its sslmode, as pg reads it from the URL).
+ */
+import net from 'node:net';
+import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
+import { Recorder } from '../recorder/recorder.js';
+import { ProxyConnection, type ProxyContext } from './connection.js';
+
+export interface ProxyOptions {
+  /** The server's connection URL. */
+  db: string;
+  /** Where to listen (default 127.0.0.1, port 6543; port 0: a free port). */
+  host?: string;
+  port?: number;
+  /** The tables to record. */
+  tables: string[];
+  /** The history file. */
+  out: string;
+  meta?: Record<string, unknown>;
+  onWarning?: (message: string) => void;
+}
+
+export interface RunningProxy {
+  /** Tables that did not exist at start (instrumented once they all exist, before the first statement using them). */
+  missing: string[];
+  host: string;
+  port: number;
+  /** A connection URL for clients (the server's user and database, the proxy's address). */
+  url: string;
+  recorder: Recorder;
+  /** Client connections open now. */
+  readonly connections: number;
+  /** Stops: the open transactions are written (aborted, or unknown during COMMIT), then the `end` line. */
+  close(reason?: string): Promise<void>;
+}
+
+/** Startup parameters not passed to the server: the proxy's connection has its own user, database and encoding. */
+const NOT_PASSED = new Set(['user', 'database', 'replication', 'client_encoding', 'options', 'application_name']);
+
+/** A startup parameter as a `-c name=value` option (backslash before spaces and backslashes). */
+const option = (k: string, v: string): string => `-c ${k}=${v.replace(/([\\ ])/g, '\\$1')}`;
+
+export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
+  const recorder = new Recorder({ file: opts.out, meta: { proxy: true, ...(opts.meta ?? {}) }, onWarning: opts.onWarning });
+  const setup = new pg.Client({ connectionString: opts.db });
+  await setup.connect();
+  let missing: string[] = [];
+  try {
+    const r = await setup.query<{ name: string }>('SELECT name FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL', [opts.tables]);
+    missing = r.rows.map((x) => x.name);
+    if (missing.length === 0) await recorder.instrument(setup, opts.tables);
+  } catch (e) {
+    recorder.abandon();
+    throw e;
+  } finally {
+    await setup.end().catch(() => undefined);
+  }
+  // tables not created yet: the driver instruments them before the first statement that uses them once all exist
+  const driver = recorder.driver({ pg, tables: opts.tables });
+  const target = parseConnectionString(opts.db);
+  const live = new Set<ProxyConnection>();
+  const ctx: ProxyContext = {
+    recorder,
+    async connectServer(params) {
+      const options = [params.options, ...Object.entries(params).filter(([k]) => !NOT_PASSED.has(k)).map(([k, v]) => option(k, v))].filter(Boolean).join(' ');
+      const raw = new driver.Client({ connectionString: opts.db, ...(options ? { options } : {}), ...(params.application_name ? { application_name: params.application_name } : {}) });
+      const parameters = new Map<string, string>();
+      const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
+      const onStatus = (msg: { parameterName: string; parameterValue: string }): void => void parameters.set(msg.parameterName, msg.parameterValue);
+      con.on('parameterStatus', onStatus);
+      try {
+        await raw.connect();
+      } finally {
+        con.removeListener('parameterStatus', onStatus);
+      }
+      return { raw, parameters };
+    },
+    cancel(raw) {
+      const c = raw as unknown as { processID: number | null; secretKey: number | null };
+      if (c.processID === null || c.secretKey === null) return;
+      const host = target.host ?? 'localhost';
+      const port = Number(target.port ?? 5432);
+      const sock = host.startsWith('/') ? net.connect(`${host}/.s.PGSQL.${port}`) : net.connect(port, host);
+      const b = Buffer.alloc(16);
+      b.writeInt32BE(16, 0);
+      b.writeInt32BE(80877102, 4);
+      b.writeInt32BE(c.processID, 8);
+      b.writeInt32BE(c.secretKey, 12);
+      sock.on('error', () => undefined);
+      sock.end(b);
+    },
+    byKey(pid, secret) {
+      for (const c of live) if (c.pid === pid && c.secret === secret) return c;
+      return undefined;
+    },
+    opened: (c) => void live.add(c),
+    closed: (c) => void live.delete(c),
+  };
+  const server = net.createServer((socket) => new ProxyConnection(socket, ctx));
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 6543, host, () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  const u = new URL(opts.db);
+  u.hostname = host.includes(':') ? `[${host}]` : host;
+  u.port = String(port);
+  u.password = '';
+  u.search = '';
+  let closing: Promise<void> | undefined;
+  return {
+    missing,
+    host,
+    port,
+    url: u.toString(),
+    recorder,
+    get connections() {
+      return live.size;
+    },
+    close(reason = 'the proxy was stopped') {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          recorder.interrupt(reason);
+          for (const c of [...live]) c.destroy();
+        });
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * A simple-protocol Query string cut into its statements (libpg-query, the parser the recorder rewrites with), so
+ * that each runs through the recorder on its own. Offsets are libpg-query's, in UTF-8 bytes. A string that does
+ * not parse is one statement: the server then gives its syntax error as it would have.
+ */
+import { parseSync } from 'libpg-query';
+
+export interface Piece {
+  text: string;
+  /** Where it starts in the whole string, in characters (for an error's position). */
+  offset: number;
+}
+
+export function splitStatements(text: string): Piece[] {
+  let stmts: { stmt_location?: number; stmt_len?: number }[];
+  try {
+    stmts = (parseSync(text) as { stmts?: { stmt_location?: number; stmt_len?: number }[] }).stmts ?? [];
+  } catch {
+    return [{ text, offset: 0 }];
+  }
+  const bytes = Buffer.from(text, 'utf8');
+  const out: Piece[] = [];
+  for (const s of stmts) {
+    const start = s.stmt_location ?? 0;
+    const end = s.stmt_len ? start + s.stmt_len : bytes.length;
+    const piece = bytes.subarray(start, end).toString('utf8');
+    const lead = piece.length - piece.trimStart().length;
+    out.push({ text: piece.trim(), offset: bytes.subarray(0, start).toString('utf8').length + lead });
+  }
+  return out;
+}
