@@ -1,0 +1,108 @@
+// isocheck proxy with node-postgres (extended protocol: Parse/Bind/Describe/Execute/Sync with parameters): the
+// application gets what a direct connection gives (rows, fields and their types, command, rowCount, errors with
+// their SQLSTATE and fields, notices, binary results), and the history checks consistent at the level run.
+// A client gone mid-transaction gives an aborted transaction; close() writes the end line.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
+import { startProxy, type RunningProxy } from '../src/proxy/proxy.js';
+import { check } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-pg-'));
+const file = join(dir, 'run.ndjson');
+let server: EmbeddedServer;
+let proxy: RunningProxy;
+
+const connect = async (url: string): Promise<pg.Client> => {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, query_timeout: 10_000 });
+  c.on('error', () => undefined); // a connection the test drops, or a server stopped after a failure
+  await c.connect();
+  return c;
+};
+
+/** What the application sees of a result or an error. */
+async function seen(c: pg.Client, config: pg.QueryConfig): Promise<unknown> {
+  try {
+    const r = await c.query(config);
+    // the recorder's hidden column, which a direct connection shows to SELECT *, is not the application's
+    const hidden = (k: string): boolean => k.startsWith('_isocheck_');
+    const rows = r.rows.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !hidden(k))));
+    return { rows, fields: r.fields.filter((f) => !hidden(f.name)).map((f) => [f.name, f.dataTypeID, f.format]), command: r.command, rowCount: r.rowCount };
+  } catch (e) {
+    const x = e as pg.DatabaseError;
+    return { error: [x.code, x.message, x.detail, x.constraint, x.table, x.severity] };
+  }
+}
+
+describe('isocheck proxy with pg (extended protocol)', () => {
+  beforeAll(async () => {
+    server = await startEmbedded();
+    const setup = await connect(server.url);
+    await setup.query('CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal numeric(10,2) NOT NULL, flag bool)');
+    await setup.query(`INSERT INTO accounts VALUES (1, 'ann', 100, true), (2, 'bob', 50.5, NULL)`);
+    await setup.end();
+    proxy = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: file, onWarning: () => undefined });
+  }, 60_000);
+
+  afterAll(async () => {
+    await proxy?.close();
+    await server?.stop();
+  });
+
+  it('gives the application what a direct connection gives, and records', async () => {
+    const through = await connect(proxy.url);
+    const direct = await connect(server.url);
+    const notices: string[] = [];
+    through.on('notice', (n) => notices.push(`${n.code} ${n.message}`));
+    const steps: pg.QueryConfig[] = [
+      { text: 'SELECT * FROM accounts WHERE id = $1', values: [1] },
+      { text: 'SELECT id, owner, bal * 2 AS twice FROM accounts WHERE bal > $1 ORDER BY id', values: ['10'] },
+      { text: 'INSERT INTO accounts (id, owner, bal) VALUES ($1, $2, $3) RETURNING id, bal', values: [3, 'cy', 7] },
+      { text: 'UPDATE accounts SET bal = bal + $1 WHERE id = ANY($2::int[])', values: [1, [1, 2]] },
+      { text: 'INSERT INTO accounts (id, owner, bal) VALUES ($1, $2, $3)', values: [1, 'dup', 0] },
+      { text: 'SELECT id, bal FROM accounts WHERE owner = $1', values: ['nobody'] },
+      { text: 'SELECT id, flag FROM accounts WHERE id <= $1 ORDER BY id', values: [2], binary: true } as pg.QueryConfig,
+      { text: 'DELETE FROM accounts WHERE id = $1', values: [3] },
+      { text: 'SELECT count(*) AS n, 1/0 AS x FROM accounts WHERE id > $1', values: [0] },
+    ];
+    for (const step of steps) {
+      // the direct connection runs the same statement first, undone, so that both see the same state
+      await direct.query('BEGIN');
+      const b = await seen(direct, step);
+      await direct.query('ROLLBACK');
+      const a = await seen(through, step);
+      expect(a, step.text).toEqual(b);
+    }
+    // a transaction at REPEATABLE READ, with a notice passed through (BEGIN inside a transaction)
+    await through.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await through.query('BEGIN');
+    const r = await through.query('SELECT owner FROM accounts WHERE id = $1', [2]);
+    expect(r.rows).toEqual([{ owner: 'bob' }]);
+    await through.query('UPDATE accounts SET bal = bal - $1 WHERE id = $2', [1, 2]);
+    await through.query('COMMIT');
+    expect(notices).toEqual(['25001 there is already a transaction in progress']);
+    // a client gone mid-transaction: aborted
+    const gone = await connect(proxy.url);
+    await gone.query('BEGIN');
+    await gone.query('UPDATE accounts SET bal = 0 WHERE id = $1', [1]);
+    (gone as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await direct.query('SELECT bal FROM accounts WHERE id = 1')).rows).toEqual([{ bal: '101.00' }]);
+    await through.end();
+    await direct.end();
+    await proxy.close();
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const txns = lines.filter((l) => l.kind === 'txn');
+    expect(new Set(txns.map((t) => t.session)).size).toBe(2);
+    const aborted = txns.filter((t) => t.status === 'aborted');
+    expect(aborted.map((t) => t.error?.code ?? t.error?.message)).toEqual(['23505', '22012', 'connection closed before COMMIT']);
+    const rr = txns.find((t) => t.iso === 'SI');
+    expect(rr.status).toBe('committed');
+    expect(rr.events.map((e: { op: string }) => e.op)).toEqual(['select', 'update']);
+    expect(lines.at(-1).kind).toBe('end');
+    expect((await check(file)).verdict).toBe('consistent');
+  }, 30_000);
+});
