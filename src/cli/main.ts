@@ -176,6 +176,9 @@ program
     return n;
   })
   .option('--verbose', 'print each permutation\'s steps, results, waits and errors as the isolation tester does')
+  .option('--topology <kind>', 'run on a cluster of embedded servers: shards (every session through a postgres_fdw coordinator, the tables sharded by key) or replica (sessions that only read on a hot standby)')
+  .option('--standbys <n>', 'with --topology replica: hot standbys (default 1)', positiveInt('--standbys'))
+  .option('--shards <n>', 'with --topology shards: shards (default 2)', positiveInt('--shards'))
   .addHelpText('after', `
 Exit status (as isocheck check):
   0  every permutation's history is consistent
@@ -189,7 +192,8 @@ Exit status (as isocheck check):
 Examples:
   isocheck scenario test/scenarios/hermitage/*.spec
   isocheck scenario --iso SER test/scenarios/hermitage/g2-item.rr.spec    write skew: SI, not SER
-  isocheck scenario postgresql/src/test/isolation/specs/read-only-anomaly.spec   PostgreSQL's own suite`)
+  isocheck scenario postgresql/src/test/isolation/specs/read-only-anomaly.spec   PostgreSQL's own suite
+  isocheck scenario --topology shards test/scenarios/topology/transfer.ser.spec   a fractured read at SERIALIZABLE`)
   .action(async (files: string[], opts) => {
     const { runScenarioCommand } = await import('./scenario-command.js');
     process.exitCode = await runScenarioCommand(files, opts);

@@ -20,6 +20,10 @@ export interface ScenarioCommandOptions {
   out?: string;
   permutation?: number;
   verbose?: boolean;
+  /** replica or shards: the specs run on a cluster isocheck builds (src/scenario/cluster.ts). */
+  topology?: string;
+  standbys?: number;
+  shards?: number;
 }
 
 export function scenarioJsonOf(r: PermutationResult): Record<string, unknown> {
@@ -85,6 +89,9 @@ export async function runScenarioCommand(files: string[], options: ScenarioComma
     timeout: options.timeout,
     out: options.out,
     permutation: options.permutation,
+    topology: options.topology,
+    standbys: options.standbys,
+    shards: options.shards,
     onResult: options.json
       ? undefined
       : (r) => {

@@ -30,6 +30,9 @@
  *   COMMIT was sent, else `aborted`, then the `end` line), its session connections closed, and its history kept
  *   (not checked); the run throws ScenarioInterrupted, or an InputError saying the database went away. Every pg
  *   client has an 'error' listener (pg emits 'error' on idle connections when the server goes away).
+ * - --topology shards|replica (cluster.ts): the specs run on a cluster built on embedded servers; after the setup
+ *   the tables are sharded (shards), each session's client is a named history session on the coordinator, or on a
+ *   standby for a session that only reads (replica); how sessions map onto servers is said in cluster.ts.
  */
 import { accessSync, constants as fsConstants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,8 +52,9 @@ import { abortSignalName, InterruptedError } from '../recorder/interrupted.js';
 import { makeFolders } from '../history/folders.js';
 import { loadRewriter } from '../recorder/rewrite.js';
 import { parseSpec, permutationsOf, type ScenarioSpec, type Step } from './spec.js';
+import { checkTopologyOptions, startScenarioCluster, type ScenarioClient, type ScenarioCluster, type ScenarioTopologyOptions } from './cluster.js';
 
-export interface ScenarioOptions {
+export interface ScenarioOptions extends ScenarioTopologyOptions {
   /** Server URL (default: DATABASE_URL, else an embedded server). */
   db?: string;
   /** Check at other levels than recorded (`SER`, or `Label=LEVEL,...,*=LEVEL`). */
@@ -223,7 +227,8 @@ function renderRows(r: pg.QueryResult): string[] {
 interface SessionRt {
   name: string;
   raw: pg.Client;
-  client: RecordingClient;
+  client: RecordingClient | ScenarioClient;
+  /** Its backend on the primary (0 for a session on a standby: never blocked by the primary's locks). */
   pid: number;
   /** The server ended the connection (FATAL): later steps fail without being sent. */
   closed: boolean;
@@ -285,6 +290,9 @@ interface SpecContext {
   /** DEFAULT_STALL_MS, or longer when the server's deadlock_timeout is long (deadlocks must resolve first). */
   defaultStallMs: number;
   state: RunState;
+  /** --topology: the cluster (cluster.ts), and the spec's database there. */
+  cluster?: ScenarioCluster;
+  dbName: string;
 }
 
 async function publicTables(client: pg.Client): Promise<string[]> {
@@ -340,16 +348,27 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     }
     setupDone = true;
     const tables = (await publicTables(ctx.control)).filter((t) => !ctx.preexisting.has(t));
+    let keys = {};
+    if (ctx.cluster && tables.length > 0) {
+      try {
+        keys = await ctx.cluster.distribute(ctx.control, ctx.dbName, tables);
+      } catch (e) {
+        if (!(e instanceof InputError)) throw e;
+        ctx.tablesRefused = `cannot shard the tables of ${basename(ctx.specFile)} (${tables.join(', ')}): ${e.message}`;
+        result.error = ctx.tablesRefused;
+        return result;
+      }
+    }
     recorder = new Recorder({
       file,
-      meta: { tool: 'isocheck scenario', spec: basename(ctx.specFile), permutation: index, steps },
+      meta: { tool: 'isocheck scenario', spec: basename(ctx.specFile), permutation: index, steps, ...(ctx.cluster ? { topology: ctx.cluster.meta() } : {}) },
       onWarning: (m) => result.warnings.push(m),
     });
     ctx.state.current = { spec: result.spec, permutation: index, file, recorder, sessions };
     if (halted(ctx.state)) throw new Error('interrupted');
     try {
       if (tables.length === 0) throw new InputError('the setup creates no table in the public schema: nothing to record');
-      await recorder.instrument(ctx.control, tables);
+      await recorder.instrument(ctx.control, tables, ctx.cluster ? await ctx.cluster.instrumentOptions(ctx.dbName, keys) : undefined);
       if (halted(ctx.state)) throw new Error('interrupted');
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
@@ -386,17 +405,19 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
       if (why) return refusedResult(result, st, why);
     }
 
-    // one connection per session
-    for (const s of spec.sessions) {
+    // one connection per session (--topology: and the session's client on the cluster, cluster.ts)
+    for (const [i, s] of spec.sessions.entries()) {
       const raw = new pg.Client({ connectionString: ctx.url, application_name: `isocheck ${s.name}` });
       raw.on('error', () => undefined); // reported through the query that fails
-      const rt: SessionRt = { name: s.name, raw, client: recorder.client(raw), pid: 0, closed: false };
+      const rt: SessionRt = { name: s.name, raw, client: ctx.cluster ? { query: () => Promise.reject(new Error('not connected')) } : recorder.client(raw), pid: 0, closed: false };
       sessions.set(s.name, rt);
       if (halted(ctx.state)) throw new Error('interrupted');
       await raw.connect();
-      rt.pid = Number((await raw.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+      const onCluster = ctx.cluster && (await ctx.cluster.sessionClient(recorder, s, raw, ctx.dbName, i));
+      if (onCluster) rt.client = onCluster.client;
+      if (!onCluster?.onStandby) rt.pid = Number((await raw.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid);
     }
-    const pids = [...sessions.values()].map((s) => s.pid);
+    const pids = [...sessions.values()].map((s) => s.pid).filter((pid) => pid > 0);
 
     // session setups
     for (const s of spec.sessions) {
@@ -416,6 +437,7 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     const active = new Map<string, Running>();
     let refused: { step: string; message: string } | undefined;
     const isBlocked = async (pid: number): Promise<boolean> => {
+      if (pid === 0) return false; // on a standby
       const r = await ctx.monitor.query<{ b: boolean }>('SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, $2) AS b', [pid, pids]);
       return r.rows[0].b;
     };
@@ -547,6 +569,7 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     if (ctx.state.current?.recorder === recorder) ctx.state.current = undefined;
     const pids = [...sessions.values()].map((s) => s.pid).filter((pid) => pid > 0);
     for (const s of sessions.values()) await s.raw.end().catch(() => undefined);
+    await ctx.cluster?.closePermutation();
     if (halted(ctx.state) && pids.length > 0) {
       // a backend busy in a step (a sleep, a long query) does not notice its connection closed: end it, so that
       // the spec's teardown does not wait on what it holds
@@ -642,7 +665,7 @@ export function loadSpec(specFile: string, options: ScenarioOptions = {}): Loade
 }
 
 /** Runs the selected permutations of one spec in a fresh database on the server at `serverUrl`. */
-export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir: string, options: ScenarioOptions = {}, state: RunState = { done: 0, outDir }): Promise<PermutationResult[]> {
+export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir: string, options: ScenarioOptions = {}, state: RunState = { done: 0, outDir }, cluster?: ScenarioCluster): Promise<PermutationResult[]> {
   const log = options.log ?? defaultLog;
   const { spec, specFile } = loaded;
   const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
@@ -662,6 +685,7 @@ export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir:
       await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(dbName)}`);
       created = true;
       url = withDatabase(serverUrl, dbName);
+      await cluster?.prepareDatabase(dbName);
     } catch (e) {
       if ((e as { code?: string }).code !== '42501') throw e;
       log(`isocheck: cannot create a database (${(e as Error).message}); running ${basename(specFile)} in the given database`);
@@ -679,6 +703,8 @@ export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir:
       preexisting: new Set(await publicTables(control)),
       defaultStallMs: Math.max(DEFAULT_STALL_MS, 2 * deadlockMs + 1000),
       state,
+      cluster,
+      dbName,
     };
     const progress = new Progress(basename(specFile), loaded.selected.length, log, options.progress ?? true);
     let done = 0;
@@ -695,6 +721,7 @@ export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir:
     await control?.end().catch(() => undefined);
     await monitor?.end().catch(() => undefined);
     if (created) await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(dbName)} WITH (FORCE)`).catch(() => undefined);
+    if (created) await cluster?.dropDatabase(dbName);
     await admin.end().catch(() => undefined);
   }
   return results;
@@ -706,6 +733,7 @@ export async function runScenarios(files: string[], options: ScenarioOptions = {
   // bad input fails before a server starts
   if (files.length === 0) throw new InputError('no spec files');
   if (options.iso) parseIsoOverride(options.iso);
+  checkTopologyOptions(options, options.db);
   const loaded = files.map((f) => loadSpec(f, options));
   const stems = new Map<string, number>();
   for (const l of loaded) {
@@ -724,13 +752,15 @@ export async function runScenarios(files: string[], options: ScenarioOptions = {
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
   let db: Database | undefined;
+  let cluster: ScenarioCluster | undefined;
   try {
     if (state.signal) throw new Error('interrupted');
-    db = database ?? (await openDatabase({ db: options.db }));
+    if (options.topology && !database) ({ cluster, database: db } = await startScenarioCluster(options));
+    db ??= database ?? (await openDatabase({ db: options.db }));
     log(`database: ${db.description}`);
     log(`histories: ${outDir}`);
     const results: PermutationResult[] = [];
-    for (const l of loaded) results.push(...(await runSpecFile(l, db.url, outDir, { ...options, log }, state)));
+    for (const l of loaded) results.push(...(await runSpecFile(l, db.url, outDir, { ...options, log }, state, cluster)));
     return { results, outDir, database: db.description };
   } catch (e) {
     if (state.signal) throw new ScenarioInterrupted(state.signal, interruptedLine(state));
