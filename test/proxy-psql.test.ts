@@ -46,7 +46,7 @@ SELECT id, bal FROM accounts WHERE id >= 3 ORDER BY id;
 SELECT 1/0;
 `;
 
-describe.skipIf(!psql)('isocheck proxy with psql', () => {
+describe.skipIf(!psql)(`isocheck proxy with psql${psql ? '' : ' (skipped: psql is not installed: apt-get install postgresql-client)'}`, () => {
   beforeAll(async () => {
     server = await startEmbedded();
     const setup = new pg.Client({ connectionString: server.url });
