@@ -105,4 +105,21 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     expect(lines.at(-1).kind).toBe('end');
     expect((await check(file)).verdict).toBe('consistent');
   }, 30_000);
+  it('refuses a statement it cannot record (SQLSTATE 0A000), or runs it unrecorded with a warning (onUnsupported pass)', async () => {
+    await proxy.close();
+    const cte = 'WITH d AS (DELETE FROM accounts WHERE id = $1 RETURNING id) SELECT * FROM d';
+    const refusing = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'refuse.ndjson'), onWarning: () => undefined });
+    const c = await connect(refusing.url);
+    await expect(c.query(cte, [2])).rejects.toMatchObject({ code: '0A000', message: expect.stringMatching(/data-modifying CTE/) });
+    expect((await c.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await c.end();
+    await refusing.close();
+    const warnings: string[] = [];
+    const passing = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'pass.ndjson'), onUnsupported: 'pass', onWarning: (w) => warnings.push(w) });
+    const d = await connect(passing.url);
+    expect((await d.query(cte, [2])).rows).toEqual([{ id: 2 }]);
+    await d.end();
+    await passing.close();
+    expect(warnings.join('\n')).toMatch(/passed through unrecorded \(--on-unsupported pass\).*data-modifying CTE/);
+  }, 30_000);
 });

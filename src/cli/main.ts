@@ -239,6 +239,7 @@ program
   .requiredOption('--tables <list>', 'tables to record, comma-separated (each needs a primary key or a unique NOT NULL index)')
   .option('--db <url>', 'the server to connect to (default: start the embedded one)')
   .option('--listen <host:port>', 'where clients connect (trust authentication: keep it on loopback)', '127.0.0.1:6543')
+  .option('--on-unsupported <what>', 'a statement the recorder cannot record: refuse (an error to the client, SQLSTATE 0A000) or pass (run it unrecorded, with a warning)', 'refuse')
   .addHelpText('after', `
 Clients connect to the proxy as to PostgreSQL (the URL it prints); each statement is rewritten as the pg recorder
 rewrites it, and clients receive exactly the server's results. One history session per client connection.

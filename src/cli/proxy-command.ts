@@ -12,6 +12,7 @@ export interface ProxyCommandOptions {
   listen: string;
   tables: string;
   out: string;
+  onUnsupported?: string;
 }
 
 /** `HOST:PORT`, `[v6]:PORT` or `PORT`. */
@@ -26,6 +27,8 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
   const tables = opts.tables.split(',').map((t) => t.trim()).filter((t) => t !== '');
   if (tables.length === 0) throw new InputError('--tables: name at least one table to record (comma-separated)');
   const { host, port } = parseListen(opts.listen);
+  const onUnsupported = opts.onUnsupported ?? 'refuse';
+  if (onUnsupported !== 'refuse' && onUnsupported !== 'pass') throw new InputError(`--on-unsupported ${onUnsupported}: expected refuse or pass`);
   checkOutputFile(opts.out, '--out');
   const watch = watchSignals();
   const { startProxy } = await import('../proxy/proxy.js');
@@ -39,7 +42,7 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
       db = server.url;
       process.stderr.write(`isocheck: started an embedded PostgreSQL ${server.version} (removed when the proxy stops)\n`);
     }
-    const proxy = await startProxy({ db, host, port, tables, out: opts.out, meta: { command: 'proxy' } });
+    const proxy = await startProxy({ db, host, port, tables, out: opts.out, meta: { command: 'proxy' }, onUnsupported });
     watch.lastWords = () => `isocheck: stopped; ${proxy.recorder.transactions} transactions in ${opts.out}`;
     if (proxy.missing.length > 0) process.stderr.write(`isocheck: ${proxy.missing.join(', ')} not found yet: the tables are instrumented when they all exist, before the first statement that uses them\n`);
     if (!['127.0.0.1', 'localhost', '::1'].includes(host)) process.stderr.write(`isocheck: warning: clients are not authenticated (trust): anyone who reaches ${host}:${proxy.port} can use the database\n`);

@@ -20,7 +20,7 @@
  *   left open is recorded aborted (the server rolls it back). A server connection lost during COMMIT: unknown.
  */
 import type net from 'node:net';
-import type pg from 'pg';
+import pg from 'pg';
 import type { Recorder } from '../recorder/recorder.js';
 import { RAW_TYPES } from '../recorder/catalog.js';
 import { FrontendReader, type FrontendMessage, type StartupPacket } from './frontend.js';
@@ -38,6 +38,9 @@ export interface ProxyContext {
   cancel(raw: pg.Client): void;
   /** The connection with these BackendKeyData values (for a CancelRequest). */
   byKey(pid: number, secret: number): ProxyConnection | undefined;
+  /** A statement the recorder cannot record: refused with its error (SQLSTATE 0A000), or run unrecorded with a
+   *  warning (the history may then be wrong about the rows it wrote). */
+  onUnsupported: 'refuse' | 'pass';
   opened(c: ProxyConnection): void;
   closed(c: ProxyConnection): void;
 }
@@ -297,7 +300,18 @@ export class ProxyConnection {
   /** One statement through the recorder; its result as the client sees it (text values). */
   private async run(text: string, values: unknown[] = []): Promise<Outcome[]> {
     this.tags = [];
-    const r = (await this.client!.query({ text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig, values)) as pg.QueryArrayResult | pg.QueryArrayResult[];
+    const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig;
+    let r: pg.QueryArrayResult | pg.QueryArrayResult[];
+    try {
+      r = (await this.client!.query(config, values)) as typeof r;
+    } catch (e) {
+      if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
+      const refused = e as Error & { reason?: string };
+      this.ctx.recorder.warn(`passed through unrecorded (--on-unsupported pass): ${text}: ${refused.reason ?? refused.message}; the history may be wrong about what it read and wrote`, `unsupported:${refused.reason ?? text}`);
+      // pg's own query(), not the recording one
+      const query = pg.Client.prototype.query as (this: pg.Client, c: pg.QueryArrayConfig, v: unknown[]) => Promise<pg.QueryArrayResult>;
+      r = await query.call(this.raw!, config, values);
+    }
     const results = Array.isArray(r) ? r : [r];
     return results.map((x) => this.outcome(x));
   }

@@ -29,6 +29,8 @@ export interface ProxyOptions {
   /** The history file. */
   out: string;
   meta?: Record<string, unknown>;
+  /** A statement the recorder cannot record: refused with an error (default), or run unrecorded with a warning. */
+  onUnsupported?: 'refuse' | 'pass';
   onWarning?: (message: string) => void;
 }
 
@@ -73,6 +75,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const live = new Set<ProxyConnection>();
   const ctx: ProxyContext = {
     recorder,
+    onUnsupported: opts.onUnsupported ?? 'refuse',
     async connectServer(params) {
       const options = [params.options, ...Object.entries(params).filter(([k]) => !NOT_PASSED.has(k)).map(([k, v]) => option(k, v))].filter(Boolean).join(' ');
       const raw = new driver.Client({ connectionString: opts.db, ...(options ? { options } : {}), ...(params.application_name ? { application_name: params.application_name } : {}) });
