@@ -20,7 +20,7 @@
 import type { TableInfo } from './catalog.js';
 import { HIDDEN_COLUMNS } from './catalog.js';
 import { colRef, conjuncts, hasNode, refuse, resTarget, walk, type N } from './ast.js';
-import type { TableLookup } from './rewrite.js';
+import type { TableLookup } from './catalog.js';
 
 export interface FromItem {
   /** The name that qualifies its columns (alias, else relation or function name); undefined if it has none. */

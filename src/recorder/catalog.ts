@@ -307,3 +307,8 @@ export async function snapshotInit(client: Queryable, schemas: TableInfo[]): Pro
   }
   return out;
 }
+
+/** Finds the recorded table a RangeVar names, if any. */
+export interface TableLookup {
+  lookup(schemaname: string | undefined, relname: string): TableInfo | undefined;
+}

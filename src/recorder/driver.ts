@@ -24,10 +24,17 @@
  *   are refused otherwise, as RecordingClient does.
  */
 import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type pg from 'pg';
-import type { Recorder } from './recorder.js';
 import type { RecordingClient } from './client.js';
+
+/** What the driver asks of the Recorder it records through (recorder.ts implements it; no import back). */
+export interface DriverRecorder {
+  readonly instrumented: boolean;
+  readonly closed: boolean;
+  instrument(client: pg.ClientBase, tables: string[]): Promise<unknown>;
+  client(raw: pg.ClientBase): RecordingClient;
+}
 
 /** The `pg` module's shape (what `import pg from 'pg'` gives). */
 export type PgModule = typeof pg;
@@ -97,7 +104,7 @@ class Gate {
   private readonly named: RegExp | undefined;
 
   constructor(
-    readonly recorder: Recorder,
+    readonly recorder: DriverRecorder,
     readonly tables: string[] | undefined,
   ) {
     this.named = tables && tables.length > 0 ? mentioning(tables) : undefined;
@@ -137,9 +144,9 @@ class Gate {
 }
 
 /** One gate per recorder, so that drivers over several copies of pg instrument the tables once. */
-const gates = new WeakMap<Recorder, Gate>();
+const gates = new WeakMap<DriverRecorder, Gate>();
 
-function gateOf(recorder: Recorder, tables: string[] | undefined): Gate {
+function gateOf(recorder: DriverRecorder, tables: string[] | undefined): Gate {
   let gate = gates.get(recorder);
   if (!gate || (gate.tables === undefined && tables !== undefined)) {
     gate = new Gate(recorder, tables);
@@ -188,7 +195,7 @@ function splitArgs(args: unknown[]): { config: unknown; values: unknown; cb: Cal
  * The recording driver for a Recorder: a module with pg's shape whose Client and Pool record. Each pooled or
  * standalone connection is one session of the history.
  */
-export function recordingDriver(recorder: Recorder, options: DriverOptions = {}): PgModule {
+export function recordingDriver(recorder: DriverRecorder, options: DriverOptions = {}): PgModule {
   const real = options.pg ?? applicationPg();
   if (!isPgModule(real)) throw new TypeError('recordingDriver: options.pg is not the pg module (no Client, Pool and types)');
   if (isRecordingDriver(real)) throw new TypeError('recordingDriver: this pg module records already');

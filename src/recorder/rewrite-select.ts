@@ -14,7 +14,7 @@
 import { castText, clone, hasAggregate, hasWindow, jsonAgg, refuse, resTarget, wrap, type N } from './ast.js';
 import { expandStars, findBlocks } from './blocks.js';
 import { judgeRead, rootReasons, traceSubqueries } from './reads.js';
-import type { SelectPlan, TableLookup } from './rewrite.js';
+import type { SelectPlan, TableLookup } from './plan.js';
 import { rowArray, TraceList } from './traces.js';
 
 export function addedTargets(exprs: N[]): N[] {

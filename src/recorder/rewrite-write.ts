@@ -16,7 +16,7 @@ import { castText, clone, colRef, hasAggregate, hasSetReturning, param, paramNum
 import { HIDDEN_COLUMNS, PREV_COLUMN, WID_COLUMN } from './catalog.js';
 import { expandStars, findBlocks, ownConjuncts, qualifies, type Block, type Blocks, type FromItem } from './blocks.js';
 import { judgeRead, traceSubqueries } from './reads.js';
-import type { DeletePlan, InsertPlan, RewriteOptions, TableLookup, UpdatePlan } from './rewrite.js';
+import type { DeletePlan, InsertPlan, RewriteOptions, TableLookup, UpdatePlan } from './plan.js';
 import { addedTargets } from './rewrite-select.js';
 import { TraceList, whereOver } from './traces.js';
 import { andOf } from './ast.js';

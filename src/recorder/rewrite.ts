@@ -25,83 +25,13 @@
 import { loadModule, parseSync } from 'libpg-query';
 import type { TableInfo } from './catalog.js';
 import { deparse, paramNumbers, rangeVars, refuse, sameAst, type N } from './ast.js';
-import type { ReadTrace } from './traces.js';
+import type { PgIsolation, Plan, RecordedPlan, RewriteOptions, TableLookup } from './plan.js';
 import { selectPlan } from './rewrite-select.js';
 import { deletePlan, insertPlan, updatePlan } from './rewrite-write.js';
 
 export { isLocationKey } from './ast.js';
 
-/** PostgreSQL's isolation level names, as in `BEGIN ISOLATION LEVEL ...`. */
-export type PgIsolation = 'read uncommitted' | 'read committed' | 'repeatable read' | 'serializable';
-
-export type TxnControl =
-  | { kind: 'begin'; iso?: PgIsolation }
-  | { kind: 'commit'; chain: boolean }
-  | { kind: 'rollback'; chain: boolean }
-  | { kind: 'savepoint'; name: string }
-  | { kind: 'rollback-to'; name: string }
-  | { kind: 'release'; name: string }
-  | { kind: 'set-transaction'; iso?: PgIsolation };
-
-interface RecordedBase {
-  /** The statement to run. */
-  sql: string;
-  /** The table written, or the first table read. */
-  table: TableInfo;
-  /** Every recorded table the statement reads or writes. */
-  tables: TableInfo[];
-  /** Number of result columns the recorder added at the end of the result. */
-  added: number;
-  /** The application's statement returns rows (SELECT, or a RETURNING clause). */
-  appRows: boolean;
-  /** The reads of recorded tables (a `select` event each), after the written rows' own added columns. */
-  reads: ReadTrace[];
-}
-
-export interface SelectPlan extends RecordedBase {
-  kind: 'select';
-}
-
-export interface InsertPlan extends RecordedBase {
-  kind: 'insert';
-  /** Parameter number of the wid of inserted rows. */
-  widParam: number;
-  /** ON CONFLICT DO UPDATE: parameter number of the wid of updated rows. */
-  upsertWidParam?: number;
-}
-
-export interface UpdatePlan extends RecordedBase {
-  kind: 'update';
-  /** The WHERE over the written table's columns (its conjuncts about that table alone). */
-  where?: string;
-  /** Why the rows written may be fewer than those satisfying `where` (UPDATE ... FROM, a subquery in WHERE). */
-  partialReason?: string;
-  widParam: number;
-}
-
-export interface DeletePlan extends RecordedBase {
-  kind: 'delete';
-  where?: string;
-  partialReason?: string;
-}
-
-export type RecordedPlan = SelectPlan | InsertPlan | UpdatePlan | DeletePlan;
-
-export type Plan =
-  | { kind: 'control'; control: TxnControl }
-  | { kind: 'settings'; dropsPrepared?: true }
-  | { kind: 'passthrough'; warning?: string; dropsPrepared?: true }
-  | RecordedPlan;
-
-export interface RewriteOptions {
-  /** PostgreSQL 18+: read the previous wid with `RETURNING old._isocheck_wid`; else from `_isocheck_prev`. */
-  oldReturning: boolean;
-}
-
-/** Finds the recorded table a RangeVar names, if any. */
-export interface TableLookup {
-  lookup(schemaname: string | undefined, relname: string): TableInfo | undefined;
-}
+export type { PgIsolation, TxnControl, SelectPlan, InsertPlan, UpdatePlan, DeletePlan, RecordedPlan, Plan, RewriteOptions, TableLookup } from './plan.js';
 
 export function tableLookup(tables: TableInfo[]): TableLookup {
   const byRel = new Map(tables.map((t) => [t.relname, t]));

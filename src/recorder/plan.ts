@@ -1,0 +1,78 @@
+/**
+ * What the rewriter (rewrite.ts and the files it delegates to) decides about one statement, as types only: a
+ * transaction control, a settings change, a passthrough, or a recorded statement with the text to run, the columns
+ * added and the reads traced. Its own file so that the rewriter's parts share these types without importing
+ * rewrite.ts, which imports them (no import cycle).
+ */
+import type { TableInfo } from './catalog.js';
+import type { ReadTrace } from './traces.js';
+
+/** PostgreSQL's isolation level names, as in `BEGIN ISOLATION LEVEL ...`. */
+export type PgIsolation = 'read uncommitted' | 'read committed' | 'repeatable read' | 'serializable';
+
+export type TxnControl =
+  | { kind: 'begin'; iso?: PgIsolation }
+  | { kind: 'commit'; chain: boolean }
+  | { kind: 'rollback'; chain: boolean }
+  | { kind: 'savepoint'; name: string }
+  | { kind: 'rollback-to'; name: string }
+  | { kind: 'release'; name: string }
+  | { kind: 'set-transaction'; iso?: PgIsolation };
+
+export interface RecordedBase {
+  /** The statement to run. */
+  sql: string;
+  /** The table written, or the first table read. */
+  table: TableInfo;
+  /** Every recorded table the statement reads or writes. */
+  tables: TableInfo[];
+  /** Number of result columns the recorder added at the end of the result. */
+  added: number;
+  /** The application's statement returns rows (SELECT, or a RETURNING clause). */
+  appRows: boolean;
+  /** The reads of recorded tables (a `select` event each), after the written rows' own added columns. */
+  reads: ReadTrace[];
+}
+
+export interface SelectPlan extends RecordedBase {
+  kind: 'select';
+}
+
+export interface InsertPlan extends RecordedBase {
+  kind: 'insert';
+  /** Parameter number of the wid of inserted rows. */
+  widParam: number;
+  /** ON CONFLICT DO UPDATE: parameter number of the wid of updated rows. */
+  upsertWidParam?: number;
+}
+
+export interface UpdatePlan extends RecordedBase {
+  kind: 'update';
+  /** The WHERE over the written table's columns (its conjuncts about that table alone). */
+  where?: string;
+  /** Why the rows written may be fewer than those satisfying `where` (UPDATE ... FROM, a subquery in WHERE). */
+  partialReason?: string;
+  widParam: number;
+}
+
+export interface DeletePlan extends RecordedBase {
+  kind: 'delete';
+  where?: string;
+  partialReason?: string;
+}
+
+export type RecordedPlan = SelectPlan | InsertPlan | UpdatePlan | DeletePlan;
+
+export type Plan =
+  | { kind: 'control'; control: TxnControl }
+  | { kind: 'settings'; dropsPrepared?: true }
+  | { kind: 'passthrough'; warning?: string; dropsPrepared?: true }
+  | RecordedPlan;
+
+export interface RewriteOptions {
+  /** PostgreSQL 18+: read the previous wid with `RETURNING old._isocheck_wid`; else from `_isocheck_prev`. */
+  oldReturning: boolean;
+}
+
+export type { TableLookup } from './catalog.js';
+
