@@ -11,6 +11,7 @@ const USAGE = `usage: npm run bench -- <name> [args]
                               drop-in driver), same run -> bench/results/recorder-overhead.md (options: see
                               bench/recorder-app-overhead.ts: --apps --isos --txns 100 --workers 4 --rounds 5 --base DIST)
   recorder-smallbank [TXNS] [SESSIONS]  SmallBank throughput with and without the recorder (default 300 4)
+  proxy [TXNS] [SESSIONS] [ROUNDS]      SmallBank direct, through the pg recorder and through isocheck proxy (default 100 16 3)
   profile FILE                CPU profile of checking one history, top functions
   components FILE...          how much of each history splits into independent parts (rows, sessions)
   compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run
@@ -46,6 +47,11 @@ async function run(name: string, args: string[]): Promise<void> {
     case 'recorder-smallbank': {
       const { runRecorderBench } = await import('./recorder-overhead.js');
       await runRecorderBench(Number(args[0] ?? 300), Number(args[1] ?? 4));
+      break;
+    }
+    case 'proxy': {
+      const { runProxyBench } = await import('./proxy-overhead.js');
+      await runProxyBench(Number(args[0] ?? 100), Number(args[1] ?? 16), Number(args[2] ?? 3));
       break;
     }
     case 'profile': {

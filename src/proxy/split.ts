@@ -11,7 +11,20 @@ export interface Piece {
   offset: number;
 }
 
+const CACHE_SIZE = 2000;
+const cache = new Map<string, Piece[]>();
+
+/** The statements of a Query string (cached by text: applications send the same strings again). */
 export function splitStatements(text: string): Piece[] {
+  let pieces = cache.get(text);
+  if (pieces === undefined) {
+    if (cache.size >= CACHE_SIZE) cache.clear();
+    cache.set(text, (pieces = split(text)));
+  }
+  return pieces;
+}
+
+function split(text: string): Piece[] {
   let stmts: { stmt_location?: number; stmt_len?: number }[];
   try {
     stmts = (parseSync(text) as { stmts?: { stmt_location?: number; stmt_len?: number }[] }).stmts ?? [];
