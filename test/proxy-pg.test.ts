@@ -122,4 +122,25 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await passing.close();
     expect(warnings.join('\n')).toMatch(/passed through unrecorded \(--on-unsupported pass\).*data-modifying CTE/);
   }, 30_000);
+  it('serves 64 concurrent clients, one session each', async () => {
+    const many = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'many.ndjson'), onWarning: () => undefined });
+    const direct = await connect(server.url);
+    const before = (await direct.query('SELECT bal FROM accounts WHERE id = 1')).rows[0].bal as string;
+    const clients = await Promise.all(Array.from({ length: 64 }, () => connect(many.url)));
+    await Promise.all(
+      clients.map(async (c) => {
+        await c.query('BEGIN');
+        await c.query('UPDATE accounts SET bal = bal + $1 WHERE id = $2', [1, 1]);
+        await c.query('COMMIT');
+        await c.end();
+      }),
+    );
+    await many.close();
+    expect(Number((await direct.query('SELECT bal FROM accounts WHERE id = 1')).rows[0].bal)).toBe(Number(before) + 64);
+    await direct.end();
+    const txns = readFileSync(join(dir, 'many.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'txn');
+    expect(txns.filter((t) => t.status === 'committed')).toHaveLength(64);
+    expect(new Set(txns.map((t) => t.session)).size).toBe(64);
+    expect((await check(join(dir, 'many.ndjson'))).verdict).toBe('consistent');
+  }, 30_000);
 });

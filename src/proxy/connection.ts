@@ -277,7 +277,8 @@ export class ProxyConnection {
           return;
         case 'S':
           this.skipToSync = false;
-          this.portals.delete('');
+          // portals live until their transaction ends (outside a block, the implicit one ends here)
+          if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
           this.ready();
           return;
         case 'H':
