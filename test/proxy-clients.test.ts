@@ -10,8 +10,9 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
-import { startProxy, type RunningProxy } from '../src/proxy/proxy.js';
+import type { EmbeddedServer } from '../src/db/embedded.js';
+import type { RunningProxy } from '../src/proxy/proxy.js';
+import { proxiedServer } from './helpers/proxied-server.js';
 import { check } from '../src/index.js';
 import { which } from './helpers/which.js';
 
@@ -36,13 +37,7 @@ function bank(name: string): { server: () => EmbeddedServer; proxy: () => Runnin
   let server: EmbeddedServer;
   let proxy: RunningProxy;
   beforeAll(async () => {
-    server = await startEmbedded();
-    const setup = new pg.Client({ connectionString: server.url });
-    await setup.connect();
-    await setup.query('CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL, name text NOT NULL)');
-    await setup.query(`INSERT INTO accounts SELECT i, 100, 'acct' || i FROM generate_series(1, 6) AS i`);
-    await setup.end();
-    proxy = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: file, onWarning: () => undefined });
+    ({ server, proxy } = await proxiedServer(['CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL, name text NOT NULL)', `INSERT INTO accounts SELECT i, 100, 'acct' || i FROM generate_series(1, 6) AS i`], ['accounts'], file));
   }, 60_000);
   afterAll(async () => {
     await proxy?.close();

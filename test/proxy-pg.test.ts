@@ -7,8 +7,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
+import type { EmbeddedServer } from '../src/db/embedded.js';
 import { startProxy, type RunningProxy } from '../src/proxy/proxy.js';
+import { proxiedServer } from './helpers/proxied-server.js';
 import { check } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-pg-'));
@@ -39,12 +40,7 @@ async function seen(c: pg.Client, config: pg.QueryConfig): Promise<unknown> {
 
 describe('isocheck proxy with pg (extended protocol)', () => {
   beforeAll(async () => {
-    server = await startEmbedded();
-    const setup = await connect(server.url);
-    await setup.query('CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal numeric(10,2) NOT NULL, flag bool)');
-    await setup.query(`INSERT INTO accounts VALUES (1, 'ann', 100, true), (2, 'bob', 50.5, NULL)`);
-    await setup.end();
-    proxy = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: file, onWarning: () => undefined });
+    ({ server, proxy } = await proxiedServer(['CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal numeric(10,2) NOT NULL, flag bool)', `INSERT INTO accounts VALUES (1, 'ann', 100, true), (2, 'bob', 50.5, NULL)`], ['accounts'], file));
   }, 60_000);
 
   afterAll(async () => {

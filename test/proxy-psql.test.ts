@@ -6,9 +6,9 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
-import { startProxy, type RunningProxy } from '../src/proxy/proxy.js';
+import type { EmbeddedServer } from '../src/db/embedded.js';
+import type { RunningProxy } from '../src/proxy/proxy.js';
+import { proxiedServer } from './helpers/proxied-server.js';
 import { check } from '../src/index.js';
 import { which } from './helpers/which.js';
 
@@ -48,13 +48,7 @@ SELECT 1/0;
 
 describe.skipIf(!psql)(`isocheck proxy with psql${psql ? '' : ' (skipped: psql is not installed: apt-get install postgresql-client)'}`, () => {
   beforeAll(async () => {
-    server = await startEmbedded();
-    const setup = new pg.Client({ connectionString: server.url });
-    await setup.connect();
-    await setup.query('CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL)');
-    await setup.query('INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100), (4, 100)');
-    await setup.end();
-    proxy = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'run.ndjson'), onWarning: () => undefined });
+    ({ server, proxy } = await proxiedServer(['CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL)', 'INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100), (4, 100)'], ['accounts'], join(dir, 'run.ndjson')));
   }, 60_000);
 
   afterAll(async () => {

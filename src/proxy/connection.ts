@@ -400,8 +400,7 @@ export class ProxyConnection {
 
   private async describe(what: 'S' | 'P', name: string): Promise<void> {
     if (what === 'P') {
-      const p = this.portals.get(name);
-      if (!p) throw new ProxyError('34000', `portal "${name}" does not exist`);
+      const p = this.portal(name);
       if (p.text.trim() === '') {
         this.send(B.noData());
         return;
@@ -458,9 +457,14 @@ export class ProxyConnection {
     });
   }
 
-  private async execute(name: string, maxRows: number): Promise<void> {
+  private portal(name: string): Portal {
     const p = this.portals.get(name);
     if (!p) throw new ProxyError('34000', `portal "${name}" does not exist`);
+    return p;
+  }
+
+  private async execute(name: string, maxRows: number): Promise<void> {
+    const p = this.portal(name);
     if (p.text.trim() === '') {
       this.send(B.emptyQueryResponse());
       return;
