@@ -12,7 +12,8 @@
  * Decisions:
  * - Results reach the client in text format, or in binary for the types formats.ts converts (else an error).
  * - A multi-statement Query outside a transaction block runs as one transaction, as PostgreSQL's implicit one
- *   (BEGIN ... COMMIT sent by the proxy, recorded as one transaction); with BEGIN/COMMIT inside, as written.
+ *   (BEGIN ... COMMIT sent by the proxy, recorded as one transaction); with BEGIN/COMMIT inside, as written. So do
+ *   several Executes before one Sync when they arrived together (beginImplicit).
  * - Describe of a statement asks the server about the application's own text (ParameterDescription and
  *   RowDescription as the server gives them); Describe of a portal runs it.
  * - ReadyForQuery's status is the server's, as the proxy's connection last saw it.
@@ -91,6 +92,10 @@ export class ProxyConnection {
   private readonly statements = new Map<string, Prepared>();
   private readonly portals = new Map<string, Portal>();
   private skipToSync = false;
+  /** Messages received and not yet handled (for the lookahead of an implicit transaction before Sync). */
+  private readonly pending: FrontendMessage[] = [];
+  /** The proxy began a transaction for several Executes before one Sync (PostgreSQL's implicit transaction). */
+  private implicit = false;
   private tags: string[] = [];
   private out: Buffer[] = [];
   private outBytes = 0;
@@ -103,7 +108,10 @@ export class ProxyConnection {
     socket.setNoDelay(true);
     this.reader = new FrontendReader(
       (p) => this.enqueue(() => this.startup(p)),
-      (m) => this.enqueue(() => this.message(m)),
+      (m) => {
+        this.pending.push(m);
+        this.enqueue(() => this.message(this.pending.shift()!));
+      },
     );
     socket.on('data', (chunk: Buffer) => {
       try {
@@ -277,6 +285,7 @@ export class ProxyConnection {
           return;
         case 'S':
           this.skipToSync = false;
+          if (this.implicit) await this.endImplicit().catch((e: unknown) => this.sendError(e));
           // portals live until their transaction ends (outside a block, the implicit one ends here)
           if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
           this.ready();
@@ -385,9 +394,39 @@ export class ProxyConnection {
     return f.length === 0 ? 0 : f.length === 1 ? f[0] : (f[i] ?? 0);
   }
 
+  /**
+   * Several Executes before one Sync outside a transaction block are one implicit transaction in PostgreSQL: when
+   * the Executes that follow are already here (a pipeline sent at once, as JDBC's executeBatch does), the proxy
+   * begins one (recorded as one transaction) and ends it at the Sync. Executes it cannot see yet run as their own.
+   */
+  private async beginImplicit(p: Portal, executesAhead: number): Promise<void> {
+    if (this.implicit || (this.raw!.getTransactionStatus?.() ?? 'I') !== 'I' || this.isControl(p.text)) return;
+    const named = new Map<string, string>();
+    let executes = 0;
+    for (const m of this.pending) {
+      if (m.type === 'S') break;
+      if (m.type === 'E') executes++;
+      if (m.type === 'P') named.set(m.name, m.text);
+      const text = m.type === 'P' ? m.text : m.type === 'B' ? (named.get(m.statement) ?? this.statements.get(m.statement)?.text) : undefined;
+      if (text !== undefined && this.isControl(text)) return;
+    }
+    if (executes < executesAhead) return;
+    await this.run('BEGIN');
+    this.implicit = true;
+  }
+
+  /** At Sync: COMMIT the implicit transaction, or ROLLBACK when a statement failed in it. */
+  private async endImplicit(): Promise<void> {
+    this.implicit = false;
+    const status = this.raw!.getTransactionStatus?.() ?? 'I';
+    if (status === 'E') await this.run('ROLLBACK');
+    else if (status === 'T') await this.run('COMMIT');
+  }
+
   /** Runs a portal once (at its Describe or first Execute). */
-  private async runPortal(p: Portal): Promise<Outcome> {
+  private async runPortal(p: Portal, executesAhead: number): Promise<Outcome> {
     if (p.outcome) return p.outcome;
+    await this.beginImplicit(p, executesAhead);
     const outcomes = await this.run(p.text, p.values);
     const o = outcomes[outcomes.length - 1];
     o.columns.forEach((c, i) => {
@@ -405,7 +444,7 @@ export class ProxyConnection {
         this.send(B.noData());
         return;
       }
-      const o = await this.runPortal(p);
+      const o = await this.runPortal(p, 2);
       this.send(o.returnsRows ? B.rowDescription(o.columns) : B.noData());
       return;
     }
@@ -469,7 +508,7 @@ export class ProxyConnection {
       this.send(B.emptyQueryResponse());
       return;
     }
-    const o = await this.runPortal(p);
+    const o = await this.runPortal(p, 1);
     const end = maxRows > 0 ? Math.min(o.rows.length, p.sent + maxRows) : o.rows.length;
     for (let i = p.sent; i < end; i++) {
       this.send(
