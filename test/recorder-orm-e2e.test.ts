@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
-import { Recorder, type RecordingClient } from '../src/recorder/index.js';
+import { Recorder } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import type { History } from '../src/history/history.js';
 import type { SelectEvent } from '../src/history/format.js';

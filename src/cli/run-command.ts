@@ -25,6 +25,7 @@ import seedrandom from 'seedrandom';
 import { InputError } from '../history/input-errors.js';
 import type { IsolationLevel } from '../history/format.js';
 import { openDatabase, type Database } from '../db/connect.js';
+import { withDatabase } from '../db/topology.js';
 import { Recorder } from '../recorder/index.js';
 import { RecorderStoppedError, type InterruptResult } from '../recorder/recorder.js';
 import { getWorkload, workloadNames, beginStatement, levelFor, pickType, RollbackError, type Level, type Workload } from '../../workloads/index.js';
@@ -113,12 +114,6 @@ export function parseConfig(workload: Workload, spec: string): Record<string, Le
   }
   if (!config['*']) for (const t of Object.keys(workload.mix)) if (!config[t]) throw new InputError(`--iso ${spec}: no level for ${t}; add *=LEVEL`);
   return config;
-}
-
-function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
 }
 
 class Progress {

@@ -27,8 +27,9 @@ import type { Database } from '../db/connect.js';
 import { findPgpool, startPgpool, type PgpoolServer } from '../db/pgpool.js';
 import { connectReplicaTopology, createDatabase, distributeTables, startReplicaTopology, startShardTopology, withDatabase, type DeclaredKeys, type Topology } from '../db/topology.js';
 import type { ClusterOptions, Recorder } from '../recorder/recorder.js';
-import type { RecordingClient } from '../recorder/client.js';
-import type { NamedSession, RoutingClient } from '../recorder/sessions.js';
+import type { RoutingClient } from '../recorder/sessions.js';
+import { coordinatorClient, type TopologyClient } from '../recorder/coordinator-client.js';
+export type { TopologyClient } from '../recorder/coordinator-client.js';
 import type { Workload, WorkloadContext } from '../../workloads/index.js';
 
 export const TOPOLOGIES = ['replica', 'shards', 'pgpool'] as const;
@@ -61,40 +62,6 @@ const versionNum = (v: string): number => {
   const [major, minor] = v.split(/[.\s]/).map(Number);
   return major * 10000 + (Number.isFinite(minor) ? minor : 0);
 };
-
-const END = /^\s*(?:COMMIT|ROLLBACK|END|ABORT)\b/i;
-
-/** A session's client on a topology: what the runner calls. */
-export interface TopologyClient {
-  query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
-  label(name: string): unknown;
-  declareLevel(level: Parameters<RecordingClient['declareLevel']>[0]): unknown;
-}
-
-/**
- * A named session's client on a postgres_fdw coordinator (`raw`): each transaction's node is `coordinator (shard1,
- * shard2)`, the shards it used (postgres_fdw_get_connections' used_in_xact, asked just before it ends).
- */
-export function coordinatorClient(named: NamedSession, raw: pg.ClientBase, name = 'coordinator'): TopologyClient {
-  const session = named.sessionOn(raw);
-  const client = named.client(raw, name);
-  return {
-    query: async (text, values) => {
-      // before the transaction ends: the shards it used (postgres_fdw's connections used in this transaction)
-      if (END.test(text) && session.inTransaction) {
-        try {
-          const used = await raw.query<{ s: string }>(`SELECT server_name AS s FROM postgres_fdw_get_connections() WHERE used_in_xact ORDER BY 1`);
-          session.nodeOfTransaction(`${name}${used.rows.length ? ` (${used.rows.map((r) => r.s).join(', ')})` : ''}`);
-        } catch {
-          // a failed transaction answers nothing but ROLLBACK
-        }
-      }
-      return client.query(text, values);
-    },
-    label: (type: string) => client.label(type),
-    declareLevel: (level) => client.declareLevel(level),
-  };
-}
 
 export class TopologyRun {
   private topo: Topology | undefined;

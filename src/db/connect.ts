@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { InputError } from '../history/input-errors.js';
 import { startEmbedded, type EmbeddedOptions } from './embedded.js';
+import { serverVersion } from '../recorder/server-version.js';
 
 export interface Database {
   url: string;
@@ -58,9 +59,7 @@ export async function openDatabase(options: OpenOptions = {}): Promise<Database>
     let versionNum: number;
     try {
       await client.connect();
-      const r = await client.query<{ v: string; n: string }>(`SELECT current_setting('server_version') AS v, current_setting('server_version_num') AS n`);
-      version = r.rows[0].v;
-      versionNum = Number(r.rows[0].n);
+      ({ version, versionNum } = await serverVersion(client));
     } catch (e) {
       const err = e as Error & { code?: string };
       throw new InputError(`cannot connect to ${redactUrl(url)} (${fromFlag ? '--db' : 'DATABASE_URL'}): ${err.message}${err.code ? ` [${err.code}]` : ''}`);

@@ -36,6 +36,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InputError } from '../history/input-errors.js';
 import { canEnter, pgBinaries, removePrivateCopies, serverEnv, tempCandidates, PgBinariesError, type RunAs } from './pg-binaries.js';
+import { serverVersion } from '../recorder/server-version.js';
 
 export interface EmbeddedOptions {
   /** Port to listen on; default: a free port chosen by the OS. */
@@ -471,9 +472,7 @@ async function startOn(opts: EmbeddedOptions, port: number, bin: string, runAs: 
   const client = new pg.Client({ connectionString: url });
   try {
     await client.connect();
-    const r = await client.query<{ v: string; n: string }>(`SELECT current_setting('server_version') AS v, current_setting('server_version_num') AS n`);
-    version = r.rows[0].v;
-    versionNum = Number(r.rows[0].n);
+    ({ version, versionNum } = await serverVersion(client));
   } catch (err) {
     cleanupSync(server);
     throw startError(err, logs, ctx);

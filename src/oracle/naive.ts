@@ -641,10 +641,3 @@ export function checkCommitOrder(history: History, commitOrder: string[], option
   const { order, exceeded } = runSearch(ctx, options.maxWork ?? Infinity, options.exhaustive === true, fixed);
   return exceeded ? 'unknown' : order ? 'valid' : 'invalid';
 }
-
-/** checkCommitOrder as a boolean; throws if the work bound (options.maxWork, default none) was exceeded. */
-function validateCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): boolean {
-  const r = checkCommitOrder(history, commitOrder, options);
-  if (r === 'unknown') throw new Error(`validateCommitOrder: gave up after ${options.maxWork} witness combinations`);
-  return r === 'valid';
-}

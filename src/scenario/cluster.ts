@@ -30,7 +30,7 @@ import { parseSync } from 'libpg-query';
 import { InputError } from '../history/input-errors.js';
 import type { Database } from '../db/connect.js';
 import { createDatabase, distributeTables, startReplicaTopology, startShardTopology, withClient, withDatabase, type DeclaredKeys, type Topology } from '../db/topology.js';
-import { coordinatorClient } from '../cli/run-topology.js';
+import { coordinatorClient } from '../recorder/coordinator-client.js';
 import type { ClusterOptions, Recorder } from '../recorder/recorder.js';
 import type { SessionSpec } from './spec.js';
 
