@@ -86,6 +86,15 @@ function matchText(t: string, p: number[]): number {
   let starTi = 0;
   let firstpat = 0;
   let steps = 0;
+  /** The first text index from `from` on whose code point is `firstpat` (-1: none: MatchText's ABORT). */
+  const seek = (from: number): number => {
+    for (let i = from; i < tn; steps++) {
+      const c = cpAt(t, i);
+      if (c === firstpat) return i;
+      i += c > 0xffff ? 2 : 1;
+    }
+    return -1;
+  };
   for (;;) {
     let failed = false;
     while (ti < tn && pi < pn) {
@@ -125,15 +134,10 @@ function matchText(t: string, p: number[]): number {
           if (pn - pi < 2) danglingEscape();
           firstpat = p[pi + 1]!;
         } else firstpat = p[pi]!;
-        for (;;) {
-          if (ti >= tn) {
-            charge(steps);
-            return LIKE_ABORT;
-          }
-          const c = cpAt(t, ti);
-          if (c === firstpat) break;
-          ti += c > 0xffff ? 2 : 1;
-          steps++;
+        ti = seek(ti);
+        if (ti < 0) {
+          charge(steps);
+          return LIKE_ABORT;
         }
         // MatchText recurses here on (ti, pi): this loop goes on from there instead
         starPi = pi;
@@ -164,16 +168,10 @@ function matchText(t: string, p: number[]): number {
       charge(steps);
       return LIKE_FALSE;
     }
-    ti = starTi + (cpAt(t, starTi) > 0xffff ? 2 : 1);
-    for (;;) {
-      if (ti >= tn) {
-        charge(steps);
-        return LIKE_ABORT;
-      }
-      const c = cpAt(t, ti);
-      if (c === firstpat) break;
-      ti += c > 0xffff ? 2 : 1;
-      steps++;
+    ti = seek(starTi + (cpAt(t, starTi) > 0xffff ? 2 : 1));
+    if (ti < 0) {
+      charge(steps);
+      return LIKE_ABORT;
     }
     starTi = ti;
     pi = starPi;
