@@ -167,4 +167,17 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     expect(txns).toHaveLength(1);
     expect(txns[0]).toMatchObject({ status: 'committed', events: [{ op: 'update' }, { op: 'update' }] });
   }, 30_000);
+  it('asks for a password (MD5) when given one, and refuses a wrong one (28P01)', async () => {
+    const px = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'password.ndjson'), password: 's3cret', onWarning: () => undefined });
+    const url = (pw: string): string => {
+      const u = new URL(px.url);
+      u.password = pw;
+      return u.toString();
+    };
+    const c = await connect(url('s3cret'));
+    expect((await c.query('SELECT id FROM accounts WHERE id = $1', [1])).rows).toEqual([{ id: 1 }]);
+    await c.end();
+    await expect(connect(url('wrong'))).rejects.toMatchObject({ code: '28P01' });
+    await px.close();
+  }, 30_000);
 });

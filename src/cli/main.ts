@@ -244,6 +244,7 @@ program
 Clients connect to the proxy as to PostgreSQL (the URL it prints); each statement is rewritten as the pg recorder
 rewrites it, and clients receive exactly the server's results. One history session per client connection.
 Ctrl-C or SIGTERM stops it: open transactions are written (aborted, or unknown during COMMIT), then the end line.
+Clients are trusted unless ISOCHECK_PROXY_PASSWORD is set: then they must give that password (MD5).
 
 Examples:
   isocheck proxy --db postgres://localhost/bank --tables accounts --out run.ndjson

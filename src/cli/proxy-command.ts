@@ -15,6 +15,9 @@ export interface ProxyCommandOptions {
   onUnsupported?: string;
 }
 
+/** The password clients must give, from the environment (not the command line, which other users may read). */
+export const PASSWORD_ENV = 'ISOCHECK_PROXY_PASSWORD';
+
 /** `HOST:PORT`, `[v6]:PORT` or `PORT`. */
 export function parseListen(s: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(s) ?? (/^(\d+)$/.test(s) ? [s, undefined, '127.0.0.1', s] : null);
@@ -42,10 +45,10 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
       db = server.url;
       process.stderr.write(`isocheck: started an embedded PostgreSQL ${server.version} (removed when the proxy stops)\n`);
     }
-    const proxy = await startProxy({ db, host, port, tables, out: opts.out, meta: { command: 'proxy' }, onUnsupported });
+    const proxy = await startProxy({ db, host, port, tables, out: opts.out, meta: { command: 'proxy' }, onUnsupported, password: process.env[PASSWORD_ENV] || undefined });
     watch.lastWords = () => `isocheck: stopped; ${proxy.recorder.transactions} transactions in ${opts.out}`;
     if (proxy.missing.length > 0) process.stderr.write(`isocheck: ${proxy.missing.join(', ')} not found yet: the tables are instrumented when they all exist, before the first statement that uses them\n`);
-    if (!['127.0.0.1', 'localhost', '::1'].includes(host)) process.stderr.write(`isocheck: warning: clients are not authenticated (trust): anyone who reaches ${host}:${proxy.port} can use the database\n`);
+    if (!process.env[PASSWORD_ENV] && !['127.0.0.1', 'localhost', '::1'].includes(host)) process.stderr.write(`isocheck: warning: clients are not authenticated (trust): anyone who reaches ${host}:${proxy.port} can use the database (set ${PASSWORD_ENV} to require a password)\n`);
     process.stderr.write(`isocheck: recording ${tables.join(', ')} to ${opts.out}; connect clients to:\n`);
     process.stdout.write(`${proxy.url}\n`);
     process.stderr.write('isocheck: Ctrl-C (or SIGTERM) to stop and finish the history\n');

@@ -37,6 +37,7 @@ const int16 = (n: number): Buffer => {
 };
 
 export const authenticationOk = (): Buffer => message('R', int32(0));
+export const authenticationMD5Password = (salt: Buffer): Buffer => message('R', Buffer.concat([int32(5), salt]));
 export const parameterStatus = (name: string, value: string): Buffer => message('S', Buffer.concat([cstr(name), cstr(value)]));
 export const backendKeyData = (pid: number, secret: number): Buffer => message('K', Buffer.concat([int32(pid), int32(secret)]));
 export const readyForQuery = (status: string): Buffer => message('Z', Buffer.from(status, 'latin1'));

@@ -2,7 +2,7 @@
  * One client connection of the proxy: it terminates the client's protocol and runs each statement through its
  * own server connection wrapped by the Recorder (one history session per client connection).
  *
- *   startup (trust) -> pg.Client to the server -> AuthenticationOk, the server's ParameterStatus, BackendKeyData,
+ *   startup (trust, or MD5 with the proxy's password) -> pg.Client to the server -> AuthenticationOk, the server's ParameterStatus, BackendKeyData,
  *   ReadyForQuery
  *   Query "a; b" -> split (libpg-query) -> each through RecordingClient.query (rewritten, recorded; the app's columns
  *     only) -> RowDescription, DataRow (text), CommandComplete (the server's tag) | ErrorResponse -> ReadyForQuery
@@ -20,6 +20,7 @@
  * - A client that disconnects: what it sent runs to its end, then the server connection closes; a transaction
  *   left open is recorded aborted (the server rolls it back). A server connection lost during COMMIT: unknown.
  */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
 import pg from 'pg';
 import type { Recorder } from '../recorder/recorder.js';
@@ -42,6 +43,8 @@ export interface ProxyContext {
   /** A statement the recorder cannot record: refused with its error (SQLSTATE 0A000), or run unrecorded with a
    *  warning (the history may then be wrong about the rows it wrote). */
   onUnsupported: 'refuse' | 'pass';
+  /** The password clients must give (MD5 authentication); undefined: trust. */
+  password?: string;
   opened(c: ProxyConnection): void;
   closed(c: ProxyConnection): void;
 }
@@ -100,6 +103,8 @@ export class ProxyConnection {
   private out: Buffer[] = [];
   private outBytes = 0;
   private ended = false;
+  /** Waiting for the client's PasswordMessage (its startup parameters, the salt sent). */
+  private awaiting: { params: Record<string, string>; salt: Buffer } | undefined;
 
   constructor(
     private readonly socket: net.Socket,
@@ -210,10 +215,35 @@ export class ProxyConnection {
       case 'startup':
         break;
     }
+    if (this.ctx.password !== undefined) {
+      this.awaiting = { params: p.params, salt: randomBytes(4) };
+      this.send(B.authenticationMD5Password(this.awaiting.salt));
+      this.flush();
+      return;
+    }
+    await this.connect(p.params);
+  }
+
+  /** MD5 authentication: the client sends "md5" + md5(md5(password + user) + salt), in hex. */
+  private async authenticate(m: FrontendMessage): Promise<void> {
+    const { params, salt } = this.awaiting!;
+    this.awaiting = undefined;
+    const user = params.user ?? '';
+    const inner = createHash('md5').update(this.ctx.password! + user).digest('hex');
+    const expected = Buffer.from('md5' + createHash('md5').update(Buffer.concat([Buffer.from(inner), salt])).digest('hex'));
+    const given = Buffer.from(m.type === 'p' ? m.password : '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      this.fatal('28P01', `password authentication failed for user "${user}"`);
+      return;
+    }
+    await this.connect(params);
+  }
+
+  private async connect(params: Record<string, string>): Promise<void> {
     let raw: pg.Client;
     let parameters: Map<string, string>;
     try {
-      ({ raw, parameters } = await this.ctx.connectServer(p.params));
+      ({ raw, parameters } = await this.ctx.connectServer(params));
     } catch (e) {
       const err = e as Record<string, unknown>;
       if (typeof err?.code === 'string' && typeof err.severity === 'string') {
@@ -255,6 +285,7 @@ export class ProxyConnection {
   // ---- messages -------------------------------------------------------------------------------------------
 
   private async message(m: FrontendMessage): Promise<void> {
+    if (this.awaiting) return this.authenticate(m);
     if (this.ended || !this.client) return;
     if (this.skipToSync && m.type !== 'S') return;
     try {
@@ -297,6 +328,8 @@ export class ProxyConnection {
           this.flush();
           await this.end();
           return;
+        case 'p':
+          throw new ProxyError('08P01', 'isocheck proxy: unexpected password message');
         case 'other':
           throw new ProxyError('0A000', `isocheck proxy: message type '${m.code}' is not supported (COPY and function calls are not)`);
       }

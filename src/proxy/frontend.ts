@@ -1,7 +1,7 @@
 /**
  * What a PostgreSQL client sends (protocol 3.0, frontend side), cut from the socket's bytes into messages:
  * the untyped first packet (StartupMessage, SSLRequest, GSSENCRequest, CancelRequest), then typed messages
- * (Query, Parse, Bind, Describe, Execute, Sync, Close, Flush, Terminate; others are kept raw for the caller to refuse).
+ * (Query, Parse, Bind, Describe, Execute, Sync, Close, Flush, Terminate, PasswordMessage; others are kept raw for the caller to refuse).
  *
  * pg-protocol parses only the backend side (what a server sends), so this side is ours: a few dozen lines.
  */
@@ -23,6 +23,7 @@ export type FrontendMessage =
   | { type: 'S' }
   | { type: 'H' }
   | { type: 'X' }
+  | { type: 'p'; password: string }
   | { type: 'other'; code: string };
 
 const SSL_CODE = 80877103;
@@ -115,6 +116,8 @@ function parseTyped(type: string, body: Buffer): FrontendMessage {
     case 'H':
     case 'X':
       return { type };
+    case 'p':
+      return { type, password: c.cstring() };
     default:
       return { type: 'other', code: type };
   }

@@ -9,7 +9,8 @@
  * Tables that do not exist yet at start are instrumented by the Recorder's driver once they all exist, before the
  * first statement that uses them (so a client may create its schema through the proxy first).
  *
- * Clients authenticate with trust: listen on loopback (the default) unless the network is yours. The server is
+ * Clients authenticate with trust, or with MD5 when the proxy is given a password: without one, listen on
+ * loopback (the default) unless the network is yours. The server is
  * reached with the URL's credentials (and its sslmode, as pg reads it from the URL).
  */
 import net from 'node:net';
@@ -31,6 +32,8 @@ export interface ProxyOptions {
   meta?: Record<string, unknown>;
   /** A statement the recorder cannot record: refused with an error (default), or run unrecorded with a warning. */
   onUnsupported?: 'refuse' | 'pass';
+  /** Clients must give this password (MD5 authentication); default: trust. */
+  password?: string;
   onWarning?: (message: string) => void;
 }
 
@@ -76,6 +79,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const ctx: ProxyContext = {
     recorder,
     onUnsupported: opts.onUnsupported ?? 'refuse',
+    password: opts.password,
     async connectServer(params) {
       const options = [params.options, ...Object.entries(params).filter(([k]) => !NOT_PASSED.has(k)).map(([k, v]) => option(k, v))].filter(Boolean).join(' ');
       const raw = new driver.Client({ connectionString: opts.db, ...(options ? { options } : {}), ...(params.application_name ? { application_name: params.application_name } : {}) });
