@@ -180,4 +180,20 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await expect(connect(url('wrong'))).rejects.toMatchObject({ code: '28P01' });
     await px.close();
   }, 30_000);
+  it('passes a CancelRequest on to the server (57014 for the running statement)', async () => {
+    const px = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'cancel.ndjson'), onWarning: () => undefined });
+    const c = await connect(px.url);
+    const keys = c as unknown as { processID: number; secretKey: number };
+    const sleeping = c.query('SELECT pg_sleep(20)').then(
+      () => 'finished',
+      (e: { code?: string }) => e.code,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const sock = net.connect(px.port, '127.0.0.1');
+    sock.on('error', () => undefined);
+    sock.end(serialize.cancel(keys.processID, keys.secretKey));
+    expect(await sleeping).toBe('57014');
+    await c.end();
+    await px.close();
+  }, 30_000);
 });
