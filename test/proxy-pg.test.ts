@@ -196,4 +196,27 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await c.end();
     await px.close();
   }, 30_000);
+  it('describes a named statement as the server does (the application\'s columns), closes it, and reports what is gone', async () => {
+    const px = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'describe.ndjson'), onWarning: () => undefined });
+    const sock = net.connect(px.port, '127.0.0.1');
+    sock.on('error', () => undefined);
+    const closed = new Promise((r) => sock.once('close', r));
+    const got: Record<string, unknown>[] = [];
+    void parse(sock, (m) => got.push(m as unknown as Record<string, unknown>));
+    const ready = async (): Promise<void> => {
+      for (let i = 0; i < 100 && !got.some((m) => m.name === 'readyForQuery'); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+    sock.write(serialize.startup({ user: 'postgres', database: 'postgres' }));
+    await ready();
+    got.length = 0;
+    sock.write(Buffer.concat([serialize.parse({ name: 's1', text: 'SELECT * FROM accounts WHERE id = $1' }), serialize.describe({ type: 'S', name: 's1' }), serialize.close({ type: 'S', name: 's1' }), serialize.bind({ statement: 's1', values: ['1'] }), serialize.execute(), serialize.sync()]));
+    await ready();
+    expect(got.map((m) => m.name)).toEqual(['parseComplete', 'parameterDescription', 'rowDescription', 'closeComplete', 'error', 'readyForQuery']);
+    expect(got[1].dataTypeIDs).toEqual([23]);
+    expect((got[2].fields as { name: string }[]).map((f) => f.name)).toEqual(['id', 'owner', 'bal', 'flag']);
+    expect(got[4]).toMatchObject({ code: '26000', message: 'prepared statement "s1" does not exist' });
+    sock.end(serialize.end());
+    await closed;
+    await px.close();
+  }, 30_000);
 });

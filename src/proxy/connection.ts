@@ -377,11 +377,7 @@ export class ProxyConnection {
   }
 
   private isControl(text: string): boolean {
-    try {
-      return this.ctx.recorder.plan(text, 0).kind === 'control';
-    } catch {
-      return false;
-    }
+    return this.planOf(text, 0)?.kind === 'control';
   }
 
   private async simpleQuery(text: string): Promise<void> {
@@ -483,13 +479,30 @@ export class ProxyConnection {
     }
     const st = this.statements.get(name);
     if (!st) throw new ProxyError('26000', `prepared statement "${name}" does not exist`);
-    const d = await this.describeStatement(st);
+    const d = await this.describeStatement(st.text, st.paramTypes);
+    let columns = d.columns;
+    // a recorded statement returns the columns of its rewritten text, the added ones removed (SELECT * of the
+    // original text would also show the hidden wid column)
+    const plan = this.planOf(st.text, d.params.length);
+    if (columns && plan && 'appRows' in plan && plan.appRows) {
+      const rewritten = await this.describeStatement(plan.sql, st.paramTypes);
+      columns = rewritten.columns ? rewritten.columns.slice(0, rewritten.columns.length - plan.added) : null;
+    }
     this.send(B.parameterDescription(d.params));
-    this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
+    this.send(columns ? B.rowDescription(columns) : B.noData());
   }
 
-  /** The server's ParameterDescription and RowDescription of the application's own statement text. */
-  private describeStatement(st: Prepared): Promise<{ params: number[]; columns: B.Column[] | null }> {
+  /** The recorder's plan for a text, or undefined when it has none (not instrumented yet, refused). */
+  private planOf(text: string, nValues: number): ReturnType<Recorder['plan']> | undefined {
+    try {
+      return this.ctx.recorder.plan(text, nValues);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The server's ParameterDescription and RowDescription of a statement text. */
+  private describeStatement(text: string, paramTypes: number[]): Promise<{ params: number[]; columns: B.Column[] | null }> {
     const raw = this.raw!;
     const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
     return new Promise((resolve, reject) => {
@@ -504,7 +517,7 @@ export class ProxyConnection {
       };
       const q = {
         submit(c: { parse(x: unknown): void; describe(x: unknown): void; sync(): void }) {
-          c.parse({ name: '', text: st.text, types: st.paramTypes });
+          c.parse({ name: '', text, types: paramTypes });
           c.describe({ type: 'S', name: '' });
           c.sync();
         },
