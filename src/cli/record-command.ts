@@ -74,7 +74,7 @@ export async function runRecordCommand(command: string[], opts: RecordCommandOpt
   for (const [s, l] of listeners) process.on(s, l);
   try {
     const status = await new Promise<number>((done, fail) => {
-      child.once('error', (e: NodeJS.ErrnoException) => fail(e.code === 'ENOENT' ? new InputError(`cannot run ${command[0]}: not found (is it on the PATH?)`) : e));
+      child.once('error', (e: NodeJS.ErrnoException) => fail(spawnProblem(command[0], e)));
       child.once('exit', (code, signal) => done(code ?? (signal ? signalExitCode(signal) : 1)));
     });
     if (existsSync(file)) process.stderr.write(`isocheck: check it with: isocheck check ${opts.out}\n`);
@@ -83,4 +83,13 @@ export async function runRecordCommand(command: string[], opts: RecordCommandOpt
   } finally {
     for (const [s, l] of listeners) process.removeListener(s, l);
   }
+}
+
+/** Why the command could not be started, as one line (a spawn error is the user's command, never our bug). */
+function spawnProblem(command: string, e: NodeJS.ErrnoException): Error {
+  // execvp reports EACCES, not ENOENT, when the command is nowhere on the PATH but a PATH directory cannot be read
+  if (e.code === 'ENOENT') return new InputError(`cannot run ${command}: not found (is it on the PATH?)`);
+  if (e.code === 'EACCES') return new InputError(`cannot run ${command}: not found or not allowed to run it (EACCES: is it on the PATH, executable, and every PATH directory readable?)`);
+  if (e.code) return new InputError(`cannot run ${command}: ${e.code} (${e.message})`);
+  return e;
 }
