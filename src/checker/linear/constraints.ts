@@ -176,6 +176,10 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
   const rcStamp = new Int32Array(n).fill(-1);
   const wrList: number[] = [];
   const byKey = new WritersByKey(model.keys.length);
+  /** t2, a writer of x that t3 read from, is visible to t3's read of x from t1: t2 before t1. */
+  const wrVisible = (t2: number, t1: number, t3: number, level: number, r: number, i: number) => {
+    if (t2 !== t1 && t2 !== INIT && (level !== RC || rcStamp[t2] === t3)) edges.push(t2, t1, WR_VISIBLE, r, i);
+  };
   for (let t3 = 1; t3 < n; t3++) {
     if ((t3 & 4095) === 0) check();
     const level = levels[t3];
@@ -200,11 +204,8 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
           const t2 = lastWriter[x];
           if (t2 !== t1) edges.push(t2, t1, SO_VISIBLE, r, i);
         }
-        const wrVisible = (t2: number) => {
-          if (t2 !== t1 && t2 !== INIT && (level !== RC || rcStamp[t2] === t3)) edges.push(t2, t1, WR_VISIBLE, r, i);
-        };
-        if (many) for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) wrVisible(byKey.writerOf(e));
-        else for (const t2 of wrList) if (writesKey(flat, t2, x)) wrVisible(t2);
+        if (many) for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) wrVisible(byKey.writerOf(e), t1, t3, level, r, i);
+        else for (const t2 of wrList) if (writesKey(flat, t2, x)) wrVisible(t2, t1, t3, level, r, i);
         if (level === SER) {
           const [from, to] = versionRange(over, x * n + t1);
           for (let k = from; k < to; k++) {
