@@ -10,7 +10,7 @@
  *   by label: NewOrder=SER,Payment=SI,*=PC  (no label can be raised: ...)
  */
 import type { LevelBoundary, LevelVerdict } from '../checker/level-boundary.js';
-import { renderResult } from '../checker/explain/explain.js';
+import { anomalyHeading, renderResult } from '../checker/explain/explain.js';
 import { resultJson } from '../report/json.js';
 
 const MARK = { consistent: '✓', inconsistent: '✗', unknown: '?' } as const;
@@ -19,13 +19,11 @@ function verdictLine(v: LevelVerdict): string {
   const head = `  ${v.level.padEnd(4)} ${MARK[v.verdict]} ${v.verdict}`;
   if (v.impliedBy) return `${head} (implied by ${v.impliedBy})`;
   if (v.verdict === 'unknown') return `${head}: ${v.result?.reason ?? 'not decided'}`;
-  if (v.verdict === 'inconsistent') return `${head}: ${firstLine(renderResult('', v.result!))}`;
+  if (v.verdict === 'inconsistent') {
+    const a = v.result!.anomalies[0];
+    return `${head}: ${a ? anomalyHeading(a) : (v.result!.reason ?? 'no anomaly named')}`;
+  }
   return `${head} (a commit order exists; --json gives it)`;
-}
-
-/** The headline of an explanation: its first line that says something. */
-function firstLine(text: string): string {
-  return text.split('\n').map((l) => l.replace(/^[:\s]+/, '').trim()).find((l) => l.length > 0 && !/^(IN)?CONSISTENT\b/.test(l)) ?? text.trim();
 }
 
 export function renderBoundary(name: string, b: LevelBoundary): string {

@@ -148,7 +148,7 @@ export function conflictText(c: OpenConflict): string {
 }
 
 /** The heading of an anomaly: `WRITE SKEW [violates SER] (Adya G2-item; Berenson A5B; Elle G2-item)`. */
-function anomalyHeading(a: Anomaly): string {
+export function anomalyHeading(a: Anomaly): string {
   const lit = literatureNames(a.type);
   return `${anomalyName(a.type).toUpperCase()}${a.levels?.length ? ` [violates ${a.levels.join(', ')}]` : ''}${lit ? ` (${lit})` : ''}`;
 }
