@@ -6,10 +6,20 @@
  */
 import { fingerprintSync } from 'libpg-query';
 
+/** Shapes by WHERE text: a partial read asks on every run of its statement, and most texts repeat. */
+const shapes = new Map<string, string>();
+const MAX_SHAPES = 1000;
+
 export function whereShape(where: string): string {
-  try {
-    return fingerprintSync(`SELECT WHERE ${where}`);
-  } catch {
-    return where;
+  let shape = shapes.get(where);
+  if (shape === undefined) {
+    try {
+      shape = fingerprintSync(`SELECT WHERE ${where}`);
+    } catch {
+      shape = where;
+    }
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(where, shape);
   }
+  return shape;
 }
