@@ -43,7 +43,10 @@ function checkOnce(dist: string, file: string, timeoutMs: number, iso: string | 
   return new Promise((done) => {
     // Small histories are measured warm (the worker checks the file twice first, as the paper benchmark does).
     const warm = statSync(file).size < 5_000_000 ? [file] : [];
-    const child = fork(worker, [JSON.stringify({ files: warm, checker: 'ours', iso })], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: ['--max-old-space-size=8192'] });
+    const child = fork(worker, [JSON.stringify({ files: warm, checker: 'ours', iso })], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      execArgv: ['--max-old-space-size=8192'],
+    });
     child.stderr?.resume();
     let loadMs = 0;
     let timer: NodeJS.Timeout | undefined;
@@ -56,13 +59,26 @@ function checkOnce(dist: string, file: string, timeoutMs: number, iso: string | 
       if (m.type === 'ready') child.send({ file, checker: 'ours', iso, timeoutMs } satisfies WorkerJob);
       else if (m.type === 'loaded') {
         loadMs = Number(m.readMs) + Number(m.modelMs);
-        timer = setTimeout(() => finish({ verdict: 'killed', checkMs: timeoutMs, loadMs, peakMb: 0 }), timeoutMs + 30_000);
+        timer = setTimeout(
+          () => finish({ verdict: 'killed', checkMs: timeoutMs, loadMs, peakMb: 0 }),
+          timeoutMs + 30_000,
+        );
       } else if (m.type === 'done') {
         const d = m as unknown as WorkerDone;
-        finish({ verdict: d.verdict === 'unknown' ? `unknown (${d.reason ?? 'time limit'})` : d.verdict, checkMs: d.timeMs, loadMs, peakMb: d.peakMb, conflicts: d.conflicts, decidedBy: d.decidedBy });
-      } else if (m.type === 'error') finish({ verdict: `error: ${String(m.message).split('\n')[0]}`, checkMs: 0, loadMs, peakMb: 0 });
+        finish({
+          verdict: d.verdict === 'unknown' ? `unknown (${d.reason ?? 'time limit'})` : d.verdict,
+          checkMs: d.timeMs,
+          loadMs,
+          peakMb: d.peakMb,
+          conflicts: d.conflicts,
+          decidedBy: d.decidedBy,
+        });
+      } else if (m.type === 'error')
+        finish({ verdict: `error: ${String(m.message).split('\n')[0]}`, checkMs: 0, loadMs, peakMb: 0 });
     });
-    child.on('exit', (code, signal) => finish({ verdict: `worker exited (${signal ?? code})`, checkMs: 0, loadMs, peakMb: 0 }));
+    child.on('exit', (code, signal) =>
+      finish({ verdict: `worker exited (${signal ?? code})`, checkMs: 0, loadMs, peakMb: 0 }),
+    );
   });
 }
 
@@ -89,8 +105,10 @@ export async function runCompare(args: string[]): Promise<void> {
   const iso = opt('iso');
   if (!base) throw new UsageError('--base DIST is required (npm run bench -- compare --help)');
   const baseDist = resolve(base);
-  if (!existsSync(join(baseDist, 'bench', 'paper-worker.js'))) throw new UsageError(`${baseDist}/bench/paper-worker.js not found: DIST must be a compiled tree (dist/)`);
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0 || !Number.isInteger(reps) || reps < 1) throw new UsageError('--timeout and --reps must be positive');
+  if (!existsSync(join(baseDist, 'bench', 'paper-worker.js')))
+    throw new UsageError(`${baseDist}/bench/paper-worker.js not found: DIST must be a compiled tree (dist/)`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0 || !Number.isInteger(reps) || reps < 1)
+    throw new UsageError('--timeout and --reps must be positive');
   const files = args.filter((a) => !a.startsWith('--'));
   for (const a of args) if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
   for (const f of files) if (!existsSync(f)) throw new UsageError(`${f}: no such file`);
@@ -106,7 +124,14 @@ export async function runCompare(args: string[]): Promise<void> {
 }
 
 /** Base and head alternating on each file, `reps` times; the markdown table. */
-async function compareFiles(baseDist: string, headDist: string, files: string[], timeoutMs: number, reps: number, iso: string | undefined): Promise<string> {
+async function compareFiles(
+  baseDist: string,
+  headDist: string,
+  files: string[],
+  timeoutMs: number,
+  reps: number,
+  iso: string | undefined,
+): Promise<string> {
   const rows: string[][] = [];
   const ratios: number[] = [];
   let disagree = 0;
@@ -116,23 +141,57 @@ async function compareFiles(baseDist: string, headDist: string, files: string[],
       for (const which of ['base', 'head'] as const) {
         const o = await checkOnce(which === 'base' ? baseDist : headDist, resolve(file), timeoutMs, iso);
         runs[which].push(o);
-        process.stderr.write(`${basename(file)} ${which}: ${o.verdict}${o.decidedBy ? ` (${o.decidedBy})` : ''} ${ms(o.checkMs)} (load ${ms(o.loadMs)}, ${o.peakMb.toFixed(0)} MB)\n`);
+        process.stderr.write(
+          `${basename(file)} ${which}: ${o.verdict}${o.decidedBy ? ` (${o.decidedBy})` : ''} ${ms(o.checkMs)} (load ${ms(o.loadMs)}, ${o.peakMb.toFixed(0)} MB)\n`,
+        );
       }
     }
     const b = median(runs.base.map((o) => o.checkMs));
     const h = median(runs.head.map((o) => o.checkMs));
-    const verdicts = (os: Outcome[]) => [...new Set(os.map((o) => o.verdict + (o.decidedBy ? `, ${o.decidedBy}` : '')))].join('/');
+    const verdicts = (os: Outcome[]) =>
+      [...new Set(os.map((o) => o.verdict + (o.decidedBy ? `, ${o.decidedBy}` : '')))].join('/');
     // Decided verdicts that differ (between the versions or between repetitions) are a correctness problem; an
     // undecided side (time limit, killed, error) is no disagreement, but no agreement either.
     const all = [...runs.base, ...runs.head];
-    const decidedVerdicts = new Set<string>(all.map((o) => o.verdict).filter((v) => v === 'consistent' || v === 'inconsistent'));
-    const agree = decidedVerdicts.size > 1 ? '**NO**' : all.every((o) => decidedVerdicts.has(o.verdict)) ? 'yes' : 'n/a (undecided)';
+    const decidedVerdicts = new Set<string>(
+      all.map((o) => o.verdict).filter((v) => v === 'consistent' || v === 'inconsistent'),
+    );
+    const agree =
+      decidedVerdicts.size > 1
+        ? '**NO**'
+        : all.every((o) => decidedVerdicts.has(o.verdict))
+          ? 'yes'
+          : 'n/a (undecided)';
     if (decidedVerdicts.size > 1) disagree++;
     if (agree === 'yes') ratios.push(b / h);
-    rows.push([`\`${basename(file)}\``, String(runs.head[0].conflicts ?? ''), ms(median(runs.head.map((o) => o.loadMs))), `${ms(b)} (${verdicts(runs.base)})`, `${ms(h)} (${verdicts(runs.head)})`, `${runs.base.some((o) => o.verdict.startsWith('unknown') || o.verdict === 'killed') ? '≥ ' : ''}${(b / h).toFixed(2)}×`, agree, `${median(runs.base.map((o) => o.peakMb)).toFixed(0)} → ${median(runs.head.map((o) => o.peakMb)).toFixed(0)}`]);
+    rows.push([
+      `\`${basename(file)}\``,
+      String(runs.head[0].conflicts ?? ''),
+      ms(median(runs.head.map((o) => o.loadMs))),
+      `${ms(b)} (${verdicts(runs.base)})`,
+      `${ms(h)} (${verdicts(runs.head)})`,
+      `${runs.base.some((o) => o.verdict.startsWith('unknown') || o.verdict === 'killed') ? '≥ ' : ''}${(b / h).toFixed(2)}×`,
+      agree,
+      `${median(runs.base.map((o) => o.peakMb)).toFixed(0)} → ${median(runs.head.map((o) => o.peakMb)).toFixed(0)}`,
+    ]);
   }
-  const header = ['history', 'open conflicts (head)', 'load', 'base check', 'head check', 'speedup', 'same verdict', 'peak RSS MB'];
+  const header = [
+    'history',
+    'open conflicts (head)',
+    'load',
+    'base check',
+    'head check',
+    'speedup',
+    'same verdict',
+    'peak RSS MB',
+  ];
   const geo = ratios.length ? Math.exp(ratios.reduce((a, r) => a + Math.log(r), 0) / ratios.length) : NaN;
   const summary = `${files.length} files; speedup over the ${ratios.length} decided alike by both: geometric mean ${geo.toFixed(2)}×, median ${ratios.length ? median(ratios).toFixed(2) : '–'}×, min ${ratios.length ? Math.min(...ratios).toFixed(2) : '–'}×, max ${ratios.length ? Math.max(...ratios).toFixed(2) : '–'}×; decided verdicts that differ: ${disagree}.`;
-  return [`| ${header.join(' | ')} |`, `| ${header.map((_, i) => (i === 0 ? ':--' : '--:')).join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`), '', summary].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map((_, i) => (i === 0 ? ':--' : '--:')).join(' | ')} |`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+    '',
+    summary,
+  ].join('\n');
 }

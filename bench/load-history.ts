@@ -31,9 +31,22 @@ function generate(file: string, targetBytes: number): number {
     for (let e = 0; e < 4; e++) {
       const k = Math.floor(rng() * keys);
       const prev = last.get(k) ?? { wid: 'init', v: 0 };
-      events.push({ op: 'select' as const, table: 't', where: 'id = $1', params: [k], rows: [{ wid: prev.wid, row: { id: k, v: prev.v, note: 'x' } }] });
+      events.push({
+        op: 'select' as const,
+        table: 't',
+        where: 'id = $1',
+        params: [k],
+        rows: [{ wid: prev.wid, row: { id: k, v: prev.v, note: 'x' } }],
+      });
       const wid = `${id}.${e}`;
-      events.push({ op: 'update' as const, table: 't', where: 'id = $1', params: [k], wid, rows: [{ read: prev.wid, row: { id: k, v: prev.v + 1, note: 'x' } }] });
+      events.push({
+        op: 'update' as const,
+        table: 't',
+        where: 'id = $1',
+        params: [k],
+        wid,
+        rows: [{ read: prev.wid, row: { id: k, v: prev.v + 1, note: 'x' } }],
+      });
       last.set(k, { wid, v: prev.v + 1 });
     }
     w.txn({ id, session: s, seq: seq[s], iso: 'SER', status: 'committed', begin: n, end: n + 1, events });
@@ -57,11 +70,16 @@ export async function runLoadBench(sizeMb: number): Promise<void> {
       let peak = rssBefore;
       const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
       const t1 = Date.now();
-      const h = await readHistory(file, { keepTransactions: keep, onProgress: () => (peak = Math.max(peak, process.memoryUsage().rss)) });
+      const h = await readHistory(file, {
+        keepTransactions: keep,
+        onProgress: () => (peak = Math.max(peak, process.memoryUsage().rss)),
+      });
       const secs = (Date.now() - t1) / 1000;
       clearInterval(timer);
       peak = Math.max(peak, process.memoryUsage().rss);
-      console.log(`${keep ? 'full load (model in memory)' : 'validating stream (no transactions kept)'}: ${(mb / secs).toFixed(1)} MB/s, ${secs.toFixed(1)} s, peak RSS ${(peak / 1024 / 1024).toFixed(0)} MB (+${((peak - rssBefore) / 1024 / 1024).toFixed(0)} MB over the start), ${h.txns.length} transactions kept`);
+      console.log(
+        `${keep ? 'full load (model in memory)' : 'validating stream (no transactions kept)'}: ${(mb / secs).toFixed(1)} MB/s, ${secs.toFixed(1)} s, peak RSS ${(peak / 1024 / 1024).toFixed(0)} MB (+${((peak - rssBefore) / 1024 / 1024).toFixed(0)} MB over the start), ${h.txns.length} transactions kept`,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -38,10 +38,20 @@ const index: Entry[] = [];
 try {
   if (existsSync(dir)) rmSync(dir, { recursive: true });
   mkdirSync(dir, { recursive: true });
-  const record = async (workload: string, iso: string, seed: string, sessions: number, txns: number, declare?: string) => {
+  const record = async (
+    workload: string,
+    iso: string,
+    seed: string,
+    sessions: number,
+    txns: number,
+    declare?: string,
+  ) => {
     const name = `${workload}-${iso}${declare ? `-as-${declare}` : ''}-s${sessions}-t${txns}-seed${seed}.ndjson`;
     const tmp = join(dir, name);
-    const summary = await runWorkload({ workload, iso, declare, seed, sessions, txns, out: tmp, progress: false, log: () => undefined }, db);
+    const summary = await runWorkload(
+      { workload, iso, declare, seed, sessions, txns, out: tmp, progress: false, log: () => undefined },
+      db,
+    );
     writeFileSync(`${tmp}.gz`, gzipSync(readFileSync(tmp)));
     rmSync(tmp);
     return { file: `${name}.gz`, summary };
@@ -52,10 +62,31 @@ try {
         const { file, summary } = await record(workload, iso, seed, 3, 10);
         const r = await checkFile(join(dir, file), { timeout: 120 });
         if (r.verdict !== 'consistent') console.error(`!! ${file}: ${r.verdict} at the levels run`);
-        index.push({ file, workload, iso, sessions: 3, txns: 10, seed, expected: 'consistent', why: 'checked at the levels PostgreSQL gave', invariantViolations: summary.invariantViolations.length });
+        index.push({
+          file,
+          workload,
+          iso,
+          sessions: 3,
+          txns: 10,
+          seed,
+          expected: 'consistent',
+          why: 'checked at the levels PostgreSQL gave',
+          invariantViolations: summary.invariantViolations.length,
+        });
         if (iso === 'rc' || iso === 'si' || iso.endsWith('+rc')) {
           const w = await checkFile(join(dir, file), { timeout: 120, iso: 'SER' });
-          index.push({ file, workload, iso, sessions: 3, txns: 10, seed, checkIso: 'SER', expected: w.verdict, why: `what-if: run at ${iso}, checked as SER (verdict found when the corpus was made)`, invariantViolations: summary.invariantViolations.length });
+          index.push({
+            file,
+            workload,
+            iso,
+            sessions: 3,
+            txns: 10,
+            seed,
+            checkIso: 'SER',
+            expected: w.verdict,
+            why: `what-if: run at ${iso}, checked as SER (verdict found when the corpus was made)`,
+            invariantViolations: summary.invariantViolations.length,
+          });
         }
         console.log(`${file}: ${r.verdict}`);
       }
@@ -64,10 +95,21 @@ try {
   for (const seed of ['1', '2', '3']) {
     const { file, summary } = await record('smallbank', 'si', seed, 4, 20, 'ser');
     const r = await checkFile(join(dir, file), { timeout: 120 });
-    index.push({ file, workload: 'smallbank', iso: 'si', declare: 'ser', sessions: 4, txns: 20, seed, expected: r.verdict, why: 'SmallBank at REPEATABLE READ declared SERIALIZABLE: write skew expected', invariantViolations: summary.invariantViolations.length });
+    index.push({
+      file,
+      workload: 'smallbank',
+      iso: 'si',
+      declare: 'ser',
+      sessions: 4,
+      txns: 20,
+      seed,
+      expected: r.verdict,
+      why: 'SmallBank at REPEATABLE READ declared SERIALIZABLE: write skew expected',
+      invariantViolations: summary.invariantViolations.length,
+    });
     console.log(`${file}: ${r.verdict}`);
   }
-  writeFileSync(join(dir, 'index.json'), JSON.stringify(index, null, 2) + '\n');
+  writeFileSync(join(dir, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
   console.log(`${index.length} corpus entries in ${dir}`);
 } finally {
   await db.close();

@@ -3,7 +3,15 @@
  * checker, which experiment, and one CSV row per checked history.
  */
 export type Checker = 'ours' | 'naive' | 'naive-exhaustive';
-export type ExpId = 'exp1' | 'exp2' | 'exp3' | 'ext-sessions' | 'ext-txns' | 'limit-sessions' | 'limit-txns' | 'limit-large';
+export type ExpId =
+  | 'exp1'
+  | 'exp2'
+  | 'exp3'
+  | 'ext-sessions'
+  | 'ext-txns'
+  | 'limit-sessions'
+  | 'limit-txns'
+  | 'limit-large';
 
 export interface Experiment {
   id: ExpId;

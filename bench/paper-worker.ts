@@ -60,18 +60,48 @@ async function run(job: WorkerJob): Promise<void> {
   const t2 = performance.now();
   const ms = model.stats;
   model = undefined;
-  await send({ type: 'loaded', readMs: t1 - t0, modelMs: t2 - t1, transactions: ms.transactions, committed: ms.committed, events: ms.events });
-  const base = { type: 'done' as const, readMs: t1 - t0, modelMs: t2 - t1, transactions: ms.transactions, committed: ms.committed, sessions: ms.sessions, events: ms.events };
+  await send({
+    type: 'loaded',
+    readMs: t1 - t0,
+    modelMs: t2 - t1,
+    transactions: ms.transactions,
+    committed: ms.committed,
+    events: ms.events,
+  });
+  const base = {
+    type: 'done' as const,
+    readMs: t1 - t0,
+    modelMs: t2 - t1,
+    transactions: ms.transactions,
+    committed: ms.committed,
+    sessions: ms.sessions,
+    events: ms.events,
+  };
   let done: WorkerDone;
   if (job.checker === 'ours') {
     const s = performance.now();
     const r = checkHistory(history, { iso, timeoutMs: job.timeoutMs, explain: false, shrink: false });
     const timeMs = performance.now() - s;
     const st = r.stats;
-    done = { ...base, verdict: r.verdict, reason: r.reason ?? r.anomalies[0]?.type, timeMs, conflicts: st.conflicts, forcedWitnesses: st.forcedWitnesses, extensions: st.extensions, prefixes: st.prefixes, decidedBy: r.verdict === 'unknown' ? undefined : st.decidedBy, peakMb: 0 };
+    done = {
+      ...base,
+      verdict: r.verdict,
+      reason: r.reason ?? r.anomalies[0]?.type,
+      timeMs,
+      conflicts: st.conflicts,
+      forcedWitnesses: st.forcedWitnesses,
+      extensions: st.extensions,
+      prefixes: st.prefixes,
+      decidedBy: r.verdict === 'unknown' ? undefined : st.decidedBy,
+      peakMb: 0,
+    };
   } else {
     const s = performance.now();
-    const r = naiveCheck(history, { iso, maxWork: Number.POSITIVE_INFINITY, exhaustive: job.checker === 'naive-exhaustive' });
+    const r = naiveCheck(history, {
+      iso,
+      maxWork: Number.POSITIVE_INFINITY,
+      exhaustive: job.checker === 'naive-exhaustive',
+    });
     const timeMs = performance.now() - s;
     done = { ...base, verdict: r.verdict, reason: r.reason, timeMs, work: r.work, peakMb: 0 };
   }

@@ -23,7 +23,34 @@ import { snapshotCode } from './code-snapshot.js';
 export type { Checker, ExpId, Experiment, Row } from './paper-types.js';
 import type { Checker, ExpId, Experiment, Row } from './paper-types.js';
 
-export const COLUMNS: (keyof Row)[] = ['experiment', 'workload', 'config', 'check_iso', 'checker', 'sessions', 'txns', 'seed', 'file', 'transactions', 'committed', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'work', 'verdict', 'reason', 'decided_by', 'time_ms', 'load_ms', 'read_ms', 'model_ms', 'check_load_ratio', 'peak_mb'];
+export const COLUMNS: (keyof Row)[] = [
+  'experiment',
+  'workload',
+  'config',
+  'check_iso',
+  'checker',
+  'sessions',
+  'txns',
+  'seed',
+  'file',
+  'transactions',
+  'committed',
+  'events',
+  'conflicts',
+  'forced',
+  'extensions',
+  'prefixes',
+  'work',
+  'verdict',
+  'reason',
+  'decided_by',
+  'time_ms',
+  'load_ms',
+  'read_ms',
+  'model_ms',
+  'check_load_ratio',
+  'peak_mb',
+];
 
 export const WORKLOADS = ['tpcc', 'tpcc-pc', 'twitter'];
 export const CONFIGS = ['ser', 'si', 'rc', 'ser+rc', 'si+rc'];
@@ -92,12 +119,17 @@ function parseArgs(args: string[]): Options {
     if (v === undefined || v.startsWith('--')) throw new UsageError(`--${name} needs a value`);
     return v;
   };
-  const list = (name: string) => get(name)?.split(',').map((s) => s.trim()).filter(Boolean);
-  const nums = (name: string) => list(name)?.map((s) => {
-    const n = Number(s);
-    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name}: "${s}" is not a positive integer`);
-    return n;
-  });
+  const list = (name: string) =>
+    get(name)
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const nums = (name: string) =>
+    list(name)?.map((s) => {
+      const n = Number(s);
+      if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name}: "${s}" is not a positive integer`);
+      return n;
+    });
   const count = (name: string, fallback: number, min = 1): number => {
     const v = get(name);
     if (v === undefined) return fallback;
@@ -105,12 +137,43 @@ function parseArgs(args: string[]): Options {
     if (!Number.isFinite(n) || n < min) throw new UsageError(`--${name}: "${v}" is not a number >= ${min}`);
     return n;
   };
-  const known = new Set(['quick', 'report-only', 'timeout', 'seeds', 'ext-seeds', 'limit-seeds', 'experiments', 'workloads', 'configs', 'sessions', 'txns', 'results', 'md', 'histories', 'record-jobs', 'record-only', 'sequential', 'exhaustive-seeds']);
-  for (const a of args) if (a.startsWith('--') && !known.has(a.slice(2))) throw new UsageError(`unknown option ${a} (npm run bench -- paper --help)`);
+  const known = new Set([
+    'quick',
+    'report-only',
+    'timeout',
+    'seeds',
+    'ext-seeds',
+    'limit-seeds',
+    'experiments',
+    'workloads',
+    'configs',
+    'sessions',
+    'txns',
+    'results',
+    'md',
+    'histories',
+    'record-jobs',
+    'record-only',
+    'sequential',
+    'exhaustive-seeds',
+  ]);
+  for (const a of args)
+    if (a.startsWith('--') && !known.has(a.slice(2)))
+      throw new UsageError(`unknown option ${a} (npm run bench -- paper --help)`);
   const quick = args.includes('--quick');
-  const all: ExpId[] = ['exp1', 'exp2', 'exp3', 'ext-sessions', 'ext-txns', 'limit-sessions', 'limit-txns', 'limit-large'];
+  const all: ExpId[] = [
+    'exp1',
+    'exp2',
+    'exp3',
+    'ext-sessions',
+    'ext-txns',
+    'limit-sessions',
+    'limit-txns',
+    'limit-large',
+  ];
   const experiments = (list('experiments') ?? (quick ? all.filter((e) => !e.startsWith('limit')) : all)) as ExpId[];
-  for (const e of experiments) if (!all.includes(e)) throw new UsageError(`--experiments: unknown "${e}" (${all.join(', ')})`);
+  for (const e of experiments)
+    if (!all.includes(e)) throw new UsageError(`--experiments: unknown "${e}" (${all.join(', ')})`);
   return {
     quick,
     timeoutMs: count('timeout', quick ? 10 : 60) * 1000,
@@ -135,22 +198,121 @@ function parseArgs(args: string[]): Options {
 
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 
-export function plan(o: Pick<Options, 'quick' | 'seeds' | 'extSeeds' | 'limitSeeds' | 'exhSeeds' | 'experiments' | 'workloads' | 'configs' | 'sessions' | 'txns'>): Experiment[] {
+export function plan(
+  o: Pick<
+    Options,
+    | 'quick'
+    | 'seeds'
+    | 'extSeeds'
+    | 'limitSeeds'
+    | 'exhSeeds'
+    | 'experiments'
+    | 'workloads'
+    | 'configs'
+    | 'sessions'
+    | 'txns'
+  >,
+): Experiment[] {
   const q = o.quick;
   const exps: Experiment[] = [
-    { id: 'exp1', title: 'Experiment 1 (Fig. 6): time vs sessions, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [1, 3, 5] : range(1, 5), txns: [10], seeds: o.seeds, checkers: ['ours'] },
-    { id: 'exp2', title: 'Experiment 2 (Fig. 7): time vs transactions per session, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: CONFIGS, sessions: [3], txns: q ? [1, 10, 20] : [1, 2, 5, 10, 15, 20], seeds: o.seeds, checkers: ['ours'] },
-    { id: 'exp3', title: 'Experiment 3: run at RC, checked as SER, ours vs the naive baselines, 3 sessions', axis: 'txns', workloads: ['twitter', 'tpcc'], configs: ['rc'], sessions: [3], txns: q ? [1, 5, 10] : range(1, 10), seeds: o.seeds, checkIso: 'SER', checkers: ['ours', 'naive', 'naive-exhaustive'], checkerSeeds: { 'naive-exhaustive': o.exhSeeds } },
-    { id: 'ext-sessions', title: 'Extended: time vs sessions up to 32, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: CONFIGS, sessions: q ? [16] : [6, 8, 12, 16, 24, 32], txns: [10], seeds: o.extSeeds, checkers: ['ours'] },
-    { id: 'ext-txns', title: 'Extended: time vs transactions per session up to 400, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: CONFIGS, sessions: [3], txns: q ? [100] : [50, 100, 200, 400], seeds: o.extSeeds, checkers: ['ours'] },
+    {
+      id: 'exp1',
+      title: 'Experiment 1 (Fig. 6): time vs sessions, 10 transactions per session',
+      axis: 'sessions',
+      workloads: WORKLOADS,
+      configs: CONFIGS,
+      sessions: q ? [1, 3, 5] : range(1, 5),
+      txns: [10],
+      seeds: o.seeds,
+      checkers: ['ours'],
+    },
+    {
+      id: 'exp2',
+      title: 'Experiment 2 (Fig. 7): time vs transactions per session, 3 sessions',
+      axis: 'txns',
+      workloads: WORKLOADS,
+      configs: CONFIGS,
+      sessions: [3],
+      txns: q ? [1, 10, 20] : [1, 2, 5, 10, 15, 20],
+      seeds: o.seeds,
+      checkers: ['ours'],
+    },
+    {
+      id: 'exp3',
+      title: 'Experiment 3: run at RC, checked as SER, ours vs the naive baselines, 3 sessions',
+      axis: 'txns',
+      workloads: ['twitter', 'tpcc'],
+      configs: ['rc'],
+      sessions: [3],
+      txns: q ? [1, 5, 10] : range(1, 10),
+      seeds: o.seeds,
+      checkIso: 'SER',
+      checkers: ['ours', 'naive', 'naive-exhaustive'],
+      checkerSeeds: { 'naive-exhaustive': o.exhSeeds },
+    },
+    {
+      id: 'ext-sessions',
+      title: 'Extended: time vs sessions up to 32, 10 transactions per session',
+      axis: 'sessions',
+      workloads: WORKLOADS,
+      configs: CONFIGS,
+      sessions: q ? [16] : [6, 8, 12, 16, 24, 32],
+      txns: [10],
+      seeds: o.extSeeds,
+      checkers: ['ours'],
+    },
+    {
+      id: 'ext-txns',
+      title: 'Extended: time vs transactions per session up to 400, 3 sessions',
+      axis: 'txns',
+      workloads: WORKLOADS,
+      configs: CONFIGS,
+      sessions: [3],
+      txns: q ? [100] : [50, 100, 200, 400],
+      seeds: o.extSeeds,
+      checkers: ['ours'],
+    },
     // Past the extended axes, until the checker stops deciding: the slowest single level (SI), RC, and SI+RC.
     // 256 and 512 sessions for TPC-C SI and RC only (the other workloads decide 128 sessions in under a second).
-    { id: 'limit-sessions', title: 'Limit: time vs sessions up to 512, 10 transactions per session', axis: 'sessions', workloads: WORKLOADS, configs: ['si', 'rc', 'si+rc'], sessions: q ? [48] : [48, 64, 96, 128, 256, 512], txns: [10], seeds: o.limitSeeds, checkers: ['ours'], only: { sizes: [256, 512], workloads: ['tpcc'], configs: ['si', 'rc'] } },
+    {
+      id: 'limit-sessions',
+      title: 'Limit: time vs sessions up to 512, 10 transactions per session',
+      axis: 'sessions',
+      workloads: WORKLOADS,
+      configs: ['si', 'rc', 'si+rc'],
+      sessions: q ? [48] : [48, 64, 96, 128, 256, 512],
+      txns: [10],
+      seeds: o.limitSeeds,
+      checkers: ['ours'],
+      only: { sizes: [256, 512], workloads: ['tpcc'], configs: ['si', 'rc'] },
+    },
     // 3 × 6400 for TPC-C only (SI, RC, SI+RC): each takes a quarter of an hour to record, and its file is 400 MB.
-    { id: 'limit-txns', title: 'Limit: time vs transactions per session up to 6400, 3 sessions', axis: 'txns', workloads: WORKLOADS, configs: ['si', 'rc', 'si+rc'], sessions: [3], txns: q ? [800] : [800, 1600, 3200, 6400], seeds: o.limitSeeds, checkers: ['ours'], only: { sizes: [6400], workloads: ['tpcc'], configs: ['si', 'rc', 'si+rc'] } },
+    {
+      id: 'limit-txns',
+      title: 'Limit: time vs transactions per session up to 6400, 3 sessions',
+      axis: 'txns',
+      workloads: WORKLOADS,
+      configs: ['si', 'rc', 'si+rc'],
+      sessions: [3],
+      txns: q ? [800] : [800, 1600, 3200, 6400],
+      seeds: o.limitSeeds,
+      checkers: ['ours'],
+      only: { sizes: [6400], workloads: ['tpcc'], configs: ['si', 'rc', 'si+rc'] },
+    },
     // Issue 16 (scale): TPC-C with many sessions and many transactions at once, 32,000 transactions in two
     // shapes (pairs, not a cross product). Not in --quick: each recording takes the better part of an hour.
-    { id: 'limit-large', title: 'Limit: TPC-C, 32,000 transactions as 16 sessions × 2000 and 64 sessions × 500', axis: 'sessions', paired: true, workloads: ['tpcc'], configs: ['si', 'rc', 'si+rc'], sessions: [16, 64], txns: q ? [200, 50] : [2000, 500], seeds: o.limitSeeds, checkers: ['ours'] },
+    {
+      id: 'limit-large',
+      title: 'Limit: TPC-C, 32,000 transactions as 16 sessions × 2000 and 64 sessions × 500',
+      axis: 'sessions',
+      paired: true,
+      workloads: ['tpcc'],
+      configs: ['si', 'rc', 'si+rc'],
+      sessions: [16, 64],
+      txns: q ? [200, 50] : [2000, 500],
+      seeds: o.limitSeeds,
+      checkers: ['ours'],
+    },
   ];
   return exps
     .filter((e) => o.experiments.includes(e.id))
@@ -176,7 +338,9 @@ const fileName = (p: Point) => `${p.workload}-${p.config}-s${p.sessions}-t${p.tx
 
 /** The (sessions, transactions per session) shapes of an experiment: every pair, or sessions[i] with txns[i]. */
 export function shapes(e: Pick<Experiment, 'sessions' | 'txns' | 'paired'>): [number, number][] {
-  return e.paired ? e.sessions.map((s, i) => [s, e.txns[i]]) : e.sessions.flatMap((s) => e.txns.map((t) => [s, t] as [number, number]));
+  return e.paired
+    ? e.sessions.map((s, i) => [s, e.txns[i]])
+    : e.sessions.flatMap((s) => e.txns.map((t) => [s, t] as [number, number]));
 }
 
 function points(e: Experiment): Point[] {
@@ -185,7 +349,11 @@ function points(e: Experiment): Point[] {
     for (const config of e.configs)
       for (const [sessions, txns] of shapes(e)) {
         const only = e.only;
-        if (only && only.sizes.includes(e.axis === 'sessions' ? sessions : txns) && !(only.workloads.includes(workload) && only.configs.includes(config))) continue;
+        if (
+          only?.sizes.includes(e.axis === 'sessions' ? sessions : txns) &&
+          !(only.workloads.includes(workload) && only.configs.includes(config))
+        )
+          continue;
         for (let s = 1; s <= e.seeds; s++) out.push({ workload, config, sessions, txns, seed: String(s) });
       }
   return out;
@@ -218,15 +386,24 @@ export function fmtDuration(ms: number): string {
 
 // ---------------------------------------------------------------------------------------------- recording
 
-async function recordAll(pts: Point[], dir: string, jobs: number, progress: Progress): Promise<{ recorded: number; failed: Map<string, string>; ms: number; pg?: string }> {
+async function recordAll(
+  pts: Point[],
+  dir: string,
+  jobs: number,
+  progress: Progress,
+): Promise<{ recorded: number; failed: Map<string, string>; ms: number; pg?: string }> {
   const missing = pts.filter((p) => !existsSync(join(dir, fileName(p))));
   const failed = new Map<string, string>();
   const started = Date.now();
   if (missing.length === 0) return { recorded: 0, failed, ms: 0 };
   mkdirSync(dir, { recursive: true });
   // Imported here: --report-only and a run over recorded histories need no database.
-  const { openDatabase } = (await import(pathToFileURL(join(codeDir, 'src', 'db', 'connect.js')).href)) as typeof import('../src/db/connect.js');
-  const { runWorkload } = (await import(pathToFileURL(join(codeDir, 'src', 'cli', 'run-command.js')).href)) as typeof import('../src/cli/run-command.js');
+  const { openDatabase } = (await import(
+    pathToFileURL(join(codeDir, 'src', 'db', 'connect.js')).href
+  )) as typeof import('../src/db/connect.js');
+  const { runWorkload } = (await import(
+    pathToFileURL(join(codeDir, 'src', 'cli', 'run-command.js')).href
+  )) as typeof import('../src/cli/run-command.js');
   // Up to 512 sessions per recording, two recordings at a time: more connections than PostgreSQL's default 100.
   const db = await openDatabase({ embedded: { settings: { max_connections: '1200' } } });
   let done = 0;
@@ -237,7 +414,19 @@ async function recordAll(pts: Point[], dir: string, jobs: number, progress: Prog
         const name = fileName(p);
         const tmp = join(dir, `${name}.tmp-${process.pid}`);
         try {
-          await runWorkload({ workload: p.workload, iso: p.config, sessions: p.sessions, txns: p.txns, seed: p.seed, out: tmp, progress: false, log: () => undefined }, db);
+          await runWorkload(
+            {
+              workload: p.workload,
+              iso: p.config,
+              sessions: p.sessions,
+              txns: p.txns,
+              seed: p.seed,
+              out: tmp,
+              progress: false,
+              log: () => undefined,
+            },
+            db,
+          );
           renameSync(tmp, join(dir, name));
         } catch (e) {
           rmSync(tmp, { force: true });
@@ -269,7 +458,10 @@ let codeDir = resolve(here, '..');
 const workerPath = () => join(codeDir, 'bench', 'paper-worker.js');
 
 function spawnWorker(warmup: string): Spawned {
-  const child = fork(workerPath(), [warmup], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: ['--max-old-space-size=8192'] });
+  const child = fork(workerPath(), [warmup], {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    execArgv: ['--max-old-space-size=8192'],
+  });
   child.stderr?.resume();
   const ready = new Promise<boolean>((res) => {
     child.once('message', (m: { type: string }) => res(m?.type === 'ready'));
@@ -289,8 +481,16 @@ function procPeakMb(pid: number | undefined): number | '' {
   }
 }
 
-interface Loaded { readMs: number; modelMs: number; transactions: number; committed: number; events: number }
-type Outcome = { kind: 'done'; done: WorkerDone } | { kind: 'timeout' | 'error'; message: string; loaded?: Loaded; peakMb: number | '' };
+interface Loaded {
+  readMs: number;
+  modelMs: number;
+  transactions: number;
+  committed: number;
+  events: number;
+}
+type Outcome =
+  | { kind: 'done'; done: WorkerDone }
+  | { kind: 'timeout' | 'error'; message: string; loaded?: Loaded; peakMb: number | '' };
 
 /** Grace after the timeout for our checker, which stops itself at the timeout (budget checks are periodic). */
 const GRACE_MS = 10_000;
@@ -324,9 +524,17 @@ async function runJob(w: Spawned, job: WorkerJob): Promise<Outcome> {
         const limit = job.checker === 'ours' ? job.timeoutMs + GRACE_MS : job.timeoutMs;
         timer = setTimeout(() => kill('timeout', `killed after ${limit / 1000} s`), limit);
       } else if (m.type === 'done') finish({ kind: 'done', done: m as unknown as WorkerDone });
-      else if (m.type === 'error') finish({ kind: 'error', message: String(m.message).split('\n')[0], peakMb: procPeakMb(child.pid), loaded });
+      else if (m.type === 'error')
+        finish({ kind: 'error', message: String(m.message).split('\n')[0], peakMb: procPeakMb(child.pid), loaded });
     });
-    child.on('exit', (code, signal) => finish({ kind: 'error', message: `worker exited (${signal ?? code})${code === 134 || signal === 'SIGABRT' ? ': out of memory?' : ''}`, peakMb: '', loaded }));
+    child.on('exit', (code, signal) =>
+      finish({
+        kind: 'error',
+        message: `worker exited (${signal ?? code})${code === 134 || signal === 'SIGABRT' ? ': out of memory?' : ''}`,
+        peakMb: '',
+        loaded,
+      }),
+    );
     child.send(job);
   });
 }
@@ -334,16 +542,42 @@ async function runJob(w: Spawned, job: WorkerJob): Promise<Outcome> {
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 function rowOf(e: Experiment, p: Point, file: string, checker: Checker, o: Outcome, timeoutMs: number): Row {
-  const base = { experiment: e.id, workload: p.workload, config: p.config, check_iso: e.checkIso ?? '', checker, sessions: p.sessions, txns: p.txns, seed: p.seed, file };
-  const empty = { transactions: '', committed: '', events: '', conflicts: '', forced: '', extensions: '', prefixes: '', work: '' } as const;
+  const base = {
+    experiment: e.id,
+    workload: p.workload,
+    config: p.config,
+    check_iso: e.checkIso ?? '',
+    checker,
+    sessions: p.sessions,
+    txns: p.txns,
+    seed: p.seed,
+    file,
+  };
+  const empty = {
+    transactions: '',
+    committed: '',
+    events: '',
+    conflicts: '',
+    forced: '',
+    extensions: '',
+    prefixes: '',
+    work: '',
+  } as const;
   if (o.kind !== 'done') {
     const l = o.loaded;
     return {
-      ...base, ...empty,
+      ...base,
+      ...empty,
       ...(l ? { transactions: l.transactions, committed: l.committed, events: l.events } : {}),
-      verdict: o.kind, reason: o.message, decided_by: '', time_ms: o.kind === 'timeout' ? timeoutMs : 0,
-      load_ms: l ? round(l.readMs + l.modelMs, 2) : '', read_ms: l ? round(l.readMs, 2) : '', model_ms: l ? round(l.modelMs, 2) : '',
-      check_load_ratio: '', peak_mb: o.peakMb === '' ? '' : round(o.peakMb),
+      verdict: o.kind,
+      reason: o.message,
+      decided_by: '',
+      time_ms: o.kind === 'timeout' ? timeoutMs : 0,
+      load_ms: l ? round(l.readMs + l.modelMs, 2) : '',
+      read_ms: l ? round(l.readMs, 2) : '',
+      model_ms: l ? round(l.modelMs, 2) : '',
+      check_load_ratio: '',
+      peak_mb: o.peakMb === '' ? '' : round(o.peakMb),
     };
   }
   const d = o.done;
@@ -379,18 +613,37 @@ function csvField(v: unknown): string {
 }
 
 export function toCsv(rows: Row[]): string {
-  return [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => csvField(r[c])).join(','))].join('\n') + '\n';
+  return `${[COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => csvField(r[c])).join(','))].join('\n')}\n`;
 }
 
 /** Parses the CSVs this file writes (quoted fields may hold commas and doubled quotes, never newlines). */
 export function fromCsv(text: string): Row[] {
   const lines = text.split('\n').filter((l) => l.length > 0);
   const header = splitCsvLine(lines[0]);
-  const numeric = new Set<string>(['sessions', 'txns', 'transactions', 'committed', 'events', 'conflicts', 'forced', 'extensions', 'prefixes', 'work', 'time_ms', 'load_ms', 'read_ms', 'model_ms', 'check_load_ratio', 'peak_mb']);
+  const numeric = new Set<string>([
+    'sessions',
+    'txns',
+    'transactions',
+    'committed',
+    'events',
+    'conflicts',
+    'forced',
+    'extensions',
+    'prefixes',
+    'work',
+    'time_ms',
+    'load_ms',
+    'read_ms',
+    'model_ms',
+    'check_load_ratio',
+    'peak_mb',
+  ]);
   return lines.slice(1).map((l) => {
     const f = splitCsvLine(l);
     const r: Record<string, unknown> = {};
-    header.forEach((h, i) => (r[h] = numeric.has(h) && f[i] !== '' && f[i] !== undefined ? Number(f[i]) : (f[i] ?? '')));
+    header.forEach(
+      (h, i) => (r[h] = numeric.has(h) && f[i] !== '' && f[i] !== undefined ? Number(f[i]) : (f[i] ?? '')),
+    );
     return r as unknown as Row;
   });
 }
@@ -437,7 +690,10 @@ export function splitCsvLine(line: string): string[] {
 function gitState(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'workloads'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'workloads'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim();
     return dirty ? `${head} (src/ or workloads/ modified: ${dirty.split('\n').length} file(s))` : head;
   } catch {
     return 'unknown (no git)';
@@ -455,7 +711,9 @@ export async function runPaperBench(args: string[]): Promise<void> {
   if (o.reportOnly) {
     const info = JSON.parse(readFileSync(join(o.results, 'run.json'), 'utf8')) as RunInfo;
     const rows = new Map<ExpId, Row[]>();
-    for (const e of info.experiments) if (existsSync(join(o.results, `${e.id}.csv`))) rows.set(e.id, fromCsv(readFileSync(join(o.results, `${e.id}.csv`), 'utf8')));
+    for (const e of info.experiments)
+      if (existsSync(join(o.results, `${e.id}.csv`)))
+        rows.set(e.id, fromCsv(readFileSync(join(o.results, `${e.id}.csv`), 'utf8')));
     writeReport(info, rows, o.results, o.md);
     console.log(`rebuilt ${o.md} and the SVGs in ${o.results}`);
     return;
@@ -472,36 +730,64 @@ export async function runPaperBench(args: string[]): Promise<void> {
   }
 }
 
-async function runAll(o: Options, exps: Experiment[], args: string[], started: number, loadStart: number[], commit: string): Promise<void> {
+async function runAll(
+  o: Options,
+  exps: Experiment[],
+  args: string[],
+  started: number,
+  loadStart: number[],
+  commit: string,
+): Promise<void> {
   const progress = new Progress(started);
 
   // 1. Recordings.
   const all = new Map<string, Point>();
   for (const e of exps) for (const p of points(e)) all.set(fileName(p), p);
-  progress.line(`${all.size} histories in the plan (${exps.map((e) => e.id).join(', ')}); checking which are recorded`, true);
+  progress.line(
+    `${all.size} histories in the plan (${exps.map((e) => e.id).join(', ')}); checking which are recorded`,
+    true,
+  );
   const rec = await recordAll([...all.values()], o.histories, o.recordJobs, progress);
   if (o.recordOnly) {
     progress.done();
-    console.log(`${rec.recorded} histories recorded, ${rec.failed.size} failed, ${all.size - rec.recorded - rec.failed.size} already there (${o.histories})`);
+    console.log(
+      `${rec.recorded} histories recorded, ${rec.failed.size} failed, ${all.size - rec.recorded - rec.failed.size} already there (${o.histories})`,
+    );
     return;
   }
 
   // 2. Checks, one at a time, each in a fresh process (the next one is started ahead, parser loaded).
   const checkStart = Date.now();
   const loadChecks = loadavg();
-  interface Job { e: Experiment; p: Point; file: string; checker: Checker }
+  interface Job {
+    e: Experiment;
+    p: Point;
+    file: string;
+    checker: Checker;
+  }
   const jobs: Job[] = [];
-  for (const e of exps) for (const p of points(e)) for (const checker of e.checkers) if (Number(p.seed) <= (e.checkerSeeds?.[checker] ?? Infinity)) jobs.push({ e, p, file: fileName(p), checker });
+  for (const e of exps)
+    for (const p of points(e))
+      for (const checker of e.checkers)
+        if (Number(p.seed) <= (e.checkerSeeds?.[checker] ?? Infinity)) jobs.push({ e, p, file: fileName(p), checker });
   const cache = new Map<string, Outcome>();
   const keyOf = (j: Job) => `${j.file}|${j.checker}|${j.e.checkIso ?? ''}`;
   // Warm-up history for the workers: per workload, the planned history nearest 3 sessions × 5 transactions.
   const warmupOf = new Map<string, string>();
   for (const w of new Set([...all.values()].map((p) => p.workload))) {
     const cands = [...all.values()].filter((p) => p.workload === w && existsSync(join(o.histories, fileName(p))));
-    cands.sort((a, b) => Math.abs(a.sessions * a.txns - 15) - Math.abs(b.sessions * b.txns - 15) || Number(a.seed) - Number(b.seed));
+    cands.sort(
+      (a, b) =>
+        Math.abs(a.sessions * a.txns - 15) - Math.abs(b.sessions * b.txns - 15) || Number(a.seed) - Number(b.seed),
+    );
     if (cands[0]) warmupOf.set(w, join(o.histories, fileName(cands[0])));
   }
-  const warmSpec = (j: Job) => JSON.stringify({ files: warmupOf.has(j.p.workload) ? [warmupOf.get(j.p.workload)] : [], checker: j.checker, iso: j.e.checkIso });
+  const warmSpec = (j: Job) =>
+    JSON.stringify({
+      files: warmupOf.has(j.p.workload) ? [warmupOf.get(j.p.workload)] : [],
+      checker: j.checker,
+      iso: j.e.checkIso,
+    });
   // The distinct checks, in plan order; each runs once, its outcome shared by the experiments that hold it.
   const toRun: Job[] = [];
   const seen = new Set<string>();
@@ -509,26 +795,42 @@ async function runAll(o: Options, exps: Experiment[], args: string[], started: n
     const key = keyOf(j);
     if (seen.has(key)) continue;
     seen.add(key);
-    if (rec.failed.has(j.file) || !existsSync(join(o.histories, j.file))) cache.set(key, { kind: 'error', message: `not recorded: ${rec.failed.get(j.file) ?? 'missing file'}`, peakMb: '' });
+    if (rec.failed.has(j.file) || !existsSync(join(o.histories, j.file)))
+      cache.set(key, {
+        kind: 'error',
+        message: `not recorded: ${rec.failed.get(j.file) ?? 'missing file'}`,
+        peakMb: '',
+      });
     else toRun.push(j);
   }
   let next = toRun.length ? spawnWorker(warmSpec(toRun[0])) : undefined;
   const spawnNext = (i: number) => (i + 1 < toRun.length ? spawnWorker(warmSpec(toRun[i + 1])) : undefined);
-  let ran = 0, undecided = 0;
+  let ran = 0,
+    undecided = 0;
   try {
     for (let i = 0; i < toRun.length; i++) {
       const j = toRun[i];
       const w = next!;
       next = o.sequential ? undefined : spawnNext(i);
       const eta = ran > 0 ? fmtDuration(((Date.now() - checkStart) / ran) * (toRun.length - ran)) : '?';
-      progress.line(`checking ${ran + 1}/${toRun.length} ${j.e.id} ${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''} ${j.file}; ${undecided} undecided so far; ~${eta} left`);
-      const outcome = await runJob(w, { file: join(o.histories, j.file), checker: j.checker, iso: j.e.checkIso, timeoutMs: o.timeoutMs });
+      progress.line(
+        `checking ${ran + 1}/${toRun.length} ${j.e.id} ${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''} ${j.file}; ${undecided} undecided so far; ~${eta} left`,
+      );
+      const outcome = await runJob(w, {
+        file: join(o.histories, j.file),
+        checker: j.checker,
+        iso: j.e.checkIso,
+        timeoutMs: o.timeoutMs,
+      });
       w.child.kill('SIGKILL');
       if (o.sequential) next = spawnNext(i);
       ran++;
       if (outcome.kind !== 'done' || outcome.done.verdict === 'unknown') {
         undecided++;
-        progress.line(`${j.file} (${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''}): ${outcome.kind === 'done' ? `unknown: ${outcome.done.reason}` : `${outcome.kind}: ${outcome.message}`}`, true);
+        progress.line(
+          `${j.file} (${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''}): ${outcome.kind === 'done' ? `unknown: ${outcome.done.reason}` : `${outcome.kind}: ${outcome.message}`}`,
+          true,
+        );
       }
       cache.set(keyOf(j), outcome);
     }
@@ -551,9 +853,19 @@ async function runAll(o: Options, exps: Experiment[], args: string[], started: n
     limitSeeds: o.limitSeeds,
     exhSeeds: o.exhSeeds,
     experiments: exps,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memGb: round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform} ${process.arch}` },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? '?',
+      memGb: round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+    },
     database: rec.pg ?? 'embedded PostgreSQL (histories recorded by an earlier run of this benchmark, reused)',
-    loadavg: { start: loadStart.map((x) => round(x, 2)), checksStart: loadChecks.map((x) => round(x, 2)), end: loadavg().map((x) => round(x, 2)) },
+    loadavg: {
+      start: loadStart.map((x) => round(x, 2)),
+      checksStart: loadChecks.map((x) => round(x, 2)),
+      end: loadavg().map((x) => round(x, 2)),
+    },
     wallMs: { total: Date.now() - started, recording: rec.ms, checking: Date.now() - checkStart },
     recorded: rec.recorded,
     historiesInPlan: all.size,
@@ -561,7 +873,9 @@ async function runAll(o: Options, exps: Experiment[], args: string[], started: n
     sequential: o.sequential,
     commit,
   };
-  writeFileSync(join(o.results, 'run.json'), JSON.stringify(info, null, 2) + '\n');
+  writeFileSync(join(o.results, 'run.json'), `${JSON.stringify(info, null, 2)}\n`);
   writeReport(info, rows, o.results, o.md);
-  console.log(`results: ${o.results} (${exps.map((e) => `${e.id}.csv/.svg`).join(', ')}), report: ${o.md}; ${fmtDuration(info.wallMs.total)} (recording ${fmtDuration(rec.ms)}, checking ${fmtDuration(info.wallMs.checking)})`);
+  console.log(
+    `results: ${o.results} (${exps.map((e) => `${e.id}.csv/.svg`).join(', ')}), report: ${o.md}; ${fmtDuration(info.wallMs.total)} (recording ${fmtDuration(rec.ms)}, checking ${fmtDuration(info.wallMs.checking)})`,
+  );
 }

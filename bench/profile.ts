@@ -15,9 +15,24 @@ import { naiveCheck } from '../src/oracle/naive.js';
 import { parseIsoOverride } from '../src/checker/levels.js';
 import { UsageError } from './usage-error.js';
 
-interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
-interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
-interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 export interface ProfileSummary {
   totalMs: number;
@@ -30,14 +45,18 @@ const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 /** Per generated line, segments [generated column, source index, source line] of a source map's mappings. */
 function decodeMappings(mappings: string): number[][][] {
   const lines: number[][][] = [];
-  let src = 0, srcLine = 0, srcCol = 0, name = 0;
+  let src = 0,
+    srcLine = 0,
+    srcCol = 0,
+    name = 0;
   for (const line of mappings.split(';')) {
     const segs: number[][] = [];
     let col = 0;
     for (const seg of line.split(',')) {
       if (!seg) continue;
       const vals: number[] = [];
-      let shift = 0, value = 0;
+      let shift = 0,
+        value = 0;
       for (const ch of seg) {
         const d = B64.indexOf(ch);
         value += (d & 31) << shift;
@@ -70,8 +89,15 @@ function original(file: string, line: number, col: number): { file: string; line
     let m: { sources: string[]; lines: number[][][] } | null = null;
     try {
       if (existsSync(`${file}.map`)) {
-        const raw = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[]; sourceRoot?: string; mappings: string };
-        m = { sources: raw.sources.map((s) => resolve(dirname(file), raw.sourceRoot ?? '', s)), lines: decodeMappings(raw.mappings) };
+        const raw = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as {
+          sources: string[];
+          sourceRoot?: string;
+          mappings: string;
+        };
+        m = {
+          sources: raw.sources.map((s) => resolve(dirname(file), raw.sourceRoot ?? '', s)),
+          lines: decodeMappings(raw.mappings),
+        };
       }
     } catch {
       m = null;
@@ -91,7 +117,9 @@ function frameName(cf: CallFrame, root: string): string {
   if (cf.url) {
     const file = cf.url.replace(/^file:\/\//, '');
     const o = cf.url.startsWith('file://') ? original(file, cf.lineNumber, cf.columnNumber) : undefined;
-    where = o ? `${relative(root, o.file)}:${o.line}` : `${cf.url.startsWith('file://') ? relative(root, file) : cf.url}:${cf.lineNumber + 1}`;
+    where = o
+      ? `${relative(root, o.file)}:${o.line}`
+      : `${cf.url.startsWith('file://') ? relative(root, file) : cf.url}:${cf.lineNumber + 1}`;
   }
   return `${cf.functionName || '(anonymous)'}${where ? ` ${where}` : ''}`;
 }
@@ -109,7 +137,8 @@ export function summarize(profile: CpuProfile, root: string, entry: string, top 
     const n = byId.get(id)!;
     const name = frameName(n.callFrame, root);
     let inside = name.startsWith('(garbage collector)');
-    for (let cur: number | undefined = id; cur !== undefined && !inside; cur = parent.get(cur)) inside = byId.get(cur)!.callFrame.functionName === entry;
+    for (let cur: number | undefined = id; cur !== undefined && !inside; cur = parent.get(cur))
+      inside = byId.get(cur)!.callFrame.functionName === entry;
     if (!inside) return;
     total += dt;
     self.set(name, (self.get(name) ?? 0) + dt);
@@ -121,13 +150,23 @@ export function summarize(profile: CpuProfile, root: string, entry: string, top 
       incl.set(nm, (incl.get(nm) ?? 0) + dt);
     }
   });
-  const list = (m: Map<string, number>) => [...m.entries()].filter(([n]) => !/^\((root|program|idle)\)|^(runMicrotasks|processTicksAndRejections|runProfile) /.test(n + ' ') && !/ node:/.test(n)).sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, ms]) => ({ name, ms, pct: (100 * ms) / total }));
+  const list = (m: Map<string, number>) =>
+    [...m.entries()]
+      .filter(
+        ([n]) =>
+          !/^\((root|program|idle)\)|^(runMicrotasks|processTicksAndRejections|runProfile) /.test(`${n} `) &&
+          !/ node:/.test(n),
+      )
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, ms]) => ({ name, ms, pct: (100 * ms) / total }));
   return { totalMs: total, self: list(self), inclusive: list(incl) };
 }
 
 export async function runProfile(args: string[]): Promise<void> {
   const file = args.find((a, i) => !a.startsWith('--') && !['--iso', '--timeout', '--out'].includes(args[i - 1]));
-  if (!file) throw new UsageError('usage: npm run bench -- profile FILE [--iso SER] [--timeout S] [--naive] [--out DIR]');
+  if (!file)
+    throw new UsageError('usage: npm run bench -- profile FILE [--iso SER] [--timeout S] [--naive] [--out DIR]');
   const opt = (n: string) => {
     const i = args.indexOf(`--${n}`);
     return i >= 0 ? args[i + 1] : undefined;
@@ -154,7 +193,11 @@ export async function runProfile(args: string[]): Promise<void> {
   let verdict: string;
   let stats = '';
   if (naive) {
-    const r = naiveCheck(history, { iso, maxWork: Number.POSITIVE_INFINITY, exhaustive: args.includes('--exhaustive') });
+    const r = naiveCheck(history, {
+      iso,
+      maxWork: Number.POSITIVE_INFINITY,
+      exhaustive: args.includes('--exhaustive'),
+    });
     verdict = r.verdict;
     stats = `work ${r.work}`;
   } else {

@@ -21,7 +21,12 @@ type Mode = 'direct' | 'recorder' | 'proxy';
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-export async function runProxyBench(txns = 100, sessions = 16, rounds = 3, log: (line: string) => void = console.log): Promise<Record<Mode, number[]>> {
+export async function runProxyBench(
+  txns = 100,
+  sessions = 16,
+  rounds = 3,
+  log: (line: string) => void = console.log,
+): Promise<Record<Mode, number[]>> {
   const db = await openDatabase({});
   const workload = getWorkload('smallbank');
   const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-bench-'));
@@ -29,7 +34,9 @@ export async function runProxyBench(txns = 100, sessions = 16, rounds = 3, log: 
   /** CPU time of this process (the clients, the recorder, the proxy; not the server's). */
   const cpu: Record<Mode, number[]> = { direct: [], recorder: [], proxy: [] };
   try {
-    log(`database: ${db.description}; smallbank, ${sessions} sessions x ${txns} transactions, REPEATABLE READ, ${rounds} rounds`);
+    log(
+      `database: ${db.description}; smallbank, ${sessions} sessions x ${txns} transactions, REPEATABLE READ, ${rounds} rounds`,
+    );
     const data = await workload.generate(dir, '1', 1);
     for (let round = 0; round < rounds; round++) {
       for (const mode of ['direct', 'recorder', 'proxy'] as const) {
@@ -42,10 +49,22 @@ export async function runProxyBench(txns = 100, sessions = 16, rounds = 3, log: 
         await setup.connect();
         await setup.query(workload.schema());
         await workload.load(setup, data);
-        const recorder = mode === 'recorder' ? new Recorder({ file: join(dir, `${name}.ndjson`), onWarning: () => undefined }) : undefined;
+        const recorder =
+          mode === 'recorder'
+            ? new Recorder({ file: join(dir, `${name}.ndjson`), onWarning: () => undefined })
+            : undefined;
         if (recorder) await recorder.instrument(setup, workload.tables);
         await setup.end();
-        const proxy = mode === 'proxy' ? await startProxy({ db: url, port: 0, tables: workload.tables, out: join(dir, `${name}.ndjson`), onWarning: () => undefined }) : undefined;
+        const proxy =
+          mode === 'proxy'
+            ? await startProxy({
+                db: url,
+                port: 0,
+                tables: workload.tables,
+                out: join(dir, `${name}.ndjson`),
+                onWarning: () => undefined,
+              })
+            : undefined;
         const ctx = workload.context(1);
         const clients: pg.Client[] = [];
         for (let s = 0; s < sessions; s++) {
@@ -93,13 +112,19 @@ export async function runProxyBench(txns = 100, sessions = 16, rounds = 3, log: 
         await admin.end();
         times[mode].push(secs);
         cpu[mode].push(cpuSecs);
-        log(`round ${round + 1} ${mode.padEnd(8)} ${committed} committed (${retries} retried after 40001/40P01) in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s`);
+        log(
+          `round ${round + 1} ${mode.padEnd(8)} ${committed} committed (${retries} retried after 40001/40P01) in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s`,
+        );
       }
     }
     const d = median(times.direct);
     const c = median(cpu.direct);
-    log(`CPU medians (this process): direct ${c.toFixed(2)} s, recorder x${(median(cpu.recorder) / c).toFixed(2)}, proxy x${(median(cpu.proxy) / c).toFixed(2)} (the proxy's includes its own clients' protocol work twice: they share the process)`);
-    log(`medians: direct ${d.toFixed(2)} s, recorder ${median(times.recorder).toFixed(2)} s (x${(median(times.recorder) / d).toFixed(2)}), proxy ${median(times.proxy).toFixed(2)} s (x${(median(times.proxy) / d).toFixed(2)}); target: proxy <= x1.3 and <= the recorder's`);
+    log(
+      `CPU medians (this process): direct ${c.toFixed(2)} s, recorder x${(median(cpu.recorder) / c).toFixed(2)}, proxy x${(median(cpu.proxy) / c).toFixed(2)} (the proxy's includes its own clients' protocol work twice: they share the process)`,
+    );
+    log(
+      `medians: direct ${d.toFixed(2)} s, recorder ${median(times.recorder).toFixed(2)} s (x${(median(times.recorder) / d).toFixed(2)}), proxy ${median(times.proxy).toFixed(2)} s (x${(median(times.proxy) / d).toFixed(2)}); target: proxy <= x1.3 and <= the recorder's`,
+    );
     return times;
   } finally {
     rmSync(dir, { recursive: true, force: true });

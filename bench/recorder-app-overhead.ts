@@ -45,12 +45,22 @@ interface Options {
 
 /** The repository (examples/ and bench/results/): above the compiled file when it is in the tree, else the working directory. */
 function repoRoot(): string {
-  for (let d = import.meta.dirname; d !== dirname(d); d = dirname(d)) if (existsSync(join(d, 'examples', 'bank.mjs'))) return d;
+  for (let d = import.meta.dirname; d !== dirname(d); d = dirname(d))
+    if (existsSync(join(d, 'examples', 'bank.mjs'))) return d;
   return process.cwd();
 }
 
 function parseOptions(args: string[]): Options {
-  const o: Options = { apps: ['kysely', 'drizzle'], isos: ['read-committed', 'repeatable-read', 'serializable'], txns: 100, workers: 4, rounds: 5, process: true, inProcess: true, out: join(repoRoot(), 'bench', 'results', 'recorder-overhead.md') };
+  const o: Options = {
+    apps: ['kysely', 'drizzle'],
+    isos: ['read-committed', 'repeatable-read', 'serializable'],
+    txns: 100,
+    workers: 4,
+    rounds: 5,
+    process: true,
+    inProcess: true,
+    out: join(repoRoot(), 'bench', 'results', 'recorder-overhead.md'),
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     const value = (): string => {
@@ -69,9 +79,14 @@ function parseOptions(args: string[]): Options {
     else if (a === '--no-inprocess') o.inProcess = false;
     else throw new UsageError(`recorder: unknown option ${a}`);
   }
-  for (const app of o.apps) if (!['kysely', 'drizzle'].includes(app)) throw new UsageError(`--apps: kysely or drizzle (the ESM examples), not ${app}`);
-  for (const iso of o.isos) if (!['read-committed', 'repeatable-read', 'serializable'].includes(iso)) throw new UsageError(`--isos: read-committed, repeatable-read, serializable, not ${iso}`);
-  if (!(o.txns > 0 && o.workers > 0 && o.rounds > 0)) throw new UsageError('--txns, --workers and --rounds are positive numbers');
+  for (const app of o.apps)
+    if (!['kysely', 'drizzle'].includes(app))
+      throw new UsageError(`--apps: kysely or drizzle (the ESM examples), not ${app}`);
+  for (const iso of o.isos)
+    if (!['read-committed', 'repeatable-read', 'serializable'].includes(iso))
+      throw new UsageError(`--isos: read-committed, repeatable-read, serializable, not ${iso}`);
+  if (!(o.txns > 0 && o.workers > 0 && o.rounds > 0))
+    throw new UsageError('--txns, --workers and --rounds are positive numbers');
   return o;
 }
 
@@ -100,7 +115,10 @@ class Databases {
     return u.toString();
   }
   async dropAll(): Promise<void> {
-    for (let i = 1; i <= this.n; i++) await this.admin.query(`DROP DATABASE IF EXISTS recbench_${process.pid}_${i} WITH (FORCE)`).catch(() => undefined);
+    for (let i = 1; i <= this.n; i++)
+      await this.admin
+        .query(`DROP DATABASE IF EXISTS recbench_${process.pid}_${i} WITH (FORCE)`)
+        .catch(() => undefined);
   }
 }
 
@@ -112,7 +130,11 @@ function timed(command: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.once('error', fail);
-    child.once('exit', (code) => (code === 0 ? done(performance.now() - t0) : fail(new Error(`${command.join(' ')} exited ${code}: ${stderr.slice(-2000)}`))));
+    child.once('exit', (code) =>
+      code === 0
+        ? done(performance.now() - t0)
+        : fail(new Error(`${command.join(' ')} exited ${code}: ${stderr.slice(-2000)}`)),
+    );
   });
 }
 
@@ -123,7 +145,15 @@ interface ProcessVariant {
 }
 
 function processVariants(builds: Build[], workers: number): ProcessVariant[] {
-  const appArgs = (app: string, iso: string, txns: number, workers: number) => [join('examples', app, 'app.mjs'), '--iso', iso, '--txns', String(txns), '--workers', String(workers)];
+  const appArgs = (app: string, iso: string, txns: number, workers: number) => [
+    join('examples', app, 'app.mjs'),
+    '--iso',
+    iso,
+    '--txns',
+    String(txns),
+    '--workers',
+    String(workers),
+  ];
   const baseEnv = (db: string): NodeJS.ProcessEnv => {
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db };
     delete env.ISOCHECK_RECORD_OUT;
@@ -131,21 +161,42 @@ function processVariants(builds: Build[], workers: number): ProcessVariant[] {
     return env;
   };
   const out: ProcessVariant[] = [
-    { name: 'plain', command: (app, iso, txns, db) => ({ argv: [process.execPath, ...appArgs(app, iso, txns, workers)], env: baseEnv(db) }) },
+    {
+      name: 'plain',
+      command: (app, iso, txns, db) => ({
+        argv: [process.execPath, ...appArgs(app, iso, txns, workers)],
+        env: baseEnv(db),
+      }),
+    },
   ];
   for (const b of builds) {
     const suffix = b.name === 'this' ? '' : `@${b.name}`;
     out.push({
       name: `hook${suffix}`,
       command: (app, iso, txns, db, file) => ({
-        argv: [process.execPath, `--import=${pathToFileURL(join(b.dist, 'src', 'recorder', 'hook.js')).href}`, ...appArgs(app, iso, txns, workers)],
+        argv: [
+          process.execPath,
+          `--import=${pathToFileURL(join(b.dist, 'src', 'recorder', 'hook.js')).href}`,
+          ...appArgs(app, iso, txns, workers),
+        ],
         env: { ...baseEnv(db), ISOCHECK_RECORD_OUT: file, ISOCHECK_RECORD_TABLES: 'accounts' },
       }),
     });
     out.push({
       name: `record${suffix}`,
       command: (app, iso, txns, db, file) => ({
-        argv: [process.execPath, join(b.dist, 'src', 'cli', 'main.js'), 'record', '--out', file, '--tables', 'accounts', '--', process.execPath, ...appArgs(app, iso, txns, workers)],
+        argv: [
+          process.execPath,
+          join(b.dist, 'src', 'cli', 'main.js'),
+          'record',
+          '--out',
+          file,
+          '--tables',
+          'accounts',
+          '--',
+          process.execPath,
+          ...appArgs(app, iso, txns, workers),
+        ],
         env: baseEnv(db),
       }),
     });
@@ -154,14 +205,20 @@ function processVariants(builds: Build[], workers: number): ProcessVariant[] {
 }
 
 interface Bank {
-  runBank(app: unknown, options: { iso: string; workers: number; txns: number; seed: number }): Promise<{ results: unknown; retries: number }>;
+  runBank(
+    app: unknown,
+    options: { iso: string; workers: number; txns: number; seed: number },
+  ): Promise<{ results: unknown; retries: number }>;
 }
 interface App {
   close(): Promise<void>;
 }
 type MakeApp = (driver: unknown, url: string) => App;
 interface RecorderModule {
-  Recorder: new (options: { file: string; onWarning?: (m: string) => void }) => { driver(o: { pg: unknown; tables: string[] }): unknown; finish(): void };
+  Recorder: new (options: {
+    file: string;
+    onWarning?: (m: string) => void;
+  }) => { driver(o: { pg: unknown; tables: string[] }): unknown; finish(): void };
 }
 
 interface Sample {
@@ -187,7 +244,10 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
   const root = repoRoot();
   const builds: Build[] = [{ name: 'this', dist: resolve(import.meta.dirname, '..') }];
   if (o.base) {
-    if (!existsSync(join(o.base, 'src', 'recorder', 'hook.js'))) throw new UsageError(`--base ${o.base}: no src/recorder/hook.js there (give a compiled folder, as tsc --outDir writes it)`);
+    if (!existsSync(join(o.base, 'src', 'recorder', 'hook.js')))
+      throw new UsageError(
+        `--base ${o.base}: no src/recorder/hook.js there (give a compiled folder, as tsc --outDir writes it)`,
+      );
     builds.push({ name: 'base', dist: o.base });
   }
   const db = await openDatabase({});
@@ -200,14 +260,20 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
   try {
     report.add('# Recording overhead on an ORM application');
     report.add();
-    report.add(`Written by \`npm run bench -- recorder ${args.join(' ')}\` on ${new Date().toISOString().slice(0, 10)}: ${db.description}, Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}). `);
-    report.add(`The bank example (examples/bank.mjs: transfers and audits, ${o.workers} workers x ${o.txns} transactions, seed 1), a fresh database per run, variants alternated round by round, medians of ${o.rounds} rounds${o.base ? `; \`@base\` is the build at ${o.base}` : ''}.`);
+    report.add(
+      `Written by \`npm run bench -- recorder ${args.join(' ')}\` on ${new Date().toISOString().slice(0, 10)}: ${db.description}, Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}). `,
+    );
+    report.add(
+      `The bank example (examples/bank.mjs: transfers and audits, ${o.workers} workers x ${o.txns} transactions, seed 1), a fresh database per run, variants alternated round by round, medians of ${o.rounds} rounds${o.base ? `; \`@base\` is the build at ${o.base}` : ''}.`,
+    );
     report.add();
     if (o.process) {
       const variants = processVariants(builds, o.workers);
       report.add('## Whole processes (wall time as a user sees it)');
       report.add();
-      report.add('`plain`: `node examples/<app>/app.mjs`; `hook`: with the module hook only (`node --import hook.js`, the ISOCHECK_RECORD_* variables set); `record`: `isocheck record -- node examples/<app>/app.mjs` (the hook and the CLI\'s own start). `fixed`: the same with `--txns 0` (start-up, set-up, the two withdrawals); `per txn`: (wall - fixed) / transactions.');
+      report.add(
+        "`plain`: `node examples/<app>/app.mjs`; `hook`: with the module hook only (`node --import hook.js`, the ISOCHECK_RECORD_* variables set); `record`: `isocheck record -- node examples/<app>/app.mjs` (the hook and the CLI's own start). `fixed`: the same with `--txns 0` (start-up, set-up, the two withdrawals); `per txn`: (wall - fixed) / transactions.",
+      );
       report.add();
       report.add(`| app | level | variant | wall ms | x plain | fixed ms | per txn ms | x plain per txn |`);
       report.add(`|---|---|---|---|---|---|---|---|`);
@@ -237,7 +303,9 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
             const wall = median(walls.get(v.name)!);
             const f = median(fixed.get(v.name)!);
             const per = (wall - f) / n;
-            report.add(`| ${app} | ${isoName(iso)} | ${v.name} | ${fmt(wall)} | ${fmt(wall / plainWall, 2)} | ${fmt(f)} | ${fmt(per, 3)} | ${fmt(per / plainPer, 2)} |`);
+            report.add(
+              `| ${app} | ${isoName(iso)} | ${v.name} | ${fmt(wall)} | ${fmt(wall / plainWall, 2)} | ${fmt(f)} | ${fmt(per, 3)} | ${fmt(per / plainPer, 2)} |`,
+            );
           }
         }
       }
@@ -246,14 +314,25 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
     if (o.inProcess) {
       report.add('## In one process (the drop-in driver, `recorder.driver()`; warm: the first round is not counted)');
       report.add();
-      report.add('`per txn`: wall / transactions; `client CPU per txn`: this process\'s CPU (the ORM, pg, the recorder) / transactions; the server\'s work is the rest.');
+      report.add(
+        "`per txn`: wall / transactions; `client CPU per txn`: this process's CPU (the ORM, pg, the recorder) / transactions; the server's work is the rest.",
+      );
       report.add();
-      report.add(`| app | level | variant | wall ms | x plain | per txn ms | client CPU per txn ms | x plain CPU | retries |`);
+      report.add(
+        `| app | level | variant | wall ms | x plain | per txn ms | client CPU per txn ms | x plain CPU | retries |`,
+      );
       report.add(`|---|---|---|---|---|---|---|---|---|`);
       const bank = (await import(pathToFileURL(join(root, 'examples', 'bank.mjs')).href)) as Bank;
-      const recorders = await Promise.all(builds.map(async (b) => ({ build: b, module: (await import(pathToFileURL(join(b.dist, 'src', 'recorder', 'index.js')).href)) as RecorderModule })));
+      const recorders = await Promise.all(
+        builds.map(async (b) => ({
+          build: b,
+          module: (await import(pathToFileURL(join(b.dist, 'src', 'recorder', 'index.js')).href)) as RecorderModule,
+        })),
+      );
       for (const app of o.apps) {
-        const makeApp = ((await import(pathToFileURL(join(root, 'examples', app, 'app.mjs')).href)) as { makeApp: MakeApp }).makeApp;
+        const makeApp = (
+          (await import(pathToFileURL(join(root, 'examples', app, 'app.mjs')).href)) as { makeApp: MakeApp }
+        ).makeApp;
         const variants: { name: string; driver: () => { pg: unknown; finish(): void } }[] = [
           { name: 'plain', driver: () => ({ pg, finish: () => undefined }) },
           ...recorders.map(({ build, module }) => ({
@@ -273,12 +352,21 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
               const a = makeApp(d.pg, url);
               const c0 = process.cpuUsage();
               const t0 = performance.now();
-              const { retries } = await bank.runBank(a, { iso: isoName(iso), workers: o.workers, txns: o.txns, seed: 1 });
+              const { retries } = await bank.runBank(a, {
+                iso: isoName(iso),
+                workers: o.workers,
+                txns: o.txns,
+                seed: 1,
+              });
               const ms = performance.now() - t0;
               const cpu = process.cpuUsage(c0);
               await a.close();
               d.finish();
-              if (r > 0) samples.set(v.name, [...(samples.get(v.name) ?? []), { ms, cpuMs: (cpu.user + cpu.system) / 1000, retries }]);
+              if (r > 0)
+                samples.set(v.name, [
+                  ...(samples.get(v.name) ?? []),
+                  { ms, cpuMs: (cpu.user + cpu.system) / 1000, retries },
+                ]);
             }
           }
           const n = o.workers * o.txns;
@@ -287,14 +375,16 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
             const s = samples.get(v.name)!;
             const wall = median(s.map((x) => x.ms));
             const cpuMs = median(s.map((x) => x.cpuMs));
-            report.add(`| ${app} | ${isoName(iso)} | ${v.name} | ${fmt(wall)} | ${fmt(wall / median(plain.map((x) => x.ms)), 2)} | ${fmt(wall / n, 3)} | ${fmt(cpuMs / n, 3)} | ${fmt(cpuMs / median(plain.map((x) => x.cpuMs)), 2)} | ${fmt(median(s.map((x) => x.retries)))} |`);
+            report.add(
+              `| ${app} | ${isoName(iso)} | ${v.name} | ${fmt(wall)} | ${fmt(wall / median(plain.map((x) => x.ms)), 2)} | ${fmt(wall / n, 3)} | ${fmt(cpuMs / n, 3)} | ${fmt(cpuMs / median(plain.map((x) => x.cpuMs)), 2)} | ${fmt(median(s.map((x) => x.retries)))} |`,
+            );
           }
         }
       }
       report.add();
     }
     mkdirSync(dirname(o.out), { recursive: true });
-    writeFileSync(o.out, report.lines.join('\n') + '\n');
+    writeFileSync(o.out, `${report.lines.join('\n')}\n`);
     console.log(`written to ${o.out}`);
   } finally {
     await dbs.dropAll();

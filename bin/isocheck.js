@@ -4,7 +4,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 const main = new URL('../dist/src/cli/main.js', import.meta.url);
 if (!existsSync(fileURLToPath(main))) {
-  console.error('isocheck: the compiled CLI is missing (dist/). Run `npm ci` or `npm run build` in the project folder.');
+  console.error(
+    'isocheck: the compiled CLI is missing (dist/). Run `npm ci` or `npm run build` in the project folder.',
+  );
   process.exit(2);
 }
 await import(main.href);

@@ -26,7 +26,10 @@ export const PAIR_WITHDRAWAL = 150;
 
 /** A small seeded generator (mulberry32): the same seed, the same transactions. */
 export function rng(seed) {
-  let a = typeof seed === 'number' ? seed >>> 0 : [...String(seed)].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 2654435761) >>> 0, 1779033703);
+  let a =
+    typeof seed === 'number'
+      ? seed >>> 0
+      : [...String(seed)].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 2654435761) >>> 0, 1779033703);
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;
@@ -70,7 +73,9 @@ export async function runBank(app, { iso = 'serializable', workers = 4, txns = 2
   await app.setup(accounts, 100);
 
   // 1. the couple's withdrawals, step by step
-  const read1 = deferred(), read2 = deferred(), committed1 = deferred();
+  const read1 = deferred(),
+    read2 = deferred(),
+    committed1 = deferred();
   const withdraw = (own, before, after) =>
     retry(() =>
       app.transaction(iso, async (tx) => {
@@ -107,7 +112,16 @@ export async function runBank(app, { iso = 'serializable', workers = 4, txns = 2
         app.transaction(iso, async (tx) => {
           await app.balance(tx, from);
           // in key order, so that two transfers wait for each other rather than deadlock
-          for (const [id, delta] of from < to ? [[from, -amount], [to, amount]] : [[to, amount], [from, -amount]]) await app.add(tx, id, delta);
+          for (const [id, delta] of from < to
+            ? [
+                [from, -amount],
+                [to, amount],
+              ]
+            : [
+                [to, amount],
+                [from, -amount],
+              ])
+            await app.add(tx, id, delta);
         }),
       );
       transfers++;
@@ -115,7 +129,10 @@ export async function runBank(app, { iso = 'serializable', workers = 4, txns = 2
   };
   await Promise.all(Array.from({ length: workers }, (_, w) => worker(w + 1)));
   const balances = (await app.balances()).map((r) => [Number(r.id), Number(r.balance)]);
-  return { results: { withdrawals, balances, transfers, audits, auditTotals: [...auditTotals].sort((a, b) => a - b) }, retries };
+  return {
+    results: { withdrawals, balances, transfers, audits, auditTotals: [...auditTotals].sort((a, b) => a - b) },
+    retries,
+  };
 }
 
 /** The command line of every example: `node app.mjs [--iso serializable|repeatable-read|read-committed] [--workers 4] [--txns 20] [--seed 1]`. */
@@ -127,7 +144,8 @@ export function options(argv = process.argv.slice(2)) {
     o[key] = key === 'iso' || key === 'seed' ? argv[i + 1] : Number(argv[i + 1]);
   }
   o.iso = o.iso.replace(/-/g, ' ').toLowerCase();
-  if (!['serializable', 'repeatable read', 'read committed'].includes(o.iso)) throw new Error(`--iso ${o.iso}: serializable, repeatable-read or read-committed`);
+  if (!['serializable', 'repeatable read', 'read committed'].includes(o.iso))
+    throw new Error(`--iso ${o.iso}: serializable, repeatable-read or read-committed`);
   return o;
 }
 
@@ -144,13 +162,17 @@ export function databaseUrl() {
 export async function main(makeApp, pg) {
   const o = options();
   const file = process.env.BANK_RECORD;
-  const recorder = file ? new (await import('isocheck/recorder')).Recorder({ file, meta: { app: 'bank', ...o } }) : undefined;
+  const recorder = file
+    ? new (await import('isocheck/recorder')).Recorder({ file, meta: { app: 'bank', ...o } })
+    : undefined;
   const driver = recorder ? recorder.driver({ pg, tables: ['accounts'] }) : pg; // the one line of glue
   const app = await makeApp(driver, databaseUrl());
   try {
     const { results, retries } = await runBank(app, o);
     console.log(JSON.stringify(results));
-    console.error(`${o.workers} workers × ${o.txns} transactions at ${o.iso}: ${results.transfers} transfers, ${results.audits} audits, ${retries} retries`);
+    console.error(
+      `${o.workers} workers × ${o.txns} transactions at ${o.iso}: ${results.transfers} transfers, ${results.audits} audits, ${retries} retries`,
+    );
   } finally {
     await app.close();
     recorder?.finish();

@@ -10,7 +10,11 @@ rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 const packing = ['pack', 'publish'].includes(process.env.npm_command ?? '');
 try {
   // npm puts node_modules/.bin on the PATH of scripts
-  execFileSync('tsc', ['-p', 'tsconfig.build.json', ...(packing ? ['--sourceMap', 'false'] : [])], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  execFileSync('tsc', ['-p', 'tsconfig.build.json', ...(packing ? ['--sourceMap', 'false'] : [])], {
+    cwd: root,
+    stdio: 'inherit',
+    shell: process.platform === 'win32',
+  });
 } catch {
   process.exit(1);
 }

@@ -15,7 +15,18 @@
 // Checking
 export { check, type CheckFileOptions as CheckOptions } from './checker/check-file.js';
 export type { CheckResult, CheckStats, Verdict } from './checker/check.js';
-export type { Anomaly, AnomalyType, ConsistencyType, ContradictionType, WellFormednessType, Edge, EdgeKind, EventRef, Assumption, Case } from './checker/anomaly.js';
+export type {
+  Anomaly,
+  AnomalyType,
+  ConsistencyType,
+  ContradictionType,
+  WellFormednessType,
+  Edge,
+  EdgeKind,
+  EventRef,
+  Assumption,
+  Case,
+} from './checker/anomaly.js';
 export { ANOMALY_NAMES } from './checker/anomaly.js';
 export { parseIsoOverride, effectiveLevel, LEVEL_DESCRIPTIONS, type IsoOverride } from './checker/levels.js';
 

@@ -28,14 +28,41 @@ function wellFormedXml(text: string): string | undefined {
 }
 
 beforeAll(() => {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    { cwd: root, stdio: 'inherit' },
+  );
   work = mkdtempSync(join(tmpdir(), 'isocheck-bench-smoke-'));
-  run = spawnSync(process.execPath, [
-    join(root, 'dist', 'bench', 'run.js'), 'paper', '--quick',
-    '--experiments', 'exp1,exp3', '--workloads', 'twitter', '--configs', 'ser',
-    '--sessions', '1,2', '--txns', '1,2', '--seeds', '1', '--timeout', '10',
-    '--results', join(work, 'results'), '--md', join(work, 'RESULTS.md'), '--histories', join(work, 'histories'),
-  ], { cwd: root, encoding: 'utf8', timeout: 110_000 });
+  run = spawnSync(
+    process.execPath,
+    [
+      join(root, 'dist', 'bench', 'run.js'),
+      'paper',
+      '--quick',
+      '--experiments',
+      'exp1,exp3',
+      '--workloads',
+      'twitter',
+      '--configs',
+      'ser',
+      '--sessions',
+      '1,2',
+      '--txns',
+      '1,2',
+      '--seeds',
+      '1',
+      '--timeout',
+      '10',
+      '--results',
+      join(work, 'results'),
+      '--md',
+      join(work, 'RESULTS.md'),
+      '--histories',
+      join(work, 'histories'),
+    ],
+    { cwd: root, encoding: 'utf8', timeout: 110_000 },
+  );
   return () => rmSync(work, { recursive: true, force: true });
 }, 120_000);
 
@@ -70,10 +97,23 @@ describe('npm run bench -- paper --quick (tiny grid)', () => {
       expect(typeof r.prefixes).toBe('number');
     }
     const r3 = fromCsv(exp3);
-    expect(r3.map((r) => `${r.txns}:${r.checker}:${r.check_iso}:${r.config}`)).toEqual(['1:ours:SER:rc', '1:naive:SER:rc', '1:naive-exhaustive:SER:rc', '2:ours:SER:rc', '2:naive:SER:rc', '2:naive-exhaustive:SER:rc']);
+    expect(r3.map((r) => `${r.txns}:${r.checker}:${r.check_iso}:${r.config}`)).toEqual([
+      '1:ours:SER:rc',
+      '1:naive:SER:rc',
+      '1:naive-exhaustive:SER:rc',
+      '2:ours:SER:rc',
+      '2:naive:SER:rc',
+      '2:naive-exhaustive:SER:rc',
+    ]);
     for (const r of r3) expect(['consistent', 'inconsistent', 'timeout']).toContain(r.verdict);
     // The same history gets the same verdict from every checker that decided it.
-    for (const [a, b] of [[0, 1], [0, 2], [3, 4], [3, 5]]) if (r3[b].verdict !== 'timeout') expect(r3[a].verdict).toBe(r3[b].verdict);
+    for (const [a, b] of [
+      [0, 1],
+      [0, 2],
+      [3, 4],
+      [3, 5],
+    ])
+      if (r3[b].verdict !== 'timeout') expect(r3[a].verdict).toBe(r3[b].verdict);
   });
 
   it('round-trips CSV fields with commas and quotes', () => {

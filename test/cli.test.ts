@@ -6,11 +6,16 @@ import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const bin = join(root, 'bin', 'isocheck.js');
-const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
 
 beforeAll(() => {
   // The CLI runs the compiled code: build it so the test sees the current sources.
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    { cwd: root, stdio: 'inherit' },
+  );
 }, 120_000);
 
 describe('isocheck check', () => {
@@ -18,7 +23,11 @@ describe('isocheck check', () => {
     const r = run('check', '--json', 'histories/known/serial-chain.SER.ndjson');
     expect(r.status).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ file: 'histories/known/serial-chain.SER.ndjson', verdict: 'consistent', anomalies: [] });
+    expect(out).toMatchObject({
+      file: 'histories/known/serial-chain.SER.ndjson',
+      verdict: 'consistent',
+      anomalies: [],
+    });
     expect(out.commitOrder).toEqual(['T1', 'T2', 'T3']);
     expect(out.stats.transactions).toBe(3);
   });
@@ -47,15 +56,35 @@ describe('isocheck check', () => {
     expect(run('frobnicate').status).toBe(2);
   });
   it('prints one line per file and a total for many files', () => {
-    const r = run('check', 'histories/known/serial-chain.SER.ndjson', 'histories/known/lost-update.SI.ndjson', 'test/fixtures/bad/empty.ndjson');
+    const r = run(
+      'check',
+      'histories/known/serial-chain.SER.ndjson',
+      'histories/known/lost-update.SI.ndjson',
+      'test/fixtures/bad/empty.ndjson',
+    );
     expect(r.status).toBe(2);
     expect(r.stdout).toMatch(/serial-chain.SER.ndjson: CONSISTENT/);
     expect(r.stdout).toMatch(/total: 3 files: 1 consistent, 1 inconsistent, 0 unknown, 1 bad input/);
-    const j = JSON.parse(run('check', '--json', 'histories/known/serial-chain.SER.ndjson', 'histories/known/lost-update.SI.ndjson').stdout);
+    const j = JSON.parse(
+      run('check', '--json', 'histories/known/serial-chain.SER.ndjson', 'histories/known/lost-update.SI.ndjson').stdout,
+    );
     expect(j.map((x: { verdict: string }) => x.verdict)).toEqual(['consistent', 'inconsistent']);
   });
   it('documents levels, --iso, --timeout, --json and exit codes in --help', () => {
     const h = run('check', '--help').stdout;
-    for (const word of ['RC', 'RA', 'CC', 'PC', 'SI', 'SER', '--iso', '--timeout', '--json', 'Exit status', '3  some history could not be decided']) expect(h).toContain(word);
+    for (const word of [
+      'RC',
+      'RA',
+      'CC',
+      'PC',
+      'SI',
+      'SER',
+      '--iso',
+      '--timeout',
+      '--json',
+      'Exit status',
+      '3  some history could not be decided',
+    ])
+      expect(h).toContain(word);
   });
 });

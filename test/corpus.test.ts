@@ -9,7 +9,15 @@ import { loadPredicateParser } from '../src/history/predicate.js';
 import { anomalyMessage } from '../src/checker/explain/explain.js';
 
 const dir = join(import.meta.dirname, '..', 'histories', 'corpus');
-const index: { file: string; workload: string; iso: string; declare?: string; seed: string; checkIso?: string; expected: string }[] = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));
+const index: {
+  file: string;
+  workload: string;
+  iso: string;
+  declare?: string;
+  seed: string;
+  checkIso?: string;
+  expected: string;
+}[] = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));
 
 beforeAll(async () => {
   await loadPredicateParser();
@@ -18,10 +26,19 @@ beforeAll(async () => {
 describe('recorded corpus', () => {
   it('covers every workload and configuration, and shows violations where levels are weaker than checked', () => {
     for (const w of ['tpcc', 'tpcc-pc', 'twitter', 'smallbank']) {
-      for (const c of ['ser', 'si', 'rc', 'ser+rc', 'si+rc']) expect(index.some((e) => e.workload === w && e.iso === c && !e.checkIso && e.expected === 'consistent')).toBe(true);
+      for (const c of ['ser', 'si', 'rc', 'ser+rc', 'si+rc'])
+        expect(index.some((e) => e.workload === w && e.iso === c && !e.checkIso && e.expected === 'consistent')).toBe(
+          true,
+        );
     }
-    expect(index.some((e) => e.workload === 'tpcc' && e.iso === 'rc' && e.checkIso === 'SER' && e.expected === 'inconsistent')).toBe(true);
-    expect(index.some((e) => e.workload === 'smallbank' && e.declare === 'ser' && e.expected === 'inconsistent')).toBe(true);
+    expect(
+      index.some(
+        (e) => e.workload === 'tpcc' && e.iso === 'rc' && e.checkIso === 'SER' && e.expected === 'inconsistent',
+      ),
+    ).toBe(true);
+    expect(index.some((e) => e.workload === 'smallbank' && e.declare === 'ser' && e.expected === 'inconsistent')).toBe(
+      true,
+    );
   });
   for (const e of index) {
     it(`${e.file}${e.checkIso ? ` checked as ${e.checkIso}` : ''} is ${e.expected}`, async () => {

@@ -4,7 +4,18 @@
 // that cannot run and a server that cannot start give one line saying why, never a stack trace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findBinaries, findNativePackage, PgBinariesError, type RunAs } from '../src/db/pg-binaries.js';
@@ -91,7 +102,9 @@ describe('binaries the server user can reach', () => {
       const planted = join(base, `isocheck-postgres-${pkg.version}-${process.platform}-${process.arch}-uid0`);
       const marker = join(base, 'planted-binary-ran');
       mkdirSync(join(planted, 'bin'), { recursive: true });
-      writeFileSync(join(planted, 'bin', 'postgres'), `#!/bin/sh\ntouch ${marker}\necho "postgres (PostgreSQL) 18"\n`, { mode: 0o755 });
+      writeFileSync(join(planted, 'bin', 'postgres'), `#!/bin/sh\ntouch ${marker}\necho "postgres (PostgreSQL) 18"\n`, {
+        mode: 0o755,
+      });
       if (plant === 'writable by others') chmodSync(planted, 0o777);
       else execFileSync('chown', ['-R', `${runAs!.uid}:${runAs!.gid}`, planted]);
       const b = findBinaries(runAs, pkg, [base]);
@@ -106,7 +119,9 @@ describe('binaries the server user can reach', () => {
     cleanup.push(base);
     chmodSync(base, 0o777); // world-writable, not sticky
     const pkg = privatePackage();
-    for (const { target } of JSON.parse(readFileSync(join(pkg.root, 'native', 'pg-symlinks.json'), 'utf8')) as { target: string }[]) {
+    for (const { target } of JSON.parse(readFileSync(join(pkg.root, 'native', 'pg-symlinks.json'), 'utf8')) as {
+      target: string;
+    }[]) {
       rmSync(join(pkg.root, target), { force: true }); // so that a copy is needed even when not root
     }
     expect(() => findBinaries(runAs, pkg, [base])).toThrow(/not a temp folder only root or we can replace things in/);
@@ -115,12 +130,15 @@ describe('binaries the server user can reach', () => {
   it('restores the library links when the install script did not run', () => {
     const base = freshTmp();
     const pkg = privatePackage();
-    const links = JSON.parse(readFileSync(join(pkg.root, 'native', 'pg-symlinks.json'), 'utf8')) as { target: string }[];
+    const links = JSON.parse(readFileSync(join(pkg.root, 'native', 'pg-symlinks.json'), 'utf8')) as {
+      target: string;
+    }[];
     expect(links.length).toBeGreaterThan(0);
     for (const { target } of links) rmSync(join(pkg.root, target), { force: true });
     const b = findBinaries(runAs, pkg, [base]);
     expect(b.copy).toBeDefined();
-    for (const { target } of links) expect(lstatSync(join(b.copy!, target.replace(/^native\//, ''))).isSymbolicLink()).toBe(true);
+    for (const { target } of links)
+      expect(lstatSync(join(b.copy!, target.replace(/^native\//, ''))).isSymbolicLink()).toBe(true);
   });
 
   it('binaries that cannot run: one line saying why and what to do', () => {
@@ -158,7 +176,9 @@ describe('a server that cannot start', () => {
     expect(err).toBeInstanceOf(EmbeddedStartError);
     const e = err as EmbeddedStartError;
     expect(e.message).not.toContain('\n');
-    expect(e.message).toMatch(/could not start the embedded PostgreSQL server: FATAL: invalid value for parameter "max_connections".*--db/);
+    expect(e.message).toMatch(
+      /could not start the embedded PostgreSQL server: FATAL: invalid value for parameter "max_connections".*--db/,
+    );
     expect(e.logFile).toBeDefined();
     expect(readFileSync(e.logFile!, 'utf8')).toMatch(/max_connections/);
     rmSync(e.logFile!, { force: true });
@@ -175,13 +195,21 @@ describe('the demo from a project in a 0700 folder', () => {
     cpSync(join(root, 'bin'), join(project, 'bin'), { recursive: true });
     cpSync(join(root, 'tsconfig.json'), join(project, 'tsconfig.json'));
     cpSync(join(root, 'tsconfig.build.json'), join(project, 'tsconfig.build.json'));
-    for (const d of ['src', 'workloads', 'bench']) cpSync(join(root, d), join(project, d), { recursive: true, filter: (from) => !from.includes(join('bench', '.histories')) });
+    for (const d of ['src', 'workloads', 'bench'])
+      cpSync(join(root, d), join(project, d), {
+        recursive: true,
+        filter: (from) => !from.includes(join('bench', '.histories')),
+      });
     try {
       execFileSync('cp', ['-al', join(root, 'node_modules'), join(project, 'node_modules')], { stdio: 'pipe' });
     } catch {
       execFileSync('cp', ['-a', join(root, 'node_modules'), join(project, 'node_modules')], { stdio: 'pipe' });
     }
-    execFileSync(process.execPath, [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: project, stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: project, stdio: 'pipe' },
+    );
     const tmp = freshTmp();
     const r = spawnSync(process.execPath, [join(project, 'bin', 'isocheck.js'), 'demo'], {
       cwd: project,
@@ -198,6 +226,7 @@ describe('the demo from a project in a 0700 folder', () => {
     if (r.status !== 0) expect(out, out).toMatch(/no anomaly with seed \d+/);
     expect([0, 1], out).toContain(r.status);
     if (r.status === 0) expect(out).toMatch(/WRITE SKEW/);
-    if (isRoot) expect(existsSync(tmp) && execFileSync('ls', [tmp], { encoding: 'utf8' })).toMatch(/isocheck-postgres-/);
+    if (isRoot)
+      expect(existsSync(tmp) && execFileSync('ls', [tmp], { encoding: 'utf8' })).toMatch(/isocheck-postgres-/);
   }, 240_000);
 });

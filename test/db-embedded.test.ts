@@ -41,7 +41,10 @@ function alive(pid: number): boolean {
   }
 }
 
-async function runChild(mode: string, signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; dir: string; pid: number }> {
+async function runChild(
+  mode: string,
+  signal?: NodeJS.Signals,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; dir: string; pid: number }> {
   const p = spawn(process.execPath, [child!, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -55,7 +58,9 @@ async function runChild(mode: string, signal?: NodeJS.Signals): Promise<{ code: 
     p.on('exit', () => rej(new Error(`child exited before starting the server: ${err}`)));
   });
   if (signal) p.kill(signal);
-  const [code, sig] = await new Promise<[number | null, NodeJS.Signals | null]>((res) => p.on('close', (c, s) => res([c, s])));
+  const [code, sig] = await new Promise<[number | null, NodeJS.Signals | null]>((res) =>
+    p.on('close', (c, s) => res([c, s])),
+  );
   return { code, signal: sig, ...info };
 }
 
@@ -91,7 +96,9 @@ describe('startEmbedded', () => {
     expect(s.url).toMatch(/^postgresql:\/\/postgres:[0-9a-f]+@127\.0\.0\.1:\d+\/postgres$/);
     const c = new pg.Client({ connectionString: s.url });
     await c.connect();
-    const r = await c.query(`SELECT datcollate, datctype, pg_encoding_to_char(encoding) AS enc FROM pg_database WHERE datname = current_database()`);
+    const r = await c.query(
+      `SELECT datcollate, datctype, pg_encoding_to_char(encoding) AS enc FROM pg_database WHERE datname = current_database()`,
+    );
     expect(r.rows[0]).toEqual({ datcollate: 'C', datctype: 'C', enc: 'UTF8' });
     await c.end();
     expect(existsSync(s.dir)).toBe(true);
@@ -116,7 +123,11 @@ describe('startEmbedded', () => {
     }
   });
 
-  for (const [mode, signal] of [['wait', 'SIGTERM'], ['wait', 'SIGINT'], ['exit', undefined]] as const) {
+  for (const [mode, signal] of [
+    ['wait', 'SIGTERM'],
+    ['wait', 'SIGINT'],
+    ['exit', undefined],
+  ] as const) {
     it(`removes the server when the process ${signal ? `gets ${signal}` : 'exits'}`, async (ctx) => {
       if (skipReason) return ctx.skip(skipReason);
       const r = await runChild(mode, signal);

@@ -49,7 +49,8 @@ function run(args: string[], onStdout?: (stdout: string, kill: (s: NodeJS.Signal
 }
 
 /** The ports of the servers the demo printed (`primary: embedded PostgreSQL 18.4 on 127.0.0.1:PORT`). */
-const portsOf = (stdout: string): number[] => [...stdout.matchAll(/^\s+(?:primary|standby\d+): .* on 127\.0\.0\.1:(\d+)/gm)].map((m) => Number(m[1]));
+const portsOf = (stdout: string): number[] =>
+  [...stdout.matchAll(/^\s+(?:primary|standby\d+): .* on 127\.0\.0\.1:(\d+)/gm)].map((m) => Number(m[1]));
 
 /** Whether something still listens on the port (a connection accepted within 2 s). */
 function listening(port: number): Promise<boolean> {
@@ -66,7 +67,7 @@ function listening(port: number): Promise<boolean> {
 }
 
 describe('isocheck demo cluster', () => {
-  it('a read on the standby misses the client\'s own write: READ-YOUR-WRITES VIOLATION [violates RC], the servers named, all stopped', async () => {
+  it("a read on the standby misses the client's own write: READ-YOUR-WRITES VIOLATION [violates RC], the servers named, all stopped", async () => {
     const t0 = Date.now();
     const r = await run(['demo', 'cluster']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
@@ -97,7 +98,10 @@ describe('isocheck demo cluster', () => {
 
   it('refuses --db and an unknown demo in one line', async () => {
     const a = await run(['demo', 'cluster', '--db', 'postgresql://x@127.0.0.1:1/x']);
-    expect([a.code, a.stderr.trim()]).toEqual([2, expect.stringMatching(/^isocheck: demo cluster builds its own servers: leave out --db/)]);
+    expect([a.code, a.stderr.trim()]).toEqual([
+      2,
+      expect.stringMatching(/^isocheck: demo cluster builds its own servers: leave out --db/),
+    ]);
     const b = await run(['demo', 'ring']);
     expect([b.code, b.stderr.trim()]).toEqual([2, 'isocheck: demo ring: expected "demo" or "demo cluster"']);
   });

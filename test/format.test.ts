@@ -58,28 +58,39 @@ describe('history format', () => {
     'proto-key.ndjson': /:2: table "t": key column "constructor" is not in "columns"/,
     'blank-where.ndjson': /:4: txn "a" event 1 \(select\): field "where" is blank/,
     'session-beyond-2-53.ndjson': /:4: txn "a": field "session" must be an integer >= 1 and at most 2\^53 - 1/,
-    'int4-infinity.ndjson': /:3: init of "t" rows\[0\]: column "v" = a number beyond the range of a double \(read as Infinity\) should be an integer .* for int4/,
+    'int4-infinity.ndjson':
+      /:3: init of "t" rows\[0\]: column "v" = a number beyond the range of a double \(read as Infinity\) should be an integer .* for int4/,
     'partial-row.ndjson': /:4: txn "a" event 1 \(select\) rows\[0\]: the row lacks column "v"/,
     'blank-line.ndjson': /:3: blank line/,
-    'numeric-exponent.ndjson': /:3: .*column "n" = "1e999999999" should be a numeric with at most 131072 digits before the decimal point/,
-    'int8-range.ndjson': /:3: .*column "id" = "9223372036854775808" should be an integer from -9223372036854775808 to 9223372036854775807 for int8/,
+    'numeric-exponent.ndjson':
+      /:3: .*column "n" = "1e999999999" should be a numeric with at most 131072 digits before the decimal point/,
+    'int8-range.ndjson':
+      /:3: .*column "id" = "9223372036854775808" should be an integer from -9223372036854775808 to 9223372036854775807 for int8/,
     'not-utf8.ndjson': /:3: not UTF-8 text/,
     'garbage-no-newline.ndjson': /:1: not valid JSON/,
   };
 
   it('has an expectation for every bad fixture', () => {
     const files = readdirSync(join(fixtures, 'bad')).sort();
-    expect(files.filter((f) => !(f in expectations) && f !== 'duplicate-init-key.ndjson' && f !== 'unsupported-where.ndjson')).toEqual([]);
+    expect(
+      files.filter(
+        (f) => !(f in expectations) && f !== 'duplicate-init-key.ndjson' && f !== 'unsupported-where.ndjson',
+      ),
+    ).toEqual([]);
   });
 
   for (const [file, pattern] of Object.entries(expectations)) {
     it(`rejects ${file} with a clear error`, async () => {
       const path = join(fixtures, 'bad', file);
-      const err = await readHistory(path).then(() => undefined, (e) => e);
+      const err = await readHistory(path).then(
+        () => undefined,
+        (e) => e,
+      );
       expect(err).toBeInstanceOf(InputError);
       expect(err.message).toMatch(pattern);
       if (err instanceof HistoryFormatError) expect(err.message.startsWith(path)).toBe(true);
-      if (err instanceof HistoryFormatError && file !== 'seq-gap.ndjson') expect(err.message.split('\n')).toHaveLength(1);
+      if (err instanceof HistoryFormatError && file !== 'seq-gap.ndjson')
+        expect(err.message.split('\n')).toHaveLength(1);
     });
   }
 
@@ -94,7 +105,10 @@ describe('history format', () => {
   it('reads a file that starts with a UTF-8 byte order mark', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'isocheck-bom-'));
     const file = join(dir, 'bom.ndjson');
-    writeFileSync(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(fixtures, 'ok', 'spec-example.ndjson'))]));
+    writeFileSync(
+      file,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(fixtures, 'ok', 'spec-example.ndjson'))]),
+    );
     expect((await readHistory(file)).txns.map((t) => t.id)).toEqual(['a', 'b']);
   });
 
@@ -104,7 +118,10 @@ describe('history format', () => {
 
   it('writes what it reads (plain and gzip)', async () => {
     const source = join(fixtures, 'ok', 'spec-example.ndjson');
-    const lines = readFileSync(source, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(source, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const dir = mkdtempSync(join(tmpdir(), 'isocheck-w-'));
     for (const name of ['out.ndjson', 'out.ndjson.gz']) {
       const out = join(dir, name);
@@ -124,7 +141,9 @@ describe('history writer', () => {
   });
   it('makes missing folders for the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'isocheck-writer-'));
-    writeHistoryFile(join(dir, 'a', 'b', 'run.ndjson'), [{ kind: 'history', format: 'isocheck-history', version: 1, meta: {} }]);
+    writeHistoryFile(join(dir, 'a', 'b', 'run.ndjson'), [
+      { kind: 'history', format: 'isocheck-history', version: 1, meta: {} },
+    ]);
     expect(readFileSync(join(dir, 'a', 'b', 'run.ndjson'), 'utf8')).toMatch(/isocheck-history/);
   });
 });

@@ -29,13 +29,24 @@ describe('the independent reading of the documents', () => {
     }
   });
   it('rejects what the documents forbid, and finds ill-formed reads', () => {
-    const head = '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}\n{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4","v":"int4"}}\n';
-    const txn = (id: string, session: number, events: unknown[], status = 'committed') => JSON.stringify({ kind: 'txn', id, session, seq: 1, iso: 'SER', status, events });
-    expect(specCheck(head + '{"kind":"init","table":"t","rows":[{"id":1,"toString":2}]}\n').format.join()).toMatch(/toString not declared/);
-    expect(specCheck(head + '{"kind":"init","table":"t","rows":[{"id":2147483648}]}\n').format.join()).toMatch(/not a int4/);
-    expect(specCheck(head + txn('a', 9007199254740993, []) + '\n').format.join()).toMatch(/session/);
-    expect(specCheck(head + txn('a', 1, [{ op: 'select', table: 't', where: '  ', rows: [] }]) + '\n').format.join()).toMatch(/where/);
-    const garbage = head + txn('a', 1, [{ op: 'select', table: 't', rows: [{ wid: 'zz', row: { id: 1, v: 1 } }] }]) + '\n{"kind":"end","transactions":1}\n';
+    const head =
+      '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}\n{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4","v":"int4"}}\n';
+    const txn = (id: string, session: number, events: unknown[], status = 'committed') =>
+      JSON.stringify({ kind: 'txn', id, session, seq: 1, iso: 'SER', status, events });
+    expect(specCheck(`${head}{"kind":"init","table":"t","rows":[{"id":1,"toString":2}]}\n`).format.join()).toMatch(
+      /toString not declared/,
+    );
+    expect(specCheck(`${head}{"kind":"init","table":"t","rows":[{"id":2147483648}]}\n`).format.join()).toMatch(
+      /not a int4/,
+    );
+    expect(specCheck(`${head + txn('a', 9007199254740993, [])}\n`).format.join()).toMatch(/session/);
+    expect(
+      specCheck(`${head + txn('a', 1, [{ op: 'select', table: 't', where: '  ', rows: [] }])}\n`).format.join(),
+    ).toMatch(/where/);
+    const garbage =
+      head +
+      txn('a', 1, [{ op: 'select', table: 't', rows: [{ wid: 'zz', row: { id: 1, v: 1 } }] }]) +
+      '\n{"kind":"end","transactions":1}\n';
     expect(specCheck(garbage).illFormed.join()).toMatch(/garbage read of zz/);
     const aborted =
       head +
@@ -49,9 +60,20 @@ describe('the independent reading of the documents', () => {
 
 describe('fuzzing', () => {
   it(`${N} mutants of the committed histories: no crash, no hang, no verdict on a malformed file, no wrong verdict`, async () => {
-    const { stats, failures } = await runCampaign({ n: N, seed: SEED, timeoutMs: 2000, graceMs: 3000, oracleMaxTxns: 8 });
+    const { stats, failures } = await runCampaign({
+      n: N,
+      seed: SEED,
+      timeoutMs: 2000,
+      graceMs: 3000,
+      oracleMaxTxns: 8,
+    });
     console.log(`fuzz (${SEED}): ${JSON.stringify(stats)}`);
-    const shown = failures.slice(0, 8).map((f) => `${f.kind} | ${f.source.split('/').pop()} | ${f.mutation} | ${f.detail.split('\n').slice(0, 2).join(' / ').slice(0, 300)}`);
+    const shown = failures
+      .slice(0, 8)
+      .map(
+        (f) =>
+          `${f.kind} | ${f.source.split('/').pop()} | ${f.mutation} | ${f.detail.split('\n').slice(0, 2).join(' / ').slice(0, 300)}`,
+      );
     expect(shown).toEqual([]);
     expect(stats.tried).toBe(N);
     // the campaign reaches every outcome (a fuzzer that only makes garbage tests nothing)
@@ -64,7 +86,11 @@ describe('fuzzing', () => {
 describe('fuzzing through the command line', () => {
   let dir: string;
   beforeAll(() => {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: root, stdio: 'pipe' },
+    );
     dir = mkdtempSync(join(tmpdir(), 'isocheck-fuzz-cli-'));
     return () => rmSync(dir, { recursive: true, force: true });
   }, 120_000);
@@ -79,7 +105,10 @@ describe('fuzzing through the command line', () => {
       writeFileSync(f, mutate(readFileSync(src, 'utf8'), rng).text);
       files.push(f);
     }
-    const r = spawnSync(process.execPath, [join(root, 'bin', 'isocheck.js'), 'check', '--timeout', '5', ...files], { encoding: 'utf8', timeout: 240_000 });
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'isocheck.js'), 'check', '--timeout', '5', ...files], {
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
     const out = r.stdout + r.stderr;
     expect(out).not.toMatch(/\n\s+at |internal error/);
     expect([0, 1, 2, 3]).toContain(r.status);

@@ -26,23 +26,45 @@ async function history(where: string, params: unknown[], returned: object[]) {
     { kind: 'history', format: 'isocheck-history', version: 1 },
     { kind: 'table', name: 't', key: ['n'], columns: { n: 'numeric', v: 'int4' } },
     { kind: 'init', table: 't', rows: [{ n: '1.0', v: 0 }] },
-    { kind: 'txn', id: 'T1', session: 1, seq: 1, iso: 'SER', status: 'committed', events: [
-      { op: 'insert', table: 't', wid: 'T1.1', rows: [{ row: { n: '1.00', v: 1 } }, ...Array.from({ length: 40 }, (_, i) => ({ row: { n: String(i + 2), v: 1 } }))] },
-    ] },
-    { kind: 'txn', id: 'T2', session: 1, seq: 2, iso: 'SER', status: 'committed', events: [
-      { op: 'select', table: 't', where, params, rows: returned },
-    ] },
+    {
+      kind: 'txn',
+      id: 'T1',
+      session: 1,
+      seq: 1,
+      iso: 'SER',
+      status: 'committed',
+      events: [
+        {
+          op: 'insert',
+          table: 't',
+          wid: 'T1.1',
+          rows: [
+            { row: { n: '1.00', v: 1 } },
+            ...Array.from({ length: 40 }, (_, i) => ({ row: { n: String(i + 2), v: 1 } })),
+          ],
+        },
+      ],
+    },
+    {
+      kind: 'txn',
+      id: 'T2',
+      session: 1,
+      seq: 2,
+      iso: 'SER',
+      status: 'committed',
+      events: [{ op: 'select', table: 't', where, params, rows: returned }],
+    },
     { kind: 'end', transactions: 2 },
   ];
   const file = join(dir, `h${Math.random().toString(36).slice(2)}.ndjson`);
-  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   return readHistory(file);
 }
 
 describe('key-column filter of conflict candidates', () => {
   it('keeps a key whose later version satisfies a condition its first spelling does not', async () => {
     // T1's version 1.00 matches and T2 must see it (session order): not returning it is a missing row.
-    const h = await history("n::text = $1", ['1.00'], []);
+    const h = await history('n::text = $1', ['1.00'], []);
     const r = checkHistory(h, { explain: false, shrink: false });
     expect(r.verdict).toBe('inconsistent');
   });

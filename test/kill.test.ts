@@ -52,7 +52,19 @@ interface Figures {
   unknownByKind: Record<string, number>;
   checkExit: Record<string, number>;
 }
-const figures: Figures = { runs: 0, transactions: 0, committed: 0, unknown: 0, aborted: 0, lost: 0, phantom: 0, inFlightAtSigkill: 0, byKind: {}, unknownByKind: {}, checkExit: {} };
+const figures: Figures = {
+  runs: 0,
+  transactions: 0,
+  committed: 0,
+  unknown: 0,
+  aborted: 0,
+  lost: 0,
+  phantom: 0,
+  inFlightAtSigkill: 0,
+  byKind: {},
+  unknownByKind: {},
+  checkExit: {},
+};
 const started = Date.now();
 
 beforeAll(async () => {
@@ -66,8 +78,14 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
   if (figures.runs > 0) {
     console.log(
-      `kill test: ${figures.runs} runs (${Object.entries(figures.byKind).map(([k, n]) => `${n} ${k}`).join(', ')}), ` +
-        `${figures.transactions} transactions recorded (${figures.committed} committed, ${figures.aborted} aborted, ${figures.unknown} unknown: ${Object.entries(figures.unknownByKind).map(([k, n]) => `${n} ${k}`).join(', ')}), ` +
+      `kill test: ${figures.runs} runs (${Object.entries(figures.byKind)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')}), ` +
+        `${figures.transactions} transactions recorded (${figures.committed} committed, ${figures.aborted} aborted, ${figures.unknown} unknown: ${Object.entries(
+          figures.unknownByKind,
+        )
+          .map(([k, n]) => `${n} ${k}`)
+          .join(', ')}), ` +
         `lost ${figures.lost} committed-and-answered, ${figures.phantom} recorded committed but not in the database, ` +
         `${figures.inFlightAtSigkill} writes of transactions in flight at SIGKILL of isocheck; ` +
         `isocheck check exits ${JSON.stringify(figures.checkExit)}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -88,7 +106,8 @@ function groupAlive(pgid: number): boolean {
   }
   // zombies count as alive for kill(0): look for a live member
   try {
-    for (const p of execFileSync('ps', ['-o', 'stat=', '-g', String(pgid)], { encoding: 'utf8' }).split('\n')) if (p.trim() && !p.trim().startsWith('Z')) return true;
+    for (const p of execFileSync('ps', ['-o', 'stat=', '-g', String(pgid)], { encoding: 'utf8' }).split('\n'))
+      if (p.trim() && !p.trim().startsWith('Z')) return true;
   } catch {
     return false;
   }
@@ -126,7 +145,13 @@ async function restart(server: EmbeddedServer): Promise<ChildProcess> {
   const args = rest.map((a) => a.replace(/^"|"$/g, ''));
   const owner = statSync(dataDir);
   const runAs = userInfo().uid === 0 ? { uid: owner.uid, gid: owner.gid } : undefined;
-  const child = spawn(program, args, { cwd: server.dir, detached: true, stdio: 'ignore', env: serverEnv(runAs), ...(runAs ?? {}) });
+  const child = spawn(program, args, {
+    cwd: server.dir,
+    detached: true,
+    stdio: 'ignore',
+    env: serverEnv(runAs),
+    ...(runAs ?? {}),
+  });
   child.unref();
   await until('the restarted server', 60_000, () => accepting(server.url));
   return child;
@@ -192,7 +217,9 @@ async function compare(history: History, url: string, kind: string, f: Figures):
   try {
     for (const [name, t] of history.tables) {
       const cols = t.key.map((c) => db.escapeIdentifier(c)).join(', ');
-      const r = await db.query(`SELECT ${cols}, ${db.escapeIdentifier(WID_COLUMN)} AS w FROM ${db.escapeIdentifier(name)}`);
+      const r = await db.query(
+        `SELECT ${cols}, ${db.escapeIdentifier(WID_COLUMN)} AS w FROM ${db.escapeIdentifier(name)}`,
+      );
       for (const row of r.rows) current.set(`${name}\u0000${keyOf(t.key, row)}`, row.w ?? 'init');
     }
   } finally {
@@ -202,7 +229,9 @@ async function compare(history: History, url: string, kind: string, f: Figures):
   const inFlightUnrecorded = (wid: string): boolean => {
     const id = txnIdOfWid(wid);
     const m = id && /^s(\d+)\.(\d+)$/.exec(id);
-    return kind === 'sigkill-isocheck' && !!m && !byId.has(id!) && Number(m[2]) === (lastSeq.get(Number(m[1])) ?? 0) + 1;
+    return (
+      kind === 'sigkill-isocheck' && !!m && !byId.has(id!) && Number(m[2]) === (lastSeq.get(Number(m[1])) ?? 0) + 1
+    );
   };
   // 1. what the database holds was recorded committed or unknown
   for (const [k, wid] of current) {
@@ -214,7 +243,9 @@ async function compare(history: History, url: string, kind: string, f: Figures):
       continue;
     }
     f.lost++;
-    problems.push(`the database holds ${k.replace('\u0000', ' ')} written by ${wid}, ${w ? `recorded ${w.txn.status}` : byId.has(txnIdOfWid(wid) ?? '') ? 'a transaction whose events lack that write' : 'a transaction not in the file'}`);
+    problems.push(
+      `the database holds ${k.replace('\u0000', ' ')} written by ${wid}, ${w ? `recorded ${w.txn.status}` : byId.has(txnIdOfWid(wid) ?? '') ? 'a transaction whose events lack that write' : 'a transaction not in the file'}`,
+    );
   }
   // 2. what was recorded committed is in the database, or overwritten by a later recorded write
   const reaches = (from: string, k: string, target: string): boolean | 'unrecorded' => {
@@ -229,24 +260,36 @@ async function compare(history: History, url: string, kind: string, f: Figures):
     return false;
   };
   const deletesOf = new Map<string, string[]>();
-  for (const [wid, m] of writes) for (const [k, w] of m) if (w.op === 'delete' && w.txn.status !== 'aborted' && !current.has(k)) (deletesOf.get(k) ?? deletesOf.set(k, []).get(k)!).push(wid);
+  for (const [wid, m] of writes)
+    for (const [k, w] of m)
+      if (w.op === 'delete' && w.txn.status !== 'aborted' && !current.has(k))
+        (deletesOf.get(k) ?? deletesOf.set(k, []).get(k)!).push(wid);
   /** A recorded insert of the key (not aborted): a delete before it is overwritten by it. */
-  const insertedAgain = (k: string) => [...writes.values()].some((m) => m.get(k)?.op === 'insert' && m.get(k)!.txn.status !== 'aborted');
+  const insertedAgain = (k: string) =>
+    [...writes.values()].some((m) => m.get(k)?.op === 'insert' && m.get(k)!.txn.status !== 'aborted');
   for (const [wid, m] of writes) {
     for (const [k, w] of m) {
       if (w.txn.status !== 'committed') continue;
       const now = current.get(k);
-      const starts = now !== undefined ? [now] : deletesOf.get(k) ?? [];
+      const starts = now !== undefined ? [now] : (deletesOf.get(k) ?? []);
       const seen = starts.map((s) => reaches(s, k, wid));
       // a key absent from the database whose deleting transaction was in flight at SIGKILL: not knowable
-      if (seen.some((x) => x === true || x === 'unrecorded') || (now === undefined && kind === 'sigkill-isocheck' && starts.length === 0)) continue;
+      if (
+        seen.some((x) => x === true || x === 'unrecorded') ||
+        (now === undefined && kind === 'sigkill-isocheck' && starts.length === 0)
+      )
+        continue;
       if (w.op === 'delete' && now !== undefined && insertedAgain(k)) continue;
       f.phantom++;
-      problems.push(`${w.txn.id} is recorded committed with ${k.replace('\u0000', ' ')} (wid ${wid}), but the database holds ${now ?? 'no row'} and no recorded write leads from it back to ${wid}`);
+      problems.push(
+        `${w.txn.id} is recorded committed with ${k.replace('\u0000', ' ')} (wid ${wid}), but the database holds ${now ?? 'no row'} and no recorded write leads from it back to ${wid}`,
+      );
     }
   }
   // 3. unknown only for what was in flight: a session's last transaction
-  for (const t of history.txns) if (t.status === 'unknown' && t.seq !== lastSeq.get(t.session)) problems.push(`${t.id} is unknown but not its session's last transaction`);
+  for (const t of history.txns)
+    if (t.status === 'unknown' && t.seq !== lastSeq.get(t.session))
+      problems.push(`${t.id} is unknown but not its session's last transaction`);
   return problems;
 }
 
@@ -264,16 +307,42 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
   const file = join(work, `${kind}-${seed}.ndjson`);
   const what = `${kind} seed ${seed}: ${workload} --iso ${iso}, ${sessions} sessions, after ${delayMs} ms${kind === 'sigkill-server' ? (wholeServer ? ', whole server' : ', one backend') : ''}`;
   try {
-    const child = spawn(process.execPath, [cli, 'run', workload, '--db', server.url, '--keep-db', '--json', '--sessions', String(sessions), '--txns', '1000000', '--seed', String(seed), '--iso', iso, '--out', file], {
-      cwd: work,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        cli,
+        'run',
+        workload,
+        '--db',
+        server.url,
+        '--keep-db',
+        '--json',
+        '--sessions',
+        String(sessions),
+        '--txns',
+        '1000000',
+        '--seed',
+        String(seed),
+        '--iso',
+        iso,
+        '--out',
+        file,
+      ],
+      {
+        cwd: work,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     let stdout = '';
     child.stderr!.on('data', (d) => (stderr += d));
     child.stdout!.on('data', (d) => (stdout += d));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.on('close', (code, signal) => res({ code, signal })));
-    await until(`the first transaction of ${what} (stderr: ${stderr})`, 60_000, () => (txnLines(file) > 0 ? true : undefined));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+      child.on('close', (code, signal) => res({ code, signal })),
+    );
+    await until(`the first transaction of ${what} (stderr: ${stderr})`, 60_000, () =>
+      txnLines(file) > 0 ? true : undefined,
+    );
     await sleep(delayMs);
     if (kind === 'sigint') child.kill('SIGINT');
     else if (kind === 'sigkill-isocheck') child.kill('SIGKILL');
@@ -284,7 +353,9 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
       const mon = new pg.Client({ connectionString: server.url });
       mon.on('error', () => undefined);
       await mon.connect();
-      const pids = (await mon.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 ORDER BY pid', [runDb])).rows.map((r) => r.pid);
+      const pids = (
+        await mon.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 ORDER BY pid', [runDb])
+      ).rows.map((r) => r.pid);
       await mon.end();
       process.kill(pids[Math.floor(rng() * pids.length)], 'SIGKILL');
     }
@@ -309,7 +380,10 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
     const count = (s: string) => history.txns.filter((t) => t.status === s).length;
     if (kind === 'sigint') {
       expect({ code, signal }, `${what}: ${stderr}`).toEqual({ code: 130, signal: null });
-      const m = /^isocheck: interrupted \(SIGINT\): (\d+) transactions? recorded in (.+?)(?: \(([^)]*)\))?; check it with isocheck check (.+)$/.exec(lastLine);
+      const m =
+        /^isocheck: interrupted \(SIGINT\): (\d+) transactions? recorded in (.+?)(?: \(([^)]*)\))?; check it with isocheck check (.+)$/.exec(
+          lastLine,
+        );
       expect(m, `${what}: ${lastLine}`).not.toBeNull();
       expect(Number(m![1])).toBe(n);
       expect(m![2]).toBe(file);
@@ -323,7 +397,10 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
     } else {
       expect(code, `${what}: ${stderr}`).toBe(2);
       expect(stdout, what).toBe('');
-      const m = /^isocheck: the database went away after (\d+) transactions? \((.+)\); the history is in (.+?)(?: \((\d+) unknown: COMMIT sent, no answer\))?; check it with isocheck check (.+)$/.exec(lastLine);
+      const m =
+        /^isocheck: the database went away after (\d+) transactions? \((.+)\); the history is in (.+?)(?: \((\d+) unknown: COMMIT sent, no answer\))?; check it with isocheck check (.+)$/.exec(
+          lastLine,
+        );
       expect(m, `${what}: ${lastLine}`).not.toBeNull();
       expect(Number(m![1])).toBe(n);
       expect(m![3]).toBe(file);
@@ -336,16 +413,27 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
     const mon = new pg.Client({ connectionString: server.url });
     mon.on('error', () => undefined);
     await mon.connect();
-    await until('the run\'s backends to exit', 30_000, async () => ((await mon.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [runDb])).rows[0].n === 0 ? true : undefined));
+    await until("the run's backends to exit", 30_000, async () =>
+      (await mon.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [runDb])).rows[0].n === 0
+        ? true
+        : undefined,
+    );
     await mon.end();
     const u = new URL(server.url);
     u.pathname = `/${runDb}`;
     const problems = await compare(history, u.toString(), kind, figures);
     expect(problems.slice(0, 10), what).toEqual([]);
 
-    const checked = spawnSync(process.execPath, [cli, 'check', '--timeout', '30', file], { cwd: work, encoding: 'utf8', timeout: 90_000 });
+    const checked = spawnSync(process.execPath, [cli, 'check', '--timeout', '30', file], {
+      cwd: work,
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
     // PostgreSQL gives the levels asked for (all SER, SI or RC): consistent, or undecided in the time given
-    expect([0, 3], `${what}: isocheck check exited ${checked.status}: ${checked.stdout.slice(0, 500)}${checked.stderr}`).toContain(checked.status);
+    expect(
+      [0, 3],
+      `${what}: isocheck check exited ${checked.status}: ${checked.stdout.slice(0, 500)}${checked.stderr}`,
+    ).toContain(checked.status);
     if (history.truncated) expect(checked.stdout, what).toMatch(/no "end" line|truncated|cut short/);
 
     figures.runs++;

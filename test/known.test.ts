@@ -25,7 +25,9 @@ const UPDATE = process.env.UPDATE_GOLDEN === '1';
 function golden(r: CheckResult): unknown {
   return { verdict: r.verdict, anomalies: r.anomalies.map(({ transactions: _t, ...data }: Anomaly) => data) };
 }
-const expected: Record<string, { case: string; level: string; verdict: string; anomaly?: string }> = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8'));
+const expected: Record<string, { case: string; level: string; verdict: string; anomaly?: string }> = JSON.parse(
+  readFileSync(join(dir, 'expected.json'), 'utf8'),
+);
 
 // The anomaly each inconsistent case must be named as (at the levels where it is inconsistent).
 const ANOMALY: Record<string, string | Record<string, string>> = {
@@ -56,7 +58,16 @@ beforeAll(async () => {
 describe('known answers', () => {
   const files = Object.keys(expected);
   it('has the cases of docs/semantics.md §6 at every level', () => {
-    for (const c of ['write-skew', 'lost-update', 'long-fork', 'causality-violation', 'fractured-read', 'fractured-read-reversed', 'read-your-writes', 'serial-chain']) {
+    for (const c of [
+      'write-skew',
+      'lost-update',
+      'long-fork',
+      'causality-violation',
+      'fractured-read',
+      'fractured-read-reversed',
+      'read-your-writes',
+      'serial-chain',
+    ]) {
       for (const l of ['RC', 'RA', 'CC', 'PC', 'SI', 'SER']) expect(files).toContain(`${c}.${l}.ndjson`);
     }
     expect(files.length).toBeGreaterThan(90);
@@ -77,7 +88,9 @@ describe('known answers', () => {
           expect(anomalyMessage(a).length).toBeGreaterThan(10);
           // The levels an anomaly violates are levels that forbid it.
           const weakest = weakestForbidding(a.type);
-          if (weakest) for (const l of a.levels ?? []) expect(levelIndex(l), `${a.type} violates ${l}`).toBeGreaterThanOrEqual(levelIndex(weakest));
+          if (weakest)
+            for (const l of a.levels ?? [])
+              expect(levelIndex(l), `${a.type} violates ${l}`).toBeGreaterThanOrEqual(levelIndex(weakest));
         }
       }
       const path = join(goldenDir, file.replace(/\.ndjson$/, '.json'));
@@ -94,11 +107,17 @@ describe('known answers', () => {
 describe('a stuck search names what it found', () => {
   // A write skew (both SER) among 90 more transactions: too many for the case analysis of every pair (cases.ts),
   // so the search's stuck frontier, where T1 and T2 each wait for the other, names it.
-  const lines = registerLines([{ id: 1, v: 0 }, { id: 2, v: 0 }], [
-    txn('T1', 1, 1, [sel(1, [{ wid: 'init', v: 0 }]), sel(2, [{ wid: 'init', v: 0 }]), ins('T1.3', 1, 1)]),
-    txn('T2', 2, 1, [sel(1, [{ wid: 'init', v: 0 }]), sel(2, [{ wid: 'init', v: 0 }]), ins('T2.3', 2, 1)]),
-    ...Array.from({ length: 90 }, (_, i) => txn(`F${i + 1}`, 3, i + 1, [ins(`F${i + 1}.1`, 100 + i, 0)])),
-  ]);
+  const lines = registerLines(
+    [
+      { id: 1, v: 0 },
+      { id: 2, v: 0 },
+    ],
+    [
+      txn('T1', 1, 1, [sel(1, [{ wid: 'init', v: 0 }]), sel(2, [{ wid: 'init', v: 0 }]), ins('T1.3', 1, 1)]),
+      txn('T2', 2, 1, [sel(1, [{ wid: 'init', v: 0 }]), sel(2, [{ wid: 'init', v: 0 }]), ins('T2.3', 2, 1)]),
+      ...Array.from({ length: 90 }, (_, i) => txn(`F${i + 1}`, 3, i + 1, [ins(`F${i + 1}.1`, 100 + i, 0)])),
+    ],
+  );
 
   it('as a write skew, explained by a case split on the two transactions, drawn as two cases', async () => {
     const h = await loadLines(lines);
@@ -109,11 +128,19 @@ describe('a stuck search names what it found', () => {
     if (a.type !== 'write-skew' || !('cases' in a)) throw new Error('a case split');
     expect(a.fromStuck).toBe(true);
     expect(a.pair).toEqual(['T1', 'T2']);
-    expect(a.cases.map((c) => c.assume)).toEqual([{ before: 'T1', after: 'T2' }, { before: 'T2', after: 'T1' }]);
-    expect(a.cases.map((c) => c.edges.filter((e) => e.kind === 'axiom').map((e) => e.kind === 'axiom' && e.reader))).toEqual([['T2'], ['T1']]);
+    expect(a.cases.map((c) => c.assume)).toEqual([
+      { before: 'T1', after: 'T2' },
+      { before: 'T2', after: 'T1' },
+    ]);
+    expect(
+      a.cases.map((c) => c.edges.filter((e) => e.kind === 'axiom').map((e) => e.kind === 'axiom' && e.reader)),
+    ).toEqual([['T2'], ['T1']]);
     expect(anomalyMessage(a)).toMatch(/^write skew: .*T1 and T2 cannot be ordered either way \(the search .* stuck/);
     const graphs = anomalyGraphs(h, a, 'a0');
-    expect(graphs.map((g) => g.title)).toEqual(['Case 1: suppose T1 commits before T2', 'Case 2: suppose T2 commits before T1']);
+    expect(graphs.map((g) => g.title)).toEqual([
+      'Case 1: suppose T1 commits before T2',
+      'Case 2: suppose T2 commits before T1',
+    ]);
   });
 });
 

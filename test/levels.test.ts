@@ -13,7 +13,10 @@ import { ISOLATION_LEVELS } from '../src/history/format.js';
 import { runCheckCommand } from '../src/cli/check-command.js';
 
 const known = join(import.meta.dirname, '..', 'histories', 'known');
-const expected = JSON.parse(readFileSync(join(known, 'expected.json'), 'utf8')) as Record<string, { case: string; level: string; verdict: string }>;
+const expected = JSON.parse(readFileSync(join(known, 'expected.json'), 'utf8')) as Record<
+  string,
+  { case: string; level: string; verdict: string }
+>;
 /** Cases checked at each of the six levels: case -> level -> verdict. */
 const cases = new Map<string, Map<string, string>>();
 for (const e of Object.values(expected)) {
@@ -35,19 +38,28 @@ describe('level boundary', () => {
     expect(sixLevels.length).toBeGreaterThanOrEqual(8);
   });
 
-  it.each(sixLevels)('%s: every level as the known answers say, weaker levels consistent, stronger inconsistent', async (name, byLevel) => {
-    const b = await levelBoundary(await readHistory(join(known, `${name}.RC.ndjson`)));
-    expect(b.uniform.map((v) => v.level)).toEqual([...ISOLATION_LEVELS]);
-    expect(Object.fromEntries(b.uniform.map((v) => [v.level, v.verdict]))).toEqual(Object.fromEntries(byLevel));
-    const strongest = [...ISOLATION_LEVELS].reverse().find((l) => byLevel.get(l) === 'consistent' && ISOLATION_LEVELS.slice(0, ISOLATION_LEVELS.indexOf(l)).every((w) => byLevel.get(w) === 'consistent'));
-    expect(b.strongest).toBe(strongest);
-    // a verdict is either checked (with its result) or implied by a checked one
-    for (const v of b.uniform) {
-      if (v.impliedBy) expect(b.uniform.find((w) => w.level === v.impliedBy)?.result?.verdict).toBe(v.verdict);
-      else expect(v.result?.verdict).toBe(v.verdict);
-    }
-    expect(b.checks).toBe(b.uniform.filter((v) => v.result).length);
-  });
+  it.each(sixLevels)(
+    '%s: every level as the known answers say, weaker levels consistent, stronger inconsistent',
+    async (name, byLevel) => {
+      const b = await levelBoundary(await readHistory(join(known, `${name}.RC.ndjson`)));
+      expect(b.uniform.map((v) => v.level)).toEqual([...ISOLATION_LEVELS]);
+      expect(Object.fromEntries(b.uniform.map((v) => [v.level, v.verdict]))).toEqual(Object.fromEntries(byLevel));
+      const strongest = [...ISOLATION_LEVELS]
+        .reverse()
+        .find(
+          (l) =>
+            byLevel.get(l) === 'consistent' &&
+            ISOLATION_LEVELS.slice(0, ISOLATION_LEVELS.indexOf(l)).every((w) => byLevel.get(w) === 'consistent'),
+        );
+      expect(b.strongest).toBe(strongest);
+      // a verdict is either checked (with its result) or implied by a checked one
+      for (const v of b.uniform) {
+        if (v.impliedBy) expect(b.uniform.find((w) => w.level === v.impliedBy)?.result?.verdict).toBe(v.verdict);
+        else expect(v.result?.verdict).toBe(v.verdict);
+      }
+      expect(b.checks).toBe(b.uniform.filter((v) => v.result).length);
+    },
+  );
 
   it('finds a strongest configuration by label: consistent, and each label one level higher is not', async () => {
     const file = join(import.meta.dirname, '..', 'histories', 'corpus', 'smallbank-si-as-ser-s4-t20-seed1.ndjson.gz');
@@ -63,7 +75,10 @@ describe('level boundary', () => {
       if (level === 'SER') continue;
       expect(blockedBy.get(label)?.level).toBe(ISOLATION_LEVELS[ISOLATION_LEVELS.indexOf(level) + 1]);
       const raised = new Map(levels).set(label, blockedBy.get(label)!.level);
-      expect((await check(history, { iso: parseIsoOverride([...raised].map(([k, v]) => `${k}=${v}`).join(',')) })).verdict, label).not.toBe('consistent');
+      expect(
+        (await check(history, { iso: parseIsoOverride([...raised].map(([k, v]) => `${k}=${v}`).join(',')) })).verdict,
+        label,
+      ).not.toBe('consistent');
     }
   });
 
@@ -81,7 +96,14 @@ describe('level boundary', () => {
     expect(await runCheckCommand([file], { levels: true, json: true })).toBe(0);
     const json = JSON.parse(logs.join('\n'));
     expect(json.strongest).toBe('RA');
-    expect(json.levels.map((l: { verdict: string }) => l.verdict)).toEqual(['consistent', 'consistent', 'inconsistent', 'inconsistent', 'inconsistent', 'inconsistent']);
+    expect(json.levels.map((l: { verdict: string }) => l.verdict)).toEqual([
+      'consistent',
+      'consistent',
+      'inconsistent',
+      'inconsistent',
+      'inconsistent',
+      'inconsistent',
+    ]);
     expect(json.levels[1].result.commitOrder.length).toBeGreaterThan(0);
     expect(json.levels[2].result.anomalies[0].type).toBe('causality-violation');
     expect(json.levels[3]).toEqual({ level: 'PC', verdict: 'inconsistent', impliedBy: 'CC' });

@@ -62,8 +62,10 @@ function compare(seed: string, h: History, iso: IsoOverride | undefined, tally: 
     tally.consistent++;
     const model = buildModel(h, { iso });
     const order = Array.from(linear.order, (t) => model.txns[t].id).slice(1);
-    if (checkCommitOrder(h, order, { iso, maxWork: NAIVE_WORK }) === 'invalid') return `${seed}: linear order [${order.join(' ')}] does not validate\n${historyToNdjson(h)}`;
-    if (naive.verdict === 'inconsistent') return `${seed}: linear consistent, oracle inconsistent (${naive.reason})\n${historyToNdjson(h)}`;
+    if (checkCommitOrder(h, order, { iso, maxWork: NAIVE_WORK }) === 'invalid')
+      return `${seed}: linear order [${order.join(' ')}] does not validate\n${historyToNdjson(h)}`;
+    if (naive.verdict === 'inconsistent')
+      return `${seed}: linear consistent, oracle inconsistent (${naive.reason})\n${historyToNdjson(h)}`;
   } else {
     // Unknown transactions nobody read are left out of the model; check.ts then tries them as committed.
     if (buildModel(h, { iso }).droppedUnknown.length > 0) {
@@ -71,7 +73,8 @@ function compare(seed: string, h: History, iso: IsoOverride | undefined, tally: 
       return undefined;
     }
     tally.inconsistent++;
-    if (naive.verdict === 'consistent') return `${seed}: linear inconsistent (${linear.anomalies.map(anomalyMessage).join('; ')}), oracle consistent with [${naive.commitOrder?.join(' ')}]\n${historyToNdjson(h)}`;
+    if (naive.verdict === 'consistent')
+      return `${seed}: linear inconsistent (${linear.anomalies.map(anomalyMessage).join('; ')}), oracle consistent with [${naive.commitOrder?.join(' ')}]\n${historyToNdjson(h)}`;
   }
   return undefined;
 }
@@ -85,7 +88,10 @@ describe('linear check', () => {
       const iso = level === 'recorded' ? undefined : parseIsoOverride(level);
       for (let i = 0; i < 2000; i++) {
         const seed = `linear-${i}`;
-        const opts = i % 3 === 2 ? { txns: [3, 7] as [number, number], events: [1, 5] as [number, number], keys: 2 + (i % 3) } : {};
+        const opts =
+          i % 3 === 2
+            ? { txns: [3, 7] as [number, number], events: [1, 5] as [number, number], keys: 2 + (i % 3) }
+            : {};
         const p = compare(`${seed} at ${level}`, randomHistory(seedrandom(seed), opts), iso, tally);
         if (p) problems.push(p);
       }
@@ -103,7 +109,9 @@ describe('linear check', () => {
     const dir = join(import.meta.dirname, 'fixtures', 'disagreements');
     const problems: string[] = [];
     const tally = { consistent: 0, inconsistent: 0, undecided: 0, wellFormedness: 0 };
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ndjson')).sort()) {
+    for (const file of readdirSync(dir)
+      .filter((f) => f.endsWith('.ndjson'))
+      .sort()) {
       const h = await readHistory(join(dir, file));
       for (const level of [undefined, ...ISOLATION_LEVELS]) {
         const p = compare(`${file} at ${level ?? 'recorded'}`, h, level ? parseIsoOverride(level) : undefined, tally);
@@ -120,7 +128,10 @@ describe('linear check', () => {
     const tally = { consistent: 0, inconsistent: 0, undecided: 0, wellFormedness: 0 };
     for (let i = 0; i < 1000; i++) {
       const seed = `linear-op-${i}`;
-      const h = i % 4 === 3 ? operationalHistory(seedrandom(seed), { txns: [15, 30], sessions: [2, 6], keys: 4 }) : operationalHistory(seedrandom(seed));
+      const h =
+        i % 4 === 3
+          ? operationalHistory(seedrandom(seed), { txns: [15, 30], sessions: [2, 6], keys: 4 })
+          : operationalHistory(seedrandom(seed));
       const p = compare(seed, h, undefined, tally);
       if (p) problems.push(p);
     }
@@ -150,7 +161,11 @@ describe('linear check', () => {
       const clean = buildModel(historyFromLines(scaleHistoryLines(base)));
       const ok = linearCheck(clean, () => {});
       expect(ok.verdict, ok.verdict === 'undecided' ? ok.reason : '').toBe('consistent');
-      const expected = { 'lost-update': 'lost-update', 'stale-read': 'read-your-writes', 'fractured-read': 'fractured-read' } as const;
+      const expected = {
+        'lost-update': 'lost-update',
+        'stale-read': 'read-your-writes',
+        'fractured-read': 'fractured-read',
+      } as const;
       for (const inject of ['lost-update', 'stale-read', 'fractured-read'] as const) {
         const h = historyFromLines(scaleHistoryLines({ ...base, inject: [inject] }));
         const r = linearCheck(buildModel(h), () => {});

@@ -33,7 +33,8 @@ beforeAll(() => {
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const run = (nodeArgs: string[], ...args: string[]) => spawnSync(process.execPath, [...nodeArgs, cli, ...args], { encoding: 'utf8', timeout: 60_000 });
+const run = (nodeArgs: string[], ...args: string[]) =>
+  spawnSync(process.execPath, [...nodeArgs, cli, ...args], { encoding: 'utf8', timeout: 60_000 });
 
 describe('the command line', () => {
   it('--max-memory below what a history needs: unknown, exit 3, the reason says memory, no stack trace', () => {
@@ -42,7 +43,9 @@ describe('the command line', () => {
     expect(r.status).toBe(3);
     const out = JSON.parse(r.stdout);
     expect(out.verdict).toBe('unknown');
-    expect(out.reason).toMatch(/^stopped: memory limit of 24 MB \(--max-memory\) reached while [a-z ]+: [\d,]+ MB in use/);
+    expect(out.reason).toMatch(
+      /^stopped: memory limit of 24 MB \(--max-memory\) reached while [a-z ]+: [\d,]+ MB in use/,
+    );
     const text = run([], 'check', '--max-memory', '24', big);
     expect(text.status).toBe(3);
     expect(text.stdout).toMatch(/UNKNOWN/);
@@ -57,7 +60,9 @@ describe('the command line', () => {
     expect(r.status).toBe(3);
     const out = JSON.parse(r.stdout);
     expect(out.verdict).toBe('unknown');
-    expect(out.reason).toMatch(/^stopped: memory limit of [\d,]+ MB of JavaScript heap reached while .*NODE_OPTIONS=--max-old-space-size=MB raises it/);
+    expect(out.reason).toMatch(
+      /^stopped: memory limit of [\d,]+ MB of JavaScript heap reached while .*NODE_OPTIONS=--max-old-space-size=MB raises it/,
+    );
   }, 60_000);
 
   it('a --max-memory that is not a size is a usage error (exit 2)', () => {
@@ -77,13 +82,19 @@ describe('the checker', () => {
       () => {
         new Order(40_000); // 40,000 × 1,250 words: 191 MB
         allocated = true;
-        return { verdict: 'consistent', notes: [] as string[] } as { verdict: string; reason?: string; notes: string[] };
+        return { verdict: 'consistent', notes: [] as string[] } as {
+          verdict: string;
+          reason?: string;
+          notes: string[];
+        };
       },
       (reason) => ({ verdict: 'unknown', reason, notes: [] }),
     );
     expect(allocated).toBe(false);
     expect(r.verdict).toBe('unknown');
-    expect(r.reason).toMatch(/^stopped: memory limit of [\d,]+ MB \(--max-memory\) reached while building the model: .*; the n×n order of 40,000 transactions needs 191 MB more$/);
+    expect(r.reason).toMatch(
+      /^stopped: memory limit of [\d,]+ MB \(--max-memory\) reached while building the model: .*; the n×n order of 40,000 transactions needs 191 MB more$/,
+    );
   });
 
   it('checkHistory with maxMemoryBytes below what the check needs: unknown, with the stats of the history', async () => {

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const allowed = (file: string) => file.startsWith('src/history/') || file === 'src/checker/levels.ts' || file.startsWith('src/oracle/');
+const allowed = (file: string) =>
+  file.startsWith('src/history/') || file === 'src/checker/levels.ts' || file.startsWith('src/oracle/');
 
 /** The files of src/ that `file` imports code from (not `import type`, not node: or packages). */
 function codeImports(file: string): string[] {
@@ -20,14 +21,17 @@ function codeImports(file: string): string[] {
     if (m[2]) continue;
     out.push(relative(root, resolve(dirname(join(root, file)), m[3])).replace(/\.js$/, '.ts'));
   }
-  for (const m of text.matchAll(/import\(\s*'(\.[^']+)'\s*\)/g)) out.push(relative(root, resolve(dirname(join(root, file)), m[1])).replace(/\.js$/, '.ts'));
+  for (const m of text.matchAll(/import\(\s*'(\.[^']+)'\s*\)/g))
+    out.push(relative(root, resolve(dirname(join(root, file)), m[1])).replace(/\.js$/, '.ts'));
   return out;
 }
 
 describe('the oracle is independent of the checker', () => {
   it('imports nothing from src/ but the history model and format and the levels', () => {
     const seen = new Set<string>();
-    const todo = readdirSync(join(root, 'src/oracle')).filter((f) => f.endsWith('.ts')).map((f) => `src/oracle/${f}`);
+    const todo = readdirSync(join(root, 'src/oracle'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => `src/oracle/${f}`);
     expect(todo.length).toBeGreaterThan(0);
     const bad: string[] = [];
     while (todo.length) {

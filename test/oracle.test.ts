@@ -75,10 +75,24 @@ interface Tally {
   ordersValidated: number;
 }
 
-const newTally = (): Tally => ({ total: 0, consistent: 0, inconsistent: 0, naiveUnknown: 0, checkerUnknown: 0, ordersValidated: 0 });
+const newTally = (): Tally => ({
+  total: 0,
+  consistent: 0,
+  inconsistent: 0,
+  naiveUnknown: 0,
+  checkerUnknown: 0,
+  ordersValidated: 0,
+});
 
 /** Compares both checkers on one history; records any disagreement. Returns the checker's verdict. */
-function compare(seed: string, h: History, checkOpts: CheckOptions, naiveOpts: NaiveOptions, tally: Tally, out: Disagreement[]): string {
+function compare(
+  seed: string,
+  h: History,
+  checkOpts: CheckOptions,
+  naiveOpts: NaiveOptions,
+  tally: Tally,
+  out: Disagreement[],
+): string {
   tally.total++;
   const real = safeCheck(h, checkOpts);
   if (real.verdict === 'threw') {
@@ -89,14 +103,22 @@ function compare(seed: string, h: History, checkOpts: CheckOptions, naiveOpts: N
   if (real.verdict === 'unknown') tally.checkerUnknown++;
   if (naive.verdict === 'unknown') tally.naiveUnknown++;
   if (real.verdict !== 'unknown' && naive.verdict !== 'unknown' && real.verdict !== naive.verdict) {
-    const why = naive.verdict === 'inconsistent' ? `oracle: ${naive.reason}` : `oracle order: ${naive.commitOrder?.join(' ')}`;
+    const why =
+      naive.verdict === 'inconsistent' ? `oracle: ${naive.reason}` : `oracle order: ${naive.commitOrder?.join(' ')}`;
     record(out, seed, `checker says ${real.verdict}, oracle says ${naive.verdict} (${why})`, h);
     return real.verdict;
   }
   if (real.verdict === 'consistent') {
-    const valid = real.commitOrder ? checkCommitOrder(h, real.commitOrder, { maxWork: NAIVE_WORK, ...naiveOpts }) : 'invalid';
+    const valid = real.commitOrder
+      ? checkCommitOrder(h, real.commitOrder, { maxWork: NAIVE_WORK, ...naiveOpts })
+      : 'invalid';
     if (valid === 'invalid') {
-      record(out, seed, `checker says consistent, but its commit order [${real.commitOrder?.join(' ')}] does not satisfy the axioms for any witness`, h);
+      record(
+        out,
+        seed,
+        `checker says consistent, but its commit order [${real.commitOrder?.join(' ')}] does not satisfy the axioms for any witness`,
+        h,
+      );
       return real.verdict;
     }
     if (valid === 'valid') tally.ordersValidated++;
@@ -118,7 +140,8 @@ describe('checker agrees with the brute-force oracle', () => {
     for (let i = 0; i < RANDOM_COUNT; i++) {
       const seed = `random-${i}`;
       // Every third history is larger (3–7 transactions of up to 5 statements, 2–4 keys).
-      const opts = i % 3 === 2 ? { txns: [3, 7] as [number, number], events: [1, 5] as [number, number], keys: 2 + (i % 3) } : {};
+      const opts =
+        i % 3 === 2 ? { txns: [3, 7] as [number, number], events: [1, 5] as [number, number], keys: 2 + (i % 3) } : {};
       compare(seed, randomHistory(seedrandom(seed), opts), {}, {}, tally, out);
     }
     console.log(`random histories: ${JSON.stringify(tally)}`);
@@ -152,7 +175,8 @@ describe('checker agrees with the brute-force oracle', () => {
       const h = operationalHistory(seedrandom(seed));
       const before = out.length;
       const verdict = compare(seed, h, {}, {}, tally, out);
-      if (out.length === before && verdict !== 'consistent') record(out, seed, `operational history (consistent by construction) judged ${verdict} by the checker`, h);
+      if (out.length === before && verdict !== 'consistent')
+        record(out, seed, `operational history (consistent by construction) judged ${verdict} by the checker`, h);
     }
     console.log(`operational histories: ${JSON.stringify(tally)}`);
     expect(out.length, report(out)).toBe(0);
@@ -168,14 +192,18 @@ describe('checker agrees with the brute-force oracle', () => {
       const h = operationalHistory(seedrandom(seed), { txns: [15, 30], sessions: [2, 6], keys: 4 });
       const real = safeCheck(h, { timeoutMs: 5000 });
       if (real.verdict === 'unknown') unknown++;
-      else if (real.verdict !== 'consistent') record(out, seed, `operational history (consistent by construction) judged ${real.verdict} by the checker`, h);
+      else if (real.verdict !== 'consistent')
+        record(out, seed, `operational history (consistent by construction) judged ${real.verdict} by the checker`, h);
       else {
         const valid = checkCommitOrder(h, real.commitOrder!, { maxWork: NAIVE_WORK });
-        if (valid === 'invalid') record(out, seed, `checker's commit order [${real.commitOrder!.join(' ')}] does not validate`, h);
+        if (valid === 'invalid')
+          record(out, seed, `checker's commit order [${real.commitOrder!.join(' ')}] does not validate`, h);
         if (valid === 'valid') validated++;
       }
     }
-    console.log(`large operational histories: ${OPERATIONAL_LARGE_COUNT}, checker unknown (timeout): ${unknown}, commit orders validated: ${validated}`);
+    console.log(
+      `large operational histories: ${OPERATIONAL_LARGE_COUNT}, checker unknown (timeout): ${unknown}, commit orders validated: ${validated}`,
+    );
     expect(out.length, report(out)).toBe(0);
   });
 
@@ -188,7 +216,10 @@ describe('checker agrees with the brute-force oracle', () => {
         const slow = naiveCheck(h, { iso, maxWork: 20_000, exhaustive: true });
         if (fast.verdict === 'unknown' || slow.verdict === 'unknown') continue;
         compared++;
-        expect(fast.verdict, `oracle modes disagree on random-${i} at ${iso?.all ?? 'recorded levels'}:\n${historyToNdjson(h)}`).toBe(slow.verdict);
+        expect(
+          fast.verdict,
+          `oracle modes disagree on random-${i} at ${iso?.all ?? 'recorded levels'}:\n${historyToNdjson(h)}`,
+        ).toBe(slow.verdict);
       }
     }
     console.log(`oracle self-check: ${compared} comparisons`);
@@ -232,7 +263,14 @@ function registerHistory(txns: RegTxn[], level: (typeof ISOLATION_LEVELS)[number
   const lines: object[] = [
     { kind: 'history', format: 'isocheck-history', version: 1, meta: {} },
     { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', v: 'int4' } },
-    { kind: 'init', table: 't', rows: [{ id: 1, v: 0 }, { id: 2, v: 0 }] },
+    {
+      kind: 'init',
+      table: 't',
+      rows: [
+        { id: 1, v: 0 },
+        { id: 2, v: 0 },
+      ],
+    },
   ];
   txns.forEach((t, n) => {
     const session = t.session ?? 100 + n;
@@ -241,7 +279,15 @@ function registerHistory(txns: RegTxn[], level: (typeof ISOLATION_LEVELS)[number
     const events = t.ops.map((op, i) =>
       op[0] === 'w'
         ? { op: 'insert', table: 't', wid: `${t.id}.${i + 1}`, rows: [{ row: { id: keyId[op[1]], v: op[2] } }] }
-        : { op: 'select', table: 't', where: 'id = $1', params: [keyId[op[1]]], rows: [{ wid: op[2] === 0 ? 'init' : widOf.get(`${op[1]}=${op[2]}`)!, row: { id: keyId[op[1]], v: op[2] } }] },
+        : {
+            op: 'select',
+            table: 't',
+            where: 'id = $1',
+            params: [keyId[op[1]]],
+            rows: [
+              { wid: op[2] === 0 ? 'init' : widOf.get(`${op[1]}=${op[2]}`)!, row: { id: keyId[op[1]], v: op[2] } },
+            ],
+          },
     );
     lines.push({ kind: 'txn', id: t.id, session, seq, iso: t.iso ?? level, status: 'committed', events });
   });
@@ -250,34 +296,219 @@ function registerHistory(txns: RegTxn[], level: (typeof ISOLATION_LEVELS)[number
 }
 
 const KNOWN: { name: string; txns: RegTxn[]; ok: string }[] = [
-  { name: 'write skew', ok: '11111.', txns: [{ id: 'T1', ops: [['r', 'x', 0], ['r', 'y', 0], ['w', 'x', 1]] }, { id: 'T2', ops: [['r', 'x', 0], ['r', 'y', 0], ['w', 'y', 1]] }] },
-  { name: 'lost update', ok: '1111..', txns: [{ id: 'T1', ops: [['r', 'x', 0], ['w', 'x', 1]] }, { id: 'T2', ops: [['r', 'x', 0], ['w', 'x', 2]] }] },
-  { name: 'long fork', ok: '111...', txns: [{ id: 'T1', ops: [['w', 'x', 1]] }, { id: 'T2', ops: [['w', 'y', 1]] }, { id: 'T3', ops: [['r', 'x', 1], ['r', 'y', 0]] }, { id: 'T4', ops: [['r', 'y', 1], ['r', 'x', 0]] }] },
-  { name: 'causality violation', ok: '11....', txns: [{ id: 'T1', ops: [['w', 'x', 1]] }, { id: 'T2', ops: [['r', 'x', 1], ['w', 'x', 2]] }, { id: 'T4', ops: [['r', 'x', 2], ['w', 'y', 1]] }, { id: 'T3', ops: [['r', 'y', 1], ['r', 'x', 1]] }] },
-  { name: 'fractured read', ok: '1.....', txns: [{ id: 'T1', ops: [['w', 'x', 1], ['w', 'y', 1]] }, { id: 'T2', ops: [['r', 'y', 0], ['r', 'x', 1]] }] },
-  { name: 'fractured read, reversed', ok: '......', txns: [{ id: 'T1', ops: [['w', 'x', 1], ['w', 'y', 1]] }, { id: 'T2', ops: [['r', 'x', 1], ['r', 'y', 0]] }] },
-  { name: 'read your writes', ok: '......', txns: [{ id: 'T1', session: 1, ops: [['w', 'x', 1]] }, { id: 'T2', session: 1, ops: [['r', 'x', 0]] }] },
-  { name: 'serial chain', ok: '111111', txns: [{ id: 'T1', ops: [['w', 'x', 1]] }, { id: 'T2', ops: [['r', 'x', 1], ['w', 'x', 2]] }, { id: 'T3', ops: [['r', 'x', 2]] }] },
+  {
+    name: 'write skew',
+    ok: '11111.',
+    txns: [
+      {
+        id: 'T1',
+        ops: [
+          ['r', 'x', 0],
+          ['r', 'y', 0],
+          ['w', 'x', 1],
+        ],
+      },
+      {
+        id: 'T2',
+        ops: [
+          ['r', 'x', 0],
+          ['r', 'y', 0],
+          ['w', 'y', 1],
+        ],
+      },
+    ],
+  },
+  {
+    name: 'lost update',
+    ok: '1111..',
+    txns: [
+      {
+        id: 'T1',
+        ops: [
+          ['r', 'x', 0],
+          ['w', 'x', 1],
+        ],
+      },
+      {
+        id: 'T2',
+        ops: [
+          ['r', 'x', 0],
+          ['w', 'x', 2],
+        ],
+      },
+    ],
+  },
+  {
+    name: 'long fork',
+    ok: '111...',
+    txns: [
+      { id: 'T1', ops: [['w', 'x', 1]] },
+      { id: 'T2', ops: [['w', 'y', 1]] },
+      {
+        id: 'T3',
+        ops: [
+          ['r', 'x', 1],
+          ['r', 'y', 0],
+        ],
+      },
+      {
+        id: 'T4',
+        ops: [
+          ['r', 'y', 1],
+          ['r', 'x', 0],
+        ],
+      },
+    ],
+  },
+  {
+    name: 'causality violation',
+    ok: '11....',
+    txns: [
+      { id: 'T1', ops: [['w', 'x', 1]] },
+      {
+        id: 'T2',
+        ops: [
+          ['r', 'x', 1],
+          ['w', 'x', 2],
+        ],
+      },
+      {
+        id: 'T4',
+        ops: [
+          ['r', 'x', 2],
+          ['w', 'y', 1],
+        ],
+      },
+      {
+        id: 'T3',
+        ops: [
+          ['r', 'y', 1],
+          ['r', 'x', 1],
+        ],
+      },
+    ],
+  },
+  {
+    name: 'fractured read',
+    ok: '1.....',
+    txns: [
+      {
+        id: 'T1',
+        ops: [
+          ['w', 'x', 1],
+          ['w', 'y', 1],
+        ],
+      },
+      {
+        id: 'T2',
+        ops: [
+          ['r', 'y', 0],
+          ['r', 'x', 1],
+        ],
+      },
+    ],
+  },
+  {
+    name: 'fractured read, reversed',
+    ok: '......',
+    txns: [
+      {
+        id: 'T1',
+        ops: [
+          ['w', 'x', 1],
+          ['w', 'y', 1],
+        ],
+      },
+      {
+        id: 'T2',
+        ops: [
+          ['r', 'x', 1],
+          ['r', 'y', 0],
+        ],
+      },
+    ],
+  },
+  {
+    name: 'read your writes',
+    ok: '......',
+    txns: [
+      { id: 'T1', session: 1, ops: [['w', 'x', 1]] },
+      { id: 'T2', session: 1, ops: [['r', 'x', 0]] },
+    ],
+  },
+  {
+    name: 'serial chain',
+    ok: '111111',
+    txns: [
+      { id: 'T1', ops: [['w', 'x', 1]] },
+      {
+        id: 'T2',
+        ops: [
+          ['r', 'x', 1],
+          ['w', 'x', 2],
+        ],
+      },
+      { id: 'T3', ops: [['r', 'x', 2]] },
+    ],
+  },
 ];
 
 describe('the oracle reproduces docs/semantics.md §6', () => {
   for (const k of KNOWN) {
     it(k.name, () => {
-      const got = ISOLATION_LEVELS.map((level) => (naiveCheck(registerHistory(k.txns, level)).verdict === 'consistent' ? '1' : '.')).join('');
+      const got = ISOLATION_LEVELS.map((level) =>
+        naiveCheck(registerHistory(k.txns, level)).verdict === 'consistent' ? '1' : '.',
+      ).join('');
       expect(got, `${k.name}: RC RA CC PC SI SER`).toBe(k.ok);
-      const real = ISOLATION_LEVELS.map((level) => (checkHistory(registerHistory(k.txns, level)).verdict === 'consistent' ? '1' : '.')).join('');
+      const real = ISOLATION_LEVELS.map((level) =>
+        checkHistory(registerHistory(k.txns, level)).verdict === 'consistent' ? '1' : '.',
+      ).join('');
       expect(real, `checkHistory on ${k.name}: RC RA CC PC SI SER`).toBe(k.ok);
     });
   }
   it('mixed levels', () => {
     const ws = KNOWN[0].txns;
-    expect(naiveCheck(registerHistory([{ ...ws[0], iso: 'SER' }, { ...ws[1], iso: 'SI' }], 'SER')).verdict).toBe('consistent');
+    expect(
+      naiveCheck(
+        registerHistory(
+          [
+            { ...ws[0], iso: 'SER' },
+            { ...ws[1], iso: 'SI' },
+          ],
+          'SER',
+        ),
+      ).verdict,
+    ).toBe('consistent');
     const lf = KNOWN[2].txns;
-    expect(naiveCheck(registerHistory([lf[0], lf[1], { ...lf[2], iso: 'PC' }, { ...lf[3], iso: 'RA' }], 'SER')).verdict).toBe('consistent');
-    expect(naiveCheck(registerHistory([lf[0], lf[1], { ...lf[2], iso: 'PC' }, { ...lf[3], iso: 'PC' }], 'SER')).verdict).toBe('inconsistent');
+    expect(
+      naiveCheck(registerHistory([lf[0], lf[1], { ...lf[2], iso: 'PC' }, { ...lf[3], iso: 'RA' }], 'SER')).verdict,
+    ).toBe('consistent');
+    expect(
+      naiveCheck(registerHistory([lf[0], lf[1], { ...lf[2], iso: 'PC' }, { ...lf[3], iso: 'PC' }], 'SER')).verdict,
+    ).toBe('inconsistent');
     const lu = KNOWN[1].txns;
-    expect(naiveCheck(registerHistory([{ ...lu[0], iso: 'SI' }, { ...lu[1], iso: 'RC' }], 'SER')).verdict).toBe('consistent');
-    expect(naiveCheck(registerHistory([{ ...lu[0], iso: 'SI' }, { ...lu[1], iso: 'SI' }], 'SER')).verdict).toBe('inconsistent');
+    expect(
+      naiveCheck(
+        registerHistory(
+          [
+            { ...lu[0], iso: 'SI' },
+            { ...lu[1], iso: 'RC' },
+          ],
+          'SER',
+        ),
+      ).verdict,
+    ).toBe('consistent');
+    expect(
+      naiveCheck(
+        registerHistory(
+          [
+            { ...lu[0], iso: 'SI' },
+            { ...lu[1], iso: 'SI' },
+          ],
+          'SER',
+        ),
+      ).verdict,
+    ).toBe('inconsistent');
   });
 });
 

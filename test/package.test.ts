@@ -6,7 +6,16 @@
 // refusal for a data-modifying WITH, and checks what it recorded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -89,22 +98,40 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'isocheck-package-'));
   // the package, built from the sources in a staging copy (the suite's other tests use dist/ meanwhile)
   const stage = join(work, 'stage');
-  for (const f of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(root, f), join(stage, f));
-  for (const d of ['bin', 'scripts', 'src', 'workloads', 'bench', 'docs']) cpSync(join(root, d), join(stage, d), { recursive: true });
+  for (const f of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json'])
+    cpSync(join(root, f), join(stage, f));
+  for (const d of ['bin', 'scripts', 'src', 'workloads', 'bench', 'docs'])
+    cpSync(join(root, d), join(stage, d), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'));
   // npm pack runs `prepare` (scripts/build.mjs: a clean build, without source maps when packing)
-  const packOut = execFileSync(npm, ['pack', '--json', '--pack-destination', work], { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const packOut = execFileSync(npm, ['pack', '--json', '--pack-destination', work], {
+    cwd: stage,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const info = JSON.parse(packOut.slice(packOut.indexOf('['))) as { filename: string; files: { path: string }[] }[];
   tarball = join(work, info[0].filename);
   packed = info[0].files.map((f) => f.path);
   // a fresh project in a private folder
   project = mkdtempSync(join(tmpdir(), 'isocheck-consumer-'));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  const install = spawnSync(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, `pg@${readPkg().devDependencies.pg}`], {
-    cwd: project,
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
+  const install = spawnSync(
+    npm,
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      tarball,
+      `pg@${readPkg().devDependencies.pg}`,
+    ],
+    {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 300_000,
+    },
+  );
   if (install.status !== 0) throw new Error(`npm install of the tarball failed: ${install.stderr}`);
 }, 400_000);
 
@@ -125,7 +152,9 @@ describe('the packed package', () => {
     expect(packed).toContain('dist/src/cli/main.js');
     expect(packed).toContain('docs/semantics.md');
     expect(packed).toContain('LICENSE');
-    expect(packed.filter((f) => /^(test|histories|bench|dist\/bench|dist\/test)\//.test(f) || f.endsWith('.map'))).toEqual([]);
+    expect(
+      packed.filter((f) => /^(test|histories|bench|dist\/bench|dist\/test)\//.test(f) || f.endsWith('.map')),
+    ).toEqual([]);
     expect(packed.length).toBeLessThan(300);
     // no compiled module points at a source map the package does not hold
     const index = readFileSync(join(project, 'node_modules', 'isocheck', 'dist', 'src', 'index.js'), 'utf8');
@@ -133,7 +162,11 @@ describe('the packed package', () => {
   });
 
   it('installed: npx isocheck check on a known history exits 1 and names the anomaly', () => {
-    const r = spawnSync('npx', ['--no', 'isocheck', 'check', join(root, 'histories', 'known', 'lost-update.SI.ndjson')], { cwd: project, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(
+      'npx',
+      ['--no', 'isocheck', 'check', join(root, 'histories', 'known', 'lost-update.SI.ndjson')],
+      { cwd: project, encoding: 'utf8', timeout: 120_000 },
+    );
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.status, r.stdout + r.stderr).toBe(1);
     expect(r.stdout).toMatch(/LOST UPDATE \[violates SI\]/);
@@ -144,7 +177,15 @@ describe('the packed package', () => {
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, outDir: 'out', types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: false,
+          outDir: 'out',
+          types: ['node'],
+        },
         files: ['main.ts'],
       }),
     );
@@ -154,12 +195,24 @@ describe('the packed package', () => {
     expect(compiled.stdout + compiled.stderr).toBe('');
     expect(compiled.status).toBe(0);
     const bad = join(project, 'bad.ndjson');
-    writeFileSync(bad, '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}\n{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4"}}\n{"kind":"txn"}\n');
-    const run = spawnSync(process.execPath, [join(project, 'out', 'main.js'), join(root, 'histories', 'known', 'lost-update.SI.ndjson'), bad, join(project, 'run.ndjson')], {
-      cwd: project,
-      encoding: 'utf8',
-      timeout: 180_000,
-    });
+    writeFileSync(
+      bad,
+      '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}\n{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4"}}\n{"kind":"txn"}\n',
+    );
+    const run = spawnSync(
+      process.execPath,
+      [
+        join(project, 'out', 'main.js'),
+        join(root, 'histories', 'known', 'lost-update.SI.ndjson'),
+        bad,
+        join(project, 'run.ndjson'),
+      ],
+      {
+        cwd: project,
+        encoding: 'utf8',
+        timeout: 180_000,
+      },
+    );
     expect(run.status, run.stdout + run.stderr).toBe(0);
     const report = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
     expect(report.known).toEqual({ verdict: 'inconsistent', anomaly: 'lost-update', exit: 1 });
@@ -169,7 +222,10 @@ describe('the packed package', () => {
     expect(report.asSer).toBe('inconsistent');
     expect(report.bad).toEqual({ file: bad, line: 3, isInput: true });
     expect(report.join).toEqual({ rows: 0, fields: ['bal'] });
-    expect(report.refused).toMatchObject({ sql: 'WITH gone AS (DELETE FROM owners RETURNING id) SELECT count(*) FROM gone', hint: true });
+    expect(report.refused).toMatchObject({
+      sql: 'WITH gone AS (DELETE FROM owners RETURNING id) SELECT count(*) FROM gone',
+      hint: true,
+    });
     expect(report.refused.reason).toMatch(/WITH/i);
     expect(report.recorded).toEqual({ verdict: 'consistent', transactions: 2, iso: 'SER' });
     expect(readdirSync(project)).toContain('run.ndjson');

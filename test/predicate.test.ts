@@ -158,7 +158,7 @@ describe('predicate: constructs', () => {
     expect(ev("t LIKE 'a!%' ESCAPE '!'", { t: 'a%' })).toBe(true);
     expect(ev("t LIKE 'a.c'", { t: 'abc' })).toBe(false); // regex metacharacters are literal
     expect(ev("t LIKE '_'", { t: '😀' })).toBe(true); // one character, not one UTF-16 unit
-    expect(ev("t LIKE $1", { t: 'x\ny' }, ['x%'])).toBe(true);
+    expect(ev('t LIKE $1', { t: 'x\ny' }, ['x%'])).toBe(true);
     expect(ev("b LIKE 'ab'")).toBe(false); // bpchar LIKE sees the padding
     expect(ev("b LIKE 'ab%'")).toBe(true);
     // a dangling escape raises only when matching reaches it (as PostgreSQL's MatchText)
@@ -181,15 +181,23 @@ describe('predicate: constructs', () => {
 
   it('LIKE matches in time linear in the text per pattern character (no exponential backtracking)', () => {
     // '%a%a...%b' against 'aaa...': a RegExp (or naive recursion) backtracks exponentially
-    for (const [k, n] of [[20, 40], [200, 2000], [5000, 20000]] as const) {
-      const p = compilePredicate(`t LIKE '${'%a'.repeat(k)}%b' OR t ILIKE $1 OR t LIKE $2`, ['%A'.repeat(k) + '%B', '_%'.repeat(k) + 'c'], COLS);
+    for (const [k, n] of [
+      [20, 40],
+      [200, 2000],
+      [5000, 20000],
+    ] as const) {
+      const p = compilePredicate(
+        `t LIKE '${'%a'.repeat(k)}%b' OR t ILIKE $1 OR t LIKE $2`,
+        [`${'%A'.repeat(k)}%B`, `${'_%'.repeat(k)}c`],
+        COLS,
+      );
       const t0 = performance.now();
       expect(p.test({ ...BASE_ROW, t: 'a'.repeat(n) })).toBe(false);
-      expect(p.test({ ...BASE_ROW, t: 'a'.repeat(n) + 'b' })).toBe(true);
+      expect(p.test({ ...BASE_ROW, t: `${'a'.repeat(n)}b` })).toBe(true);
       expect(performance.now() - t0, `k=${k} n=${n}`).toBeLessThan(500);
     }
     // the worst case of MatchText is O(text x pattern): still fast at these sizes
-    const p = compilePredicate(`t LIKE $1`, ['%' + 'a'.repeat(1000) + 'b%'], COLS);
+    const p = compilePredicate(`t LIKE $1`, [`%${'a'.repeat(1000)}b%`], COLS);
     const t0 = performance.now();
     expect(p.test({ ...BASE_ROW, t: 'a'.repeat(20000) })).toBe(false);
     expect(performance.now() - t0).toBeLessThan(1000);
@@ -239,7 +247,7 @@ describe('predicate: constructs', () => {
   it('text, bpchar, varchar', () => {
     expect(ev("'B' < 'a'")).toBe(true); // code point order
     expect(ev("t < 'abd' AND t > 'ab' AND t > 'ABC'")).toBe(true);
-    expect(ev("t > $1", { t: '😀' }, ['\uffff'])).toBe(true); // code point, not UTF-16 order
+    expect(ev('t > $1', { t: '😀' }, ['\uffff'])).toBe(true); // code point, not UTF-16 order
     expect(ev("b = 'ab'")).toBe(true);
     expect(ev("b = 'ab    '")).toBe(true);
     expect(ev("b = 'ab'::text")).toBe(true); // bpchar -> text trims
@@ -287,9 +295,9 @@ describe('predicate: constructs', () => {
       ['i4 = 1 ORDER BY i4', [], /single boolean expression/],
       ['i4 =', [], /syntax error/],
       ['CASE WHEN bo THEN true END', [], /unsupported expression/],
-      ["d > now()", [], /function calls/],
+      ['d > now()', [], /function calls/],
       ["d > 'today'", [], /current time/],
-      ["t COLLATE \"en_US\" < 'a'", [], /collation/],
+      ['t COLLATE "en_US" < \'a\'', [], /collation/],
       ['i4 = 1\0 OR true', [], /contains a NUL character/], // the parser would stop at the NUL
       ['t = $1', ['a\0b'], /invalid byte sequence for encoding "UTF8": 0x00 \(parameter \$1\)/],
       ['t = ANY($1)', [['a', 'b\0']], /0x00/],
@@ -311,7 +319,9 @@ describe('predicate: constructs', () => {
     expect(names).toContain('__proto__');
     expect(names).toContain('toString');
     // as JSON.parse builds them: "__proto__" is an own key like the others
-    const cols = JSON.parse(JSON.stringify(Object.fromEntries(names.map((c, i) => [c, i % 2 === 0 ? 'int4' : 'text'])))) as ColumnTypes;
+    const cols = JSON.parse(
+      JSON.stringify(Object.fromEntries(names.map((c, i) => [c, i % 2 === 0 ? 'int4' : 'text']))),
+    ) as ColumnTypes;
     expect(Object.keys(cols)).toEqual(names);
     const where = names.map((c, i) => `"${c}" = $${i + 1}`).join(' AND ');
     const params = names.map((_, i) => (i % 2 === 0 ? i : `v${i}`));
@@ -340,7 +350,9 @@ describe('predicate: constructs', () => {
       expect(() => compilePredicate(`"${name}" = 1`, [], { i4: 'int4' }), name).toThrow(/unknown column/);
       // nor a type name
       expect(() => compilePredicate(`i4::"${name}" = 1`, [], { i4: 'int4' }), name).toThrow(PredicateError);
-      expect(() => compilePredicate('c = 1', [], rowOf([['c', name]]) as unknown as ColumnTypes), name).toThrow(/unsupported type/);
+      expect(() => compilePredicate('c = 1', [], rowOf([['c', name]]) as unknown as ColumnTypes), name).toThrow(
+        /unsupported type/,
+      );
     }
   });
 
@@ -400,7 +412,9 @@ describe('predicate: constructs', () => {
     expect(canonicalValue('ab  ', 'bpchar')).toBe('ab');
     expect(canonicalValue(null, 'text')).not.toBe(canonicalValue('', 'text'));
     expect(canonicalValue(null, 'text')).not.toBe(canonicalValue('NULL', 'text'));
-    expect(canonicalValue('2024-01-15 12:30:00+02', 'timestamptz')).toBe(canonicalValue('2024-01-15 10:30:00+00', 'timestamptz'));
+    expect(canonicalValue('2024-01-15 12:30:00+02', 'timestamptz')).toBe(
+      canonicalValue('2024-01-15 10:30:00+00', 'timestamptz'),
+    );
     expect(valuesEqual('1.50', '1.5', 'numeric')).toBe(true);
     expect(valuesEqual('1.50', '1.51', 'numeric')).toBe(false);
     expect(valuesEqual('ab', 'ab  ', 'character(4)')).toBe(true);
@@ -410,7 +424,9 @@ describe('predicate: constructs', () => {
     expect(valuesEqual(-0, 0, 'float8')).toBe(true);
     expect(valuesEqual('NaN', 'NaN', 'float8')).toBe(true);
     expect(valuesEqual('2024-01-15 10:30:00.5', '2024-01-15 10:30:00.500', 'timestamp')).toBe(true);
-    expect(valuesEqual('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'uuid')).toBe(true);
+    expect(valuesEqual('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'uuid')).toBe(
+      true,
+    );
     // unknown types compare by JSON text; malformed values only equal themselves
     expect(valuesEqual({ a: 1 } as unknown as SqlValue, { a: 1 } as unknown as SqlValue, 'jsonb')).toBe(true);
     expect(valuesEqual('x', 'x', 'numeric')).toBe(true);
@@ -454,7 +470,22 @@ const POOLS: Record<string, SqlValue[]> = {
   i2: [0, 1, -1, 2, 5, 32767],
   i4: [0, 1, -1, 2, 5, 7, -2147483648],
   i8: ['0', '1', '-1', '5', '9007199254740993', '-9223372036854775808'],
-  n: ['0', '1.5', '1.50', '-2', '0.1', '0.3', '2.5', '100', '0.0000001', 'NaN', '123456789012345678.9', '-0.05', '3.14159265358979323846', 'Infinity'],
+  n: [
+    '0',
+    '1.5',
+    '1.50',
+    '-2',
+    '0.1',
+    '0.3',
+    '2.5',
+    '100',
+    '0.0000001',
+    'NaN',
+    '123456789012345678.9',
+    '-0.05',
+    '3.14159265358979323846',
+    'Infinity',
+  ],
   f4: [0, 0.1, 1.5, -2, 2.5, 1e10, 3.4028234663852886e38, 123456.7, 1e-5],
   f8: [0, 0.1, 0.3, 1.5, -2, 2.5, 1e-7, 1e300, 123456789.125, 1e15, 'NaN', '-Infinity'],
   t: ['', 'a', 'A', 'ab', 'abc', 'B', 'a%b', 'é', '😀', 'ab ', 'a_c', 'x\ny'],
@@ -469,11 +500,16 @@ const POOLS: Record<string, SqlValue[]> = {
 const LITS: Record<Fam, string[]> = {
   int: ['0', '1', '-1', '2', '5', '7', '9007199254740993', '3000000000'],
   num: ['1.5', '0.1', '0.3', '2.50', '-2', '1e2', '0.0000001', "'NaN'::numeric", '1.0', '123456789012345678.9'],
-  flt: ["0.1::float8", "'0.1'::float4", "1.5::float8", "'-2'::float8", '1e300::float8', "'NaN'::float8"],
+  flt: ['0.1::float8', "'0.1'::float4", '1.5::float8', "'-2'::float8", '1e300::float8', "'NaN'::float8"],
   str: ["'a'", "'ab'", "'ab '", "'abc'", "'B'", "'é'", "'😀'", "''", "'a'::text", "'ab  '::bpchar", "'ab'::varchar"],
   bool: ['true', 'false'],
   date: ["'2024-01-15'", "'2024-01-16'::date", "'infinity'::date", "'2024-02-29'"],
-  ts: ["'2024-01-15 10:30:00.25'", "'2024-01-15 12:30:00+02'::timestamptz", "'2024-01-15'::timestamp", "'2024-01-15 00:00:00+00'"],
+  ts: [
+    "'2024-01-15 10:30:00.25'",
+    "'2024-01-15 12:30:00+02'::timestamptz",
+    "'2024-01-15'::timestamp",
+    "'2024-01-15 00:00:00+00'",
+  ],
 };
 
 const PARAM_VALUES: Record<Fam, unknown[]> = {
@@ -512,7 +548,10 @@ class Gen {
         const op = this.pick(['+', '-', '*', '/', '%', 'neg', 'cast']);
         if (op === 'neg') return `-(${this.scalar(f, depth - 1)})`;
         if (op === 'cast') {
-          const to = f === 'int' ? this.pick(['int4', 'int8', 'int2']) : this.pick(['numeric', 'numeric(5,1)', 'numeric(30,3)', 'int4', 'decimal(4,0)']);
+          const to =
+            f === 'int'
+              ? this.pick(['int4', 'int8', 'int2'])
+              : this.pick(['numeric', 'numeric(5,1)', 'numeric(30,3)', 'int4', 'decimal(4,0)']);
           return `CAST(${this.scalar(this.pick(['int', 'num', 'flt'] as Fam[]), depth - 1)} AS ${to})`;
         }
         // divide only by non-zero constants: PostgreSQL raises errors in evaluation order
@@ -527,14 +566,19 @@ class Gen {
       }
       case 'flt': {
         const op = this.pick(['+', '-', '*', '/', 'cast']);
-        if (op === 'cast') return `${this.scalar(this.pick(['int', 'num'] as Fam[]), depth - 1)}::${this.pick(['float8', 'float4'])}`;
-        const rhs = op === '/' ? this.pick(['2', '3.5', '0.1', 'f8', 'f4', 'i4']) : this.scalar(this.pick(['flt', 'int', 'num'] as Fam[]), depth - 1);
+        if (op === 'cast')
+          return `${this.scalar(this.pick(['int', 'num'] as Fam[]), depth - 1)}::${this.pick(['float8', 'float4'])}`;
+        const rhs =
+          op === '/'
+            ? this.pick(['2', '3.5', '0.1', 'f8', 'f4', 'i4'])
+            : this.scalar(this.pick(['flt', 'int', 'num'] as Fam[]), depth - 1);
         return `(${this.scalar('flt', depth - 1)} ${op} ${rhs})`;
       }
       case 'str': {
         const k = this.pick(['concat', 'cast', 'castn']);
         if (k === 'concat') return `(${this.scalar('str', depth - 1)} || ${this.pick(["'x'", "' '", 't', 'b'])})`;
-        if (k === 'castn') return `${this.scalar(this.pick(['int', 'num', 'bool', 'date', 'ts', 'flt'] as Fam[]), depth - 1)}::text`;
+        if (k === 'castn')
+          return `${this.scalar(this.pick(['int', 'num', 'bool', 'date', 'ts', 'flt'] as Fam[]), depth - 1)}::text`;
         return `${this.scalar('str', depth - 1)}::${this.pick(['text', 'varchar', 'bpchar', 'char(2)', 'varchar(2)'])}`;
       }
       case 'date': {
@@ -544,7 +588,9 @@ class Gen {
         return `${this.pick(['ts', 'tz'])}::date`;
       }
       case 'ts':
-        return this.chance(0.5) ? `${this.pick(['d', 'ts', 'tz'])}::${this.pick(['timestamp', 'timestamp(1)', 'timestamp(0)'])}` : `${this.pick(['d', 'ts'])}::timestamptz`;
+        return this.chance(0.5)
+          ? `${this.pick(['d', 'ts', 'tz'])}::${this.pick(['timestamp', 'timestamp(1)', 'timestamp(0)'])}`
+          : `${this.pick(['d', 'ts'])}::timestamptz`;
       case 'bool':
         return `(${this.bool(depth - 1)})`;
     }
@@ -583,11 +629,14 @@ class Gen {
         const col = this.pick(FAM_COLS[f]);
         const arr = this.chance(0.1)
           ? null
-          : Array.from({ length: Math.floor(this.rnd() * 4) }, () => (this.chance(0.15) ? null : this.pick(PARAM_VALUES[f])));
+          : Array.from({ length: Math.floor(this.rnd() * 4) }, () =>
+              this.chance(0.15) ? null : this.pick(PARAM_VALUES[f]),
+            );
         const op = this.pick(['= ANY', '<> ALL', '< ANY', '>= ALL']);
         if (this.chance(0.2)) return `${col} ${op}(ARRAY[${[this.scalar(f, 0), this.scalar(f, 0)].join(', ')}])`;
         if (this.chance(0.2)) {
-          const lit = arr === null ? 'NULL' : `'{${arr.map((x) => (x === null ? 'NULL' : `"${String(x)}"`)).join(',')}}'`;
+          const lit =
+            arr === null ? 'NULL' : `'{${arr.map((x) => (x === null ? 'NULL' : `"${String(x)}"`)).join(',')}}'`;
           return `${col} ${op}(${lit})`;
         }
         return `${col} ${op}(${this.param(arr)})`;
@@ -595,7 +644,25 @@ class Gen {
       case 'between':
         return `${this.scalar(f, sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(f, 0)} AND ${this.scalar(f, 0)}`;
       case 'like': {
-        const pat = this.pick(['a%', '%b%', 'a_', '_', '%', 'A%', '\\%%', 'ab  ', '%c', 'a\\_c', '😀', '', 'é%', 'a\\', '%\\', 'ab%\\', '_%_']);
+        const pat = this.pick([
+          'a%',
+          '%b%',
+          'a_',
+          '_',
+          '%',
+          'A%',
+          '\\%%',
+          'ab  ',
+          '%c',
+          'a\\_c',
+          '😀',
+          '',
+          'é%',
+          'a\\',
+          '%\\',
+          'ab%\\',
+          '_%_',
+        ]);
         const rhs = this.chance(0.5) ? `'${pat}'` : this.param(pat);
         const esc = this.chance(0.15) ? ` ESCAPE '${this.pick(['!', '\\', 'a'])}'` : '';
         return `${this.pick(FAM_COLS.str)} ${this.chance(0.3) ? 'NOT ' : ''}${this.chance(0.3) ? 'ILIKE' : 'LIKE'} ${rhs}${esc}`;
@@ -603,7 +670,7 @@ class Gen {
       case 'distinct':
         return `${this.scalar(f, sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}DISTINCT FROM ${this.scalar(f, sub)}`;
       default:
-        return `${this.pick(['bo', '(i4 > 2)', '(t = $' + this.params.length + ')'].slice(0, this.params.length ? 3 : 2))} IS ${this.pick(['TRUE', 'NOT TRUE', 'FALSE', 'NOT FALSE', 'UNKNOWN', 'NOT UNKNOWN'])}`;
+        return `${this.pick(['bo', '(i4 > 2)', `(t = $${this.params.length})`].slice(0, this.params.length ? 3 : 2))} IS ${this.pick(['TRUE', 'NOT TRUE', 'FALSE', 'NOT FALSE', 'UNKNOWN', 'NOT UNKNOWN'])}`;
     }
   }
   /** An equality-style condition on one column, usually satisfied by `row` (for point constraints). */
@@ -659,16 +726,26 @@ describe('predicate: agreement with PostgreSQL', () => {
     const rnd = seedrandom(process.env.PREDICATE_SEED ?? 'isocheck-predicate-1');
     const N = Number(process.env.PREDICATE_CASES ?? 1500);
     const verbose = process.env.PREDICATE_VERBOSE === '1';
-    const stats = { compared: 0, pgTrue: 0, pgFalse: 0, bothRejected: 0, runtimeError: 0, pointChecked: 0, conjunctsChecked: 0 };
+    const stats = {
+      compared: 0,
+      pgTrue: 0,
+      pgFalse: 0,
+      bothRejected: 0,
+      runtimeError: 0,
+      pointChecked: 0,
+      conjunctsChecked: 0,
+    };
     const failures: string[] = [];
     for (let i = 0; i < N; i++) {
       const g = new Gen(rnd);
       const row = g.row();
       const variant = rnd();
       const expr =
-        variant < 0.18 ? `(${g.pointExpr(row)}) AND (${g.bool(2)})`
-        : variant < 0.25 ? `(${g.pointExpr(row)}) OR ${g.pointExpr(row)}`
-        : g.bool(2);
+        variant < 0.18
+          ? `(${g.pointExpr(row)}) AND (${g.bool(2)})`
+          : variant < 0.25
+            ? `(${g.pointExpr(row)}) OR ${g.pointExpr(row)}`
+            : g.bool(2);
       const params = g.params;
       const k = params.length;
       const sub = COL_NAMES.map((c, j) => `$${k + j + 1}::${SQL_TYPES[c]} AS ${c}`).join(', ');
@@ -693,7 +770,9 @@ describe('predicate: agreement with PostgreSQL', () => {
           stats.pointChecked += compiled.pointConstraints.size;
           for (const [col, vals] of compiled.pointConstraints) {
             if (!vals.includes(canonicalValue(row[col]!, COLS[col]!))) {
-              failures.push(`point constraint ${col} in ${JSON.stringify(vals)} violated by a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`);
+              failures.push(
+                `point constraint ${col} in ${JSON.stringify(vals)} violated by a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`,
+              );
             }
           }
           // so must the conjuncts on any set of columns, on the row cut down to those columns
@@ -703,7 +782,10 @@ describe('predicate: agreement with PostgreSQL', () => {
             if (!onCols) continue;
             stats.conjunctsChecked++;
             const cut: Row = Object.fromEntries([...only].map((c) => [c, row[c]!]));
-            if (!onCols(cut)) failures.push(`conjuncts on ${[...only].join(',')} false on a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`);
+            if (!onCols(cut))
+              failures.push(
+                `conjuncts on ${[...only].join(',')} false on a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`,
+              );
           }
         }
       } catch (e) {
@@ -723,8 +805,7 @@ describe('predicate: agreement with PostgreSQL', () => {
       } else if (mine === false && (pgResult.code.startsWith('22') || pgResult.code === '0A000')) {
         stats.runtimeError++; // data exception on this row
         if (verbose) console.log(`runtime error: PG ${pgResult.code} ${pgResult.message} | ${desc}`);
-      }
-      else failures.push(`PG error ${pgResult.code} ${pgResult.message}, ours=${mine}: ${desc}`);
+      } else failures.push(`PG error ${pgResult.code} ${pgResult.message}, ours=${mine}: ${desc}`);
     }
     console.log(`predicate vs PostgreSQL: ${JSON.stringify(stats)}`);
     expect(failures.slice(0, 30)).toEqual([]);
@@ -741,8 +822,8 @@ describe('predicate: agreement with PostgreSQL', () => {
       if (r < 0.05) return '0';
       const int = digits(Math.floor(rnd() * (rnd() < 0.2 ? 25 : 6))).replace(/^0+(?=\d)/, '') || '0';
       const frac = digits(Math.floor(rnd() * (rnd() < 0.2 ? 20 : 5)));
-      const s = (rnd() < 0.3 ? '-' : '') + int + (frac ? '.' + frac : '');
-      return rnd() < 0.1 ? s + 'e' + (Math.floor(rnd() * 20) - 10) : s;
+      const s = (rnd() < 0.3 ? '-' : '') + int + (frac ? `.${frac}` : '');
+      return rnd() < 0.1 ? `${s}e${Math.floor(rnd() * 20) - 10}` : s;
     };
     const randDouble = (): number => {
       const r = rnd();
@@ -758,22 +839,37 @@ describe('predicate: agreement with PostgreSQL', () => {
     const randTimestamp = (): string => {
       const y = 1 + Math.floor(rnd() * (rnd() < 0.1 ? 4000 : 9999));
       const s = `${pad(y, 4)}-${pad(1 + Math.floor(rnd() * 12), 2)}-${pad(1 + Math.floor(rnd() * 28), 2)} ${pad(Math.floor(rnd() * 24), 2)}:${pad(Math.floor(rnd() * 60), 2)}:${pad(Math.floor(rnd() * 60), 2)}`;
-      const frac = rnd() < 0.6 ? '.' + digits(1 + Math.floor(rnd() * 6)) : '';
-      const tz = rnd() < 0.5 ? '' : rnd() < 0.5 ? '+00' : `${rnd() < 0.5 ? '-' : '+'}${pad(Math.floor(rnd() * 14), 2)}:${rnd() < 0.5 ? '00' : '30'}`;
+      const frac = rnd() < 0.6 ? `.${digits(1 + Math.floor(rnd() * 6))}` : '';
+      const tz =
+        rnd() < 0.5
+          ? ''
+          : rnd() < 0.5
+            ? '+00'
+            : `${rnd() < 0.5 ? '-' : '+'}${pad(Math.floor(rnd() * 14), 2)}:${rnd() < 0.5 ? '00' : '30'}`;
       return s + frac + tz + (rnd() < 0.1 ? ' BC' : '');
     };
 
     const hugeNumeric = (): string => {
-      const mant = (rnd() < 0.3 ? '-' : '') + (rnd() < 0.1 ? '0' : digits(1 + Math.floor(rnd() * 20)).replace(/^0+(?=\d)/, '')) + (rnd() < 0.5 ? '.' + digits(Math.floor(rnd() * 8)) : '');
+      const mant =
+        (rnd() < 0.3 ? '-' : '') +
+        (rnd() < 0.1 ? '0' : digits(1 + Math.floor(rnd() * 20)).replace(/^0+(?=\d)/, '')) +
+        (rnd() < 0.5 ? `.${digits(Math.floor(rnd() * 8))}` : '');
       const e = rnd();
       const near = (c: number, w: number) => c + Math.floor(rnd() * (2 * w + 1)) - w;
       const exp =
-        e < 0.2 ? Math.floor(rnd() * 40) - 20
-        : e < 0.4 ? -near(16383, 12)
-        : e < 0.55 ? near(65536, 12) * (rnd() < 0.5 ? -1 : 1)
-        : e < 0.8 ? near(131071, 24)
-        : e < 0.9 ? -near(8200, 10)
-        : rnd() < 0.5 ? 1073741823 : -1073741824;
+        e < 0.2
+          ? Math.floor(rnd() * 40) - 20
+          : e < 0.4
+            ? -near(16383, 12)
+            : e < 0.55
+              ? near(65536, 12) * (rnd() < 0.5 ? -1 : 1)
+              : e < 0.8
+                ? near(131071, 24)
+                : e < 0.9
+                  ? -near(8200, 10)
+                  : rnd() < 0.5
+                    ? 1073741823
+                    : -1073741824;
       return `${mant}e${exp}`;
     };
     // [expression over $1, $2 (sql text), generator of the two inputs]
@@ -781,7 +877,10 @@ describe('predicate: agreement with PostgreSQL', () => {
       ['($1::numeric / $2::numeric)::text', () => [randNumeric(), randNumeric()]],
       ['($1::numeric % $2::numeric)::text', () => [randNumeric(), randNumeric()]],
       ['($1::numeric * $2::numeric + $1::numeric - $2::numeric)::text', () => [randNumeric(), randNumeric()]],
-      ['($1::numeric::int8 + ($2::numeric)::numeric(12,3)::int4)::text', () => [randNumeric().slice(0, 12), (rnd() * 100).toFixed(1)]],
+      [
+        '($1::numeric::int8 + ($2::numeric)::numeric(12,3)::int4)::text',
+        () => [randNumeric().slice(0, 12), (rnd() * 100).toFixed(1)],
+      ],
       ['($1::float8 * $2::float8)::text', () => [String(randDouble()), String(randDouble())]],
       ['($1::float8::float4 / $2::float4)::text', () => [String(randDouble()), String(randDouble())]],
       ['($1::float8::numeric)::text || $2', () => [String(randDouble()), '']],
@@ -789,13 +888,19 @@ describe('predicate: agreement with PostgreSQL', () => {
       ['(($1::float8 / 1000)::int8)::text || $2', () => [String(Math.round(randDouble() % 1e15)), '']],
       ['$1::timestamp::text || $2::date::text', () => [randTimestamp(), randTimestamp()]],
       ['$1::timestamptz::text || $2::timestamp(2)::text', () => [randTimestamp(), randTimestamp()]],
-      ['(($1::date - $2::date) + ($2::date + 40)::timestamp::date::timestamptz::date - $1::date)::text', () => [randTimestamp(), randTimestamp()]],
+      [
+        '(($1::date - $2::date) + ($2::date + 40)::timestamp::date::timestamptz::date - $1::date)::text',
+        () => [randTimestamp(), randTimestamp()],
+      ],
       // numerics near PostgreSQL's limits (131072 digits before the point, scale 16383): overflow, rounding of products
       ['($1::numeric * $2::numeric)::text', () => [hugeNumeric(), hugeNumeric()]],
       ['($1::numeric + $2::numeric - $1::numeric)::text', () => [hugeNumeric(), hugeNumeric()]],
       ['($1::numeric / $2::numeric)::text', () => [hugeNumeric(), hugeNumeric()]],
       ['($1::numeric % $2::numeric)::text', () => [hugeNumeric(), hugeNumeric()]],
-      ['($1::numeric::float8 + $2::int8)::text', () => [hugeNumeric(), rnd() < 0.5 ? '9'.repeat(Math.floor(rnd() * 25)) || '0' : '-9223372036854775808']],
+      [
+        '($1::numeric::float8 + $2::int8)::text',
+        () => [hugeNumeric(), rnd() < 0.5 ? '9'.repeat(Math.floor(rnd() * 25)) || '0' : '-9223372036854775808'],
+      ],
     ];
     let compared = 0;
     const failures: string[] = [];
@@ -819,7 +924,9 @@ describe('predicate: agreement with PostgreSQL', () => {
         }
         compared++;
         if (pgText === null ? mine !== 'rejected' : mine !== 'true') {
-          failures.push(`${expr} with $1=${a} $2=${b}: PostgreSQL ${pgText === null ? 'error' : JSON.stringify(pgText)}, ours ${mine}`);
+          failures.push(
+            `${expr} with $1=${a} $2=${b}: PostgreSQL ${pgText === null ? 'error' : JSON.stringify(pgText)}, ours ${mine}`,
+          );
         }
       }
     }
@@ -830,18 +937,33 @@ describe('predicate: agreement with PostgreSQL', () => {
   it('LIKE / ILIKE with random patterns (many % and _, escapes) agree with PostgreSQL', async () => {
     const rnd = seedrandom(process.env.PREDICATE_SEED ?? 'isocheck-predicate-like');
     const N = Number(process.env.PREDICATE_LIKE_CASES ?? 1500);
-    const pick = <T,>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
+    const pick = <T>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
     const TEXT = ['a', 'a', 'b', 'A', 'B', '%', '_', '\\', '!', 'é', 'É', '😀', ' ', 'x'];
     const PAT = ['a', 'a', 'b', 'A', '%', '%', '%', '_', '_', '\\', '!', 'é', '😀', 'x'];
-    const ESC = ['', '', '', " ESCAPE '!'", " ESCAPE ''", " ESCAPE 'a'", " ESCAPE '\\'", " ESCAPE '%'", " ESCAPE '😀'", " ESCAPE 'ab'"];
+    const ESC = [
+      '',
+      '',
+      '',
+      " ESCAPE '!'",
+      " ESCAPE ''",
+      " ESCAPE 'a'",
+      " ESCAPE '\\'",
+      " ESCAPE '%'",
+      " ESCAPE '😀'",
+      " ESCAPE 'ab'",
+    ];
     const stats = { compared: 0, pgTrue: 0, pgFalse: 0, runtimeError: 0, bothRejected: 0 };
     const failures: string[] = [];
-    const str = (alphabet: string[], max: number) => Array.from({ length: Math.floor(rnd() * (max + 1)) }, () => pick(alphabet)).join('');
+    const str = (alphabet: string[], max: number) =>
+      Array.from({ length: Math.floor(rnd() * (max + 1)) }, () => pick(alphabet)).join('');
     for (let i = 0; i < N; i++) {
       // long texts sometimes, patterns with runs of wildcards
       const text = rnd() < 0.1 ? str(['a', 'a', 'b'], 200) : str(TEXT, 14);
       let pat = str(PAT, 12);
-      if (rnd() < 0.2) pat = Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => pick(['%a', '%_', '_%', '%%b', 'a_'])).join('') + pick(['', '%', 'b', '\\']);
+      if (rnd() < 0.2)
+        pat =
+          Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => pick(['%a', '%_', '_%', '%%b', 'a_'])).join('') +
+          pick(['', '%', 'b', '\\']);
       const op = pick(['LIKE', 'ILIKE', 'NOT LIKE', 'NOT ILIKE']);
       const esc = pick(ESC);
       const literal = rnd() < 0.4;
@@ -858,7 +980,9 @@ describe('predicate: agreement with PostgreSQL', () => {
       }
       let mine: boolean | PredicateError;
       try {
-        mine = compilePredicate(literal ? expr : expr.replace('$2', '$1'), literal ? [] : [pat], { t: 'text' }).test({ t: text });
+        mine = compilePredicate(literal ? expr : expr.replace('$2', '$1'), literal ? [] : [pat], { t: 'text' }).test({
+          t: text,
+        });
       } catch (e) {
         if (!(e instanceof PredicateError)) throw e;
         mine = e;
@@ -866,11 +990,14 @@ describe('predicate: agreement with PostgreSQL', () => {
       stats.compared++;
       const desc = `${expr} text=${JSON.stringify(text)} pattern=${JSON.stringify(pat)}`;
       if (typeof pgResult === 'boolean') {
-        if (mine !== pgResult) failures.push(`PG=${pgResult}, ours=${mine instanceof Error ? mine.message : mine}: ${desc}`);
+        if (mine !== pgResult)
+          failures.push(`PG=${pgResult}, ours=${mine instanceof Error ? mine.message : mine}: ${desc}`);
         else if (pgResult) stats.pgTrue++;
         else stats.pgFalse++;
-      } else if (mine instanceof PredicateError) stats.bothRejected++; // e.g. invalid escape string, while planning
-      else if (mine === false && pgResult.code.startsWith('22')) stats.runtimeError++; // dangling escape reached
+      } else if (mine instanceof PredicateError)
+        stats.bothRejected++; // e.g. invalid escape string, while planning
+      else if (mine === false && pgResult.code.startsWith('22'))
+        stats.runtimeError++; // dangling escape reached
       else failures.push(`PG error ${pgResult.code} ${pgResult.message}, ours=${mine}: ${desc}`);
     }
     console.log(`LIKE vs PostgreSQL: ${JSON.stringify(stats)}`);
@@ -899,23 +1026,23 @@ describe('predicate: agreement with PostgreSQL', () => {
       ['n > $1', ['1e-16384'], {}, 'rejected'],
       ['n = $1', ['0e999999999'], { n: '0' }, true],
       ['n = $1', ['0e1073741824'], {}, 'rejected'],
-      ['n = $1', ['0.' + '0'.repeat(16384)], {}, 'rejected'],
-      ['n = $1', ['0x' + 'F'.repeat(108853)], {}, 'rejected'],
-      ['n < $1', ['0x' + 'F'.repeat(108852)], {}, true],
-      ['n < 1' + '0'.repeat(131071), [], {}, true],
-      ['n < 1' + '0'.repeat(131072), [], {}, 'rejected'],
+      ['n = $1', [`0.${'0'.repeat(16384)}`], {}, 'rejected'],
+      ['n = $1', [`0x${'F'.repeat(108853)}`], {}, 'rejected'],
+      ['n < $1', [`0x${'F'.repeat(108852)}`], {}, true],
+      [`n < 1${'0'.repeat(131071)}`, [], {}, true],
+      [`n < 1${'0'.repeat(131072)}`, [], {}, 'rejected'],
       ['n * n > 0', [], { n: '1e70000' }, false], // overflow while executing
       ['n * n * n * n * n * n * n * n > 0', [], { n: '1e20000' }, false],
       ['n * n = 0', [], { n: '1e-10000' }, true], // rounded to scale 16383
       ['n + n > 0', [], { n: '9e131071' }, false],
       ['n / $1 > 0', ['1e-1000'], { n: '1e131071' }, false],
       ['n % 3 > 0', [], { n: '1e-16000' }, true],
-      ["1e100000 * 1e100000 > n", [], {}, 'rejected'], // constant: folded while planning
+      ['1e100000 * 1e100000 > n', [], {}, 'rejected'], // constant: folded while planning
       ['i8 = $1', [big(5000)], {}, 'rejected'],
       ['i8 = $1', ['-9223372036854775809'], {}, 'rejected'],
-      ['i8 = $1', ['0x' + 'F'.repeat(17)], {}, 'rejected'],
+      ['i8 = $1', [`0x${'F'.repeat(17)}`], {}, 'rejected'],
       ['i8 = $1', ['0x7FFF_FFFF_FFFF_FFFF'], { i8: '9223372036854775807' }, true],
-      ['i8 = ' + big(5000), [], {}, false], // a numeric constant: compared as numeric
+      [`i8 = ${big(5000)}`, [], {}, false], // a numeric constant: compared as numeric
       ['i8 * 2 > 0', [], { i8: '9223372036854775807' }, false],
       ['i4 = $1', [2147483648], {}, 'rejected'],
       ['i4 = $1', [1e308], {}, 'rejected'],
@@ -924,7 +1051,7 @@ describe('predicate: agreement with PostgreSQL', () => {
       ['i4 + 0x1FFFFFFFFF > 0', [], {}, true], // int8 literal
       ['i4 = 1_000 - 995', [], {}, true],
       ['f8 = $1', ['1e400'], {}, 'rejected'],
-      ['f8 = $1', ['1' + '0'.repeat(400)], {}, 'rejected'],
+      ['f8 = $1', [`1${'0'.repeat(400)}`], {}, 'rejected'],
       ['f8 < $1', [big(300)], {}, true],
       ['f8 * $1 > 0', ['1e300'], { f8: 1e300 }, false],
       ['d = $1', ['99999999999-01-01'], {}, 'rejected'],
@@ -965,8 +1092,12 @@ describe('predicate: agreement with PostgreSQL', () => {
       }
       const ms = performance.now() - t0;
       const pgAsOurs = pg === 'runtime' ? false : pg;
-      if (pgAsOurs !== expected) failures.push(`${where.slice(0, 80)}: PostgreSQL gives ${pg}, the test expects ${expected}`);
-      if (mine !== expected) failures.push(`${where.slice(0, 80)} params=${JSON.stringify(params).slice(0, 60)}: ours ${mine}, expected ${expected}`);
+      if (pgAsOurs !== expected)
+        failures.push(`${where.slice(0, 80)}: PostgreSQL gives ${pg}, the test expects ${expected}`);
+      if (mine !== expected)
+        failures.push(
+          `${where.slice(0, 80)} params=${JSON.stringify(params).slice(0, 60)}: ours ${mine}, expected ${expected}`,
+        );
       if (ms > 1000) failures.push(`${where.slice(0, 80)}: took ${ms.toFixed(0)} ms`);
     }
     expect(failures).toEqual([]);

@@ -8,7 +8,10 @@ import { terminalProgress } from '../src/cli/progress.js';
 
 function fakeStream(isTTY: boolean) {
   const written: string[] = [];
-  return { stream: { isTTY, columns: 200, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream, written };
+  return {
+    stream: { isTTY, columns: 200, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream,
+    written,
+  };
 }
 
 afterEach(() => {

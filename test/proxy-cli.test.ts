@@ -32,7 +32,9 @@ describe('isocheck proxy (command line)', () => {
 
   it('starts the embedded server, records, and finishes the file on SIGTERM', async () => {
     const out = join(dir, 'run.ndjson');
-    const c = spawn(process.execPath, [bin, 'proxy', '--listen', '127.0.0.1:0', '--tables', 'accounts', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [bin, 'proxy', '--listen', '127.0.0.1:0', '--tables', 'accounts', '--out', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child = c;
     let stderr = '';
     c.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -68,7 +70,10 @@ describe('isocheck proxy (command line)', () => {
     await a.end().catch(() => undefined);
     await b.end().catch(() => undefined);
     expect(stderr).toMatch(/3 transactions \(2 committed, 1 aborted, 0 unknown\)/);
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     // instrumented once created, before the INSERT: no initial rows, the INSERT recorded
     expect(lines.filter((l) => l.kind === 'init' && l.rows.length > 0)).toEqual([]);
     expect(lines.filter((l) => l.kind === 'table').map((l) => l.name)).toEqual(['accounts']);

@@ -19,15 +19,23 @@ import { which } from './helpers/which.js';
 const fixtures = resolve(import.meta.dirname, 'fixtures', 'proxy');
 
 /** A python3 that imports psycopg2 (pyenv's python3 may not; Debian's /usr/bin/python3 does). */
-const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import psycopg2'], { stdio: 'ignore', timeout: 10_000 }).status === 0);
+const python = ['python3', '/usr/bin/python3'].find(
+  (p) => spawnSync(p, ['-c', 'import psycopg2'], { stdio: 'ignore', timeout: 10_000 }).status === 0,
+);
 const jdbcJar = ['/usr/share/java/postgresql.jar'].find((j) => existsSync(j));
 const java = which('java');
 const pythonSkip = python ? undefined : 'psycopg2 is not installed (apt-get install python3-psycopg2)';
-const javaSkip = !java ? 'no java (apt-get install default-jdk-headless)' : !jdbcJar ? 'the JDBC driver is not installed (apt-get install libpostgresql-jdbc-java)' : undefined;
+const javaSkip = !java
+  ? 'no java (apt-get install default-jdk-headless)'
+  : !jdbcJar
+    ? 'the JDBC driver is not installed (apt-get install libpostgresql-jdbc-java)'
+    : undefined;
 
 function run(cmd: string, args: string[]): Promise<string> {
   return new Promise((done, fail) => {
-    execFile(cmd, args, { timeout: 25_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${cmd} failed: ${err.message}\n${stderr}`)) : done(stdout)));
+    execFile(cmd, args, { timeout: 25_000 }, (err, stdout, stderr) =>
+      err ? fail(new Error(`${cmd} failed: ${err.message}\n${stderr}`)) : done(stdout),
+    );
   });
 }
 
@@ -37,7 +45,14 @@ function bank(name: string): { server: () => EmbeddedServer; proxy: () => Runnin
   let server: EmbeddedServer;
   let proxy: RunningProxy;
   beforeAll(async () => {
-    ({ server, proxy } = await proxiedServer(['CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL, name text NOT NULL)', `INSERT INTO accounts SELECT i, 100, 'acct' || i FROM generate_series(1, 6) AS i`], ['accounts'], file));
+    ({ server, proxy } = await proxiedServer(
+      [
+        'CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL, name text NOT NULL)',
+        `INSERT INTO accounts SELECT i, 100, 'acct' || i FROM generate_series(1, 6) AS i`,
+      ],
+      ['accounts'],
+      file,
+    ));
   }, 60_000);
   afterAll(async () => {
     await proxy?.close();
@@ -50,7 +65,11 @@ async function directRows(url: string): Promise<[number, number, string][]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    return (await c.query({ text: 'SELECT id, bal, name FROM accounts ORDER BY id', rowMode: 'array' })).rows as [number, number, string][];
+    return (await c.query({ text: 'SELECT id, bal, name FROM accounts ORDER BY id', rowMode: 'array' })).rows as [
+      number,
+      number,
+      string,
+    ][];
   } finally {
     await c.end();
   }
@@ -63,40 +82,67 @@ async function expectWriteSkew(file: string): Promise<void> {
   expect(ser.verdict).toBe('inconsistent');
 }
 
-describe.skipIf(pythonSkip !== undefined)(`isocheck proxy with psycopg2${pythonSkip ? ` (skipped: ${pythonSkip})` : ''}`, () => {
-  const b = bank('psycopg2');
-  it('records a bank run by two psycopg2 clients: consistent at SI, write skew at SER', async () => {
-    const url = b.proxy().url;
-    const outs = await Promise.all([1, 2].map((a) => run(python!, [join(fixtures, 'bank.py'), url, String(a)])));
-    const [r1, r2] = outs.map((o) => JSON.parse(o) as { seen: number[][]; rows: unknown[][] });
-    expect(r1.seen).toEqual([[1, 100], [2, 100]]);
-    expect(r2.seen).toEqual([[1, 100], [2, 100]]);
-    const direct = await directRows(b.server().url);
-    // two transfers of 1 (3 -> 4) and two of 2 (5 -> 6) committed, one each rolled back
-    expect(direct).toEqual([[1, -50, 'acct1'], [2, -50, 'acct2'], [3, 98, 'acct3'], [4, 102, 'acct4'], [5, 96, 'acct5'], [6, 104, 'acct6']]);
-    // the last client's final read, through the proxy, is the table as a direct connection reads it
-    expect([r1.rows, r2.rows]).toContainEqual(direct);
-    await b.proxy().close();
-    await expectWriteSkew(b.file);
-  }, 30_000);
-});
+describe.skipIf(pythonSkip !== undefined)(
+  `isocheck proxy with psycopg2${pythonSkip ? ` (skipped: ${pythonSkip})` : ''}`,
+  () => {
+    const b = bank('psycopg2');
+    it('records a bank run by two psycopg2 clients: consistent at SI, write skew at SER', async () => {
+      const url = b.proxy().url;
+      const outs = await Promise.all([1, 2].map((a) => run(python!, [join(fixtures, 'bank.py'), url, String(a)])));
+      const [r1, r2] = outs.map((o) => JSON.parse(o) as { seen: number[][]; rows: unknown[][] });
+      expect(r1.seen).toEqual([
+        [1, 100],
+        [2, 100],
+      ]);
+      expect(r2.seen).toEqual([
+        [1, 100],
+        [2, 100],
+      ]);
+      const direct = await directRows(b.server().url);
+      // two transfers of 1 (3 -> 4) and two of 2 (5 -> 6) committed, one each rolled back
+      expect(direct).toEqual([
+        [1, -50, 'acct1'],
+        [2, -50, 'acct2'],
+        [3, 98, 'acct3'],
+        [4, 102, 'acct4'],
+        [5, 96, 'acct5'],
+        [6, 104, 'acct6'],
+      ]);
+      // the last client's final read, through the proxy, is the table as a direct connection reads it
+      expect([r1.rows, r2.rows]).toContainEqual(direct);
+      await b.proxy().close();
+      await expectWriteSkew(b.file);
+    }, 30_000);
+  },
+);
 
 describe.skipIf(javaSkip !== undefined)(`isocheck proxy with JDBC${javaSkip ? ` (skipped: ${javaSkip})` : ''}`, () => {
   const b = bank('jdbc');
   it('records a bank run by two JDBC clients: consistent at SI, write skew at SER', async () => {
     const p = b.proxy();
     const url = `jdbc:postgresql://${p.host}:${p.port}/postgres?user=postgres&connectTimeout=5&socketTimeout=20`;
-    const outs = await Promise.all([1, 2].map((a) => run(java!, ['-cp', jdbcJar!, join(fixtures, 'Bank.java'), url, String(a)])));
+    const outs = await Promise.all(
+      [1, 2].map((a) => run(java!, ['-cp', jdbcJar!, join(fixtures, 'Bank.java'), url, String(a)])),
+    );
     const direct = await directRows(b.server().url);
     // seven transfers of 1 (3 -> 4) and seven of 2 (5 -> 6) committed, one each rolled back
-    expect(direct).toEqual([[1, -50, 'acct1'], [2, -50, 'acct2'], [3, 93, 'acct3'], [4, 107, 'acct4'], [5, 86, 'acct5'], [6, 114, 'acct6']]);
+    expect(direct).toEqual([
+      [1, -50, 'acct1'],
+      [2, -50, 'acct2'],
+      [3, 93, 'acct3'],
+      [4, 107, 'acct4'],
+      [5, 86, 'acct5'],
+      [6, 114, 'acct6'],
+    ]);
     for (const o of outs) {
       const [seen, final] = o.trim().split('|');
       expect(seen.trim()).toBe('1=100 2=100');
       expect(final.split(' ')).toHaveLength(6);
     }
     // one client's final read was the table as it ends
-    expect(outs.map((o) => o.trim().split('|')[1])).toContain(direct.map(([id, bal, name]) => `${id}=${bal}:${name}`).join(' '));
+    expect(outs.map((o) => o.trim().split('|')[1])).toContain(
+      direct.map(([id, bal, name]) => `${id}=${bal}:${name}`).join(' '),
+    );
     await p.close();
     await expectWriteSkew(b.file);
   }, 30_000);

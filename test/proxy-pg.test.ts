@@ -33,7 +33,12 @@ async function seen(c: pg.Client, config: pg.QueryConfig): Promise<unknown> {
     // the recorder's hidden column, which a direct connection shows to SELECT *, is not the application's
     const hidden = (k: string): boolean => k.startsWith('_isocheck_');
     const rows = r.rows.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !hidden(k))));
-    return { rows, fields: r.fields.filter((f) => !hidden(f.name)).map((f) => [f.name, f.dataTypeID, f.format]), command: r.command, rowCount: r.rowCount };
+    return {
+      rows,
+      fields: r.fields.filter((f) => !hidden(f.name)).map((f) => [f.name, f.dataTypeID, f.format]),
+      command: r.command,
+      rowCount: r.rowCount,
+    };
   } catch (e) {
     const x = e as pg.DatabaseError;
     return { error: [x.code, x.message, x.detail, x.constraint, x.table, x.severity] };
@@ -42,7 +47,14 @@ async function seen(c: pg.Client, config: pg.QueryConfig): Promise<unknown> {
 
 describe('isocheck proxy with pg (extended protocol)', () => {
   beforeAll(async () => {
-    ({ server, proxy } = await proxiedServer(['CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal numeric(10,2) NOT NULL, flag bool)', `INSERT INTO accounts VALUES (1, 'ann', 100, true), (2, 'bob', 50.5, NULL)`], ['accounts'], file));
+    ({ server, proxy } = await proxiedServer(
+      [
+        'CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal numeric(10,2) NOT NULL, flag bool)',
+        `INSERT INTO accounts VALUES (1, 'ann', 100, true), (2, 'bob', 50.5, NULL)`,
+      ],
+      ['accounts'],
+      file,
+    ));
   }, 60_000);
 
   afterAll(async () => {
@@ -92,11 +104,18 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await through.end();
     await direct.end();
     await proxy.close();
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const txns = lines.filter((l) => l.kind === 'txn');
     expect(new Set(txns.map((t) => t.session)).size).toBe(2);
     const aborted = txns.filter((t) => t.status === 'aborted');
-    expect(aborted.map((t) => t.error?.code ?? t.error?.message)).toEqual(['23505', '22012', 'connection closed before COMMIT']);
+    expect(aborted.map((t) => t.error?.code ?? t.error?.message)).toEqual([
+      '23505',
+      '22012',
+      'connection closed before COMMIT',
+    ]);
     const rr = txns.find((t) => t.iso === 'SI');
     expect(rr.status).toBe('committed');
     expect(rr.events.map((e: { op: string }) => e.op)).toEqual(['select', 'update']);
@@ -106,14 +125,30 @@ describe('isocheck proxy with pg (extended protocol)', () => {
   it('refuses a statement it cannot record (SQLSTATE 0A000), or runs it unrecorded with a warning (onUnsupported pass)', async () => {
     await proxy.close();
     const cte = 'WITH d AS (DELETE FROM accounts WHERE id = $1 RETURNING id) SELECT * FROM d';
-    const refusing = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'refuse.ndjson'), onWarning: () => undefined });
+    const refusing = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'refuse.ndjson'),
+      onWarning: () => undefined,
+    });
     const c = await connect(refusing.url);
-    await expect(c.query(cte, [2])).rejects.toMatchObject({ code: '0A000', message: expect.stringMatching(/data-modifying CTE/) });
+    await expect(c.query(cte, [2])).rejects.toMatchObject({
+      code: '0A000',
+      message: expect.stringMatching(/data-modifying CTE/),
+    });
     expect((await c.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     await c.end();
     await refusing.close();
     const warnings: string[] = [];
-    const passing = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'pass.ndjson'), onUnsupported: 'pass', onWarning: (w) => warnings.push(w) });
+    const passing = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'pass.ndjson'),
+      onUnsupported: 'pass',
+      onWarning: (w) => warnings.push(w),
+    });
     const d = await connect(passing.url);
     expect((await d.query(cte, [2])).rows).toEqual([{ id: 2 }]);
     await d.end();
@@ -121,7 +156,13 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     expect(warnings.join('\n')).toMatch(/passed through unrecorded \(--on-unsupported pass\).*data-modifying CTE/);
   }, 30_000);
   it('serves 64 concurrent clients, one session each', async () => {
-    const many = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'many.ndjson'), onWarning: () => undefined });
+    const many = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'many.ndjson'),
+      onWarning: () => undefined,
+    });
     const direct = await connect(server.url);
     const before = (await direct.query('SELECT bal FROM accounts WHERE id = 1')).rows[0].bal as string;
     const clients = await Promise.all(Array.from({ length: 64 }, () => connect(many.url)));
@@ -136,39 +177,73 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await many.close();
     expect(Number((await direct.query('SELECT bal FROM accounts WHERE id = 1')).rows[0].bal)).toBe(Number(before) + 64);
     await direct.end();
-    const txns = readFileSync(join(dir, 'many.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'txn');
+    const txns = readFileSync(join(dir, 'many.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.kind === 'txn');
     expect(txns.filter((t) => t.status === 'committed')).toHaveLength(64);
     expect(new Set(txns.map((t) => t.session)).size).toBe(64);
     expect((await check(join(dir, 'many.ndjson'))).verdict).toBe('consistent');
   }, 30_000);
   it('runs several Executes sent before one Sync as one implicit transaction, as PostgreSQL does', async () => {
-    const px = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'pipeline.ndjson'), onWarning: () => undefined });
+    const px = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'pipeline.ndjson'),
+      onWarning: () => undefined,
+    });
     const sock = net.connect(px.port, '127.0.0.1');
     sock.on('error', () => undefined);
     const closed = new Promise((r) => sock.once('close', r));
     const got: { name: string; status?: string }[] = [];
     void parse(sock, (m) => got.push(m as { name: string; status?: string }));
     const readies = async (n: number): Promise<void> => {
-      for (let i = 0; i < 100 && got.filter((m) => m.name === 'readyForQuery').length < n; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && got.filter((m) => m.name === 'readyForQuery').length < n; i++)
+        await new Promise((r) => setTimeout(r, 50));
       expect(got.filter((m) => m.name === 'readyForQuery')).toHaveLength(n);
     };
     sock.write(serialize.startup({ user: 'postgres', database: 'postgres' }));
     await readies(1);
     got.length = 0;
-    const update = (delta: string): Buffer[] => [serialize.parse({ text: 'UPDATE accounts SET bal = bal + $1 WHERE id = $2' }), serialize.bind({ values: [delta, '1'] }), serialize.execute()];
+    const update = (delta: string): Buffer[] => [
+      serialize.parse({ text: 'UPDATE accounts SET bal = bal + $1 WHERE id = $2' }),
+      serialize.bind({ values: [delta, '1'] }),
+      serialize.execute(),
+    ];
     sock.write(Buffer.concat([...update('5'), ...update('-2'), serialize.sync()]));
     await readies(1);
-    expect(got.map((m) => m.name)).toEqual(['parseComplete', 'bindComplete', 'commandComplete', 'parseComplete', 'bindComplete', 'commandComplete', 'readyForQuery']);
+    expect(got.map((m) => m.name)).toEqual([
+      'parseComplete',
+      'bindComplete',
+      'commandComplete',
+      'parseComplete',
+      'bindComplete',
+      'commandComplete',
+      'readyForQuery',
+    ]);
     expect(got.at(-1)!.status).toBe('I');
     sock.end(serialize.end());
     await closed;
     await px.close();
-    const txns = readFileSync(join(dir, 'pipeline.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'txn');
+    const txns = readFileSync(join(dir, 'pipeline.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.kind === 'txn');
     expect(txns).toHaveLength(1);
     expect(txns[0]).toMatchObject({ status: 'committed', events: [{ op: 'update' }, { op: 'update' }] });
   }, 30_000);
   it('asks for a password (MD5) when given one, and refuses a wrong one (28P01)', async () => {
-    const px = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'password.ndjson'), password: 's3cret', onWarning: () => undefined });
+    const px = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'password.ndjson'),
+      password: 's3cret',
+      onWarning: () => undefined,
+    });
     const url = (pw: string): string => {
       const u = new URL(px.url);
       u.password = pw;
@@ -181,7 +256,13 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await px.close();
   }, 30_000);
   it('passes a CancelRequest on to the server (57014 for the running statement)', async () => {
-    const px = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'cancel.ndjson'), onWarning: () => undefined });
+    const px = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'cancel.ndjson'),
+      onWarning: () => undefined,
+    });
     const c = await connect(px.url);
     const keys = c as unknown as { processID: number; secretKey: number };
     const sleeping = c.query('SELECT pg_sleep(20)').then(
@@ -196,22 +277,45 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await c.end();
     await px.close();
   }, 30_000);
-  it('describes a named statement as the server does (the application\'s columns), closes it, and reports what is gone', async () => {
-    const px = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out: join(dir, 'describe.ndjson'), onWarning: () => undefined });
+  it("describes a named statement as the server does (the application's columns), closes it, and reports what is gone", async () => {
+    const px = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'describe.ndjson'),
+      onWarning: () => undefined,
+    });
     const sock = net.connect(px.port, '127.0.0.1');
     sock.on('error', () => undefined);
     const closed = new Promise((r) => sock.once('close', r));
     const got: Record<string, unknown>[] = [];
     void parse(sock, (m) => got.push(m as unknown as Record<string, unknown>));
     const ready = async (): Promise<void> => {
-      for (let i = 0; i < 100 && !got.some((m) => m.name === 'readyForQuery'); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && !got.some((m) => m.name === 'readyForQuery'); i++)
+        await new Promise((r) => setTimeout(r, 50));
     };
     sock.write(serialize.startup({ user: 'postgres', database: 'postgres' }));
     await ready();
     got.length = 0;
-    sock.write(Buffer.concat([serialize.parse({ name: 's1', text: 'SELECT * FROM accounts WHERE id = $1' }), serialize.describe({ type: 'S', name: 's1' }), serialize.close({ type: 'S', name: 's1' }), serialize.bind({ statement: 's1', values: ['1'] }), serialize.execute(), serialize.sync()]));
+    sock.write(
+      Buffer.concat([
+        serialize.parse({ name: 's1', text: 'SELECT * FROM accounts WHERE id = $1' }),
+        serialize.describe({ type: 'S', name: 's1' }),
+        serialize.close({ type: 'S', name: 's1' }),
+        serialize.bind({ statement: 's1', values: ['1'] }),
+        serialize.execute(),
+        serialize.sync(),
+      ]),
+    );
     await ready();
-    expect(got.map((m) => m.name)).toEqual(['parseComplete', 'parameterDescription', 'rowDescription', 'closeComplete', 'error', 'readyForQuery']);
+    expect(got.map((m) => m.name)).toEqual([
+      'parseComplete',
+      'parameterDescription',
+      'rowDescription',
+      'closeComplete',
+      'error',
+      'readyForQuery',
+    ]);
     expect(got[1].dataTypeIDs).toEqual([23]);
     expect((got[2].fields as { name: string }[]).map((f) => f.name)).toEqual(['id', 'owner', 'bal', 'flag']);
     expect(got[4]).toMatchObject({ code: '26000', message: 'prepared statement "s1" does not exist' });

@@ -20,10 +20,15 @@ let proxy: RunningProxy;
 /** Runs psql (never longer than 20 s); its standard output. */
 function runPsql(url: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(psql!, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, ...args], { timeout: 20_000, env: { ...process.env, PGCONNECT_TIMEOUT: '5' } }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`psql failed: ${err.message}\n${stderr}`));
-      else resolve(stdout);
-    });
+    execFile(
+      psql!,
+      ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, ...args],
+      { timeout: 20_000, env: { ...process.env, PGCONNECT_TIMEOUT: '5' } },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`psql failed: ${err.message}\n${stderr}`));
+        else resolve(stdout);
+      },
+    );
   });
 }
 
@@ -46,43 +51,72 @@ SELECT id, bal FROM accounts WHERE id >= 3 ORDER BY id;
 SELECT 1/0;
 `;
 
-describe.skipIf(!psql)(`isocheck proxy with psql${psql ? '' : ' (skipped: psql is not installed: apt-get install postgresql-client)'}`, () => {
-  beforeAll(async () => {
-    ({ server, proxy } = await proxiedServer(['CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL)', 'INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100), (4, 100)'], ['accounts'], join(dir, 'run.ndjson')));
-  }, 60_000);
+describe.skipIf(!psql)(
+  `isocheck proxy with psql${psql ? '' : ' (skipped: psql is not installed: apt-get install postgresql-client)'}`,
+  () => {
+    beforeAll(async () => {
+      ({ server, proxy } = await proxiedServer(
+        [
+          'CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL)',
+          'INSERT INTO accounts VALUES (1, 100), (2, 100), (3, 100), (4, 100)',
+        ],
+        ['accounts'],
+        join(dir, 'run.ndjson'),
+      ));
+    }, 60_000);
 
-  afterAll(async () => {
-    await proxy?.close();
-    await server?.stop();
-  });
+    afterAll(async () => {
+      await proxy?.close();
+      await server?.stop();
+    });
 
-  it('records a bank run by three psql processes; consistent at SI, write skew at SER', async () => {
-    writeFileSync(join(dir, 'skew1.sql'), skew(1));
-    writeFileSync(join(dir, 'skew2.sql'), skew(2));
-    writeFileSync(join(dir, 'transfers.sql'), transfers);
-    const [a, b, t] = await Promise.allSettled([runPsql(proxy.url, ['-f', join(dir, 'skew1.sql')]), runPsql(proxy.url, ['-f', join(dir, 'skew2.sql')]), runPsql(proxy.url, ['-f', join(dir, 'transfers.sql')])]);
-    expect(a.status).toBe('fulfilled');
-    expect(b.status).toBe('fulfilled');
-    // the last transaction fails (division by zero) and psql stops there, as on a direct connection
-    expect(t.status).toBe('rejected');
-    expect(String((t as PromiseRejectedResult).reason)).toMatch(/division by zero/);
-    // one Query of two statements: PostgreSQL's implicit transaction, recorded as one transaction
-    await runPsql(proxy.url, ['-c', 'UPDATE accounts SET bal = bal - 1 WHERE id = 3; UPDATE accounts SET bal = bal + 1 WHERE id = 4']);
-    const query = 'SELECT id, bal FROM accounts ORDER BY id';
-    const through = await runPsql(proxy.url, ['-c', query]);
-    const direct = await runPsql(server.url, ['-c', query]);
-    expect(through).toBe(direct);
-    expect(direct).toMatch(/1 \|\s+-50\s*\n\s*2 \|\s+-50/);
-    await proxy.close();
-    const own = await check(join(dir, 'run.ndjson'));
-    expect(own.verdict).toBe('consistent');
-    expect(own.stats.transactions).toBeGreaterThanOrEqual(6);
-    const ser = await check(join(dir, 'run.ndjson'), { iso: 'SER' });
-    expect(ser.verdict).toBe('inconsistent');
-    const lines = readFileSync(join(dir, 'run.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const txns = lines.filter((l) => l.kind === 'txn');
-    expect(txns.some((x) => x.status === 'committed' && x.events.length === 2 && x.events.every((e: { op: string }) => e.op === 'update') && x.events[0].where === 'id = 3' && x.events[0].rows[0].row.bal === 94)).toBe(true);
-    expect(txns.filter((x) => x.status === 'aborted').map((x) => x.error?.code)).toEqual(['22012']);
-    expect(lines.at(-1).kind).toBe('end');
-  }, 30_000);
-});
+    it('records a bank run by three psql processes; consistent at SI, write skew at SER', async () => {
+      writeFileSync(join(dir, 'skew1.sql'), skew(1));
+      writeFileSync(join(dir, 'skew2.sql'), skew(2));
+      writeFileSync(join(dir, 'transfers.sql'), transfers);
+      const [a, b, t] = await Promise.allSettled([
+        runPsql(proxy.url, ['-f', join(dir, 'skew1.sql')]),
+        runPsql(proxy.url, ['-f', join(dir, 'skew2.sql')]),
+        runPsql(proxy.url, ['-f', join(dir, 'transfers.sql')]),
+      ]);
+      expect(a.status).toBe('fulfilled');
+      expect(b.status).toBe('fulfilled');
+      // the last transaction fails (division by zero) and psql stops there, as on a direct connection
+      expect(t.status).toBe('rejected');
+      expect(String((t as PromiseRejectedResult).reason)).toMatch(/division by zero/);
+      // one Query of two statements: PostgreSQL's implicit transaction, recorded as one transaction
+      await runPsql(proxy.url, [
+        '-c',
+        'UPDATE accounts SET bal = bal - 1 WHERE id = 3; UPDATE accounts SET bal = bal + 1 WHERE id = 4',
+      ]);
+      const query = 'SELECT id, bal FROM accounts ORDER BY id';
+      const through = await runPsql(proxy.url, ['-c', query]);
+      const direct = await runPsql(server.url, ['-c', query]);
+      expect(through).toBe(direct);
+      expect(direct).toMatch(/1 \|\s+-50\s*\n\s*2 \|\s+-50/);
+      await proxy.close();
+      const own = await check(join(dir, 'run.ndjson'));
+      expect(own.verdict).toBe('consistent');
+      expect(own.stats.transactions).toBeGreaterThanOrEqual(6);
+      const ser = await check(join(dir, 'run.ndjson'), { iso: 'SER' });
+      expect(ser.verdict).toBe('inconsistent');
+      const lines = readFileSync(join(dir, 'run.ndjson'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const txns = lines.filter((l) => l.kind === 'txn');
+      expect(
+        txns.some(
+          (x) =>
+            x.status === 'committed' &&
+            x.events.length === 2 &&
+            x.events.every((e: { op: string }) => e.op === 'update') &&
+            x.events[0].where === 'id = 3' &&
+            x.events[0].rows[0].row.bal === 94,
+        ),
+      ).toBe(true);
+      expect(txns.filter((x) => x.status === 'aborted').map((x) => x.error?.code)).toEqual(['22012']);
+      expect(lines.at(-1).kind).toBe('end');
+    }, 30_000);
+  },
+);

@@ -19,7 +19,10 @@ const root = join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
 /** examples/bank.mjs (plain JavaScript). */
 interface Bank {
-  runBank(app: unknown, options: { iso: string; workers: number; txns: number; seed: number }): Promise<{ results: unknown; retries: number }>;
+  runBank(
+    app: unknown,
+    options: { iso: string; workers: number; txns: number; seed: number },
+  ): Promise<{ results: unknown; retries: number }>;
 }
 interface App {
   close(): Promise<void>;
@@ -95,7 +98,9 @@ describe.each(['kysely', 'drizzle', 'knex'])('%s through the drop-in driver', (l
       // the seed rows, the two withdrawals, every transfer and audit (and the aborted attempts)
       const committed = h.txns.filter((t) => t.status === 'committed');
       expect(committed.length).toBeGreaterThanOrEqual(1 + 2 + 4 * 12);
-      expect(new Set(committed.filter((t) => t.events.length > 0 && t.iso !== 'RC').map((t) => t.iso))).toEqual(new Set([level]));
+      expect(new Set(committed.filter((t) => t.events.length > 0 && t.iso !== 'RC').map((t) => t.iso))).toEqual(
+        new Set([level]),
+      );
       const own = await check(recorded.file!);
       expect(own.verdict, JSON.stringify(own.anomalies.slice(0, 1))).toBe('consistent');
       if (level === 'SI') {
@@ -135,31 +140,86 @@ describe('relations through the drop-in driver (their SQL joins and nests subque
 
     const { Sequelize, DataTypes } = require('sequelize') as typeof import('sequelize');
     const s = new Sequelize(url, { dialect: 'postgres', dialectModule: driver, logging: false });
-    const Order = s.define('Order', { id: { type: DataTypes.INTEGER, primaryKey: true }, customer: DataTypes.TEXT }, { tableName: 'orders', timestamps: false });
-    const Line = s.define('Line', { id: { type: DataTypes.INTEGER, primaryKey: true }, qty: DataTypes.INTEGER }, { tableName: 'lines', timestamps: false });
+    const Order = s.define(
+      'Order',
+      { id: { type: DataTypes.INTEGER, primaryKey: true }, customer: DataTypes.TEXT },
+      { tableName: 'orders', timestamps: false },
+    );
+    const Line = s.define(
+      'Line',
+      { id: { type: DataTypes.INTEGER, primaryKey: true }, qty: DataTypes.INTEGER },
+      { tableName: 'lines', timestamps: false },
+    );
     Order.hasMany(Line, { foreignKey: 'order_id' });
-    got.include = await s.transaction(async (transaction) => (await Order.findAll({ include: Line, transaction, order: [['id', 'ASC']] })).map((o) => o.toJSON()));
-    got.includeLimit = (await Order.findAll({ include: Line, limit: 1, order: [['id', 'ASC']] })).map((o) => (o.toJSON() as { Lines: unknown[] }).Lines.length);
+    got.include = await s.transaction(async (transaction) =>
+      (await Order.findAll({ include: Line, transaction, order: [['id', 'ASC']] })).map((o) => o.toJSON()),
+    );
+    got.includeLimit = (await Order.findAll({ include: Line, limit: 1, order: [['id', 'ASC']] })).map(
+      (o) => (o.toJSON() as { Lines: unknown[] }).Lines.length,
+    );
     await s.close();
 
     const { DataSource, EntitySchema } = require('typeorm') as typeof import('typeorm');
-    const OrderE = new EntitySchema<{ id: number; customer: string; lines: unknown[] }>({ name: 'Order', tableName: 'orders', columns: { id: { type: 'int', primary: true }, customer: { type: 'text' } }, relations: { lines: { type: 'one-to-many', target: 'Line', inverseSide: 'order' } } });
-    const LineE = new EntitySchema<{ id: number; qty: number; order: unknown }>({ name: 'Line', tableName: 'lines', columns: { id: { type: 'int', primary: true }, qty: { type: 'int' } }, relations: { order: { type: 'many-to-one', target: 'Order', joinColumn: { name: 'order_id' } } } });
+    const OrderE = new EntitySchema<{ id: number; customer: string; lines: unknown[] }>({
+      name: 'Order',
+      tableName: 'orders',
+      columns: { id: { type: 'int', primary: true }, customer: { type: 'text' } },
+      relations: { lines: { type: 'one-to-many', target: 'Line', inverseSide: 'order' } },
+    });
+    const LineE = new EntitySchema<{ id: number; qty: number; order: unknown }>({
+      name: 'Line',
+      tableName: 'lines',
+      columns: { id: { type: 'int', primary: true }, qty: { type: 'int' } },
+      relations: { order: { type: 'many-to-one', target: 'Order', joinColumn: { name: 'order_id' } } },
+    });
     const ds = new DataSource({ type: 'postgres', url, driver, entities: [OrderE, LineE] });
     await ds.initialize();
-    got.relations = await ds.transaction('SERIALIZABLE', (m) => m.find(OrderE, { relations: { lines: true }, take: 1, order: { id: 'ASC' } }));
-    got.join = (await ds.getRepository(OrderE).createQueryBuilder('o').leftJoinAndSelect('o.lines', 'l').where('l.qty > :q', { q: 3 }).orderBy('o.id').getMany()).map((o) => o.id);
-    got.update = (await ds.createQueryBuilder().update(LineE).set({ qty: () => 'qty + 1' }).where('id IN (SELECT id FROM lines WHERE qty > 4)').execute()).affected;
+    got.relations = await ds.transaction('SERIALIZABLE', (m) =>
+      m.find(OrderE, { relations: { lines: true }, take: 1, order: { id: 'ASC' } }),
+    );
+    got.join = (
+      await ds
+        .getRepository(OrderE)
+        .createQueryBuilder('o')
+        .leftJoinAndSelect('o.lines', 'l')
+        .where('l.qty > :q', { q: 3 })
+        .orderBy('o.id')
+        .getMany()
+    ).map((o) => o.id);
+    got.update = (
+      await ds
+        .createQueryBuilder()
+        .update(LineE)
+        .set({ qty: () => 'qty + 1' })
+        .where('id IN (SELECT id FROM lines WHERE qty > 4)')
+        .execute()
+    ).affected;
     await ds.destroy();
     recorder.finish();
 
     expect(got).toEqual({
       include: [
-        { id: 1, customer: 'a', Lines: [{ id: 1, qty: 3, order_id: 1 }, { id: 2, qty: 4, order_id: 1 }] },
+        {
+          id: 1,
+          customer: 'a',
+          Lines: [
+            { id: 1, qty: 3, order_id: 1 },
+            { id: 2, qty: 4, order_id: 1 },
+          ],
+        },
         { id: 2, customer: 'b', Lines: [{ id: 3, qty: 5, order_id: 2 }] },
       ],
       includeLimit: [2],
-      relations: [{ id: 1, customer: 'a', lines: [{ id: 1, qty: 3 }, { id: 2, qty: 4 }] }],
+      relations: [
+        {
+          id: 1,
+          customer: 'a',
+          lines: [
+            { id: 1, qty: 3 },
+            { id: 2, qty: 4 },
+          ],
+        },
+      ],
       join: [1, 2],
       update: 1,
     });

@@ -45,7 +45,7 @@ async function fresh(): Promise<{ recorder: Recorder; driver: typeof pg; file: s
 }
 
 describe('recorder.driver()', () => {
-  it('has pg\'s shape: the same types, defaults, escaping and errors; classes named Client and Pool that extend pg\'s', async () => {
+  it("has pg's shape: the same types, defaults, escaping and errors; classes named Client and Pool that extend pg's", async () => {
     const { driver, recorder } = await fresh();
     expect(driver.types).toBe(pg.types);
     expect(driver.defaults).toBe(pg.defaults);
@@ -86,7 +86,9 @@ describe('recorder.driver()', () => {
     expect(pool.idleCount).toBe(1);
     expect(pool.waitingCount).toBe(0);
     // pool.query with a callback
-    const viaPoolCallback = await new Promise((resolve, reject) => pool.query(`SELECT id FROM ${table} ORDER BY id`, (e, r) => (e ? reject(e) : resolve(r.rows))));
+    const viaPoolCallback = await new Promise((resolve, reject) =>
+      pool.query(`SELECT id FROM ${table} ORDER BY id`, (e, r) => (e ? reject(e) : resolve(r.rows))),
+    );
     expect(viaPoolCallback).toEqual([{ id: 1 }, { id: 2 }]);
     // a config object with rowMode 'array', and a named prepared statement used twice
     const arr = await pool.query({ text: `SELECT id, v FROM ${table} WHERE id = $1`, values: [2], rowMode: 'array' });
@@ -94,7 +96,11 @@ describe('recorder.driver()', () => {
     expect(arr.fields.map((f) => f.name)).toEqual(['id', 'v']);
     const c = await pool.connect();
     for (const id of [1, 2]) {
-      const r = await c.query({ name: 'by-id', text: `UPDATE ${table} SET v = v || 'x' WHERE id = $1 RETURNING v`, values: [id] });
+      const r = await c.query({
+        name: 'by-id',
+        text: `UPDATE ${table} SET v = v || 'x' WHERE id = $1 RETURNING v`,
+        values: [id],
+      });
       expect(r.rowCount).toBe(1);
       expect(r.command).toBe('UPDATE');
     }
@@ -110,9 +116,18 @@ describe('recorder.driver()', () => {
     recorder.finish();
     const h = await readHistory(file);
     const committed = h.txns.filter((t) => t.status === 'committed');
-    expect(committed.flatMap((t) => t.events.map((e) => e.op))).toEqual(['select', 'select', 'select', 'update', 'update']);
+    expect(committed.flatMap((t) => t.events.map((e) => e.op))).toEqual([
+      'select',
+      'select',
+      'select',
+      'update',
+      'update',
+    ]);
     expect((h.txns.find((t) => t.status === 'aborted')?.error as { code?: string } | undefined)?.code).toBe('23505');
-    expect(h.init.get(table)!.map((r) => r.row)).toEqual([{ id: 1, v: 'a' }, { id: 2, v: 'b' }]);
+    expect(h.init.get(table)!.map((r) => r.row)).toEqual([
+      { id: 1, v: 'a' },
+      { id: 2, v: 'b' },
+    ]);
   });
 
   it('Client: connect() with and without a callback, transactions, end event; every statement after interrupt() refused', async () => {
@@ -172,7 +187,7 @@ describe('recorder.driver()', () => {
     ]);
   });
 
-  it('refuses a table that cannot be recorded with the recorder\'s error, on every statement', async () => {
+  it("refuses a table that cannot be recorded with the recorder's error, on every statement", async () => {
     const setup = new pg.Client({ connectionString: url });
     await setup.connect();
     await setup.query('CREATE TABLE nokey (v int)');

@@ -38,10 +38,14 @@ beforeAll(async () => {
   server = await startEmbedded();
   setup = new pg.Client({ connectionString: server.url });
   await setup.connect();
-  await setup.query(`CREATE TABLE accounts (id int4 PRIMARY KEY, name text NOT NULL, bal numeric(10,2) NOT NULL DEFAULT 0)`);
+  await setup.query(
+    `CREATE TABLE accounts (id int4 PRIMARY KEY, name text NOT NULL, bal numeric(10,2) NOT NULL DEFAULT 0)`,
+  );
   await setup.query(`INSERT INTO accounts VALUES (1, 'a', 100), (2, 'b', 50.5), (3, 'c', 0)`);
   await setup.query(`CREATE TABLE items (k int8 PRIMARY KEY, flag bool, f float8, d date, ts timestamptz, n int2)`);
-  await setup.query(`INSERT INTO items VALUES (9007199254740993, true, 0.1, '2024-02-29', '2024-01-01 10:00:00.5+00', 7), (2, NULL, 'NaN', NULL, NULL, NULL)`);
+  await setup.query(
+    `INSERT INTO items VALUES (9007199254740993, true, 0.1, '2024-02-29', '2024-01-01 10:00:00.5+00', 7), (2, NULL, 'NaN', NULL, NULL, NULL)`,
+  );
   await setup.query(`SET TimeZone = 'UTC'`);
   recorder = new Recorder({ file, meta: { test: 'e2e' }, onWarning: (m) => warnings.push(m) });
   const inst = await recorder.instrument(setup, ['accounts', 'items']);
@@ -70,7 +74,9 @@ beforeAll(async () => {
   await c1.query('COMMIT');
 
   // s2.1: autocommit upsert, one conflicting row (update) and one new row (insert)
-  const up = await c2.query(`INSERT INTO accounts (id, name, bal) VALUES (1, 'a', '7.00'), (12, 'l', '1.00') ON CONFLICT (id) DO UPDATE SET bal = excluded.bal RETURNING id, bal`);
+  const up = await c2.query(
+    `INSERT INTO accounts (id, name, bal) VALUES (1, 'a', '7.00'), (12, 'l', '1.00') ON CONFLICT (id) DO UPDATE SET bal = excluded.bal RETURNING id, bal`,
+  );
   seen.up = { rows: up.rows, fields: up.fields.map((f) => f.name) };
 
   // s2.2: aggregate, shaped like PostgreSQL's own result
@@ -148,11 +154,29 @@ describe('recorder end to end (PostgreSQL 18)', () => {
   });
 
   it('gives the application exactly what it asked for', () => {
-    expect(seen.r1).toEqual({ rows: [{ id: 1, name: 'a', bal: '100.00' }], fields: ['id', 'name', 'bal'], rowCount: 1, command: 'SELECT' });
+    expect(seen.r1).toEqual({
+      rows: [{ id: 1, name: 'a', bal: '100.00' }],
+      fields: ['id', 'name', 'bal'],
+      rowCount: 1,
+      command: 'SELECT',
+    });
     expect(seen.ins).toEqual({ rows: [], fields: [], rowCount: 2, command: 'INSERT' });
     expect(seen.del).toEqual({ rows: [{ name: 'b' }], fields: ['name'] });
-    expect(seen.up).toEqual({ rows: [{ id: 1, bal: '7.00' }, { id: 12, bal: '1.00' }], fields: ['id', 'bal'] });
-    expect(seen.agg).toEqual({ rows: [{ n: '4', sum: '20.00' }], fields: [['n', 20], ['sum', 1700]], rowCount: 1 });
+    expect(seen.up).toEqual({
+      rows: [
+        { id: 1, bal: '7.00' },
+        { id: 12, bal: '1.00' },
+      ],
+      fields: ['id', 'bal'],
+    });
+    expect(seen.agg).toEqual({
+      rows: [{ n: '4', sum: '20.00' }],
+      fields: [
+        ['n', 20],
+        ['sum', 1700],
+      ],
+      rowCount: 1,
+    });
     expect(seen.lim).toEqual([['a'], ['c']]);
     expect(seen.dup).toEqual({ name: 'DatabaseError', constraint: 'accounts_pkey' });
     const items = seen.items as Record<string, unknown>[];
@@ -164,15 +188,35 @@ describe('recorder end to end (PostgreSQL 18)', () => {
   it('records the point select', () => {
     const t = txn('s1.1');
     expect(t).toMatchObject({ session: 1, seq: 1, iso: 'RC', status: 'committed' });
-    expect(t.events).toEqual([{ op: 'select', table: 'accounts', where: 'id = $1', params: [1], rows: [{ wid: 'init', row: { id: 1, name: 'a', bal: '100.00' } }] }]);
+    expect(t.events).toEqual([
+      {
+        op: 'select',
+        table: 'accounts',
+        where: 'id = $1',
+        params: [1],
+        rows: [{ wid: 'init', row: { id: 1, name: 'a', bal: '100.00' } }],
+      },
+    ]);
   });
 
   it('records inserts, updates of own rows and deletes with their wids', () => {
     const t = txn('s1.2');
     expect(t).toMatchObject({ iso: 'SI', status: 'committed', label: 'Open' });
     expect(t.events).toEqual([
-      { op: 'insert', table: 'accounts', wid: 's1.2.1', rows: [{ row: { id: 10, name: 'j', bal: '5.00' } }, { row: { id: 11, name: 'k', bal: '6.00' } }] },
-      { op: 'update', table: 'accounts', where: 'id = $1', params: [10], wid: 's1.2.2', rows: [{ read: 's1.2.1', row: { id: 10, name: 'j', bal: '6.00' } }] },
+      {
+        op: 'insert',
+        table: 'accounts',
+        wid: 's1.2.1',
+        rows: [{ row: { id: 10, name: 'j', bal: '5.00' } }, { row: { id: 11, name: 'k', bal: '6.00' } }],
+      },
+      {
+        op: 'update',
+        table: 'accounts',
+        where: 'id = $1',
+        params: [10],
+        wid: 's1.2.2',
+        rows: [{ read: 's1.2.1', row: { id: 10, name: 'j', bal: '6.00' } }],
+      },
       { op: 'delete', table: 'accounts', where: 'id = 2', wid: 's1.2.3', rows: [{ read: 'init', key: [2] }] },
     ]);
   });
@@ -182,7 +226,13 @@ describe('recorder end to end (PostgreSQL 18)', () => {
     expect(t).toMatchObject({ iso: 'RC', status: 'committed' });
     expect(t.events).toEqual([
       { op: 'insert', table: 'accounts', wid: 's2.1.1', rows: [{ row: { id: 12, name: 'l', bal: '1.00' } }] },
-      { op: 'update', table: 'accounts', partial: true, wid: 's2.1.1u', rows: [{ read: 'init', row: { id: 1, name: 'a', bal: '7.00' } }] },
+      {
+        op: 'update',
+        table: 'accounts',
+        partial: true,
+        wid: 's2.1.1u',
+        rows: [{ read: 'init', row: { id: 1, name: 'a', bal: '7.00' } }],
+      },
     ]);
   });
 
@@ -190,13 +240,28 @@ describe('recorder end to end (PostgreSQL 18)', () => {
     const e = txn('s2.2').events[0];
     expect(e).toMatchObject({ op: 'select', table: 'accounts', where: 'bal > $1', params: ['0'] });
     expect(e).not.toHaveProperty('partial');
-    const rows = (e as unknown as { rows: { wid: string; row: { id: number } }[] }).rows.map((r) => [r.row.id, r.wid]).sort((a, b) => Number(a[0]) - Number(b[0]));
-    expect(rows).toEqual([[1, 's2.1.1u'], [10, 's1.2.2'], [11, 's1.2.1'], [12, 's2.1.1']]);
+    const rows = (e as unknown as { rows: { wid: string; row: { id: number } }[] }).rows
+      .map((r) => [r.row.id, r.wid])
+      .sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(rows).toEqual([
+      [1, 's2.1.1u'],
+      [10, 's1.2.2'],
+      [11, 's1.2.1'],
+      [12, 's2.1.1'],
+    ]);
   });
 
   it('marks LIMIT reads partial', () => {
     expect(txn('s2.3').events).toEqual([
-      { op: 'select', table: 'accounts', partial: true, rows: [{ wid: 's2.1.1u', row: { id: 1, name: 'a', bal: '7.00' } }, { wid: 'init', row: { id: 3, name: 'c', bal: '0.00' } }] },
+      {
+        op: 'select',
+        table: 'accounts',
+        partial: true,
+        rows: [
+          { wid: 's2.1.1u', row: { id: 1, name: 'a', bal: '7.00' } },
+          { wid: 'init', row: { id: 3, name: 'c', bal: '0.00' } },
+        ],
+      },
     ]);
   });
 
@@ -230,8 +295,16 @@ describe('recorder end to end (PostgreSQL 18)', () => {
     expect(t.events[0].rows).toHaveLength(1);
     expect(warnings.some((w) => w.includes('ts < now()'))).toBe(true);
     expect(txn('s1.5').events[0]).toEqual({
-      op: 'select', table: 'items', where: 'k = $1', params: ['9007199254740993'],
-      rows: [{ wid: 'init', row: { k: '9007199254740993', flag: true, f: 0.1, d: '2024-02-29', ts: '2024-01-01 10:00:00.5+00', n: 7 } }],
+      op: 'select',
+      table: 'items',
+      where: 'k = $1',
+      params: ['9007199254740993'],
+      rows: [
+        {
+          wid: 'init',
+          row: { k: '9007199254740993', flag: true, f: 0.1, d: '2024-02-29', ts: '2024-01-01 10:00:00.5+00', n: 7 },
+        },
+      ],
     });
   });
 

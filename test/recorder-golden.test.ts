@@ -39,7 +39,12 @@ async function client(): Promise<pg.Client> {
 }
 
 function shape(r: pg.QueryResult): unknown {
-  return { command: r.command, rowCount: r.rowCount, fields: r.fields.map((f) => [f.name, f.dataTypeID]), rows: r.rows };
+  return {
+    command: r.command,
+    rowCount: r.rowCount,
+    fields: r.fields.map((f) => [f.name, f.dataTypeID]),
+    rows: r.rows,
+  };
 }
 
 /** A history line without what differs from run to run (times). */
@@ -57,7 +62,9 @@ async function record(): Promise<{ results: unknown[]; lines: unknown[] }> {
   for (const t of [...TABLES].reverse()) await setup.query(`DROP TABLE IF EXISTS ${t}`);
   for (const ddl of O.SHOP_DDL) await setup.query(ddl);
   await setup.query(`INSERT INTO accounts SELECT g, 'a' || g, 100 FROM generate_series(1, 4) g`);
-  await setup.query(`INSERT INTO orders SELECT g, (g - 1) % 4 + 1, CASE WHEN g % 2 = 0 THEN 'paid' ELSE 'open' END FROM generate_series(1, 6) g`);
+  await setup.query(
+    `INSERT INTO orders SELECT g, (g - 1) % 4 + 1, CASE WHEN g % 2 = 0 THEN 'paid' ELSE 'open' END FROM generate_series(1, 6) g`,
+  );
   await setup.query(`INSERT INTO lines SELECT g, (g - 1) % 6 + 1, 'p' || g, g % 4 + 1 FROM generate_series(1, 12) g`);
   const file = join(mkdtempSync(join(tmpdir(), 'isocheck-golden-')), 'run.ndjson');
   const recorder = new Recorder({ file, onWarning: () => undefined });
@@ -92,13 +99,33 @@ async function record(): Promise<{ results: unknown[]; lines: unknown[] }> {
       await run(b, 'commit');
     }
     // rowMode 'array', an application's named statement, custom type parsers
-    await run(b, { text: 'SELECT id, bal FROM accounts WHERE id <= $1 ORDER BY id', values: [3], rowMode: 'array' } as pg.QueryConfig);
-    await run(b, { name: 'app_lines', text: 'SELECT id, qty FROM lines WHERE order_id = $1 ORDER BY id', values: [round] });
-    await run(b, { name: 'app_lines', text: 'SELECT id, qty FROM lines WHERE order_id = $1 ORDER BY id', values: [round + 2] });
-    await run(b, { text: 'SELECT id, bal FROM accounts WHERE id = $1', values: [2], types: { getTypeParser: () => (v: string) => `<${v}>` } } as pg.QueryConfig);
+    await run(b, {
+      text: 'SELECT id, bal FROM accounts WHERE id <= $1 ORDER BY id',
+      values: [3],
+      rowMode: 'array',
+    } as pg.QueryConfig);
+    await run(b, {
+      name: 'app_lines',
+      text: 'SELECT id, qty FROM lines WHERE order_id = $1 ORDER BY id',
+      values: [round],
+    });
+    await run(b, {
+      name: 'app_lines',
+      text: 'SELECT id, qty FROM lines WHERE order_id = $1 ORDER BY id',
+      values: [round + 2],
+    });
+    await run(b, {
+      text: 'SELECT id, bal FROM accounts WHERE id = $1',
+      values: [2],
+      types: { getTypeParser: () => (v: string) => `<${v}>` },
+    } as pg.QueryConfig);
     // autocommit writes, an upsert, a failed statement, a savepoint rolled back to
     await run(b, 'INSERT INTO orders (id, account_id, status) VALUES ($1, $2, $3)', [200 + round, 1, 'open']);
-    await run(b, 'INSERT INTO orders (id, account_id, status) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET status = excluded.status RETURNING id, status', [200 + round, 2, 'paid']);
+    await run(
+      b,
+      'INSERT INTO orders (id, account_id, status) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET status = excluded.status RETURNING id, status',
+      [200 + round, 2, 'paid'],
+    );
     await run(b, 'UPDATE orders SET status = $1 WHERE id = $2', ['done', 200 + round]);
     await run(b, 'INSERT INTO orders (id, account_id, status) VALUES ($1, $2, $3)', [200 + round, 1, 'dup']);
     await run(b, 'BEGIN');
@@ -122,7 +149,10 @@ async function record(): Promise<{ results: unknown[]; lines: unknown[] }> {
   await (b.raw as pg.Client).end();
   recorder.finish();
   await setup.end();
-  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => normalize(JSON.parse(l) as Record<string, unknown>));
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => normalize(JSON.parse(l) as Record<string, unknown>));
   return { results, lines };
 }
 
@@ -130,10 +160,12 @@ describe('the same workload recorded by every build (issue 17, item 5)', () => {
   it('gives the same history and the same results as the build before the speed-ups', async () => {
     const got = await record();
     const text = JSON.stringify(got, null, 1);
-    if (process.env.ISOCHECK_UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, text + '\n');
+    if (process.env.ISOCHECK_UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, `${text}\n`);
     const want = JSON.parse(readFileSync(GOLDEN, 'utf8')) as typeof got;
     expect(got.lines.length).toBeGreaterThan(80);
-    for (let i = 0; i < Math.max(got.lines.length, want.lines.length); i++) expect(got.lines[i], `history line ${i}`).toEqual(want.lines[i]);
-    for (let i = 0; i < Math.max(got.results.length, want.results.length); i++) expect(got.results[i], `result ${i}`).toEqual(want.results[i]);
+    for (let i = 0; i < Math.max(got.lines.length, want.lines.length); i++)
+      expect(got.lines[i], `history line ${i}`).toEqual(want.lines[i]);
+    for (let i = 0; i < Math.max(got.results.length, want.results.length); i++)
+      expect(got.results[i], `result ${i}`).toEqual(want.results[i]);
   });
 });

@@ -88,7 +88,9 @@ describe('a recording process killed mid-run', () => {
       logLevel: 'silent',
     });
     const file = join(mkdtempSync(join(work, 'run-')), 'run.ndjson'); // removed with work
-    const child = spawn(process.execPath, [join(work, 'child.mjs'), server.url, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(work, 'child.mjs'), server.url, file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stderr.on('data', (d) => (err += d));
@@ -137,7 +139,9 @@ async function syncRepInForce(url: string, admin: pg.Client): Promise<void> {
     );
     let waited = false;
     for (let i = 0; i < 40 && !waited; i++) {
-      waited = (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'`, [pid])).rowCount === 1;
+      waited =
+        (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'`, [pid]))
+          .rowCount === 1;
       if (!waited) {
         const finished = await Promise.race([done, new Promise<false>((r) => setTimeout(() => r(false), 25))]);
         if (finished) break; // committed without waiting: not yet in force
@@ -190,7 +194,10 @@ describe('Recorder.interrupt()', () => {
     await raw.end();
     const h = await readHistory(file);
     expect(h.truncated).toBe(false);
-    expect(h.txns.map((t) => [t.id, t.status])).toEqual([['s1.1', 'committed'], ['s1.2', 'aborted']]);
+    expect(h.txns.map((t) => [t.id, t.status])).toEqual([
+      ['s1.1', 'committed'],
+      ['s1.2', 'aborted'],
+    ]);
     expect(h.txns[1].events.map((e) => e.op)).toEqual(['insert']);
     expect(await widOf(1)).toBe('s1.1.1');
     expect(await widOf(2)).toBeUndefined();
@@ -211,11 +218,20 @@ describe('Recorder.interrupt()', () => {
       await client.query('BEGIN');
       await client.query('INSERT INTO t2 VALUES (3, 3)');
       // the session's backend reads the new setting between statements: wait until it has (SHOW on the raw client)
-      for (let i = 0; i < 400 && (await raw.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names !== 'nobody'; i++) await new Promise((r) => setTimeout(r, 25));
+      for (
+        let i = 0;
+        i < 400 && (await raw.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names !== 'nobody';
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 25));
       const pid = (await raw.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
       const commit = client.query('COMMIT');
       for (let i = 0; i < 400; i++) {
-        if ((await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'`, [pid])).rowCount === 1) break;
+        if (
+          (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'`, [pid]))
+            .rowCount === 1
+        )
+          break;
         await new Promise((r) => setTimeout(r, 25));
       }
       expect(recorder.interrupt('test')).toEqual({ unknown: 1, aborted: 0 });

@@ -26,8 +26,12 @@ async function startPg15(): Promise<Server | string> {
   const root = userInfo().uid === 0;
   const dir = mkdtempSync(join(tmpdir(), 'isocheck-pg15-'));
   const as = (cmd: string, args: string[]): string => {
-    const full = root ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const : [cmd, args] as const;
-    return execFileSync(full[0], [...full[1]], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const full = root ? (['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const) : ([cmd, args] as const);
+    return execFileSync(full[0], [...full[1]], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+    });
   };
   try {
     if (root) {
@@ -37,8 +41,25 @@ async function startPg15(): Promise<Server | string> {
       chownSync(dir, uid, gid);
     }
     const port = await freePort();
-    as(join(PG15, 'initdb'), ['-D', join(dir, 'data'), '--locale=C', '--encoding=UTF8', '--auth=trust', '-U', 'postgres']);
-    as(join(PG15, 'pg_ctl'), ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+    as(join(PG15, 'initdb'), [
+      '-D',
+      join(dir, 'data'),
+      '--locale=C',
+      '--encoding=UTF8',
+      '--auth=trust',
+      '-U',
+      'postgres',
+    ]);
+    as(join(PG15, 'pg_ctl'), [
+      '-D',
+      join(dir, 'data'),
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ]);
     return {
       url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
       async stop() {
@@ -82,12 +103,25 @@ async function scenario(url: string, prevColumn: boolean | undefined): Promise<R
     await c.query('DELETE FROM acc WHERE id = 2');
     await c.query(`INSERT INTO acc VALUES (3, 0, 'x', 'ab') ON CONFLICT (id) DO UPDATE SET v = 9`);
     await c.query('COMMIT');
-    returned.push((await c.query(`INSERT INTO acc AS t VALUES (1, 5, 'y', 'z'), (4, 1, NULL, NULL) ON CONFLICT (id) DO UPDATE SET v = excluded.v + t.v RETURNING *`)).rows);
+    returned.push(
+      (
+        await c.query(
+          `INSERT INTO acc AS t VALUES (1, 5, 'y', 'z'), (4, 1, NULL, NULL) ON CONFLICT (id) DO UPDATE SET v = excluded.v + t.v RETURNING *`,
+        )
+      ).rows,
+    );
     returned.push((await c.query('SELECT * FROM acc ORDER BY id')).rows);
     recorder.finish();
-    const cols = await setup.query(`SELECT attname FROM pg_attribute WHERE attrelid = 'acc'::regclass AND attname = '_isocheck_prev'`);
+    const cols = await setup.query(
+      `SELECT attname FROM pg_attribute WHERE attrelid = 'acc'::regclass AND attname = '_isocheck_prev'`,
+    );
     const history = await readHistory(file);
-    return { history, previousWid: (history.meta.recorder as { previousWid?: unknown }).previousWid, hasPrevColumn: cols.rowCount === 1, returned };
+    return {
+      history,
+      previousWid: (history.meta.recorder as { previousWid?: unknown }).previousWid,
+      hasPrevColumn: cols.rowCount === 1,
+      returned,
+    };
   } finally {
     await a.end();
     await setup.end();
@@ -99,20 +133,46 @@ function checkRun(run: Run): void {
   expect(run.hasPrevColumn).toBe(true);
   const [t1, t2, t3] = run.history.txns;
   expect(t1.events).toEqual([
-    { op: 'update', table: 'acc', where: 'id = $1', params: [1], wid: 's1.1.1', rows: [{ read: 'init', row: { id: 1, v: 11, s: 'a', c: 'x  ' } }] },
-    { op: 'update', table: 'acc', where: 'id = 1', wid: 's1.1.2', rows: [{ read: 's1.1.1', row: { id: 1, v: 12, s: 'a', c: 'x  ' } }] },
+    {
+      op: 'update',
+      table: 'acc',
+      where: 'id = $1',
+      params: [1],
+      wid: 's1.1.1',
+      rows: [{ read: 'init', row: { id: 1, v: 11, s: 'a', c: 'x  ' } }],
+    },
+    {
+      op: 'update',
+      table: 'acc',
+      where: 'id = 1',
+      wid: 's1.1.2',
+      rows: [{ read: 's1.1.1', row: { id: 1, v: 12, s: 'a', c: 'x  ' } }],
+    },
     { op: 'delete', table: 'acc', where: 'id = 2', wid: 's1.1.3', rows: [{ read: 'init', key: [2] }] },
     { op: 'insert', table: 'acc', wid: 's1.1.4', rows: [{ row: { id: 3, v: 0, s: 'x', c: 'ab ' } }] },
   ]);
   expect(t2.events).toEqual([
     { op: 'insert', table: 'acc', wid: 's1.2.1', rows: [{ row: { id: 4, v: 1, s: null, c: null } }] },
-    { op: 'update', table: 'acc', partial: true, wid: 's1.2.1u', rows: [{ read: 's1.1.2', row: { id: 1, v: 17, s: 'a', c: 'x  ' } }] },
+    {
+      op: 'update',
+      table: 'acc',
+      partial: true,
+      wid: 's1.2.1u',
+      rows: [{ read: 's1.1.2', row: { id: 1, v: 17, s: 'a', c: 'x  ' } }],
+    },
   ]);
   expect(t3.events[0].rows.map((r) => (r as { wid: string }).wid)).toEqual(['s1.2.1u', 's1.1.4', 's1.2.1']);
   expect(run.returned).toEqual([
     [{ v: 11 }],
-    [{ id: 1, v: 17, s: 'a', c: 'x  ' }, { id: 4, v: 1, s: null, c: null }],
-    [{ id: 1, v: 17, s: 'a', c: 'x  ' }, { id: 3, v: 0, s: 'x', c: 'ab ' }, { id: 4, v: 1, s: null, c: null }],
+    [
+      { id: 1, v: 17, s: 'a', c: 'x  ' },
+      { id: 4, v: 1, s: null, c: null },
+    ],
+    [
+      { id: 1, v: 17, s: 'a', c: 'x  ' },
+      { id: 3, v: 0, s: 'x', c: 'ab ' },
+      { id: 4, v: 1, s: null, c: null },
+    ],
   ]);
   const r = checkHistory(run.history);
   expect(r.verdict, JSON.stringify(r.anomalies?.slice(0, 2))).toBe('consistent');

@@ -36,7 +36,9 @@ async function client(): Promise<pg.Client> {
 async function reset(): Promise<void> {
   await setup.query(`TRUNCATE accounts, orders, lines`);
   await setup.query(`INSERT INTO accounts SELECT g, 'a' || g, 100 FROM generate_series(1, 4) g`);
-  await setup.query(`INSERT INTO orders SELECT g, (g - 1) % 4 + 1, CASE WHEN g % 2 = 0 THEN 'paid' ELSE 'open' END FROM generate_series(1, 6) g`);
+  await setup.query(
+    `INSERT INTO orders SELECT g, (g - 1) % 4 + 1, CASE WHEN g % 2 = 0 THEN 'paid' ELSE 'open' END FROM generate_series(1, 6) g`,
+  );
   await setup.query(`INSERT INTO lines SELECT g, (g - 1) % 6 + 1, 'p' || g, g % 4 + 1 FROM generate_series(1, 12) g`);
 }
 
@@ -60,7 +62,12 @@ afterAll(async () => {
 function shape(r: pg.QueryResult, ordered: boolean): unknown {
   const hidden = (name: string) => name.startsWith('_isocheck_');
   const rows = r.rows.map((x) => JSON.stringify(Object.fromEntries(Object.entries(x).filter(([k]) => !hidden(k)))));
-  return { command: r.command, rowCount: r.rowCount, fields: r.fields.filter((f) => !hidden(f.name)).map((f) => [f.name, f.dataTypeID]), rows: ordered ? rows : rows.sort() };
+  return {
+    command: r.command,
+    rowCount: r.rowCount,
+    fields: r.fields.filter((f) => !hidden(f.name)).map((f) => [f.name, f.dataTypeID]),
+    rows: ordered ? rows : rows.sort(),
+  };
 }
 
 describe('ORM statements through the recorder (issue 17)', () => {
@@ -87,28 +94,54 @@ describe('ORM statements through the recorder (issue 17)', () => {
     }
     // 2. four sessions at once, REPEATABLE READ and SERIALIZABLE
     const ds = await O.typeormOffline();
-    const join1 = (id: number) => O.fromTypeorm(ds.getRepository('Order').createQueryBuilder('o').leftJoinAndSelect('o.lines', 'l').where('o.id = :id', { id }));
-    const inSub = O.fromKysely(O.kysely.selectFrom('orders').selectAll().where('id', 'in', (eb) => eb.selectFrom('lines').select('order_id').where('qty', '>', 2)));
-    const bump = (ids: number[]) => O.fromKysely(O.kysely.updateTable('lines').set((eb) => ({ qty: eb('qty', '+', 1) })).where('id', 'in', ids));
-    const pay = (order: number) => O.fromKysely(O.kysely.updateTable('accounts').from('orders').set((eb) => ({ bal: eb('accounts.bal', '-', '1') })).whereRef('orders.account_id', '=', 'accounts.id').where('orders.id', '=', order));
+    const join1 = (id: number) =>
+      O.fromTypeorm(
+        ds.getRepository('Order').createQueryBuilder('o').leftJoinAndSelect('o.lines', 'l').where('o.id = :id', { id }),
+      );
+    const inSub = O.fromKysely(
+      O.kysely
+        .selectFrom('orders')
+        .selectAll()
+        .where('id', 'in', (eb) => eb.selectFrom('lines').select('order_id').where('qty', '>', 2)),
+    );
+    const bump = (ids: number[]) =>
+      O.fromKysely(
+        O.kysely
+          .updateTable('lines')
+          .set((eb) => ({ qty: eb('qty', '+', 1) }))
+          .where('id', 'in', ids),
+      );
+    const pay = (order: number) =>
+      O.fromKysely(
+        O.kysely
+          .updateTable('accounts')
+          .from('orders')
+          .set((eb) => ({ bal: eb('accounts.bal', '-', '1') }))
+          .whereRef('orders.account_id', '=', 'accounts.id')
+          .where('orders.id', '=', order),
+      );
     // one level at a time: PostgreSQL's SERIALIZABLE promises nothing against concurrent REPEATABLE READ
     // transactions (SSI tracks conflicts among serializable ones only), and the checker finds the long forks
     // such a mix allows
-    for (const level of ['REPEATABLE READ', 'SERIALIZABLE']) await Promise.all([1, 2, 3, 4].map(async (w) => {
-      const c = recorder.client(await client());
-      for (let i = 0; i < 8; i++) {
-        const order = ((w + i) % 6) + 1;
-        await c.query(`BEGIN ISOLATION LEVEL ${level}`);
-        try {
-          for (const s of [join1(order), inSub, bump([order, order + 6]), pay(order)]) await c.query(s.sql, s.values);
-          await c.query('COMMIT');
-        } catch (e) {
-          if (!['40001', '40P01'].includes((e as { code?: string }).code ?? '')) throw e;
-          await c.query('ROLLBACK');
-        }
-      }
-      await (c.raw as pg.Client).end();
-    }));
+    for (const level of ['REPEATABLE READ', 'SERIALIZABLE'])
+      await Promise.all(
+        [1, 2, 3, 4].map(async (w) => {
+          const c = recorder.client(await client());
+          for (let i = 0; i < 8; i++) {
+            const order = ((w + i) % 6) + 1;
+            await c.query(`BEGIN ISOLATION LEVEL ${level}`);
+            try {
+              for (const s of [join1(order), inSub, bump([order, order + 6]), pay(order)])
+                await c.query(s.sql, s.values);
+              await c.query('COMMIT');
+            } catch (e) {
+              if (!['40001', '40P01'].includes((e as { code?: string }).code ?? '')) throw e;
+              await c.query('ROLLBACK');
+            }
+          }
+          await (c.raw as pg.Client).end();
+        }),
+      );
     await raw.end();
     await (rc.raw as pg.Client).end();
     recorder.finish();
@@ -125,7 +158,11 @@ describe('ORM statements through the recorder (issue 17)', () => {
     const tablesRead = new Set(selects.map((e) => e.table));
     expect(tablesRead).toEqual(new Set(['accounts', 'orders', 'lines']));
     // the TypeORM left join of order 3 read order 3 exactly and its lines (3 and 9) partially
-    const typeormLeft = history.txns.find((t) => t.events.some((e) => e.op === 'select' && e.table === 'orders' && e.where === 'id = $1' && JSON.stringify(e.params) === '[3]'));
+    const typeormLeft = history.txns.find((t) =>
+      t.events.some(
+        (e) => e.op === 'select' && e.table === 'orders' && e.where === 'id = $1' && JSON.stringify(e.params) === '[3]',
+      ),
+    );
     expect(typeormLeft).toBeDefined();
     const [o, l] = typeormLeft!.events as SelectEvent[];
     expect(o).toMatchObject({ table: 'orders', where: 'id = $1', params: [3] });
@@ -134,7 +171,11 @@ describe('ORM statements through the recorder (issue 17)', () => {
     expect(l).toMatchObject({ table: 'lines', partial: true });
     expect(l.rows.map((r) => r.row.id).sort()).toEqual([3, 9]);
     // every row a recorded statement returned holds every column of its table
-    for (const e of selects) for (const r of e.rows) expect(Object.keys(r.row).length).toBe(history.tables.get(e.table)!.columns ? Object.keys(history.tables.get(e.table)!.columns).length : 0);
+    for (const e of selects)
+      for (const r of e.rows)
+        expect(Object.keys(r.row).length).toBe(
+          history.tables.get(e.table)!.columns ? Object.keys(history.tables.get(e.table)!.columns).length : 0,
+        );
   });
 
   it('gives a history consistent at the levels run', () => {
@@ -154,7 +195,13 @@ describe('a write skew through a join (issue 17)', () => {
     const ds = await O.typeormOffline();
     // each reads order 1 with its lines (1 and 7) through TypeORM's join, then changes one line: both see the other's
     // line unchanged, so no serial order explains both
-    const read = O.fromTypeorm(ds.getRepository('Order').createQueryBuilder('o').leftJoinAndSelect('o.lines', 'l').where('o.id = :id', { id: 1 }));
+    const read = O.fromTypeorm(
+      ds
+        .getRepository('Order')
+        .createQueryBuilder('o')
+        .leftJoinAndSelect('o.lines', 'l')
+        .where('o.id = :id', { id: 1 }),
+    );
     const write = (line: number) => O.fromKnex(O.knex('lines').whereIn('id', [line]).update({ qty: 0 }));
     const [a, b] = [recorder.client(await client()), recorder.client(await client())];
     await a.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
@@ -170,7 +217,16 @@ describe('a write skew through a join (issue 17)', () => {
     recorder.finish();
     const h = await readHistory(file);
     const lineReads = h.txns.map((t) => (t.events[1] as SelectEvent).rows.map((r) => [r.row.id, r.wid]));
-    expect(lineReads).toEqual([[[1, 'init'], [7, 'init']], [[1, 'init'], [7, 'init']]]);
+    expect(lineReads).toEqual([
+      [
+        [1, 'init'],
+        [7, 'init'],
+      ],
+      [
+        [1, 'init'],
+        [7, 'init'],
+      ],
+    ]);
     expect(checkHistory(h).verdict).toBe('consistent');
     const ser = checkHistory(h, { iso: parseIsoOverride('SER') });
     expect(ser.verdict).toBe('inconsistent');

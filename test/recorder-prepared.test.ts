@@ -35,7 +35,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function recording(options: { preparedStatements?: boolean } = {}): Promise<{ recorder: Recorder; rc: RecordingClient; file: string }> {
+async function recording(
+  options: { preparedStatements?: boolean } = {},
+): Promise<{ recorder: Recorder; rc: RecordingClient; file: string }> {
   const file = join(dir, `run${++n}.ndjson`);
   const recorder = new Recorder({ file, onWarning: () => undefined, ...options });
   await recorder.instrument(setup, ['acc']);
@@ -68,7 +70,11 @@ describe('prepared statements for rewritten texts', () => {
     await (rc.raw as pg.Client).end();
     recorder.finish();
     const h = await readHistory(file);
-    expect(h.txns.map((t) => t.events.map((e) => e.op))).toEqual([['select', 'update'], ['select', 'update'], ['select', 'update']]);
+    expect(h.txns.map((t) => t.events.map((e) => e.op))).toEqual([
+      ['select', 'update'],
+      ['select', 'update'],
+      ['select', 'update'],
+    ]);
     await setup.query('UPDATE acc SET v = 0');
   });
 
@@ -100,7 +106,8 @@ describe('prepared statements for rewritten texts', () => {
 
   it(`prepares at most ${PREPARED_MAX} texts (an application that inlines its values makes a text per statement)`, async () => {
     const { recorder, rc } = await recording();
-    for (let i = 0; i < PREPARED_MAX + 5; i++) expect((await rc.query(`SELECT v FROM acc WHERE id = ${(i % 4) + 1} AND v >= ${-i}`)).rowCount).toBe(1);
+    for (let i = 0; i < PREPARED_MAX + 5; i++)
+      expect((await rc.query(`SELECT v FROM acc WHERE id = ${(i % 4) + 1} AND v >= ${-i}`)).rowCount).toBe(1);
     expect((await prepared(rc)).size).toBe(PREPARED_MAX);
     await (rc.raw as pg.Client).end();
     recorder.finish();

@@ -4,20 +4,57 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { analyze, isLocationKey, loadRewriter, tableLookup, type Plan, type RecordedPlan } from '../src/recorder/rewrite.js';
+import {
+  analyze,
+  isLocationKey,
+  loadRewriter,
+  tableLookup,
+  type Plan,
+  type RecordedPlan,
+} from '../src/recorder/rewrite.js';
 import type { TableInfo } from '../src/recorder/catalog.js';
 import { InputError } from '../src/history/input-errors.js';
-import { dAccounts, fromDrizzle, fromKnex, fromKysely, fromTypeorm, knex, kysely, drizzleDb, ormReads, ormWrites, sequelizeOffline, typeormOffline, type OrmStatement } from './helpers/orm-sql.js';
+import {
+  dAccounts,
+  fromDrizzle,
+  fromKnex,
+  fromKysely,
+  fromTypeorm,
+  knex,
+  kysely,
+  drizzleDb,
+  ormReads,
+  ormWrites,
+  sequelizeOffline,
+  typeormOffline,
+  type OrmStatement,
+} from './helpers/orm-sql.js';
 import { asc, inArray } from 'drizzle-orm';
 import { Op } from 'sequelize';
 
 const accounts: TableInfo = {
-  name: 'accounts', schema: 'public', relname: 'accounts', oid: 1, key: ['id'], keySource: 'primary key',
-  columns: { id: 'int4', name: 'text', bal: 'numeric' }, columnOrder: ['id', 'name', 'bal'], unsafeColumns: [], hasPrev: false,
+  name: 'accounts',
+  schema: 'public',
+  relname: 'accounts',
+  oid: 1,
+  key: ['id'],
+  keySource: 'primary key',
+  columns: { id: 'int4', name: 'text', bal: 'numeric' },
+  columnOrder: ['id', 'name', 'bal'],
+  unsafeColumns: [],
+  hasPrev: false,
 };
 const orders: TableInfo = {
-  name: 'orders', schema: 'public', relname: 'orders', oid: 2, key: ['id'], keySource: 'primary key',
-  columns: { id: 'int4', account_id: 'int4', status: 'text' }, columnOrder: ['id', 'account_id', 'status'], unsafeColumns: [], hasPrev: false,
+  name: 'orders',
+  schema: 'public',
+  relname: 'orders',
+  oid: 2,
+  key: ['id'],
+  keySource: 'primary key',
+  columns: { id: 'int4', account_id: 'int4', status: 'text' },
+  columnOrder: ['id', 'account_id', 'status'],
+  unsafeColumns: [],
+  hasPrev: false,
 };
 const lookup = tableLookup([accounts, orders]);
 const PG18 = { oldReturning: true };
@@ -26,7 +63,8 @@ const PG15 = { oldReturning: false };
 const plan = (sql: string, n = 0, options = PG18): Plan => analyze(sql, n, lookup, options);
 const rec = (sql: string, n = 0, options = PG18): RecordedPlan => {
   const p = plan(sql, n, options);
-  if (p.kind !== 'select' && p.kind !== 'insert' && p.kind !== 'update' && p.kind !== 'delete') throw new Error(`not recorded: ${p.kind}`);
+  if (p.kind !== 'select' && p.kind !== 'insert' && p.kind !== 'update' && p.kind !== 'delete')
+    throw new Error(`not recorded: ${p.kind}`);
   return p;
 };
 const read = (sql: string, n = 0, i = 0) => rec(sql, n).reads[i];
@@ -40,8 +78,10 @@ const refused = (sql: string, n = 0): string => {
   throw new Error(`not refused: ${sql}`);
 };
 
-const COLS = 'accounts.id AS __isocheck_0, accounts.name AS __isocheck_1, accounts.bal AS __isocheck_2, accounts._isocheck_wid AS __isocheck_3';
-const JSON_ROWS = 'json_agg(ARRAY[accounts.id::text, accounts.name::text, accounts.bal::text, accounts._isocheck_wid::text]) AS __isocheck_0';
+const COLS =
+  'accounts.id AS __isocheck_0, accounts.name AS __isocheck_1, accounts.bal AS __isocheck_2, accounts._isocheck_wid AS __isocheck_3';
+const JSON_ROWS =
+  'json_agg(ARRAY[accounts.id::text, accounts.name::text, accounts.bal::text, accounts._isocheck_wid::text]) AS __isocheck_0';
 
 beforeAll(async () => {
   await loadRewriter();
@@ -50,7 +90,10 @@ beforeAll(async () => {
 describe('SELECT', () => {
   it('adds key, columns and wid after the application columns, expanding *', () => {
     expect(rec('SELECT * FROM accounts WHERE id = $1', 1)).toMatchObject({
-      kind: 'select', reads: [{ form: 'row', at: 0, where: 'id = $1', partialReason: undefined, needsRow: false }], added: 4, appRows: true,
+      kind: 'select',
+      reads: [{ form: 'row', at: 0, where: 'id = $1', partialReason: undefined, needsRow: false }],
+      added: 4,
+      appRows: true,
       sql: `SELECT id, name, bal, ${COLS} FROM accounts WHERE id = $1`,
     });
   });
@@ -66,24 +109,32 @@ describe('SELECT', () => {
   it('marks LIMIT / OFFSET / FETCH FIRST partial (LIMIT ALL is not)', () => {
     expect(read('SELECT id FROM accounts ORDER BY id LIMIT 3')).toMatchObject({ partialReason: 'LIMIT/OFFSET/FETCH' });
     expect(read('SELECT id FROM accounts ORDER BY id OFFSET 1')).toMatchObject({ partialReason: 'LIMIT/OFFSET/FETCH' });
-    expect(read('SELECT id FROM accounts ORDER BY id FETCH FIRST 2 ROWS ONLY')).toMatchObject({ partialReason: 'LIMIT/OFFSET/FETCH' });
+    expect(read('SELECT id FROM accounts ORDER BY id FETCH FIRST 2 ROWS ONLY')).toMatchObject({
+      partialReason: 'LIMIT/OFFSET/FETCH',
+    });
     expect(read('SELECT id FROM accounts LIMIT ALL')).toMatchObject({ partialReason: undefined });
   });
 
   it('runs aggregates with json_agg of the rows read, in the same statement', () => {
     expect(rec('SELECT count(*), sum(bal) FROM accounts WHERE bal > $1', 1)).toMatchObject({
-      reads: [{ form: 'json', where: 'bal > $1' }], added: 1,
+      reads: [{ form: 'json', where: 'bal > $1' }],
+      added: 1,
       sql: `SELECT count(*), sum(bal), ${JSON_ROWS} FROM accounts WHERE bal > $1`,
     });
     expect(rec('SELECT name, max(bal) FROM accounts GROUP BY name ORDER BY 2')).toMatchObject({
-      reads: [{ form: 'json' }], sql: `SELECT name, max(bal), ${JSON_ROWS} FROM accounts GROUP BY name ORDER BY 2`,
+      reads: [{ form: 'json' }],
+      sql: `SELECT name, max(bal), ${JSON_ROWS} FROM accounts GROUP BY name ORDER BY 2`,
     });
-    expect(read('SELECT name FROM accounts GROUP BY name HAVING count(*) > 1')).toMatchObject({ form: 'json', partialReason: 'HAVING' });
+    expect(read('SELECT name FROM accounts GROUP BY name HAVING count(*) > 1')).toMatchObject({
+      form: 'json',
+      partialReason: 'HAVING',
+    });
   });
 
   it('turns DISTINCT into GROUP BY so that every row read is recorded', () => {
     expect(rec('SELECT DISTINCT name FROM accounts WHERE bal > 0')).toMatchObject({
-      reads: [{ form: 'json', where: 'bal > 0' }], sql: `SELECT name, ${JSON_ROWS} FROM accounts WHERE bal > 0 GROUP BY 1`,
+      reads: [{ form: 'json', where: 'bal > 0' }],
+      sql: `SELECT name, ${JSON_ROWS} FROM accounts WHERE bal > 0 GROUP BY 1`,
     });
   });
 
@@ -92,7 +143,9 @@ describe('SELECT', () => {
   });
 
   it('marks set-returning functions in the select list partial', () => {
-    expect(read('SELECT generate_series(1, id) FROM accounts')).toMatchObject({ partialReason: 'a set-returning function in the select list' });
+    expect(read('SELECT generate_series(1, id) FROM accounts')).toMatchObject({
+      partialReason: 'a set-returning function in the select list',
+    });
   });
 
   it('passes statements on other tables through untouched', () => {
@@ -108,7 +161,9 @@ describe('SELECT', () => {
     expect(refused('SELECT o._isocheck_wid FROM other x JOIN accounts o ON true')).toMatch(/hidden column/);
     expect(refused('SELECT * INTO copy FROM accounts')).toMatch(/SELECT INTO/);
     expect(refused('WITH d AS (DELETE FROM accounts RETURNING id) SELECT * FROM d')).toMatch(/data-modifying CTE/);
-    expect(refused('SELECT * FROM other WHERE x IN (WITH c AS (SELECT id FROM accounts) SELECT id FROM c)')).toMatch(/WITH inside a subquery/);
+    expect(refused('SELECT * FROM other WHERE x IN (WITH c AS (SELECT id FROM accounts) SELECT id FROM c)')).toMatch(
+      /WITH inside a subquery/,
+    );
     expect(refused('SELECT * FROM accounts a JOIN other o USING (id)')).toMatch(/\* over a JOIN \.\.\. USING/);
     expect(refused('SELECT x.a FROM accounts AS x(a, b, c)')).toMatch(/renames the columns/);
     expect(refused('SELECT DISTINCT ON (1) id FROM accounts')).toMatch(/DISTINCT ON names an output column/);
@@ -116,61 +171,104 @@ describe('SELECT', () => {
 
   it('records joins: every table in FROM, exact only on the preserved side with a WHERE about it alone', () => {
     const inner = rec('SELECT a.name, o.v FROM accounts a JOIN other o ON o.id = a.id WHERE a.id = $1', 1);
-    expect(inner.sql).toBe('SELECT a.name, o.v, a.id AS __isocheck_0, a.name AS __isocheck_1, a.bal AS __isocheck_2, a._isocheck_wid AS __isocheck_3 FROM accounts AS a JOIN other AS o ON o.id = a.id WHERE a.id = $1');
-    expect(inner.reads).toMatchObject([{ form: 'row', where: 'id = $1', partialReason: 'a join (rows without a match are not returned)' }]);
+    expect(inner.sql).toBe(
+      'SELECT a.name, o.v, a.id AS __isocheck_0, a.name AS __isocheck_1, a.bal AS __isocheck_2, a._isocheck_wid AS __isocheck_3 FROM accounts AS a JOIN other AS o ON o.id = a.id WHERE a.id = $1',
+    );
+    expect(inner.reads).toMatchObject([
+      { form: 'row', where: 'id = $1', partialReason: 'a join (rows without a match are not returned)' },
+    ]);
     const left = rec('SELECT * FROM accounts a LEFT JOIN other o ON o.id = a.id WHERE a.bal > $1', 1);
     expect(left.sql).toMatch(/^SELECT a\.id, a\.name, a\.bal, o\.\*, a\.id AS __isocheck_0/);
     expect(left.reads).toMatchObject([{ where: 'bal > $1', partialReason: undefined }]);
     // a condition on the other table: rows of accounts may be missing
-    expect(read('SELECT a.id FROM accounts a LEFT JOIN other o ON o.id = a.id WHERE o.v IS NULL')).toMatchObject({ where: undefined, partialReason: expect.stringMatching(/WHERE about more/) });
-    expect(read('SELECT a.id FROM other o RIGHT JOIN accounts a ON o.id = a.id')).toMatchObject({ partialReason: undefined });
-    expect(read('SELECT a.id FROM accounts a, other o')).toMatchObject({ partialReason: expect.stringMatching(/a join/) });
-    expect(read('SELECT a.id FROM accounts a LEFT JOIN other o ON o.id = a.id FOR UPDATE OF a')).toMatchObject({ partialReason: expect.stringMatching(/FOR UPDATE\/SHARE in a join/) });
+    expect(read('SELECT a.id FROM accounts a LEFT JOIN other o ON o.id = a.id WHERE o.v IS NULL')).toMatchObject({
+      where: undefined,
+      partialReason: expect.stringMatching(/WHERE about more/),
+    });
+    expect(read('SELECT a.id FROM other o RIGHT JOIN accounts a ON o.id = a.id')).toMatchObject({
+      partialReason: undefined,
+    });
+    expect(read('SELECT a.id FROM accounts a, other o')).toMatchObject({
+      partialReason: expect.stringMatching(/a join/),
+    });
+    expect(read('SELECT a.id FROM accounts a LEFT JOIN other o ON o.id = a.id FOR UPDATE OF a')).toMatchObject({
+      partialReason: expect.stringMatching(/FOR UPDATE\/SHARE in a join/),
+    });
     // self-join: two reads of one table
-    expect(rec('SELECT x.id FROM accounts x JOIN accounts y ON y.bal = x.bal').reads.map((r) => [r.table.name, r.at])).toEqual([['accounts', 0], ['accounts', 4]]);
+    expect(
+      rec('SELECT x.id FROM accounts x JOIN accounts y ON y.bal = x.bal').reads.map((r) => [r.table.name, r.at]),
+    ).toEqual([
+      ['accounts', 0],
+      ['accounts', 4],
+    ]);
   });
 
   it('records aggregates over joins and DISTINCT ON with every row read', () => {
     const agg = rec('SELECT a.name, count(o.id) FROM accounts a LEFT JOIN other o ON o.id = a.id GROUP BY a.name');
-    expect(agg.sql).toBe(`SELECT a.name, count(o.id), ${JSON_ROWS.replaceAll('accounts.', 'a.')} FROM accounts AS a LEFT JOIN other AS o ON o.id = a.id GROUP BY a.name`);
+    expect(agg.sql).toBe(
+      `SELECT a.name, count(o.id), ${JSON_ROWS.replaceAll('accounts.', 'a.')} FROM accounts AS a LEFT JOIN other AS o ON o.id = a.id GROUP BY a.name`,
+    );
     expect(agg.reads).toMatchObject([{ form: 'json', partialReason: undefined }]);
     const on = rec('SELECT DISTINCT ON (name) id, name FROM accounts ORDER BY name, id DESC');
-    expect(on.sql).toBe(`SELECT DISTINCT ON (name) id, name, ${JSON_ROWS.replace(' AS __isocheck_0', '')} OVER (PARTITION BY name) AS __isocheck_0 FROM accounts ORDER BY name, id DESC`);
+    expect(on.sql).toBe(
+      `SELECT DISTINCT ON (name) id, name, ${JSON_ROWS.replace(' AS __isocheck_0', '')} OVER (PARTITION BY name) AS __isocheck_0 FROM accounts ORDER BY name, id DESC`,
+    );
     expect(on.reads).toMatchObject([{ form: 'json', partialReason: undefined, needsRow: false }]);
   });
 
   it('records subqueries by evaluating them again in the same statement (exact when closed)', () => {
     const sub = rec('SELECT v FROM other WHERE id IN (SELECT id FROM accounts WHERE bal > $1)', 1);
-    expect(sub.sql).toBe(`SELECT v, (SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > $1) AS __isocheck_0 FROM other WHERE id IN (SELECT id FROM accounts WHERE bal > $1)`);
+    expect(sub.sql).toBe(
+      `SELECT v, (SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > $1) AS __isocheck_0 FROM other WHERE id IN (SELECT id FROM accounts WHERE bal > $1)`,
+    );
     expect(sub.reads).toMatchObject([{ form: 'json', where: 'bal > $1', partialReason: undefined, needsRow: true }]);
     // correlated: evaluated per result row, partial
     const corr = rec('SELECT o.v FROM other o WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = o.id AND a.bal > 0)');
-    expect(corr.sql).toContain('(SELECT json_agg(ARRAY[a.id::text, a.name::text, a.bal::text, a._isocheck_wid::text]) FROM accounts AS a WHERE a.id = o.id AND a.bal > 0) AS __isocheck_0');
-    expect(corr.reads).toMatchObject([{ where: 'bal > 0', partialReason: expect.stringMatching(/correlated subquery/) }]);
+    expect(corr.sql).toContain(
+      '(SELECT json_agg(ARRAY[a.id::text, a.name::text, a.bal::text, a._isocheck_wid::text]) FROM accounts AS a WHERE a.id = o.id AND a.bal > 0) AS __isocheck_0',
+    );
+    expect(corr.reads).toMatchObject([
+      { where: 'bal > 0', partialReason: expect.stringMatching(/correlated subquery/) },
+    ]);
     // correlated under aggregates: json_agg of the per-row subquery
-    expect(rec('SELECT count(*) FROM other o WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = o.id)').sql).toContain('json_agg((SELECT json_agg(ARRAY[a.id::text');
+    expect(rec('SELECT count(*) FROM other o WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = o.id)').sql).toContain(
+      'json_agg((SELECT json_agg(ARRAY[a.id::text',
+    );
     // a subquery in FROM with LIMIT: the same ORDER BY and LIMIT, partial
     const lim = rec('SELECT s.id FROM (SELECT id FROM accounts ORDER BY id LIMIT 2) s');
-    expect(lim.sql).toContain('(SELECT json_agg(__isocheck_s.__isocheck_t) FROM ( SELECT id, ARRAY[accounts.id::text, accounts.name::text, accounts.bal::text, accounts._isocheck_wid::text] AS __isocheck_t FROM accounts ORDER BY id LIMIT 2 ) AS __isocheck_s)');
+    expect(lim.sql).toContain(
+      '(SELECT json_agg(__isocheck_s.__isocheck_t) FROM ( SELECT id, ARRAY[accounts.id::text, accounts.name::text, accounts.bal::text, accounts._isocheck_wid::text] AS __isocheck_t FROM accounts ORDER BY id LIMIT 2 ) AS __isocheck_s)',
+    );
     expect(lim.reads).toMatchObject([{ partialReason: 'LIMIT/OFFSET/FETCH' }]);
     // WITH and UNION
-    expect(read('WITH c AS (SELECT id FROM accounts WHERE bal > 0) SELECT * FROM c')).toMatchObject({ where: 'bal > 0', partialReason: undefined, needsRow: true });
+    expect(read('WITH c AS (SELECT id FROM accounts WHERE bal > 0) SELECT * FROM c')).toMatchObject({
+      where: 'bal > 0',
+      partialReason: undefined,
+      needsRow: true,
+    });
     const union = rec('SELECT id FROM accounts WHERE bal > 0 UNION SELECT id FROM other');
-    expect(union.sql).toBe(`SELECT id, CAST((SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > 0) AS text) AS __isocheck_0 FROM accounts WHERE bal > 0 UNION SELECT id, CAST((SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > 0) AS text) AS __isocheck_0 FROM other`);
+    expect(union.sql).toBe(
+      `SELECT id, CAST((SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > 0) AS text) AS __isocheck_0 FROM accounts WHERE bal > 0 UNION SELECT id, CAST((SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > 0) AS text) AS __isocheck_0 FROM other`,
+    );
     expect(union.reads).toMatchObject([{ where: 'bal > 0', partialReason: undefined }]);
     // a CTE named like a recorded table is not that table
     expect(plan('WITH accounts AS (SELECT 1 AS id) SELECT id FROM accounts')).toEqual({ kind: 'passthrough' });
   });
 
   it('refuses what the deparser cannot reproduce exactly', () => {
-    expect(refused('SELECT * FROM accounts ORDER BY id FETCH FIRST 2 ROWS WITH TIES')).toMatch(/deparser cannot reproduce/);
+    expect(refused('SELECT * FROM accounts ORDER BY id FETCH FIRST 2 ROWS WITH TIES')).toMatch(
+      /deparser cannot reproduce/,
+    );
   });
 });
 
 describe('INSERT', () => {
   it('adds the wid as a parameter to every row, fills the column list, returns the rows', () => {
     expect(rec('INSERT INTO accounts VALUES (1, $1, 0), (2, $2, DEFAULT)', 2)).toMatchObject({
-      kind: 'insert', widParam: 3, appRows: false, added: 4,
+      kind: 'insert',
+      widParam: 3,
+      appRows: false,
+      added: 4,
       sql: 'INSERT INTO accounts (id, name, bal, _isocheck_wid) VALUES (1, $1, 0, CAST($3 AS text)), (2, $2, DEFAULT, CAST($3 AS text)) RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3',
     });
   });
@@ -192,25 +290,40 @@ describe('INSERT', () => {
   });
 
   it('gives ON CONFLICT DO UPDATE its own wid and reads the previous one (old, or _isocheck_prev before 18)', () => {
-    const sql = 'INSERT INTO accounts AS a (id, name) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET name = excluded.name';
+    const sql =
+      'INSERT INTO accounts AS a (id, name) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET name = excluded.name';
     expect(rec(sql, 2)).toMatchObject({
-      widParam: 3, upsertWidParam: 4, added: 5,
+      widParam: 3,
+      upsertWidParam: 4,
+      added: 5,
       sql: 'INSERT INTO accounts AS a (id, name, _isocheck_wid) VALUES ($1, $2, CAST($3 AS text)) ON CONFLICT (id) DO UPDATE SET name = excluded.name, _isocheck_wid = CAST($4 AS text) RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, old._isocheck_wid AS __isocheck_4',
     });
     expect(rec(sql, 2, PG15).sql).toBe(
       'INSERT INTO accounts AS a (id, name, _isocheck_wid) VALUES ($1, $2, CAST($3 AS text)) ON CONFLICT (id) DO UPDATE SET name = excluded.name, _isocheck_wid = CAST($4 AS text), _isocheck_prev = a._isocheck_wid RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, _isocheck_prev AS __isocheck_4',
     );
-    expect(rec('INSERT INTO accounts VALUES (1, $1, 0) ON CONFLICT DO NOTHING', 1)).toMatchObject({ upsertWidParam: undefined });
+    expect(rec('INSERT INTO accounts VALUES (1, $1, 0) ON CONFLICT DO NOTHING', 1)).toMatchObject({
+      upsertWidParam: undefined,
+    });
   });
 
   it('records INSERT ... SELECT and subqueries in VALUES; refuses key changes in DO UPDATE, copies into other tables', () => {
     const sel = rec('INSERT INTO accounts SELECT id, name, bal FROM accounts WHERE bal > $1 ORDER BY id', 1);
-    expect(sel.sql).toBe(`INSERT INTO accounts (id, name, bal, _isocheck_wid) SELECT id, name, bal, CAST($2 AS text) FROM accounts WHERE bal > $1 ORDER BY id RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, (SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > $1) AS __isocheck_4`);
+    expect(sel.sql).toBe(
+      `INSERT INTO accounts (id, name, bal, _isocheck_wid) SELECT id, name, bal, CAST($2 AS text) FROM accounts WHERE bal > $1 ORDER BY id RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, (SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > $1) AS __isocheck_4`,
+    );
     expect(sel.reads).toMatchObject([{ at: 4, where: 'bal > $1', partialReason: undefined, needsRow: true }]);
-    expect(rec('INSERT INTO accounts VALUES ((SELECT max(id) + 1 FROM accounts), $1, 0)', 1).reads).toMatchObject([{ at: 4, where: undefined, partialReason: undefined }]);
-    expect(refused('INSERT INTO accounts SELECT 1, $1, 0 UNION SELECT 2, $1, 0', 1)).toMatch(/UNION\/INTERSECT\/EXCEPT/);
-    expect(refused('INSERT INTO accounts VALUES (1, $1, 0) ON CONFLICT (id) DO UPDATE SET id = 5', 1)).toMatch(/key column "id"/);
-    expect(refused('INSERT INTO other SELECT * FROM accounts')).toMatch(/reads a recorded table to write a table that is not recorded/);
+    expect(rec('INSERT INTO accounts VALUES ((SELECT max(id) + 1 FROM accounts), $1, 0)', 1).reads).toMatchObject([
+      { at: 4, where: undefined, partialReason: undefined },
+    ]);
+    expect(refused('INSERT INTO accounts SELECT 1, $1, 0 UNION SELECT 2, $1, 0', 1)).toMatch(
+      /UNION\/INTERSECT\/EXCEPT/,
+    );
+    expect(refused('INSERT INTO accounts VALUES (1, $1, 0) ON CONFLICT (id) DO UPDATE SET id = 5', 1)).toMatch(
+      /key column "id"/,
+    );
+    expect(refused('INSERT INTO other SELECT * FROM accounts')).toMatch(
+      /reads a recorded table to write a table that is not recorded/,
+    );
     expect(refused('INSERT INTO accounts (id, _isocheck_wid) VALUES (1, $1)', 1)).toMatch(/hidden column/);
   });
 });
@@ -218,7 +331,10 @@ describe('INSERT', () => {
 describe('UPDATE and DELETE', () => {
   it('sets the wid and returns the new row and the previous wid', () => {
     expect(rec('UPDATE accounts SET bal = bal + $2 WHERE id = $1', 2)).toMatchObject({
-      kind: 'update', widParam: 3, where: 'id = $1', appRows: false,
+      kind: 'update',
+      widParam: 3,
+      where: 'id = $1',
+      appRows: false,
       sql: 'UPDATE accounts SET bal = bal + $2, _isocheck_wid = CAST($3 AS text) WHERE id = $1 RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, old._isocheck_wid AS __isocheck_3',
     });
     expect(rec('UPDATE accounts AS x SET bal = 0 WHERE x.id = $1', 1, PG15)).toMatchObject({
@@ -235,34 +351,67 @@ describe('UPDATE and DELETE', () => {
 
   it('deletes return the key and the deleted version wid', () => {
     expect(rec('DELETE FROM accounts WHERE id = $1 RETURNING name', 1)).toMatchObject({
-      kind: 'delete', where: 'id = $1', appRows: true, added: 2,
+      kind: 'delete',
+      where: 'id = $1',
+      appRows: true,
+      added: 2,
       sql: 'DELETE FROM accounts WHERE id = $1 RETURNING name, id AS __isocheck_0, _isocheck_wid AS __isocheck_1',
     });
   });
 
   it('records UPDATE ... FROM, DELETE ... USING and subqueries; refuses cursors, key changes, subqueries on assigned columns', () => {
     const from = rec('UPDATE accounts SET bal = o.v FROM other o WHERE o.id = accounts.id AND accounts.bal > 0');
-    expect(from).toMatchObject({ where: 'bal > 0', partialReason: expect.stringMatching(/UPDATE \.\.\. FROM/), reads: [] });
-    expect(from.sql).toBe('UPDATE accounts SET bal = o.v, _isocheck_wid = CAST($1 AS text) FROM other AS o WHERE o.id = accounts.id AND accounts.bal > 0 RETURNING accounts.id AS __isocheck_0, accounts.name AS __isocheck_1, accounts.bal AS __isocheck_2, old._isocheck_wid AS __isocheck_3');
+    expect(from).toMatchObject({
+      where: 'bal > 0',
+      partialReason: expect.stringMatching(/UPDATE \.\.\. FROM/),
+      reads: [],
+    });
+    expect(from.sql).toBe(
+      'UPDATE accounts SET bal = o.v, _isocheck_wid = CAST($1 AS text) FROM other AS o WHERE o.id = accounts.id AND accounts.bal > 0 RETURNING accounts.id AS __isocheck_0, accounts.name AS __isocheck_1, accounts.bal AS __isocheck_2, old._isocheck_wid AS __isocheck_3',
+    );
     const using = rec('DELETE FROM orders USING accounts a WHERE a.id = orders.account_id AND a.bal > $1', 1);
-    expect(using.sql).toBe('DELETE FROM orders USING accounts AS a WHERE a.id = orders.account_id AND a.bal > $1 RETURNING orders.id AS __isocheck_0, orders._isocheck_wid AS __isocheck_1, a.id AS __isocheck_2, a.name AS __isocheck_3, a.bal AS __isocheck_4, a._isocheck_wid AS __isocheck_5');
-    expect(using.reads).toMatchObject([{ table: { name: 'accounts' }, form: 'row', at: 2, where: 'bal > $1', partialReason: expect.stringMatching(/DELETE \.\.\. USING/) }]);
+    expect(using.sql).toBe(
+      'DELETE FROM orders USING accounts AS a WHERE a.id = orders.account_id AND a.bal > $1 RETURNING orders.id AS __isocheck_0, orders._isocheck_wid AS __isocheck_1, a.id AS __isocheck_2, a.name AS __isocheck_3, a.bal AS __isocheck_4, a._isocheck_wid AS __isocheck_5',
+    );
+    expect(using.reads).toMatchObject([
+      {
+        table: { name: 'accounts' },
+        form: 'row',
+        at: 2,
+        where: 'bal > $1',
+        partialReason: expect.stringMatching(/DELETE \.\.\. USING/),
+      },
+    ]);
     const set = rec('UPDATE accounts SET bal = (SELECT max(v) FROM other o WHERE o.id = accounts.id) WHERE id = $1', 1);
     expect(set).toMatchObject({ where: 'id = $1', partialReason: undefined, reads: [] }); // other is not recorded
     const self = rec('UPDATE accounts SET bal = 0 WHERE id IN (SELECT id FROM accounts WHERE bal < $1)', 1);
-    expect(self).toMatchObject({ where: undefined, partialReason: expect.stringMatching(/WHERE about more/), reads: [{ where: 'bal < $1', partialReason: undefined, needsRow: true }] });
-    expect(refused('UPDATE accounts SET bal = (SELECT count(*) FROM other o WHERE o.v = accounts.bal)')).toMatch(/refers to column "bal", which the UPDATE assigns/);
+    expect(self).toMatchObject({
+      where: undefined,
+      partialReason: expect.stringMatching(/WHERE about more/),
+      reads: [{ where: 'bal < $1', partialReason: undefined, needsRow: true }],
+    });
+    expect(refused('UPDATE accounts SET bal = (SELECT count(*) FROM other o WHERE o.v = accounts.bal)')).toMatch(
+      /refers to column "bal", which the UPDATE assigns/,
+    );
     expect(refused('UPDATE accounts SET bal = 0 WHERE CURRENT OF c')).toMatch(/CURRENT OF/);
     expect(refused('UPDATE accounts SET id = id + 1')).toMatch(/key column "id".*Delete the row and insert it/);
-    expect(refused('UPDATE other SET v = 1 WHERE id IN (SELECT id FROM accounts)')).toMatch(/reads a recorded table to update a table that is not recorded/);
+    expect(refused('UPDATE other SET v = 1 WHERE id IN (SELECT id FROM accounts)')).toMatch(
+      /reads a recorded table to update a table that is not recorded/,
+    );
   });
 });
 
 describe('other statements', () => {
   it('classifies transaction control', () => {
-    expect(plan('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY')).toEqual({ kind: 'control', control: { kind: 'begin', iso: 'repeatable read' } });
+    expect(plan('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY')).toEqual({
+      kind: 'control',
+      control: { kind: 'begin', iso: 'repeatable read' },
+    });
     expect(plan('START TRANSACTION')).toEqual({ kind: 'control', control: { kind: 'begin', iso: undefined } });
-    expect(plan('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE')).toEqual({ kind: 'control', control: { kind: 'set-transaction', iso: 'serializable' } });
+    expect(plan('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE')).toEqual({
+      kind: 'control',
+      control: { kind: 'set-transaction', iso: 'serializable' },
+    });
     expect(plan('COMMIT AND CHAIN')).toEqual({ kind: 'control', control: { kind: 'commit', chain: true } });
     expect(plan('END')).toEqual({ kind: 'control', control: { kind: 'commit', chain: false } });
     expect(plan('ABORT')).toEqual({ kind: 'control', control: { kind: 'rollback', chain: false } });
@@ -279,7 +428,10 @@ describe('other statements', () => {
     expect(refused('SELECT 1; UPDATE accounts SET bal = 0')).toMatch(/several statements/);
     expect(plan('EXPLAIN SELECT * FROM accounts')).toEqual({ kind: 'passthrough' });
     expect(plan('LOCK TABLE accounts')).toEqual({ kind: 'passthrough' });
-    expect(plan('DO $$ BEGIN END $$')).toMatchObject({ kind: 'passthrough', warning: expect.stringMatching(/not looked into/) });
+    expect(plan('DO $$ BEGIN END $$')).toMatchObject({
+      kind: 'passthrough',
+      warning: expect.stringMatching(/not looked into/),
+    });
   });
 
   it('leaves a statement with missing parameters to the server', () => {
@@ -299,51 +451,132 @@ describe('ORM IN lists (issue 17)', () => {
     expect(positions.filter((f) => f.type !== 'number')).toEqual([{ name: 'location', type: 'string' }]);
     const offsetLike = fields.filter((f) => f.type === 'number' && /location|_start$|_end$|^stmt_len$/.test(f.name));
     expect(offsetLike.filter((f) => !isLocationKey(f.name))).toEqual([]);
-    expect(new Set(positions.map((f) => f.name))).toEqual(new Set(['location', 'name_location', 'list_start', 'list_end', 'rexpr_list_start', 'rexpr_list_end', 'stmt_location', 'stmt_len']));
+    expect(new Set(positions.map((f) => f.name))).toEqual(
+      new Set([
+        'location',
+        'name_location',
+        'list_start',
+        'list_end',
+        'rexpr_list_start',
+        'rexpr_list_end',
+        'stmt_location',
+        'stmt_len',
+      ]),
+    );
   });
 
   it('records select / update / delete by IN list with ORDER BY from each library', async () => {
     const ds = await typeormOffline();
     const seq = sequelizeOffline();
-    const qg = (seq.sequelize.getQueryInterface() as unknown as { queryGenerator: { selectQuery(t: string, o: object, m: unknown): string } }).queryGenerator;
+    const qg = (
+      seq.sequelize.getQueryInterface() as unknown as {
+        queryGenerator: { selectQuery(t: string, o: object, m: unknown): string };
+      }
+    ).queryGenerator;
     const selects: OrmStatement[] = [
       fromKysely(kysely.selectFrom('accounts').selectAll().where('id', 'in', [1, 2, 3]).orderBy('id')),
       fromKnex(knex('accounts').whereIn('id', [1, 2, 3]).orderBy('id')),
-      fromDrizzle(drizzleDb.select().from(dAccounts).where(inArray(dAccounts.id, [1, 2, 3])).orderBy(asc(dAccounts.id))),
-      fromTypeorm(ds.getRepository('Account').createQueryBuilder('a').where('a.id IN (:...ids)', { ids: [1, 2, 3] }).orderBy('a.id')),
-      { sql: qg.selectQuery('accounts', { attributes: ['id', 'name', 'bal'], where: { id: [1, 2, 3] }, order: [['id', 'ASC']] }, seq.Account), values: [] },
-      ...(await seq.capture(() => seq.Account.findAll({ where: { id: { [Op.in]: [1, 2, 3] } }, order: [['id', 'ASC']] }))),
+      fromDrizzle(
+        drizzleDb
+          .select()
+          .from(dAccounts)
+          .where(inArray(dAccounts.id, [1, 2, 3]))
+          .orderBy(asc(dAccounts.id)),
+      ),
+      fromTypeorm(
+        ds
+          .getRepository('Account')
+          .createQueryBuilder('a')
+          .where('a.id IN (:...ids)', { ids: [1, 2, 3] })
+          .orderBy('a.id'),
+      ),
+      {
+        sql: qg.selectQuery(
+          'accounts',
+          { attributes: ['id', 'name', 'bal'], where: { id: [1, 2, 3] }, order: [['id', 'ASC']] },
+          seq.Account,
+        ),
+        values: [],
+      },
+      ...(await seq.capture(() =>
+        seq.Account.findAll({ where: { id: { [Op.in]: [1, 2, 3] } }, order: [['id', 'ASC']] }),
+      )),
     ];
     const writes: OrmStatement[] = [
       fromKysely(kysely.updateTable('accounts').set({ bal: '0' }).where('id', 'in', [1, 2])),
       fromKysely(kysely.deleteFrom('accounts').where('id', 'in', [1, 2])),
       fromKnex(knex('accounts').whereIn('id', [1, 2]).update({ bal: 0 })),
       fromKnex(knex('accounts').whereIn('id', [1, 2]).del()),
-      fromDrizzle(drizzleDb.update(dAccounts).set({ bal: '0' }).where(inArray(dAccounts.id, [1, 2]))),
+      fromDrizzle(
+        drizzleDb
+          .update(dAccounts)
+          .set({ bal: '0' })
+          .where(inArray(dAccounts.id, [1, 2])),
+      ),
       fromDrizzle(drizzleDb.delete(dAccounts).where(inArray(dAccounts.id, [1, 2]))),
-      fromTypeorm(ds.createQueryBuilder().update('Account').set({ bal: '0' }).where('id IN (:...ids)', { ids: [1, 2] })),
-      fromTypeorm(ds.createQueryBuilder().delete().from('Account').where('id IN (:...ids)', { ids: [1, 2] })),
+      fromTypeorm(
+        ds
+          .createQueryBuilder()
+          .update('Account')
+          .set({ bal: '0' })
+          .where('id IN (:...ids)', { ids: [1, 2] }),
+      ),
+      fromTypeorm(
+        ds
+          .createQueryBuilder()
+          .delete()
+          .from('Account')
+          .where('id IN (:...ids)', { ids: [1, 2] }),
+      ),
       ...(await seq.capture(() => seq.Account.update({ bal: 0 }, { where: { id: [1, 2] } }))),
       ...(await seq.capture(() => seq.Account.destroy({ where: { id: [1, 2] } }))),
     ];
     expect(selects.every((s) => /\bIN \(/i.test(s.sql) && /ORDER BY/i.test(s.sql))).toBe(true);
-    for (const s of selects) expect(rec(s.sql, s.values.length), s.sql).toMatchObject({ kind: 'select', reads: [{ where: expect.stringMatching(/ IN \(/), partialReason: undefined }] });
-    expect(writes.map((w) => rec(w.sql, w.values.length).kind)).toEqual(['update', 'delete', 'update', 'delete', 'update', 'delete', 'update', 'delete', 'update', 'delete']);
-    for (const w of writes) expect(rec(w.sql, w.values.length), w.sql).toMatchObject({ where: expect.stringMatching(/ IN \(/) });
+    for (const s of selects)
+      expect(rec(s.sql, s.values.length), s.sql).toMatchObject({
+        kind: 'select',
+        reads: [{ where: expect.stringMatching(/ IN \(/), partialReason: undefined }],
+      });
+    expect(writes.map((w) => rec(w.sql, w.values.length).kind)).toEqual([
+      'update',
+      'delete',
+      'update',
+      'delete',
+      'update',
+      'delete',
+      'update',
+      'delete',
+      'update',
+      'delete',
+    ]);
+    for (const w of writes)
+      expect(rec(w.sql, w.values.length), w.sql).toMatchObject({ where: expect.stringMatching(/ IN \(/) });
   });
 });
 
 describe('ORM joins, subqueries, CTEs and writes that read (issue 17)', () => {
   const lines: TableInfo = {
-    name: 'lines', schema: 'public', relname: 'lines', oid: 3, key: ['id'], keySource: 'primary key',
-    columns: { id: 'int4', order_id: 'int4', product: 'text', qty: 'int4' }, columnOrder: ['id', 'order_id', 'product', 'qty'], unsafeColumns: [], hasPrev: false,
+    name: 'lines',
+    schema: 'public',
+    relname: 'lines',
+    oid: 3,
+    key: ['id'],
+    keySource: 'primary key',
+    columns: { id: 'int4', order_id: 'int4', product: 'text', qty: 'int4' },
+    columnOrder: ['id', 'order_id', 'product', 'qty'],
+    unsafeColumns: [],
+    hasPrev: false,
   };
   const shop = tableLookup([accounts, orders, lines]);
 
   it('records each statement of the five libraries, exact only where the rows read are known to be all', async () => {
     const got = [...(await ormReads()), ...ormWrites()].map((w) => {
       const p = analyze(w.sql, w.values.length, shop, PG18) as RecordedPlan & { partialReason?: string };
-      return [w.label, p.reads.map((r) => `${r.table.name}:${r.partialReason ? 'partial' : 'exact'}${r.where ? ' ' + r.where : ''}`), p.kind === 'select' ? undefined : `${p.kind} ${p.partialReason ? 'partial' : 'exact'}`];
+      return [
+        w.label,
+        p.reads.map((r) => `${r.table.name}:${r.partialReason ? 'partial' : 'exact'}${r.where ? ` ${r.where}` : ''}`),
+        p.kind === 'select' ? undefined : `${p.kind} ${p.partialReason ? 'partial' : 'exact'}`,
+      ];
     });
     expect(got).toEqual([
       ['kysely inner join', ['orders:partial id = $1', 'lines:partial'], undefined],

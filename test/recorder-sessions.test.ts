@@ -36,7 +36,9 @@ async function connect(): Promise<RecordingClient> {
 /** Terminates the backend sleeping in the deferred trigger (a COMMIT in flight). */
 async function killSleeper(): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const r = await setup.query(`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`);
+    const r = await setup.query(
+      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`,
+    );
     if (r.rowCount) return;
     await new Promise((res) => setTimeout(res, 20));
   }
@@ -49,8 +51,12 @@ beforeAll(async () => {
   await setup.connect();
   await setup.query(`CREATE TABLE acc (id int4 PRIMARY KEY, v int4 NOT NULL, ts timestamptz)`);
   await setup.query(`INSERT INTO acc SELECT g, 0, '2024-01-01 00:00:00+00' FROM generate_series(1, 4) g`);
-  await setup.query(`CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.v = 99 THEN PERFORM pg_sleep(30); END IF; RETURN NULL; END $$`);
-  await setup.query(`CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON acc DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow()`);
+  await setup.query(
+    `CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.v = 99 THEN PERFORM pg_sleep(30); END IF; RETURN NULL; END $$`,
+  );
+  await setup.query(
+    `CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON acc DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow()`,
+  );
   recorder = new Recorder({ file, onWarning: (m) => warnings.push(m) });
   await recorder.instrument(setup, ['acc']);
 
@@ -93,7 +99,9 @@ beforeAll(async () => {
   } catch (e) {
     seen.binary = e;
   }
-  await new Promise<void>((res, rej) => c.query('UPDATE acc SET v = 7 WHERE id = $1', [2], (err) => (err ? rej(err) : res())));
+  await new Promise<void>((res, rej) =>
+    c.query('UPDATE acc SET v = 7 WHERE id = $1', [2], (err) => (err ? rej(err) : res())),
+  );
   await c.query('COMMIT AND CHAIN');
   await c.query('SELECT v FROM acc WHERE id = 2');
   await c.query('COMMIT');
@@ -157,18 +165,26 @@ describe('sessions', () => {
     expect((seen.lostCommit as { code?: string }).code).toBe('57P01');
     const [t] = bySession(3);
     expect(t).toMatchObject({ status: 'unknown', iso: 'RC' });
-    expect(t.events.map((e) => [e.op, (e as { wid?: string }).wid])).toEqual([['update', 's3.1.1'], ['insert', 's3.1.2']]);
+    expect(t.events.map((e) => [e.op, (e as { wid?: string }).wid])).toEqual([
+      ['update', 's3.1.1'],
+      ['insert', 's3.1.2'],
+    ]);
     expect(t).not.toHaveProperty('error');
   });
 
   it('runs an autocommit write as BEGIN; statement; COMMIT, so a lost COMMIT is unknown with the rows', () => {
     const [t] = bySession(4);
-    expect(t).toMatchObject({ status: 'unknown', events: [{ op: 'insert', table: 'acc', wid: 's4.1.1', rows: [{ row: { id: 51, v: 99, ts: null } }] }] });
+    expect(t).toMatchObject({
+      status: 'unknown',
+      events: [{ op: 'insert', table: 'acc', wid: 's4.1.1', rows: [{ row: { id: 51, v: 99, ts: null } }] }],
+    });
   });
 
   it('refuses before running, leaving the transaction usable', () => {
     expect(seen.refused).toBeInstanceOf(UnsupportedStatementError);
-    expect(seen.refused).toMatchObject({ sql: 'WITH d AS (DELETE FROM acc WHERE id = 99 RETURNING id) SELECT * FROM d' });
+    expect(seen.refused).toMatchObject({
+      sql: 'WITH d AS (DELETE FROM acc WHERE id = 99 RETURNING id) SELECT * FROM d',
+    });
     expect((seen.refused as UnsupportedStatementError).reason).toMatch(/data-modifying CTE/);
     expect((seen.refused as UnsupportedStatementError).hint.length).toBeGreaterThan(0);
     expect(seen.binary).toBeInstanceOf(UnsupportedStatementError);
@@ -196,7 +212,9 @@ describe('sessions', () => {
 
   it('takes every spelling of UTC as UTC, and warns once per WHERE shape', () => {
     expect(seen.numericZone).toBe('<+00>-00');
-    const reads = history.txns.flatMap((t) => t.events).filter((e) => e.op === 'select' && e.table === 'acc') as SelectEvent[];
+    const reads = history.txns
+      .flatMap((t) => t.events)
+      .filter((e) => e.op === 'select' && e.table === 'acc') as SelectEvent[];
     for (const day of ['2025-01-02', '2025-01-03']) {
       const e = reads.find((r) => r.op === 'select' && r.where === `ts < '${day}'`);
       expect(e, day).toBeDefined();
@@ -233,6 +251,8 @@ describe('openDatabase', () => {
   });
 
   it('explains a server it cannot reach', async () => {
-    await expect(openDatabase({ db: 'postgresql://nobody:x@127.0.0.1:1/none' })).rejects.toThrow(/cannot connect to postgresql:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none \(--db\)/);
+    await expect(openDatabase({ db: 'postgresql://nobody:x@127.0.0.1:1/none' })).rejects.toThrow(
+      /cannot connect to postgresql:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none \(--db\)/,
+    );
   });
 });

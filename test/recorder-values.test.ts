@@ -26,15 +26,42 @@ describe('toFormatValue', () => {
 describe('recordParams', () => {
   it('records what node-postgres sends', () => {
     const d = new Date(Date.UTC(2024, 0, 2, 3, 4, 5));
-    const [n, s, b, nul, big, nan, arr, obj, buf, date] = recordParams([1.5, 'x', true, undefined, 12345678901234567890n, NaN, [1, 2], { a: 1 }, Buffer.from([1, 255]), d]);
-    expect([n, s, b, nul, big, nan, arr, obj, buf]).toEqual([1.5, 'x', true, null, '12345678901234567890', 'NaN', '{"1","2"}', '{"a":1}', '\\x01ff']);
+    const [n, s, b, nul, big, nan, arr, obj, buf, date] = recordParams([
+      1.5,
+      'x',
+      true,
+      undefined,
+      12345678901234567890n,
+      NaN,
+      [1, 2],
+      { a: 1 },
+      Buffer.from([1, 255]),
+      d,
+    ]);
+    expect([n, s, b, nul, big, nan, arr, obj, buf]).toEqual([
+      1.5,
+      'x',
+      true,
+      null,
+      '12345678901234567890',
+      'NaN',
+      '{"1","2"}',
+      '{"a":1}',
+      '\\x01ff',
+    ]);
     expect(date).toMatch(/^2024-01-0[12]T\d\d:04:05\.000[+-]\d\d:\d\d$/);
   });
 });
 
 describe('levels and lost connections', () => {
   it('maps PostgreSQL levels to the format', () => {
-    expect(['read uncommitted', 'read committed', 'repeatable read', 'serializable', undefined].map(levelOf)).toEqual(['RC', 'RC', 'SI', 'SER', 'RC']);
+    expect(['read uncommitted', 'read committed', 'repeatable read', 'serializable', undefined].map(levelOf)).toEqual([
+      'RC',
+      'RC',
+      'SI',
+      'SER',
+      'RC',
+    ]);
   });
   it('tells a lost connection from an ordinary error', () => {
     expect(isConnectionLoss({ code: '40001', severity: 'ERROR' })).toBe(false);

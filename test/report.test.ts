@@ -28,7 +28,9 @@ declare global {
       ready: boolean;
       loadMs: number;
       transactions: number;
-      barOf(id: string): { x: number; y: number; width: number; height: number; cx: number; cy: number; visible: boolean } | null;
+      barOf(
+        id: string,
+      ): { x: number; y: number; width: number; height: number; cx: number; cy: number; visible: boolean } | null;
       select(id: string): void;
       selected(): string | null;
       zoomTo(ids: string[]): void;
@@ -40,7 +42,10 @@ declare global {
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const KNOWN = resolve('histories/known');
-const SHOTS = process.env.ISOCHECK_SCREENSHOTS === '1' ? resolve('test/screenshots') : mkdtempSync(join(tmpdir(), 'isocheck-shots-'));
+const SHOTS =
+  process.env.ISOCHECK_SCREENSHOTS === '1'
+    ? resolve('test/screenshots')
+    : mkdtempSync(join(tmpdir(), 'isocheck-shots-'));
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-report-'));
 
 beforeAll(async () => {
@@ -64,27 +69,69 @@ const PWN_SCRIPT = '<script>window.__pwned=1</script>';
 const PWN_IMG = '"><img src=x onerror="window.__pwned=1">';
 function hostileHistory(): string {
   const lines = [
-    { kind: 'history', format: 'isocheck-history', version: 1, meta: { note: `</script><script>window.__pwned=1</script>`, database: PWN_IMG } },
+    {
+      kind: 'history',
+      format: 'isocheck-history',
+      version: 1,
+      meta: { note: `</script><script>window.__pwned=1</script>`, database: PWN_IMG },
+    },
     { kind: 'table', name: 't', key: ['id'], columns: { id: 'text', v: 'text' } },
     { kind: 'init', table: 't', rows: [{ id: PWN_IMG, v: PWN_SCRIPT }] },
     {
-      kind: 'txn', id: 'T1', session: 1, seq: 1, iso: 'SI', status: 'committed', label: `<img src=x onerror=window.__pwned=1>\u2028`,
+      kind: 'txn',
+      id: 'T1',
+      session: 1,
+      seq: 1,
+      iso: 'SI',
+      status: 'committed',
+      label: `<img src=x onerror=window.__pwned=1>\u2028`,
       events: [
-        { op: 'select', table: 't', where: 'id = $1', params: [PWN_IMG], rows: [{ wid: 'init', row: { id: PWN_IMG, v: PWN_SCRIPT } }] },
-        { op: 'update', table: 't', where: 'id = $1', params: [PWN_IMG], wid: 'T1.2', rows: [{ read: 'init', row: { id: PWN_IMG, v: `${PWN_SCRIPT}\u2029&amp;` } }] },
+        {
+          op: 'select',
+          table: 't',
+          where: 'id = $1',
+          params: [PWN_IMG],
+          rows: [{ wid: 'init', row: { id: PWN_IMG, v: PWN_SCRIPT } }],
+        },
+        {
+          op: 'update',
+          table: 't',
+          where: 'id = $1',
+          params: [PWN_IMG],
+          wid: 'T1.2',
+          rows: [{ read: 'init', row: { id: PWN_IMG, v: `${PWN_SCRIPT}\u2029&amp;` } }],
+        },
       ],
     },
     {
-      kind: 'txn', id: 'T2', session: 2, seq: 1, iso: 'SI', status: 'committed',
+      kind: 'txn',
+      id: 'T2',
+      session: 2,
+      seq: 1,
+      iso: 'SI',
+      status: 'committed',
       events: [
-        { op: 'select', table: 't', where: 'id = $1', params: [PWN_IMG], rows: [{ wid: 'init', row: { id: PWN_IMG, v: PWN_SCRIPT } }] },
-        { op: 'update', table: 't', where: 'id = $1', params: [PWN_IMG], wid: 'T2.2', rows: [{ read: 'init', row: { id: PWN_IMG, v: PWN_IMG } }] },
+        {
+          op: 'select',
+          table: 't',
+          where: 'id = $1',
+          params: [PWN_IMG],
+          rows: [{ wid: 'init', row: { id: PWN_IMG, v: PWN_SCRIPT } }],
+        },
+        {
+          op: 'update',
+          table: 't',
+          where: 'id = $1',
+          params: [PWN_IMG],
+          wid: 'T2.2',
+          rows: [{ read: 'init', row: { id: PWN_IMG, v: PWN_IMG } }],
+        },
       ],
     },
     { kind: 'end', transactions: 2 },
   ];
   const file = join(dir, 'hostile.ndjson');
-  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   return file;
 }
 
@@ -115,8 +162,15 @@ describe('report without a browser', () => {
   it('draws a lost update as two cases with the axiom, so and assumed edges', async () => {
     const { history, result } = await check(join(KNOWN, 'lost-update.SI.ndjson'));
     const graphs = anomalyGraphs(history, result.anomalies[0], 'a0');
-    expect(graphs.map((g) => g.title)).toEqual(['Case 1: suppose T1 commits before T2', 'Case 2: suppose T2 commits before T1']);
-    expect(graphs[0].steps.map((s) => `${s.kind} ${s.from}->${s.to}`)).toEqual(['axiom T1->init', 'so init->T1', 'assumed T1->T2']);
+    expect(graphs.map((g) => g.title)).toEqual([
+      'Case 1: suppose T1 commits before T2',
+      'Case 2: suppose T2 commits before T1',
+    ]);
+    expect(graphs[0].steps.map((s) => `${s.kind} ${s.from}->${s.to}`)).toEqual([
+      'axiom T1->init',
+      'so init->T1',
+      'assumed T1->T2',
+    ]);
     expect(Object.values(graphs[0].nodes).sort()).toEqual(['T1', 'T2', 'init']);
   });
 
@@ -151,7 +205,16 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -183,7 +246,10 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
     expect(o.errors).toEqual([]);
   }
   // A box's text lines (Graphviz's <title> holds our node id, not shown).
-  const nodeTexts = (page: Page) => page.$$eval('.graph svg g.node', (gs) => gs.map((g) => [...g.querySelectorAll('text')].map((t) => t.textContent ?? '').join('\n')));
+  const nodeTexts = (page: Page) =>
+    page.$$eval('.graph svg g.node', (gs) =>
+      gs.map((g) => [...g.querySelectorAll('text')].map((t) => t.textContent ?? '').join('\n')),
+    );
   const edgeTexts = (page: Page) => page.$$eval('.graph svg g.edge text', (ts) => ts.map((t) => t.textContent ?? ''));
   async function clickBar(page: Page, id: string): Promise<void> {
     await page.locator('#tl').scrollIntoViewIfNeeded();
@@ -296,8 +362,14 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
         const out = join(dir, `${a.workload}-${a.seed}.ndjson`);
         await runWorkload({ ...a, sessions: 3, txns: 15, out, progress: false, log: () => {} }, db);
         const r = await reportOf(out, `${a.workload}-${a.seed}`);
-        console.log(`report workload test: ${a.workload} ${a.iso} declared ${a.declare} seed ${a.seed}: ${r.result.verdict}${r.result.anomalies[0] ? ` (${r.result.anomalies[0].type})` : ''}`);
-        if (r.result.verdict === 'inconsistent' && r.result.anomalies[0] && anomalyEdges(r.result.anomalies[0]).length) {
+        console.log(
+          `report workload test: ${a.workload} ${a.iso} declared ${a.declare} seed ${a.seed}: ${r.result.verdict}${r.result.anomalies[0] ? ` (${r.result.anomalies[0].type})` : ''}`,
+        );
+        if (
+          r.result.verdict === 'inconsistent' &&
+          r.result.anomalies[0] &&
+          anomalyEdges(r.result.anomalies[0]).length
+        ) {
           found = r;
           break;
         }
@@ -309,7 +381,8 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
     const a = found!.result.anomalies[0];
     const o = await open(found!.path);
     const nodes = await nodeTexts(o.page);
-    for (const id of new Set(anomalyEdges(a).flatMap((e) => [e.from, e.to]))) expect(nodes.some((t) => t.startsWith(id))).toBe(true);
+    for (const id of new Set(anomalyEdges(a).flatMap((e) => [e.from, e.to])))
+      expect(nodes.some((t) => t.startsWith(id))).toBe(true);
     const edges = await edgeTexts(o.page);
     expect(edges.some((t) => /^\d+\. axiom/.test(t))).toBe(true);
     expect(edges.some((t) => /^(\d+\. )?(wr|so)/.test(t))).toBe(true);
@@ -344,11 +417,31 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
       clock[s] = end;
       const aborted = i % 97 === 5;
       lines.push({
-        kind: 'txn', id, session: s + 1, seq: seq[s], iso: levels[i % 4], status: aborted ? 'aborted' : 'committed', label: ['NewOrder', 'Payment', 'Delivery'][i % 3],
-        begin: Math.round(begin * 100) / 100, end: Math.round(end * 100) / 100,
+        kind: 'txn',
+        id,
+        session: s + 1,
+        seq: seq[s],
+        iso: levels[i % 4],
+        status: aborted ? 'aborted' : 'committed',
+        label: ['NewOrder', 'Payment', 'Delivery'][i % 3],
+        begin: Math.round(begin * 100) / 100,
+        end: Math.round(end * 100) / 100,
         events: [
-          { op: 'select', table: 't', where: 'id = $1', params: [s + 1], rows: [{ wid: last[s], row: { id: s + 1, v: value[s] } }] },
-          { op: 'update', table: 't', where: 'id = $1', params: [s + 1], wid: `${id}.2`, rows: [{ read: last[s], row: { id: s + 1, v: seq[s] } }] },
+          {
+            op: 'select',
+            table: 't',
+            where: 'id = $1',
+            params: [s + 1],
+            rows: [{ wid: last[s], row: { id: s + 1, v: value[s] } }],
+          },
+          {
+            op: 'update',
+            table: 't',
+            where: 'id = $1',
+            params: [s + 1],
+            wid: `${id}.2`,
+            rows: [{ read: last[s], row: { id: s + 1, v: seq[s] } }],
+          },
         ],
       });
       if (!aborted) {
@@ -358,7 +451,7 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
     }
     lines.push({ kind: 'end', transactions: N });
     const file = join(dir, 'large.ndjson');
-    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
     const history = await readHistory(file);
     const committed = history.txns.filter((t) => t.status === 'committed');
     const result: CheckResult = {
@@ -366,7 +459,23 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
       anomalies: [],
       commitOrder: [...committed].sort((a, b) => a.end! - b.end!).map((t) => t.id),
       notes: ['synthetic result (not checked)'],
-      stats: { transactions: N, committed: committed.length, aborted: N - committed.length, unknown: 0, sessions: S, events: 2 * N, reads: 2 * N, keys: S, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 },
+      stats: {
+        transactions: N,
+        committed: committed.length,
+        aborted: N - committed.length,
+        unknown: 0,
+        sessions: S,
+        events: 2 * N,
+        reads: 2 * N,
+        keys: S,
+        conflicts: 0,
+        forcedWitnesses: 0,
+        prunedChoices: 0,
+        saturationEdges: 0,
+        extensions: 0,
+        prefixes: 0,
+        timeMs: 0,
+      },
     };
     const path = join(dir, 'large.html');
     const started = Date.now();
@@ -374,7 +483,9 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
     const writeMs = Date.now() - started;
     const o = await open(path);
     const loadMs = await o.page.evaluate(() => window.__isocheck!.loadMs);
-    console.log(`report of ${N} transactions: written in ${writeMs} ms (${(readFileSync(path).length / 1e6).toFixed(1)} MB), opened in ${o.ms} ms (page script ${loadMs.toFixed(0)} ms)`);
+    console.log(
+      `report of ${N} transactions: written in ${writeMs} ms (${(readFileSync(path).length / 1e6).toFixed(1)} MB), opened in ${o.ms} ms (page script ${loadMs.toFixed(0)} ms)`,
+    );
     expect(o.ms).toBeLessThan(15_000);
     expect(await o.page.evaluate(() => window.__isocheck!.transactions)).toBe(N);
     await o.page.evaluate(() => window.__isocheck!.zoomTo(['s3.600', 's4.600']));

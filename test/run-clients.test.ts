@@ -39,15 +39,34 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.on('close', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
+  return new Promise((resolve) =>
+    child.on('close', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))),
+  );
 }
 
 describe('isocheck run --client K/N, then isocheck merge', () => {
   it('two client processes of smallbank share one database; the merged history is consistent at SERIALIZABLE', async () => {
     const url = new URL(server.url);
     url.pathname = '/shared_run';
-    const common = ['run', 'smallbank', '--db', url.toString(), '--iso', 'ser', '--sessions', '2', '--txns', '8', '--client-wait', '30', '--json'];
-    const [c1, c2] = await Promise.all([run([...common, '--client', '1/2', '--out', 'c1.ndjson']), run([...common, '--client', '2/2', '--out', 'c2.ndjson'])]);
+    const common = [
+      'run',
+      'smallbank',
+      '--db',
+      url.toString(),
+      '--iso',
+      'ser',
+      '--sessions',
+      '2',
+      '--txns',
+      '8',
+      '--client-wait',
+      '30',
+      '--json',
+    ];
+    const [c1, c2] = await Promise.all([
+      run([...common, '--client', '1/2', '--out', 'c1.ndjson']),
+      run([...common, '--client', '2/2', '--out', 'c2.ndjson']),
+    ]);
     expect(c1.stderr + c1.stdout).not.toMatch(/internal error/);
     expect([c1.code, c2.code], c1.stderr + c2.stderr).toEqual([0, 0]);
     expect(JSON.parse(c1.stdout).invariantViolations).toEqual([]);
@@ -57,18 +76,38 @@ describe('isocheck run --client K/N, then isocheck merge', () => {
     expect(new Set(h1.txns.map((t) => t.session))).toEqual(new Set([1, 2]));
     expect(new Set(h2.txns.map((t) => t.session))).toEqual(new Set([3, 4]));
     expect(h2.init).toEqual(h1.init);
-    const merged = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'run.ndjson', '--json'], { cwd: work, encoding: 'utf8' });
+    const merged = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'run.ndjson', '--json'], {
+      cwd: work,
+      encoding: 'utf8',
+    });
     expect(merged.status, merged.stderr).toBe(0);
-    expect(JSON.parse(merged.stdout)).toMatchObject({ out: 'run.ndjson', sessions: 4, renumbered: false, files: [{ file: 'c1.ndjson', sessions: { 1: 1, 2: 2 } }, { file: 'c2.ndjson', sessions: { 3: 3, 4: 4 } }] });
+    expect(JSON.parse(merged.stdout)).toMatchObject({
+      out: 'run.ndjson',
+      sessions: 4,
+      renumbered: false,
+      files: [
+        { file: 'c1.ndjson', sessions: { 1: 1, 2: 2 } },
+        { file: 'c2.ndjson', sessions: { 3: 3, 4: 4 } },
+      ],
+    });
     const h = await readHistory(join(work, 'run.ndjson'));
     expect(h.truncated).toBe(false);
     expect(h.txns.length).toBe(h1.txns.length + h2.txns.length);
     // some read in one file names a write the other process made, and resolves in the merge
-    const writes = (x: typeof h1) => new Set(x.txns.flatMap((t) => t.events.flatMap((e) => (e.op === 'select' ? [] : [e.wid]))));
-    const reads = (x: typeof h1) => x.txns.flatMap((t) => t.events.flatMap((e) => (e.op === 'select' ? e.rows.map((r) => r.wid) : e.rows.map((r) => ('read' in r ? r.read : '')))));
+    const writes = (x: typeof h1) =>
+      new Set(x.txns.flatMap((t) => t.events.flatMap((e) => (e.op === 'select' ? [] : [e.wid]))));
+    const reads = (x: typeof h1) =>
+      x.txns.flatMap((t) =>
+        t.events.flatMap((e) =>
+          e.op === 'select' ? e.rows.map((r) => r.wid) : e.rows.map((r) => ('read' in r ? r.read : '')),
+        ),
+      );
     const [w1, w2] = [writes(h1), writes(h2)];
     expect(reads(h1).some((w) => w2.has(w)) || reads(h2).some((w) => w1.has(w))).toBe(true);
-    const checked = spawnSync(process.execPath, [cli, 'check', '--timeout', '20', 'run.ndjson'], { cwd: work, encoding: 'utf8' });
+    const checked = spawnSync(process.execPath, [cli, 'check', '--timeout', '20', 'run.ndjson'], {
+      cwd: work,
+      encoding: 'utf8',
+    });
     expect(checked.stdout).toMatch(/CONSISTENT/);
     expect(checked.status, checked.stdout + checked.stderr).toBe(0);
 
@@ -77,29 +116,65 @@ describe('isocheck run --client K/N, then isocheck merge', () => {
     const at = text.findIndex((l) => l.includes('"kind":"init"') && l.includes('"table":"checking"'));
     text[at] = text[at].replace(/"bal":"([0-9.]+)"/, (_m, v: string) => `"bal":"${v}1"`);
     writeFileSync(join(work, 'bad.ndjson'), text.join('\n'));
-    const bad = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'bad.ndjson', '-o', 'bad-run.ndjson'], { cwd: work, encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'bad.ndjson', '-o', 'bad-run.ndjson'], {
+      cwd: work,
+      encoding: 'utf8',
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
-    const limits = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'limits.ndjson', '--max-line-mb', '1', '--max-input-gb', '0.5'], { cwd: work, encoding: 'utf8' });
+    const limits = spawnSync(
+      process.execPath,
+      [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'limits.ndjson', '--max-line-mb', '1', '--max-input-gb', '0.5'],
+      { cwd: work, encoding: 'utf8' },
+    );
     expect(limits.status, limits.stderr).toBe(0);
-    const badLimit = spawnSync(process.execPath, [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'x.ndjson', '--max-line-mb', 'lots'], { cwd: work, encoding: 'utf8' });
-    expect([badLimit.status, badLimit.stderr]).toEqual([2, 'isocheck: --max-line-mb lots: expected a number above 0 and at most 511\n']);
-    expect(bad.stderr).toMatch(new RegExp(`^isocheck: bad\\.ndjson:${at + 1}: initial row of table "checking" with key \\(\\d+\\) differs from c1\\.ndjson:\\d+: column "bal" is "[0-9.]+" there, "[0-9.]+1" here`));
+    const badLimit = spawnSync(
+      process.execPath,
+      [cli, 'merge', 'c1.ndjson', 'c2.ndjson', '-o', 'x.ndjson', '--max-line-mb', 'lots'],
+      { cwd: work, encoding: 'utf8' },
+    );
+    expect([badLimit.status, badLimit.stderr]).toEqual([
+      2,
+      'isocheck: --max-line-mb lots: expected a number above 0 and at most 511\n',
+    ]);
+    expect(bad.stderr).toMatch(
+      new RegExp(
+        `^isocheck: bad\\.ndjson:${at + 1}: initial row of table "checking" with key \\(\\d+\\) differs from c1\\.ndjson:\\d+: column "bal" is "[0-9.]+" there, "[0-9.]+1" here`,
+      ),
+    );
   }, 60_000);
 
   it('refuses, in one line with exit 2: client 1 in a database that has the tables, a client of another run, a client that joined already, --check', async () => {
     const url = new URL(server.url);
     url.pathname = '/shared_run'; // used by the test above
-    const args = ['run', 'smallbank', '--db', url.toString(), '--iso', 'ser', '--sessions', '2', '--txns', '8', '--client-wait', '5'];
+    const args = [
+      'run',
+      'smallbank',
+      '--db',
+      url.toString(),
+      '--iso',
+      'ser',
+      '--sessions',
+      '2',
+      '--txns',
+      '8',
+      '--client-wait',
+      '5',
+    ];
     const again = await run([...args, '--client', '1/2', '--out', 'again.ndjson']);
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/^isocheck: client 1\/2 sets up the run, and the database already has \S+ .*--client needs a fresh database per run/m);
+    expect(again.stderr).toMatch(
+      /^isocheck: client 1\/2 sets up the run, and the database already has \S+ .*--client needs a fresh database per run/m,
+    );
     const other = await run([...args, '--seed', '9', '--client', '2/2', '--out', 'other.ndjson']);
     expect(other.code).toBe(2);
-    expect(other.stderr).toMatch(/^isocheck: client 2\/2: client 1 runs smallbank --iso ser --scale 1 --seed 1 --sessions 2, this one smallbank --iso ser --scale 1 --seed 9 --sessions 2/m);
+    expect(other.stderr).toMatch(
+      /^isocheck: client 2\/2: client 1 runs smallbank --iso ser --scale 1 --seed 1 --sessions 2, this one smallbank --iso ser --scale 1 --seed 9 --sessions 2/m,
+    );
     const db = new pg.Client({ connectionString: url.toString() });
     await db.connect();
-    const written = async () => Number((await db.query(`SELECT count(*) FROM checking WHERE ${WID_COLUMN} IS NOT NULL`)).rows[0].count);
+    const written = async () =>
+      Number((await db.query(`SELECT count(*) FROM checking WHERE ${WID_COLUMN} IS NOT NULL`)).rows[0].count);
     const before = await written();
     expect(before).toBeGreaterThan(0);
     const twice = await run([...args, '--client', '2/2', '--out', 'twice.ndjson']);

@@ -44,13 +44,15 @@ function start(args: string[]): Running {
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (d) => (out.stdout += d));
   child.stderr!.on('data', (d) => (out.stderr += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((res) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      res({ code, signal, ...out });
-    });
-  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (res) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        res({ code, signal, ...out });
+      });
+    },
+  );
   return { child, out, exited };
 }
 
@@ -64,7 +66,8 @@ async function until<T>(what: string, ms: number, f: () => Promise<T | undefined
   }
 }
 
-const txnLines = (file: string) => (existsSync(file) ? (readFileSync(file, 'utf8').match(/"kind":"txn"/g) ?? []).length : 0);
+const txnLines = (file: string) =>
+  existsSync(file) ? (readFileSync(file, 'utf8').match(/"kind":"txn"/g) ?? []).length : 0;
 const lastLine = (s: string) => s.trim().split('\n').pop() ?? '';
 const runDbOf = (file: string) => JSON.parse(readFileSync(file, 'utf8').split('\n')[0]).meta.runDatabase as string;
 
@@ -87,7 +90,11 @@ function childPostmaster(pid: number): number | undefined {
 }
 
 function checkExit(file: string): number | null {
-  return spawnSync(process.execPath, [cli, 'check', '--timeout', '30', file], { cwd: work, encoding: 'utf8', timeout: 90_000 }).status;
+  return spawnSync(process.execPath, [cli, 'check', '--timeout', '30', file], {
+    cwd: work,
+    encoding: 'utf8',
+    timeout: 90_000,
+  }).status;
 }
 
 describe('isocheck run, interrupted', () => {
@@ -103,7 +110,10 @@ describe('isocheck run, interrupted', () => {
     const history = await readHistory(file);
     expect(history.truncated).toBe(false);
     const n = history.txns.length;
-    const m = /^isocheck: interrupted \(SIGINT\): (\d+) transactions recorded in (\S+)( \((\d+ in flight written as (unknown|aborted)(, \d+ as aborted)?)\))?; check it with isocheck check (\S+)$/.exec(lastLine(stderr));
+    const m =
+      /^isocheck: interrupted \(SIGINT\): (\d+) transactions recorded in (\S+)( \((\d+ in flight written as (unknown|aborted)(, \d+ as aborted)?)\))?; check it with isocheck check (\S+)$/.exec(
+        lastLine(stderr),
+      );
     expect(m, stderr).not.toBeNull();
     expect([Number(m![1]), m![2], m![7]]).toEqual([n, file, file]);
     // the embedded server and its data are gone
@@ -122,7 +132,11 @@ describe('isocheck run, interrupted', () => {
     const { code, signal, stderr } = await r.exited;
     expect({ code, signal }, stderr).toEqual({ code: 143, signal: null });
     expect(stderr).not.toMatch(STACK);
-    expect(lastLine(stderr)).toMatch(new RegExp(`^isocheck: interrupted \\(SIGTERM\\): \\d+ transactions recorded in ${file}( \\(.*\\))?; check it with isocheck check ${file}$`));
+    expect(lastLine(stderr)).toMatch(
+      new RegExp(
+        `^isocheck: interrupted \\(SIGTERM\\): \\d+ transactions recorded in ${file}( \\(.*\\))?; check it with isocheck check ${file}$`,
+      ),
+    );
     expect((await readHistory(file)).truncated).toBe(false);
     expect(await query('SELECT 1 FROM pg_database WHERE datname = $1', [runDb])).toEqual([]);
   });
@@ -130,7 +144,21 @@ describe('isocheck run, interrupted', () => {
   it('a COMMIT in flight is written unknown (here COMMITs wait for a synchronous standby that never answers; the other sessions wait for their locks: aborted)', async () => {
     const file = join(work, 'syncrep.ndjson');
     const sessions = 3;
-    const r = start(['run', 'smallbank', '--db', server.url, '--keep-db', '--sessions', String(sessions), '--txns', '1000000', '--iso', 'rc', '--out', file]);
+    const r = start([
+      'run',
+      'smallbank',
+      '--db',
+      server.url,
+      '--keep-db',
+      '--sessions',
+      String(sessions),
+      '--txns',
+      '1000000',
+      '--iso',
+      'rc',
+      '--out',
+      file,
+    ]);
     try {
       await until('transactions', 60_000, () => txnLines(file) >= 20 || undefined);
       const runDb = runDbOf(file);
@@ -155,7 +183,11 @@ describe('isocheck run, interrupted', () => {
       r.child.kill('SIGINT');
       const { code, stderr } = await r.exited;
       expect(code, stderr).toBe(130);
-      expect(lastLine(stderr)).toMatch(new RegExp(`: \\d+ transactions recorded in ${file} \\(${w.syncrep} in flight written as unknown${w.lock > 0 ? `, ${w.lock} as aborted` : ''}\\); check it`));
+      expect(lastLine(stderr)).toMatch(
+        new RegExp(
+          `: \\d+ transactions recorded in ${file} \\(${w.syncrep} in flight written as unknown${w.lock > 0 ? `, ${w.lock} as aborted` : ''}\\); check it`,
+        ),
+      );
       const history = await readHistory(file);
       expect(history.truncated).toBe(false);
       const unknown = history.txns.filter((t) => t.status === 'unknown');
@@ -168,13 +200,23 @@ describe('isocheck run, interrupted', () => {
       // PostgreSQL had committed them locally: once the wait is released, their writes are in the database
       await query('ALTER SYSTEM RESET synchronous_standby_names');
       await query('SELECT pg_reload_conf()');
-      await until('the run\'s backends to exit', 30_000, async () => (await query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [runDb]))[0].n === 0 || undefined);
+      await until(
+        "the run's backends to exit",
+        30_000,
+        async () =>
+          (await query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [runDb]))[0]
+            .n === 0 || undefined,
+      );
       const u = new URL(server.url);
       u.pathname = `/${runDb}`;
       for (const t of unknown) {
         for (const e of t.events) {
           if (e.op !== 'update') continue;
-          const rows = await query<{ w: string }>(`SELECT ${WID_COLUMN} AS w FROM ${e.table} WHERE custid = $1`, [e.rows[0].row.custid], u.toString());
+          const rows = await query<{ w: string }>(
+            `SELECT ${WID_COLUMN} AS w FROM ${e.table} WHERE custid = $1`,
+            [e.rows[0].row.custid],
+            u.toString(),
+          );
           expect(rows[0].w).toBe(e.wid);
         }
       }
@@ -217,7 +259,11 @@ describe('isocheck run, interrupted', () => {
     expect(code, stderr).toBe(2);
     expect(stderr).not.toMatch(STACK);
     const history = await readHistory(file);
-    expect(lastLine(stderr)).toMatch(new RegExp(`^isocheck: the database went away after ${history.txns.length} transactions \\(.+\\); the history is in ${file}( \\(\\d+ unknown: COMMIT sent, no answer\\))?; check it with isocheck check ${file}$`));
+    expect(lastLine(stderr)).toMatch(
+      new RegExp(
+        `^isocheck: the database went away after ${history.txns.length} transactions \\(.+\\); the history is in ${file}( \\(\\d+ unknown: COMMIT sent, no answer\\))?; check it with isocheck check ${file}$`,
+      ),
+    );
     expect([0, 3]).toContain(checkExit(file));
     const dataDir = /data in (\S+)\)/.exec(stderr)?.[1];
     expect(existsSync(dataDir!)).toBe(false);
@@ -232,11 +278,39 @@ describe('output paths checked before anything runs', () => {
     return dir;
   };
   for (const [what, args, message] of [
-    ['--out a directory', (d: string) => ['run', 'smallbank', '--out', d], (d: string) => `isocheck: --out ${d}: cannot write there: is a directory; give a file name`],
-    ['--out through a file', (d: string) => ['run', 'smallbank', '--out', join(d, 'a-file', 'run.ndjson')], (d: string) => `isocheck: --out ${join(d, 'a-file', 'run.ndjson')}: cannot write there: a part of the path is a file, not a folder`],
-    ['--report a directory', (d: string) => ['run', 'smallbank', '--report', d], (d: string) => `isocheck: --report ${d}: cannot write there: is a directory; give a file name`],
-    ['--report through a file', (d: string) => ['run', 'smallbank', '--check', '--report', join(d, 'a-file', 'r.html')], (d: string) => `isocheck: --report ${join(d, 'a-file', 'r.html')}: cannot write there: a part of the path is a file, not a folder`],
-    ['scenario --out a file', (d: string) => ['scenario', '--out', join(d, 'a-file'), join(root, 'test', 'scenarios', 'hermitage', 'p4.rc.spec')], (d: string) => `isocheck: --out ${join(d, 'a-file')}: cannot write histories there: it (or a folder on its path) is a file, not a folder`],
+    [
+      '--out a directory',
+      (d: string) => ['run', 'smallbank', '--out', d],
+      (d: string) => `isocheck: --out ${d}: cannot write there: is a directory; give a file name`,
+    ],
+    [
+      '--out through a file',
+      (d: string) => ['run', 'smallbank', '--out', join(d, 'a-file', 'run.ndjson')],
+      (d: string) =>
+        `isocheck: --out ${join(d, 'a-file', 'run.ndjson')}: cannot write there: a part of the path is a file, not a folder`,
+    ],
+    [
+      '--report a directory',
+      (d: string) => ['run', 'smallbank', '--report', d],
+      (d: string) => `isocheck: --report ${d}: cannot write there: is a directory; give a file name`,
+    ],
+    [
+      '--report through a file',
+      (d: string) => ['run', 'smallbank', '--check', '--report', join(d, 'a-file', 'r.html')],
+      (d: string) =>
+        `isocheck: --report ${join(d, 'a-file', 'r.html')}: cannot write there: a part of the path is a file, not a folder`,
+    ],
+    [
+      'scenario --out a file',
+      (d: string) => [
+        'scenario',
+        '--out',
+        join(d, 'a-file'),
+        join(root, 'test', 'scenarios', 'hermitage', 'p4.rc.spec'),
+      ],
+      (d: string) =>
+        `isocheck: --out ${join(d, 'a-file')}: cannot write histories there: it (or a folder on its path) is a file, not a folder`,
+    ],
   ] as const) {
     it(`${what}: one line, exit 2, no server started`, () => {
       const d = bad();
@@ -269,18 +343,28 @@ permutation r2 b1 u1 w1 c1
     writeFileSync(spec, SPEC);
   });
 
-  for (const [sig, exit] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [sig, exit] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     it(`${sig}: the transaction in flight written aborted with its update, one line, exit ${exit}`, async () => {
       const out = join(work, `scenario-${sig}`);
       const r = start(['scenario', '--db', server.url, '--out', out, spec]);
-      const sleeping = async () => (await query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'isocheck s1' AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`))[0].n;
+      const sleeping = async () =>
+        (
+          await query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'isocheck s1' AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+          )
+        )[0].n;
       await until('the sleeping step', 60_000, async () => (await sleeping()) === 1 || undefined);
       r.child.kill(sig);
       const { code, signal, stderr } = await r.exited;
       expect({ code, signal }, stderr).toEqual({ code: exit, signal: null });
       expect(stderr).not.toMatch(STACK);
       const file = join(out, 'sleepy-1.ndjson');
-      expect(lastLine(stderr)).toBe(`isocheck: interrupted (${sig}): 0 permutations done; sleepy.spec permutation 1 stopped with 2 transactions recorded in ${file} (1 in flight written as aborted); histories in ${out}`);
+      expect(lastLine(stderr)).toBe(
+        `isocheck: interrupted (${sig}): 0 permutations done; sleepy.spec permutation 1 stopped with 2 transactions recorded in ${file} (1 in flight written as aborted); histories in ${out}`,
+      );
       const history = await readHistory(file);
       expect(history.truncated).toBe(false);
       const s1 = history.txns.find((t) => t.session === 1)!;
@@ -293,7 +377,7 @@ permutation r2 b1 u1 w1 c1
     });
   }
 
-  it('the embedded server killed under it: one line, exit 2, the permutation\'s history kept', async () => {
+  it("the embedded server killed under it: one line, exit 2, the permutation's history kept", async () => {
     const out = join(work, 'scenario-killed');
     const r = start(['scenario', '--out', out, spec]);
     const file = join(out, 'sleepy-1.ndjson');
@@ -305,7 +389,11 @@ permutation r2 b1 u1 w1 c1
     const { code, stderr } = await r.exited;
     expect(code, stderr).toBe(2);
     expect(stderr).not.toMatch(STACK);
-    expect(lastLine(stderr)).toMatch(new RegExp(`^isocheck: the database went away during sleepy.spec permutation 1 after \\d+ transactions? \\(.+\\); its history is in ${file}; histories in ${out}$`));
+    expect(lastLine(stderr)).toMatch(
+      new RegExp(
+        `^isocheck: the database went away during sleepy.spec permutation 1 after \\d+ transactions? \\(.+\\); its history is in ${file}; histories in ${out}$`,
+      ),
+    );
     expect((await readHistory(file)).truncated).toBe(false);
     expect(checkExit(file)).toBe(0);
   });

@@ -20,7 +20,10 @@ afterAll(async () => {
 
 /** The txn lines without client-side times, and the init rows: what the seed decides. */
 function decided(file: string): unknown[] {
-  return readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
     .filter((l) => l.kind === 'txn' || l.kind === 'init')
     .map((l) => (l.kind === 'txn' ? { ...l, begin: undefined, end: undefined } : l));
 }
@@ -30,7 +33,19 @@ describe('isocheck run', () => {
     it(`${workload}: the same seed with one session gives the same history`, async () => {
       const files = [];
       for (const k of [1, 2]) {
-        const r = await runWorkload({ workload, iso: 'ser', sessions: 1, txns: 15, seed: '42', out: join(dir, `${workload}-${k}.ndjson`), progress: false, log: () => undefined }, db);
+        const r = await runWorkload(
+          {
+            workload,
+            iso: 'ser',
+            sessions: 1,
+            txns: 15,
+            seed: '42',
+            out: join(dir, `${workload}-${k}.ndjson`),
+            progress: false,
+            log: () => undefined,
+          },
+          db,
+        );
         expect(r.invariantViolations).toEqual([]);
         files.push(r.file);
       }
@@ -44,23 +59,65 @@ describe('isocheck run', () => {
     });
   }
   it('a different seed gives different transactions', async () => {
-    const a = await runWorkload({ workload: 'smallbank', sessions: 1, txns: 10, seed: '1', out: join(dir, 'sb-a.ndjson'), progress: false, log: () => undefined }, db);
-    const b = await runWorkload({ workload: 'smallbank', sessions: 1, txns: 10, seed: '2', out: join(dir, 'sb-b.ndjson'), progress: false, log: () => undefined }, db);
+    const a = await runWorkload(
+      {
+        workload: 'smallbank',
+        sessions: 1,
+        txns: 10,
+        seed: '1',
+        out: join(dir, 'sb-a.ndjson'),
+        progress: false,
+        log: () => undefined,
+      },
+      db,
+    );
+    const b = await runWorkload(
+      {
+        workload: 'smallbank',
+        sessions: 1,
+        txns: 10,
+        seed: '2',
+        out: join(dir, 'sb-b.ndjson'),
+        progress: false,
+        log: () => undefined,
+      },
+      db,
+    );
     expect(JSON.stringify(decided(b.file))).not.toBe(JSON.stringify(decided(a.file)));
   });
   it('refuses an unknown workload or configuration clearly', async () => {
-    await expect(runWorkload({ workload: 'nope', progress: false, log: () => undefined }, db)).rejects.toThrow(/unknown workload "nope" \(available: tpcc, tpcc-pc, twitter, smallbank\)/);
-    await expect(runWorkload({ workload: 'tpcc', iso: 'Bogus=SER', progress: false, log: () => undefined }, db)).rejects.toThrow(/tpcc has no transaction type "Bogus"/);
+    await expect(runWorkload({ workload: 'nope', progress: false, log: () => undefined }, db)).rejects.toThrow(
+      /unknown workload "nope" \(available: tpcc, tpcc-pc, twitter, smallbank\)/,
+    );
+    await expect(
+      runWorkload({ workload: 'tpcc', iso: 'Bogus=SER', progress: false, log: () => undefined }, db),
+    ).rejects.toThrow(/tpcc has no transaction type "Bogus"/);
   });
   it('stops when its signal aborts: the transactions in flight and the end line written, RunInterrupted saying so', async () => {
     const stop = new AbortController();
     const out = join(dir, 'aborted.ndjson');
     let said: string | undefined;
-    const run = runWorkload({ workload: 'smallbank', sessions: 3, txns: 1_000_000, seed: '3', out, progress: false, log: () => undefined, signal: stop.signal, onInterrupt: (l) => (said = l) }, db);
+    const run = runWorkload(
+      {
+        workload: 'smallbank',
+        sessions: 3,
+        txns: 1_000_000,
+        seed: '3',
+        out,
+        progress: false,
+        log: () => undefined,
+        signal: stop.signal,
+        onInterrupt: (l) => (said = l),
+      },
+      db,
+    );
     const txnLines = () => (existsSync(out) ? (readFileSync(out, 'utf8').match(/"kind":"txn"/g) ?? []).length : 0);
     for (let i = 0; i < 3000 && txnLines() < 20; i++) await new Promise((r) => setTimeout(r, 10));
     stop.abort('SIGTERM');
-    const e = await run.then(() => undefined, (x: unknown) => x);
+    const e = await run.then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(RunInterrupted);
     expect((e as RunInterrupted).exitCode).toBe(143);
     const h = await readHistory(out);
@@ -69,6 +126,8 @@ describe('isocheck run', () => {
     expect(said).toMatch(new RegExp(`^interrupted \\(SIGTERM\\): ${h.txns.length} transactions recorded in ${out}`));
   });
   it('refuses an --out it cannot write before touching the database', async () => {
-    await expect(runWorkload({ workload: 'smallbank', out: dir, progress: false, log: () => undefined }, db)).rejects.toThrow(`--out ${dir}: cannot write there: is a directory; give a file name`);
+    await expect(
+      runWorkload({ workload: 'smallbank', out: dir, progress: false, log: () => undefined }, db),
+    ).rejects.toThrow(`--out ${dir}: cannot write there: is a directory; give a file name`);
   });
 });

@@ -39,7 +39,10 @@ describe('scale generator', () => {
         // transactions already runs out of time (1.2 million prefixes in 10 s; bench/results/scale-profile.md):
         // checked at 20 transactions there.
         const small = level === 'rc' && inject === 'lost-update';
-        const r = await check(build({ ...base, ...(small ? { txns: 20, accounts: 10 } : {}), inject: [inject] }), { shrink: false, timeoutMs: 20_000 });
+        const r = await check(build({ ...base, ...(small ? { txns: 20, accounts: 10 } : {}), inject: [inject] }), {
+          shrink: false,
+          timeoutMs: 20_000,
+        });
         expect(r.verdict, `${level} with ${inject}`).toBe('inconsistent');
       }
     });
@@ -49,12 +52,23 @@ describe('scale generator', () => {
     for (const level of SCALE_LEVELS) {
       for (let seed = 1; seed <= 2; seed++) {
         for (const inject of [undefined, ...INJECTED]) {
-          const h = build({ txns: 12, level, seed, accounts: 6, groupSize: 3, sessions: 4, inject: inject ? [inject] : [] });
+          const h = build({
+            txns: 12,
+            level,
+            seed,
+            accounts: 6,
+            groupSize: 3,
+            sessions: 4,
+            inject: inject ? [inject] : [],
+          });
           const ours = await check(h, { shrink: false, timeoutMs: 10_000 });
           const naive = naiveCheck(h, { maxWork: 20_000 });
           const expected = inject ? 'inconsistent' : 'consistent';
           expect(ours.verdict, `${level} seed ${seed} ${inject ?? 'clean'}: ours`).toBe(expected);
-          if (naive.verdict !== 'unknown') expect(naive.verdict, `${level} seed ${seed} ${inject ?? 'clean'}: naive (${naive.reason ?? ''})`).toBe(expected);
+          if (naive.verdict !== 'unknown')
+            expect(naive.verdict, `${level} seed ${seed} ${inject ?? 'clean'}: naive (${naive.reason ?? ''})`).toBe(
+              expected,
+            );
         }
       }
     }

@@ -14,7 +14,12 @@ import { checkHistory } from '../src/checker/check.js';
 import { parseIsoOverride } from '../src/checker/levels.js';
 import type { IsolationLevel } from '../src/history/format.js';
 import { runScenarios, splitStatements, type PermutationResult, type ScenarioOptions } from '../src/scenario/run.js';
-import { renderPermutation, runScenarioCommand, scenarioExitCode, scenarioJsonOf } from '../src/cli/scenario-command.js';
+import {
+  renderPermutation,
+  runScenarioCommand,
+  scenarioExitCode,
+  scenarioJsonOf,
+} from '../src/cli/scenario-command.js';
 import { externalSpecs, specPath } from './helpers/external-specs.js';
 
 const repoRoot = join(import.meta.dirname, '..');
@@ -23,7 +28,11 @@ const runnerDir = join(repoRoot, 'test', 'scenarios', 'runner');
 const refusedDir = join(repoRoot, 'test', 'scenarios', 'refused');
 const suite = externalSpecs();
 const LEVELS: IsolationLevel[] = ['RC', 'RA', 'CC', 'PC', 'SI', 'SER'];
-const RECORDED: Record<string, IsolationLevel> = { 'READ COMMITTED': 'RC', 'REPEATABLE READ': 'SI', SERIALIZABLE: 'SER' };
+const RECORDED: Record<string, IsolationLevel> = {
+  'READ COMMITTED': 'RC',
+  'REPEATABLE READ': 'SI',
+  SERIALIZABLE: 'SER',
+};
 
 let server: EmbeddedServer;
 let database: Database;
@@ -31,7 +40,13 @@ const quiet: ScenarioOptions = { log: () => undefined, progress: false };
 
 beforeAll(async () => {
   server = await startEmbedded();
-  database = { url: server.url, description: `embedded PostgreSQL ${server.version}`, serverVersionNum: server.versionNum, embedded: true, close: async () => undefined };
+  database = {
+    url: server.url,
+    description: `embedded PostgreSQL ${server.version}`,
+    serverVersionNum: server.versionNum,
+    embedded: true,
+    close: async () => undefined,
+  };
 });
 
 afterAll(async () => {
@@ -46,17 +61,28 @@ async function verdictAt(file: string, level: IsolationLevel): Promise<string> {
 const outDir = () => mkdtempSync(join(tmpdir(), 'isocheck-scenario-test-'));
 
 describe('Hermitage on PostgreSQL', () => {
-  const expected = JSON.parse(readFileSync(join(hermitageDir, 'expected.json'), 'utf8')) as Record<string, { pgLevel: string; anomalyAllowedByPostgres: boolean; inconsistentAt: IsolationLevel[] }>;
+  const expected = JSON.parse(readFileSync(join(hermitageDir, 'expected.json'), 'utf8')) as Record<
+    string,
+    { pgLevel: string; anomalyAllowedByPostgres: boolean; inconsistentAt: IsolationLevel[] }
+  >;
   const specs = Object.keys(expected).sort();
   const results = new Map<string, PermutationResult>();
 
   beforeAll(async () => {
-    const run = await runScenarios(specs.map((f) => join(hermitageDir, f)), { ...quiet, out: outDir() }, database);
+    const run = await runScenarios(
+      specs.map((f) => join(hermitageDir, f)),
+      { ...quiet, out: outDir() },
+      database,
+    );
     for (const r of run.results) results.set(r.spec, r);
   });
 
   it('has a spec file for every expectation', () => {
-    expect(readdirSync(hermitageDir).filter((f) => f.endsWith('.spec')).sort()).toEqual(specs);
+    expect(
+      readdirSync(hermitageDir)
+        .filter((f) => f.endsWith('.spec'))
+        .sort(),
+    ).toEqual(specs);
     expect(results.size).toBe(specs.length);
   });
 
@@ -80,7 +106,10 @@ describe('Hermitage on PostgreSQL', () => {
 
   it('PostgreSQL aborts a transaction where Hermitage says it prevents a lost update or dirty write', () => {
     for (const spec of ['g0.rr.spec', 'g0.ser.spec', 'p4.rr.spec', 'p4.ser.spec', 'otv.rr.spec', 'otv.ser.spec']) {
-      expect(results.get(spec)!.errors.map((e) => e.code), spec).toContain('40001');
+      expect(
+        results.get(spec)!.errors.map((e) => e.code),
+        spec,
+      ).toContain('40001');
     }
     for (const spec of ['g1c.ser.spec', 'g2-item.ser.spec', 'g2.ser.spec']) {
       expect(results.get(spec)!.result!.stats.committed, spec).toBe(1);
@@ -104,7 +133,11 @@ describe.skipIf(!suite.dir && !suite.missing)(`PostgreSQL isolation specs (${sui
     // the first one, so they cost nothing): about 10 s.
     const started = Date.now();
     if (!suite.dir) return;
-    const run = await runScenarios(files.map((f) => specPath(suite, f)), { ...quiet, out: outDir() }, database);
+    const run = await runScenarios(
+      files.map((f) => specPath(suite, f)),
+      { ...quiet, out: outDir() },
+      database,
+    );
     seconds = (Date.now() - started) / 1000;
     for (const r of run.results) bySpec.set(r.spec, [...(bySpec.get(r.spec) ?? []), r]);
     const lines = [...bySpec].map(([spec, rs]) => {
@@ -132,20 +165,39 @@ describe.skipIf(!suite.dir && !suite.missing)(`PostgreSQL isolation specs (${sui
       }
     }
     // receipt-report's INSERT ... VALUES ((SELECT ...)) is recorded since issue 17 (a subquery evaluated again)
-    for (const spec of ['project-manager.spec', 'read-only-anomaly.spec', 'receipt-report.spec', 'simple-write-skew.spec', 'temporal-range-integrity.spec', 'total-cash.spec']) {
+    for (const spec of [
+      'project-manager.spec',
+      'read-only-anomaly.spec',
+      'receipt-report.spec',
+      'simple-write-skew.spec',
+      'temporal-range-integrity.spec',
+      'total-cash.spec',
+    ]) {
       const rs = bySpec.get(spec)!;
-      expect(rs.every((r) => r.verdict === 'consistent'), spec).toBe(true);
+      expect(
+        rs.every((r) => r.verdict === 'consistent'),
+        spec,
+      ).toBe(true);
     }
   });
 
   it('PostgreSQL aborts one of two overlapping SERIALIZABLE transactions, and only then', () => {
     // "Any overlap between the transactions must cause a serialization failure" (these specs' comments)
-    for (const spec of ['project-manager.spec', 'simple-write-skew.spec', 'temporal-range-integrity.spec', 'total-cash.spec']) {
+    for (const spec of [
+      'project-manager.spec',
+      'simple-write-skew.spec',
+      'temporal-range-integrity.spec',
+      'total-cash.spec',
+    ]) {
       for (const r of bySpec.get(spec)!) {
         // step names end with their session's number (rx1, wy1, c1 / ry2, wx2, c2)
         const serial = /^1+2+$|^2+1+$/.test(r.steps.map((s) => s.at(-1)).join(''));
         expect(r.result!.stats.committed, `${spec} ${r.steps.join(' ')}`).toBe(serial ? 2 : 1);
-        if (!serial) expect(r.errors.map((e) => e.code), `${spec} ${r.steps.join(' ')}`).toContain('40001');
+        if (!serial)
+          expect(
+            r.errors.map((e) => e.code),
+            `${spec} ${r.steps.join(' ')}`,
+          ).toContain('40001');
       }
     }
   });
@@ -166,7 +218,9 @@ describe.skipIf(!suite.dir && !suite.missing)(`PostgreSQL isolation specs (${sui
     for (const r of bySpec.get('classroom-scheduling.spec')!) {
       expect(r.verdict).toBe('error');
       expect(r.refusedStep).toBe('wx2');
-      expect(r.error).toMatch(/^classroom-scheduling\.spec: step wx2: cannot record statement "UPDATE room_reservation SET start_time = .*it changes key column "start_time" of room_reservation/);
+      expect(r.error).toMatch(
+        /^classroom-scheduling\.spec: step wx2: cannot record statement "UPDATE room_reservation SET start_time = .*it changes key column "start_time" of room_reservation/,
+      );
     }
   });
 });
@@ -176,8 +230,16 @@ describe('the runner', () => {
 
   beforeAll(async () => {
     // stall.spec with a short stall limit (the default leaves the server's deadlock detector time to act first)
-    const run = await runScenarios(['deadlock.spec', 'multi.spec'].map((f) => join(runnerDir, f)), { ...quiet, out: outDir() }, database);
-    const stall = await runScenarios([join(runnerDir, 'stall.spec')], { ...quiet, out: outDir(), stallMs: 300 }, database);
+    const run = await runScenarios(
+      ['deadlock.spec', 'multi.spec'].map((f) => join(runnerDir, f)),
+      { ...quiet, out: outDir() },
+      database,
+    );
+    const stall = await runScenarios(
+      [join(runnerDir, 'stall.spec')],
+      { ...quiet, out: outDir(), stallMs: 300 },
+      database,
+    );
     for (const r of [...run.results, ...stall.results]) results.set(r.spec, r);
   });
 
@@ -200,7 +262,7 @@ describe('the runner', () => {
   });
 
   it('sends a multi-statement step statement by statement, so that each is recorded', async () => {
-    expect(splitStatements('begin; select 1;  select \'a;b\' ;')).toEqual(['begin', 'select 1', "select 'a;b'"]);
+    expect(splitStatements("begin; select 1;  select 'a;b' ;")).toEqual(['begin', 'select 1', "select 'a;b'"]);
     expect(splitStatements('select 1;')).toEqual(['select 1;']);
     const r = results.get('multi.spec')!;
     expect(r.verdict).toBe('consistent');
@@ -229,16 +291,28 @@ describe('isocheck scenario (command)', () => {
       expect((json.anomalies as unknown[]).length).toBeGreaterThan(0);
       expect(existsSync(json.file as string)).toBe(true);
       out.length = 0;
-      expect(await runScenarioCommand([join(refusedDir, 'no-key.spec')], { db: server.url, permutation: 3, out: outDir() })).toBe(2);
-      expect(out[0]).toMatch(/^no-key\.spec permutation 3 \[[a-z0-9 ]+\]: ERROR\n  cannot record the tables of no-key\.spec \(d1\): table "d1" has no primary key/);
-      expect(out[1]).toMatch(/^total: 1 permutation of 1 spec: 0 consistent, 0 inconsistent, 0 unknown, 1 not recordable or bad input/);
+      expect(
+        await runScenarioCommand([join(refusedDir, 'no-key.spec')], { db: server.url, permutation: 3, out: outDir() }),
+      ).toBe(2);
+      expect(out[0]).toMatch(
+        /^no-key\.spec permutation 3 \[[a-z0-9 ]+\]: ERROR\n {2}cannot record the tables of no-key\.spec \(d1\): table "d1" has no primary key/,
+      );
+      expect(out[1]).toMatch(
+        /^total: 1 permutation of 1 spec: 0 consistent, 0 inconsistent, 0 unknown, 1 not recordable or bad input/,
+      );
       out.length = 0;
       // a refusal is spelled out once per spec, then referred to
       expect(await runScenarioCommand([join(refusedDir, 'subquery.spec')], { db: server.url, out: outDir() })).toBe(2);
       expect(out).toHaveLength(7);
-      expect(out[0]).toMatch(/^subquery\.spec permutation 1 \[.*\]: ERROR\n  subquery\.spec: step w1: cannot record statement .*writes a recorded table \(a data-modifying CTE\)/);
-      expect(out[1]).toMatch(/^subquery\.spec permutation 2 \[.*\]: ERROR\n  not recordable \(step w1\): as permutation 1 above$/);
-      await expect(runScenarioCommand([join(refusedDir, 'no-key.spec')], { db: server.url, permutation: 7 })).rejects.toThrow(/--permutation 7: no-key.spec has 6 permutations/);
+      expect(out[0]).toMatch(
+        /^subquery\.spec permutation 1 \[.*\]: ERROR\n {2}subquery\.spec: step w1: cannot record statement .*writes a recorded table \(a data-modifying CTE\)/,
+      );
+      expect(out[1]).toMatch(
+        /^subquery\.spec permutation 2 \[.*\]: ERROR\n {2}not recordable \(step w1\): as permutation 1 above$/,
+      );
+      await expect(
+        runScenarioCommand([join(refusedDir, 'no-key.spec')], { db: server.url, permutation: 7 }),
+      ).rejects.toThrow(/--permutation 7: no-key.spec has 6 permutations/);
     } finally {
       spy.mockRestore();
       err.mockRestore();
@@ -247,10 +321,26 @@ describe('isocheck scenario (command)', () => {
 
   it('renders step errors as the isolation tester does', () => {
     const r: PermutationResult = {
-      spec: 'x.spec', specFile: 'x.spec', permutation: 2, steps: ['a', 'b'], verdict: 'error', error: 'x.spec: step b: cannot record', errors: [{ step: 'a', code: '40001', message: 'could not serialize access' }], transcript: [], warnings: [],
+      spec: 'x.spec',
+      specFile: 'x.spec',
+      permutation: 2,
+      steps: ['a', 'b'],
+      verdict: 'error',
+      error: 'x.spec: step b: cannot record',
+      errors: [{ step: 'a', code: '40001', message: 'could not serialize access' }],
+      transcript: [],
+      warnings: [],
     };
-    expect(renderPermutation(r)).toBe('x.spec permutation 2 [a b]: ERROR\n  x.spec: step b: cannot record\n  step a: ERROR: could not serialize access');
+    expect(renderPermutation(r)).toBe(
+      'x.spec permutation 2 [a b]: ERROR\n  x.spec: step b: cannot record\n  step a: ERROR: could not serialize access',
+    );
     expect(scenarioExitCode([r])).toBe(2);
-    expect(scenarioJsonOf(r)).toMatchObject({ spec: 'x.spec', permutation: 2, verdict: 'error', anomalies: [], errors: [{ step: 'a', code: '40001' }] });
+    expect(scenarioJsonOf(r)).toMatchObject({
+      spec: 'x.spec',
+      permutation: 2,
+      verdict: 'error',
+      anomalies: [],
+      errors: [{ step: 'a', code: '40001' }],
+    });
   });
 });

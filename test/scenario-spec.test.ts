@@ -8,7 +8,9 @@ import { externalSpecs, specPath } from './helpers/external-specs.js';
 
 const suite = externalSpecs();
 const own = join(import.meta.dirname, 'scenarios');
-const ownFiles = readdirSync(own, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.spec')).map((f) => join(own, f));
+const ownFiles = readdirSync(own, { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.spec'))
+  .map((f) => join(own, f));
 
 describe('isolation-tester spec parser', () => {
   it('finds the external suite', (ctx) => {

@@ -19,7 +19,14 @@ describe.skipIf(!installed)('pgpool-II in front of a primary and a hot standby',
   it('at REPEATABLE READ: a read-your-writes violation', async () => {
     await loadPredicateParser();
     const out = join(dir, 'si.ndjson');
-    await runWorkload({ workload: 'twitter', topology: 'pgpool', iso: 'si', out, progress: false, log: () => undefined });
+    await runWorkload({
+      workload: 'twitter',
+      topology: 'pgpool',
+      iso: 'si',
+      out,
+      progress: false,
+      log: () => undefined,
+    });
     const history = await readHistory(out);
     expect(new Set(history.txns.map((t) => t.node))).toEqual(new Set(['pgpool (reads to standby1)']));
     const r = checkHistory(history);
@@ -30,13 +37,29 @@ describe.skipIf(!installed)('pgpool-II in front of a primary and a hot standby',
   it('at SERIALIZABLE: pgpool balances nothing, consistent', async () => {
     await loadPredicateParser();
     const out = join(dir, 'ser.ndjson');
-    await runWorkload({ workload: 'twitter', topology: 'pgpool', iso: 'ser', txns: 40, out, progress: false, log: () => undefined });
+    await runWorkload({
+      workload: 'twitter',
+      topology: 'pgpool',
+      iso: 'ser',
+      txns: 40,
+      out,
+      progress: false,
+      log: () => undefined,
+    });
     expect(checkHistory(await readHistory(out)).verdict).toBe('consistent');
   });
 });
 
 describe.skipIf(installed)('without pgpool-II', () => {
   it('says so in one line', async () => {
-    await expect(runWorkload({ workload: 'twitter', topology: 'pgpool', out: join(dir, 'x.ndjson'), progress: false, log: () => undefined })).rejects.toThrow(/needs pgpool-II, which is not installed \(Debian: apt-get install pgpool2\)/);
+    await expect(
+      runWorkload({
+        workload: 'twitter',
+        topology: 'pgpool',
+        out: join(dir, 'x.ndjson'),
+        progress: false,
+        log: () => undefined,
+      }),
+    ).rejects.toThrow(/needs pgpool-II, which is not installed \(Debian: apt-get install pgpool2\)/);
   });
 });

@@ -40,7 +40,10 @@ async function record(name: string, withReplica: boolean): Promise<string> {
   const recorder = new Recorder({ file, onWarning: () => undefined });
   await recorder.instrument(setup, [`counters_${name}`], { replicas: [standby] });
   const primary = await connect(primaryUrl);
-  const alice = recorder.namedSession('alice').router({ primary: { client: primary, name: 'primary' }, replicas: withReplica ? [{ client: standby, name: 'standby1' }] : [] });
+  const alice = recorder.namedSession('alice').router({
+    primary: { client: primary, name: 'primary' },
+    replicas: withReplica ? [{ client: standby, name: 'standby1' }] : [],
+  });
   for (let i = 1; i <= 4; i++) {
     await alice.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     await alice.query(`UPDATE counters_${name} SET n = n + 1 WHERE id = $1`, [1 + (i % 2)]);
@@ -58,7 +61,16 @@ describe('a hot standby with apply delay', () => {
     const file = await record('routed', true);
     const history = await readHistory(file);
     expect(new Set(history.txns.map((t) => t.session))).toEqual(new Set([1])); // one session over two connections
-    expect(history.txns.map((t) => t.node)).toEqual(['primary', 'standby1', 'primary', 'standby1', 'primary', 'standby1', 'primary', 'standby1']);
+    expect(history.txns.map((t) => t.node)).toEqual([
+      'primary',
+      'standby1',
+      'primary',
+      'standby1',
+      'primary',
+      'standby1',
+      'primary',
+      'standby1',
+    ]);
     const r = checkHistory(history);
     expect(r.verdict).toBe('inconsistent');
     expect(r.anomalies[0].type).toBe('read-your-writes');

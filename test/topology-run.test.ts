@@ -20,7 +20,14 @@ describe('isocheck run --topology', () => {
     await loadPredicateParser();
     const lines: string[] = [];
     const out = join(dir, 'smallbank-shards.ndjson');
-    const s = await runWorkload({ workload: 'smallbank', topology: 'shards', iso: 'ser', out, progress: false, log: (l) => lines.push(l) });
+    const s = await runWorkload({
+      workload: 'smallbank',
+      topology: 'shards',
+      iso: 'ser',
+      out,
+      progress: false,
+      log: (l) => lines.push(l),
+    });
     expect(s.sessions * s.txnsPerSession).toBe(800);
     expect(s.database).toMatch(/coordinator[\s\S]*shard1[\s\S]*shard2/);
     expect(s.invariantViolations).toEqual([]);
@@ -39,9 +46,20 @@ describe('isocheck run --topology', () => {
     const out = join(dir, 'twitter-replica.ndjson');
     await runWorkload({ workload: 'twitter', topology: 'replica', out, progress: false, log: () => undefined });
     const history = await readHistory(out);
-    expect(history.meta.topology).toMatchObject({ kind: 'replica', applyDelayMs: 100, nodes: [{ name: 'primary', role: 'primary' }, { name: 'standby1', role: 'standby' }] });
+    expect(history.meta.topology).toMatchObject({
+      kind: 'replica',
+      applyDelayMs: 100,
+      nodes: [
+        { name: 'primary', role: 'primary' },
+        { name: 'standby1', role: 'standby' },
+      ],
+    });
     expect(new Set(history.txns.map((t) => t.node))).toEqual(new Set(['primary', 'standby1']));
-    expect(history.txns.filter((t) => t.node === 'standby1').every((t) => t.iso === 'SI' && t.events.every((e) => e.op === 'select'))).toBe(true);
+    expect(
+      history.txns
+        .filter((t) => t.node === 'standby1')
+        .every((t) => t.iso === 'SI' && t.events.every((e) => e.op === 'select')),
+    ).toBe(true);
     const r = checkHistory(history);
     expect(r.verdict).toBe('inconsistent');
     expect(r.anomalies.map((a) => a.type)).toContain('read-your-writes');
@@ -52,15 +70,37 @@ describe('isocheck run --topology', () => {
     const own = await startReplicaTopology({ standbys: 1, applyDelayMs: 100 }); // stands for a cluster of the user's
     try {
       const out = join(dir, 'twitter-own.ndjson');
-      await expect(runWorkload({ workload: 'twitter', topology: 'replica', db: own.primary.url, replicaUrls: [own.primary.url], out, progress: false, log: () => undefined })).rejects.toThrow(/is not a hot standby/);
+      await expect(
+        runWorkload({
+          workload: 'twitter',
+          topology: 'replica',
+          db: own.primary.url,
+          replicaUrls: [own.primary.url],
+          out,
+          progress: false,
+          log: () => undefined,
+        }),
+      ).rejects.toThrow(/is not a hot standby/);
       const lines: string[] = [];
-      const s = await runWorkload({ workload: 'twitter', ...topologyOf({ replica: [own.replicas[0].url] }), db: own.primary.url, txns: 60, out, progress: false, log: (l) => lines.push(l) });
+      const s = await runWorkload({
+        workload: 'twitter',
+        ...topologyOf({ replica: [own.replicas[0].url] }),
+        db: own.primary.url,
+        txns: 60,
+        out,
+        progress: false,
+        log: (l) => lines.push(l),
+      });
       expect(s.database).toMatch(/a primary and 1 hot standby \(yours\)/);
       const history = await readHistory(out);
       expect(new Set(history.txns.map((t) => t.node))).toEqual(new Set(['primary', 'replica1']));
       expect(checkHistory(history).anomalies.map((a) => a.type)).toContain('read-your-writes');
       // the run's database is gone from the user's primary afterwards, the primary still runs
-      const left = await withClient(own.primary.url, async (c) => (await c.query(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'isocheck_%'`)).rows[0].n);
+      const left = await withClient(
+        own.primary.url,
+        async (c) =>
+          (await c.query(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'isocheck_%'`)).rows[0].n,
+      );
       expect(left).toBe(0);
     } finally {
       await own.stop();
@@ -69,10 +109,41 @@ describe('isocheck run --topology', () => {
 
   it('refuses what it cannot do, in one line', async () => {
     const out = join(dir, 'x.ndjson');
-    await expect(runWorkload({ workload: 'twitter', topology: 'ring', out, progress: false, log: () => undefined })).rejects.toThrow(/--topology ring: expected replica, shards, pgpool/);
-    await expect(runWorkload({ workload: 'twitter', topology: 'shards', standbys: 2, out, progress: false, log: () => undefined })).rejects.toThrow(/--standbys is for --topology replica or pgpool/);
-    await expect(runWorkload({ workload: 'twitter', topology: 'replica', db: 'postgresql://x@127.0.0.1:1/x', out, progress: false, log: () => undefined })).rejects.toThrow(/leave out --db/);
-    await expect(runWorkload({ workload: 'twitter', topology: 'shards', replicaUrls: ['postgresql://x@127.0.0.1:1/x'], out, progress: false, log: () => undefined })).rejects.toThrow(/--replica is for --topology replica/);
-    await expect(runWorkload({ workload: 'twitter', replicaUrls: ['postgresql://x@127.0.0.1:1/x'], ...topologyOf({ replica: ['postgresql://x@127.0.0.1:1/x'] }), out, progress: false, log: () => undefined })).rejects.toThrow(/--replica needs --db URL/);
+    await expect(
+      runWorkload({ workload: 'twitter', topology: 'ring', out, progress: false, log: () => undefined }),
+    ).rejects.toThrow(/--topology ring: expected replica, shards, pgpool/);
+    await expect(
+      runWorkload({ workload: 'twitter', topology: 'shards', standbys: 2, out, progress: false, log: () => undefined }),
+    ).rejects.toThrow(/--standbys is for --topology replica or pgpool/);
+    await expect(
+      runWorkload({
+        workload: 'twitter',
+        topology: 'replica',
+        db: 'postgresql://x@127.0.0.1:1/x',
+        out,
+        progress: false,
+        log: () => undefined,
+      }),
+    ).rejects.toThrow(/leave out --db/);
+    await expect(
+      runWorkload({
+        workload: 'twitter',
+        topology: 'shards',
+        replicaUrls: ['postgresql://x@127.0.0.1:1/x'],
+        out,
+        progress: false,
+        log: () => undefined,
+      }),
+    ).rejects.toThrow(/--replica is for --topology replica/);
+    await expect(
+      runWorkload({
+        workload: 'twitter',
+        replicaUrls: ['postgresql://x@127.0.0.1:1/x'],
+        ...topologyOf({ replica: ['postgresql://x@127.0.0.1:1/x'] }),
+        out,
+        progress: false,
+        log: () => undefined,
+      }),
+    ).rejects.toThrow(/--replica needs --db URL/);
   });
 });

@@ -31,7 +31,10 @@ describe('isocheck scenario --topology', () => {
     expect(r.result!.anomalies[0].levels).toContain('SER');
     expect(renderPermutation(r)).toMatch(/FRACTURED READ \[violates SER\]/);
     const history = await readHistory(r.file!);
-    expect(history.meta.topology).toMatchObject({ kind: 'shards', nodes: [{ name: 'coordinator' }, { name: 'shard1' }, { name: 'shard2' }] });
+    expect(history.meta.topology).toMatchObject({
+      kind: 'shards',
+      nodes: [{ name: 'coordinator' }, { name: 'shard1' }, { name: 'shard2' }],
+    });
     // one history session per spec session, numbered in spec order, every transaction through the coordinator
     expect(history.txns.map((t) => [t.session, t.iso, t.node])).toEqual(
       expect.arrayContaining([
@@ -57,14 +60,22 @@ describe('isocheck scenario --topology', () => {
     expect(run.results.map((r) => r.verdict)).toEqual(['consistent']);
   });
 
-  it.skipIf(!suite.dir)(`PostgreSQL's project-manager.spec on shards: each shard's SSI sees only its part of the read-write cycle: WRITE SKEW [violates SER] (${suite.dir ?? suite.skipReason})`, async () => {
-    // on one server SSI aborts one of the two in 18 of its 20 permutations (scenario-run.test.ts: all consistent)
-    const run = await runScenarios([specPath(suite, 'project-manager.spec')], { topology: 'shards', permutation: 5, out: join(dir, 'pm'), ...quiet });
-    const [r] = run.results;
-    expect(r.steps).toEqual(['rx1', 'ry2', 'wy1', 'c1', 'wx2', 'c2']);
-    expect(r.verdict, renderPermutation(r, true)).toBe('inconsistent');
-    expect(renderPermutation(r)).toMatch(/WRITE SKEW \[violates SER\]/);
-  });
+  it.skipIf(!suite.dir)(
+    `PostgreSQL's project-manager.spec on shards: each shard's SSI sees only its part of the read-write cycle: WRITE SKEW [violates SER] (${suite.dir ?? suite.skipReason})`,
+    async () => {
+      // on one server SSI aborts one of the two in 18 of its 20 permutations (scenario-run.test.ts: all consistent)
+      const run = await runScenarios([specPath(suite, 'project-manager.spec')], {
+        topology: 'shards',
+        permutation: 5,
+        out: join(dir, 'pm'),
+        ...quiet,
+      });
+      const [r] = run.results;
+      expect(r.steps).toEqual(['rx1', 'ry2', 'wy1', 'c1', 'wx2', 'c2']);
+      expect(r.verdict, renderPermutation(r, true)).toBe('inconsistent');
+      expect(renderPermutation(r)).toMatch(/WRITE SKEW \[violates SER\]/);
+    },
+  );
 
   it('maps onto a standby only the sessions whose statements only read', () => {
     const s = parseSpec(
@@ -83,9 +94,15 @@ describe('isocheck scenario --topology', () => {
   });
 
   it('refuses bad options before any server starts', async () => {
-    await expect(runScenarios([spec], { topology: 'ring', ...quiet })).rejects.toThrow(/--topology ring: expected replica or shards/);
-    await expect(runScenarios([spec], { topology: 'shards', db: 'postgresql://x@127.0.0.1:1/x', ...quiet })).rejects.toThrow(/builds its own servers: leave out --db/);
-    await expect(runScenarios([spec], { topology: 'replica', shards: 3, ...quiet })).rejects.toThrow(/--shards is for --topology shards/);
+    await expect(runScenarios([spec], { topology: 'ring', ...quiet })).rejects.toThrow(
+      /--topology ring: expected replica or shards/,
+    );
+    await expect(
+      runScenarios([spec], { topology: 'shards', db: 'postgresql://x@127.0.0.1:1/x', ...quiet }),
+    ).rejects.toThrow(/builds its own servers: leave out --db/);
+    await expect(runScenarios([spec], { topology: 'replica', shards: 3, ...quiet })).rejects.toThrow(
+      /--shards is for --topology shards/,
+    );
     await expect(runScenarios([spec], { shards: 3, ...quiet })).rejects.toThrow(/need --topology/);
   });
 });

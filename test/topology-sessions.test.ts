@@ -73,7 +73,14 @@ describe('named sessions', () => {
     const recorder = new Recorder({ file, onWarning: () => undefined });
     await recorder.instrument(clients[0], ['kv']);
     const [p, r1, r2] = [await connect(), await connect(), await connect()];
-    const bob = recorder.namedSession('bob').router({ primary: { client: p, name: 'primary' }, replicas: [{ client: r1, name: 'r1' }, { client: r2, name: 'r2' }], hotStandbyLevel: 'REPEATABLE READ' });
+    const bob = recorder.namedSession('bob').router({
+      primary: { client: p, name: 'primary' },
+      replicas: [
+        { client: r1, name: 'r1' },
+        { client: r2, name: 'r2' },
+      ],
+      hotStandbyLevel: 'REPEATABLE READ',
+    });
     await bob.query('BEGIN READ ONLY');
     await bob.query('SELECT v FROM kv WHERE k = 1');
     await bob.query('COMMIT');

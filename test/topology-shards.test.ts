@@ -33,7 +33,14 @@ afterAll(async () => {
 });
 
 /** Reader reads a; a transfer a -> b commits; reader reads b. Both SERIALIZABLE. */
-async function record(file: string, url: string, setup: pg.Client, a: number, b: number, cluster: Parameters<Recorder['instrument']>[2]): Promise<void> {
+async function record(
+  file: string,
+  url: string,
+  setup: pg.Client,
+  a: number,
+  b: number,
+  cluster: Parameters<Recorder['instrument']>[2],
+): Promise<void> {
   const recorder = new Recorder({ file, onWarning: () => undefined });
   await recorder.instrument(setup, ['accounts'], cluster);
   const reader = recorder.namedSession('reader').client(await connect(url), 'coordinator');
@@ -52,11 +59,15 @@ async function record(file: string, url: string, setup: pg.Client, a: number, b:
 describe('postgres_fdw shards', () => {
   it('give a fractured read with every transaction at SERIALIZABLE', async () => {
     await createDatabase(topo, 'bank');
-    const keys = await createSchema(topo, 'bank', 'CREATE TABLE accounts (id int PRIMARY KEY, bal int NOT NULL)', ['accounts']);
+    const keys = await createSchema(topo, 'bank', 'CREATE TABLE accounts (id int PRIMARY KEY, bal int NOT NULL)', [
+      'accounts',
+    ]);
     const url = withDatabase(topo.primary.url, 'bank');
     const setup = await connect(url);
     await setup.query('INSERT INTO accounts SELECT g, 100 FROM generate_series(1, 10) g');
-    const placed = (await setup.query<{ id: number; p: string }>('SELECT id, tableoid::regclass::text AS p FROM accounts ORDER BY id')).rows;
+    const placed = (
+      await setup.query<{ id: number; p: string }>('SELECT id, tableoid::regclass::text AS p FROM accounts ORDER BY id')
+    ).rows;
     const a = placed[0];
     const b = placed.find((r) => r.p !== a.p)!;
     expect(b).toBeDefined();
@@ -70,7 +81,9 @@ describe('postgres_fdw shards', () => {
     const file = join(dir, 'shards.ndjson');
     await record(file, url, setup, a.id, b.id, { keys, shards });
     for (const s of shards) {
-      const cols = await s.query(`SELECT attname FROM pg_attribute WHERE attrelid = 'accounts'::regclass AND attname = '_isocheck_wid'`);
+      const cols = await s.query(
+        `SELECT attname FROM pg_attribute WHERE attrelid = 'accounts'::regclass AND attname = '_isocheck_wid'`,
+      );
       expect(cols.rows).toHaveLength(1);
     }
     const history = await readHistory(file);
@@ -89,7 +102,9 @@ describe('postgres_fdw shards', () => {
     await admin.query('CREATE DATABASE bank');
     const url = withDatabase(single.url, 'bank');
     const setup = await connect(url);
-    await setup.query('CREATE TABLE accounts (id int PRIMARY KEY, bal int NOT NULL); INSERT INTO accounts SELECT g, 100 FROM generate_series(1, 10) g');
+    await setup.query(
+      'CREATE TABLE accounts (id int PRIMARY KEY, bal int NOT NULL); INSERT INTO accounts SELECT g, 100 FROM generate_series(1, 10) g',
+    );
     const file = join(dir, 'single.ndjson');
     await record(file, url, setup, 1, 2, {});
     expect(checkHistory(await readHistory(file)).verdict).toBe('consistent');

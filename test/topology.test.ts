@@ -2,7 +2,16 @@
 // its recovery_min_apply_delay shows (a read on the standby right after a commit misses it); a coordinator with
 // two postgres_fdw shards places rows on both shards, and RETURNING old works through it.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDatabase, createSchema, startReplicaTopology, startShardTopology, waitForReplay, withClient, withDatabase, type Topology } from '../src/db/topology.js';
+import {
+  createDatabase,
+  createSchema,
+  startReplicaTopology,
+  startShardTopology,
+  waitForReplay,
+  withClient,
+  withDatabase,
+  type Topology,
+} from '../src/db/topology.js';
 
 const started: Topology[] = [];
 afterAll(async () => {
@@ -37,18 +46,31 @@ describe('topologies', () => {
     const sh = await startShardTopology({ shards: 2 });
     started.push(sh);
     await createDatabase(sh, 'y');
-    const keys = await createSchema(sh, 'y', 'CREATE TABLE a (id int PRIMARY KEY, v int); CREATE TABLE b (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, w int)', ['a', 'b']);
+    const keys = await createSchema(
+      sh,
+      'y',
+      'CREATE TABLE a (id int PRIMARY KEY, v int); CREATE TABLE b (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, w int)',
+      ['a', 'b'],
+    );
     expect(keys).toEqual({ a: ['id'], b: ['id'] });
     await withClient(withDatabase(sh.primary.url, 'y'), async (c) => {
       await c.query('INSERT INTO a SELECT g, g FROM generate_series(1, 20) g');
       await c.query('INSERT INTO b (w) SELECT g FROM generate_series(1, 20) g');
       expect((await c.query('SELECT count(*)::int AS n FROM b')).rows[0].n).toBe(20);
       await c.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
-      expect((await c.query('UPDATE a SET v = v + 1 WHERE id = 3 RETURNING old.v AS o, new.v AS n')).rows).toEqual([{ o: 3, n: 4 }]);
+      expect((await c.query('UPDATE a SET v = v + 1 WHERE id = 3 RETURNING old.v AS o, new.v AS n')).rows).toEqual([
+        { o: 3, n: 4 },
+      ]);
       await c.query('COMMIT');
     });
     const counts: number[] = [];
-    for (const s of sh.shards) counts.push(await withClient(withDatabase(s.url, 'y'), async (c) => (await c.query('SELECT count(*)::int AS n FROM a')).rows[0].n));
+    for (const s of sh.shards)
+      counts.push(
+        await withClient(
+          withDatabase(s.url, 'y'),
+          async (c) => (await c.query('SELECT count(*)::int AS n FROM a')).rows[0].n,
+        ),
+      );
     expect(counts.reduce((x, y) => x + y)).toBe(20);
     expect(Math.min(...counts)).toBeGreaterThan(0);
     await sh.stop();

@@ -40,7 +40,9 @@ function addRandomWitnesses(rng: Rng, model: CheckModel, rel: Relations): void {
   if (rng() < 0.5) return; // half the cases keep only the wr of the returned rows
   for (const read of model.reads) {
     if (rng() < 0.7) continue;
-    const writers = model.writersOf.flatMap((ws, key) => ws.map((w) => [w, key] as const)).filter(([w]) => w !== read.txn);
+    const writers = model.writersOf
+      .flatMap((ws, key) => ws.map((w) => [w, key] as const))
+      .filter(([w]) => w !== read.txn);
     if (writers.length === 0) continue;
     const [w, key] = writers[Math.floor(rng() * writers.length)];
     rel.addWitness(read, key, w);
@@ -52,7 +54,13 @@ function* cases(count: number): Generator<{ rng: Rng; model: CheckModel; label: 
     for (let i = 0; i < count; i++) {
       const seed = `visibility-${level}-${i}`;
       const rng = seedrandom(seed);
-      const history = randomHistory(rng, { txns: [3, 8], sessions: [1, 3], corrupt: 0, levels: level === 'PC,SI' ? ['PC', 'SI'] : undefined, level: level === 'PC,SI' ? undefined : level });
+      const history = randomHistory(rng, {
+        txns: [3, 8],
+        sessions: [1, 3],
+        corrupt: 0,
+        levels: level === 'PC,SI' ? ['PC', 'SI'] : undefined,
+        level: level === 'PC,SI' ? undefined : level,
+      });
       const model = buildModel(history, level === 'PC,SI' ? {} : { iso: parseIsoOverride(level) });
       if (model.anomalies.length > 0) continue;
       yield { rng, model, label: seed };
@@ -72,7 +80,9 @@ describe('fast PC/SI visibility', () => {
       // A random partial order: pco plus edges of a random total order, kept acyclic.
       const { seq } = randomSequence(rng, model);
       const order = rel.pco.clone();
-      for (let i = 0; i < seq.length; i++) for (let j = i + 1; j < seq.length; j++) if (rng() < 0.2 && !order.has(seq[j], seq[i])) order.add(seq[i], seq[j]);
+      for (let i = 0; i < seq.length; i++)
+        for (let j = i + 1; j < seq.length; j++)
+          if (rng() < 0.2 && !order.has(seq[j], seq[i])) order.add(seq[i], seq[j]);
       if (order.cyclic) continue;
       rel.pco = order;
       const fast = new PrefixVisibility(rel, sharesWrite);
@@ -85,7 +95,8 @@ describe('fast PC/SI visibility', () => {
           if (t2 === read.txn) continue;
           const expected = rel.visible(t2, read, level, sharesWrite);
           const got = ((set[t2 >>> 5] >>> (t2 & 31)) & 1) === 1 || rel.soBefore(t2, read.txn);
-          if (got !== expected) expect.fail(`${label}: t2=${t2} read ${read.id} of t${read.txn}: fast ${got}, reference ${expected}`);
+          if (got !== expected)
+            expect.fail(`${label}: t2=${t2} read ${read.id} of t${read.txn}: fast ${got}, reference ${expected}`);
           compared++;
           if (expected) visible++;
         }
@@ -116,12 +127,14 @@ describe('fast PC/SI visibility', () => {
         const bound = prefixBound(rel, read.txn, pos, sharesWrite);
         // The Conflict part by binary search over writers sorted by position gives the same bound.
         const indexed = prefixBound(rel, read.txn, pos, sharesWrite, index);
-        if (indexed !== bound) expect.fail(`${label}: read ${read.id} of t${read.txn}: bound ${bound}, with PositionIndex ${indexed}`);
+        if (indexed !== bound)
+          expect.fail(`${label}: read ${read.id} of t${read.txn}: bound ${bound}, with PositionIndex ${indexed}`);
         for (let t2 = 0; t2 < model.n; t2++) {
           if (t2 === read.txn) continue;
           const expected = rel.visible(t2, read, level, sharesWrite);
           const got = visibleUnder(rel, t2, read, level, pos, bound, sharesWrite);
-          if (got !== expected) expect.fail(`${label}: t2=${t2} read ${read.id} of t${read.txn}: fast ${got}, reference ${expected}`);
+          if (got !== expected)
+            expect.fail(`${label}: t2=${t2} read ${read.id} of t${read.txn}: fast ${got}, reference ${expected}`);
           compared++;
           if (expected) visible++;
         }
@@ -142,7 +155,8 @@ describe('fast PC/SI visibility', () => {
         partners.some(t3, (t4) => (visited.add(t4), false));
         for (let t = 1; t < model.n; t++) {
           const expected = t !== t3 && [...model.writes[t3].keys()].some((k) => model.writes[t].has(k));
-          if (visited.has(t) !== expected || (t !== t3 && partners.share(t, t3) !== expected)) expect.fail(`${label}: t${t} and t${t3}: expected ${expected}`);
+          if (visited.has(t) !== expected || (t !== t3 && partners.share(t, t3) !== expected))
+            expect.fail(`${label}: t${t} and t${t3}: expected ${expected}`);
           pairs++;
           if (expected) sharing++;
         }

@@ -28,14 +28,26 @@ const cases: Case[] = [
   {
     name: 'aborted read (G1a)',
     type: 'aborted-read',
-    bad: registerLines(init, [txn('w', 1, 1, [upd('w1', 1, 'init', 5)], { status: 'aborted' }), txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])])]),
-    nearMiss: registerLines(init, [txn('w', 1, 1, [upd('w1', 1, 'init', 5)]), txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])])]),
+    bad: registerLines(init, [
+      txn('w', 1, 1, [upd('w1', 1, 'init', 5)], { status: 'aborted' }),
+      txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])]),
+    ]),
+    nearMiss: registerLines(init, [
+      txn('w', 1, 1, [upd('w1', 1, 'init', 5)]),
+      txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])]),
+    ]),
   },
   {
     name: 'intermediate read (G1b)',
     type: 'intermediate-read',
-    bad: registerLines(init, [txn('w', 1, 1, [upd('w1', 1, 'init', 5), upd('w2', 1, 'w1', 6)]), txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])])]),
-    nearMiss: registerLines(init, [txn('w', 1, 1, [upd('w1', 1, 'init', 5), upd('w2', 1, 'w1', 6)]), txn('r', 2, 1, [sel(1, [{ wid: 'w2', v: 6 }])])]),
+    bad: registerLines(init, [
+      txn('w', 1, 1, [upd('w1', 1, 'init', 5), upd('w2', 1, 'w1', 6)]),
+      txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])]),
+    ]),
+    nearMiss: registerLines(init, [
+      txn('w', 1, 1, [upd('w1', 1, 'init', 5), upd('w2', 1, 'w1', 6)]),
+      txn('r', 2, 1, [sel(1, [{ wid: 'w2', v: 6 }])]),
+    ]),
   },
   {
     name: 'internal inconsistency: does not see its own write',
@@ -46,8 +58,12 @@ const cases: Case[] = [
   {
     name: 'internal inconsistency: misses a row it inserted',
     type: 'internal-inconsistency',
-    bad: registerLines(init, [txn('a', 1, 1, [ins('a1', 2, 5), sel(0, [{ wid: 'init', v: 0, id: 1 }], 'v >= $1', [0])])]),
-    nearMiss: registerLines(init, [txn('a', 1, 1, [ins('a1', 2, 5), sel(0, [{ wid: 'init', v: 0, id: 1 }], 'v <= $1', [0])])]),
+    bad: registerLines(init, [
+      txn('a', 1, 1, [ins('a1', 2, 5), sel(0, [{ wid: 'init', v: 0, id: 1 }], 'v >= $1', [0])]),
+    ]),
+    nearMiss: registerLines(init, [
+      txn('a', 1, 1, [ins('a1', 2, 5), sel(0, [{ wid: 'init', v: 0, id: 1 }], 'v <= $1', [0])]),
+    ]),
   },
   {
     name: 'internal inconsistency: reads a row it deleted',
@@ -64,20 +80,38 @@ const cases: Case[] = [
   {
     name: 'value mismatch',
     type: 'value-mismatch',
-    bad: registerLines(init, [txn('w', 1, 1, [upd('w1', 1, 'init', 5)]), txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 6 }])])]),
-    nearMiss: registerLines(init, [txn('w', 1, 1, [upd('w1', 1, 'init', 5)]), txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])])]),
+    bad: registerLines(init, [
+      txn('w', 1, 1, [upd('w1', 1, 'init', 5)]),
+      txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 6 }])]),
+    ]),
+    nearMiss: registerLines(init, [
+      txn('w', 1, 1, [upd('w1', 1, 'init', 5)]),
+      txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])]),
+    ]),
   },
   {
     name: 'circular information flow (G1c)',
     type: 'circular-information-flow',
-    bad: registerLines([{ id: 1, v: 0 }, { id: 2, v: 0 }], [
-      txn('a', 1, 1, [sel(2, [{ wid: 'b1', v: 7 }]), upd('a1', 1, 'init', 5)]),
-      txn('b', 2, 1, [sel(1, [{ wid: 'a1', v: 5 }]), upd('b1', 2, 'init', 7)]),
-    ]),
-    nearMiss: registerLines([{ id: 1, v: 0 }, { id: 2, v: 0 }], [
-      txn('a', 1, 1, [sel(2, [{ wid: 'init', v: 0 }]), upd('a1', 1, 'init', 5)]),
-      txn('b', 2, 1, [sel(1, [{ wid: 'a1', v: 5 }]), upd('b1', 2, 'init', 7)]),
-    ]),
+    bad: registerLines(
+      [
+        { id: 1, v: 0 },
+        { id: 2, v: 0 },
+      ],
+      [
+        txn('a', 1, 1, [sel(2, [{ wid: 'b1', v: 7 }]), upd('a1', 1, 'init', 5)]),
+        txn('b', 2, 1, [sel(1, [{ wid: 'a1', v: 5 }]), upd('b1', 2, 'init', 7)]),
+      ],
+    ),
+    nearMiss: registerLines(
+      [
+        { id: 1, v: 0 },
+        { id: 2, v: 0 },
+      ],
+      [
+        txn('a', 1, 1, [sel(2, [{ wid: 'init', v: 0 }]), upd('a1', 1, 'init', 5)]),
+        txn('b', 2, 1, [sel(1, [{ wid: 'a1', v: 5 }]), upd('b1', 2, 'init', 7)]),
+      ],
+    ),
   },
 ];
 
@@ -100,7 +134,9 @@ describe('well-formedness', () => {
   }
 
   it('does not check reads of aborted transactions by default, and does with checkAbortedReads', async () => {
-    const h = await loadLines(registerLines(init, [txn('a', 1, 1, [sel(1, [{ wid: 'zz', v: 0 }])], { status: 'aborted' })]));
+    const h = await loadLines(
+      registerLines(init, [txn('a', 1, 1, [sel(1, [{ wid: 'zz', v: 0 }])], { status: 'aborted' })]),
+    );
     expect(checkHistory(h).verdict).toBe('consistent');
     const r = checkHistory(h, { checkAbortedReads: true });
     expect(r.verdict).toBe('inconsistent');
@@ -108,11 +144,21 @@ describe('well-formedness', () => {
   });
 
   it('counts an unknown-outcome transaction as committed when it was read, and drops it otherwise', async () => {
-    const read = await loadLines(registerLines(init, [txn('w', 1, 1, [upd('w1', 1, 'init', 5)], { status: 'unknown' }), txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])])]));
+    const read = await loadLines(
+      registerLines(init, [
+        txn('w', 1, 1, [upd('w1', 1, 'init', 5)], { status: 'unknown' }),
+        txn('r', 2, 1, [sel(1, [{ wid: 'w1', v: 5 }])]),
+      ]),
+    );
     const r1 = checkHistory(read);
     expect(r1.verdict).toBe('consistent');
     expect(r1.commitOrder).toEqual(['w', 'r']);
-    const unread = await loadLines(registerLines(init, [txn('w', 1, 1, [upd('w1', 1, 'init', 5)], { status: 'unknown' }), txn('r', 2, 1, [sel(1, [{ wid: 'init', v: 0 }])], { iso: 'SER' })]));
+    const unread = await loadLines(
+      registerLines(init, [
+        txn('w', 1, 1, [upd('w1', 1, 'init', 5)], { status: 'unknown' }),
+        txn('r', 2, 1, [sel(1, [{ wid: 'init', v: 0 }])], { iso: 'SER' }),
+      ]),
+    );
     const r2 = checkHistory(unread);
     expect(r2.verdict).toBe('consistent');
     expect(r2.commitOrder).toEqual(['r']);

@@ -69,7 +69,9 @@ function forbidden(sql: string): string[] {
 function tablesOf(sql: string): string[] {
   const s = sql.toLowerCase().replace(/\s+/g, ' ');
   const names = [...s.matchAll(/\b(?:from|into|update|join)\s+([a-z_][a-z0-9_]*)/g)].map((m) => m[1]);
-  const lists = [...s.matchAll(/\bfrom\s+([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)+)/g)].flatMap((m) => m[1].split(',').map((t) => t.trim()));
+  const lists = [...s.matchAll(/\bfrom\s+([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)+)/g)].flatMap((m) =>
+    m[1].split(',').map((t) => t.trim()),
+  );
   return [...new Set([...names, ...lists])];
 }
 
@@ -98,7 +100,16 @@ const newTally = (): Tally => ({ committed: {}, rolledBack: {}, retries: 0 });
 const RETRYABLE = new Set(['40001', '40P01']);
 
 /** BEGIN at `level`, the transaction, COMMIT; ROLLBACK on RollbackError; retries on 40001/40P01. */
-async function runTxn(client: pg.Client, w: Workload, type: string, level: Level, rng: () => number, ctx: WorkloadContext, seen: Set<string>, tally: Tally): Promise<void> {
+async function runTxn(
+  client: pg.Client,
+  w: Workload,
+  type: string,
+  level: Level,
+  rng: () => number,
+  ctx: WorkloadContext,
+  seen: Set<string>,
+  tally: Tally,
+): Promise<void> {
   const db = new Capturing(client, seen);
   for (let attempt = 0; ; attempt++) {
     await client.query(beginStatement(level));
@@ -137,7 +148,8 @@ describe('workload registry and API', () => {
     for (const w of Object.values(workloads)) {
       expect(getWorkload(w.name)).toBe(w);
       expect(Object.keys(w.configs).sort()).toEqual(['rc', 'ser', 'ser+rc', 'si', 'si+rc']);
-      for (const config of Object.values(w.configs)) for (const type of Object.keys(w.mix)) expect(['SER', 'SI', 'RC']).toContain(levelFor(config, type));
+      for (const config of Object.values(w.configs))
+        for (const type of Object.keys(w.mix)) expect(['SER', 'SI', 'RC']).toContain(levelFor(config, type));
       expect(w.tables.length).toBeGreaterThan(0);
       expect(w.context(1).scale).toBe(1);
       expect(Object.values(w.mix).every((x) => x > 0)).toBe(true);
@@ -145,11 +157,17 @@ describe('workload registry and API', () => {
     expect(() => getWorkload('nope')).toThrow(/unknown workload/);
   });
 
-  it('uses the paper\'s mixes and mixed configurations', () => {
+  it("uses the paper's mixes and mixed configurations", () => {
     expect(workloads.tpcc.mix).toEqual({ NewOrder: 45, Payment: 43, OrderStatus: 4, Delivery: 4, StockLevel: 4 });
     expect(workloads.tpcc.configs['ser+rc']).toEqual({ '*': 'RC', NewOrder: 'SER', Payment: 'SER' });
     expect(workloads['tpcc-pc'].configs['si+rc']).toEqual({ '*': 'RC', NewOrder: 'SI', Payment: 'SI' });
-    expect(workloads.twitter.mix).toMatchObject({ GetTweet: 1, GetTweetsFromFollowing: 1, GetFollowers: 7, GetUserTweets: 80, InsertTweet: 11 });
+    expect(workloads.twitter.mix).toMatchObject({
+      GetTweet: 1,
+      GetTweetsFromFollowing: 1,
+      GetFollowers: 7,
+      GetUserTweets: 80,
+      InsertTweet: 11,
+    });
     expect(workloads.twitter.configs['si+rc']).toEqual({ '*': 'RC', InsertTweet: 'SI', Follow: 'SI' });
     expect(levelFor(workloads.smallbank.configs['ser+rc'], 'Balance')).toBe('RC');
     expect(levelFor(workloads.smallbank.configs['ser+rc'], 'WriteCheck')).toBe('SER');
@@ -162,8 +180,10 @@ describe('workload registry and API', () => {
         const bad = forbidden(sql);
         if (bad.length > 0) problems.push(`${w.name}.${name}: contains ${bad.join(', ')}`);
         const tables = tablesOf(sql);
-        if (tables.length !== 1) problems.push(`${w.name}.${name}: names ${tables.length} tables (${tables.join(', ')})`);
-        else if (!w.tables.includes(tables[0])) problems.push(`${w.name}.${name}: table ${tables[0]} is not one of the workload's tables`);
+        if (tables.length !== 1)
+          problems.push(`${w.name}.${name}: names ${tables.length} tables (${tables.join(', ')})`);
+        else if (!w.tables.includes(tables[0]))
+          problems.push(`${w.name}.${name}: table ${tables[0]} is not one of the workload's tables`);
       }
     }
     expect(problems).toEqual([]);
@@ -176,9 +196,22 @@ describe('workload registry and API', () => {
 
   it('scale maps to sizes (tpcc)', () => {
     const s1 = tpccContext(1);
-    expect([s1.warehouses, s1.districts, s1.customersPerDistrict, s1.items, s1.ordersPerDistrict, s1.undeliveredPerDistrict]).toEqual([1, 3, 50, 500, 50, 15]);
+    expect([
+      s1.warehouses,
+      s1.districts,
+      s1.customersPerDistrict,
+      s1.items,
+      s1.ordersPerDistrict,
+      s1.undeliveredPerDistrict,
+    ]).toEqual([1, 3, 50, 500, 50, 15]);
     const full = tpccContext(200);
-    expect([full.warehouses, full.districts, full.customersPerDistrict, full.items, full.undeliveredPerDistrict]).toEqual([1, 10, 3000, 100000, 900]);
+    expect([
+      full.warehouses,
+      full.districts,
+      full.customersPerDistrict,
+      full.items,
+      full.undeliveredPerDistrict,
+    ]).toEqual([1, 10, 3000, 100000, 900]);
     expect(full.nurand).toMatchObject({ cLast: { A: 255 }, cId: { A: 1023 }, olIId: { A: 8191 } });
     expect(tpccContext(400).warehouses).toBe(2);
     expect(() => tpccContext(0)).toThrow();
@@ -199,7 +232,12 @@ describe('workload helpers', () => {
   it('CSV round trip: quoting, empty string vs NULL, types', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'isocheck-csv-'));
     try {
-      const cols = [['a', 'int'], ['b', 'text'], ['c', 'numeric'], ['d', 'bool']] as const;
+      const cols = [
+        ['a', 'int'],
+        ['b', 'text'],
+        ['c', 'numeric'],
+        ['d', 'bool'],
+      ] as const;
       const w = new CsvWriter(cols);
       w.row([1, 'plain', '1.50', true]);
       w.row([2, 'a "quoted", \nmultiline', '-0.01', false]);
@@ -237,7 +275,7 @@ for (const name of Object.keys(workloads)) {
     it('generates the same CSV bytes from the same (seed, scale), other bytes from another seed', async () => {
       files = await w.generate(join(dir, 'a'), SEED, 1);
       const again = await w.generate(join(dir, 'b'), SEED, 1);
-      const other = await w.generate(join(dir, 'c'), SEED + '-other', 1);
+      const other = await w.generate(join(dir, 'c'), `${SEED}-other`, 1);
       expect(Object.keys(files).sort()).toEqual([...w.tables].sort());
       let differs = false;
       for (const t of w.tables) {
@@ -251,13 +289,19 @@ for (const name of Object.keys(workloads)) {
       client = await freshDatabase(`wl_${name.replace(/-/g, '_')}`);
       await client.query(w.schema());
       const keyed = (
-        await client.query(`SELECT c.relname FROM pg_class c JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary WHERE c.relname = ANY($1)`, [w.tables])
+        await client.query(
+          `SELECT c.relname FROM pg_class c JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary WHERE c.relname = ANY($1)`,
+          [w.tables],
+        )
       ).rows.map((r) => r.relname as string);
       expect(keyed.sort()).toEqual([...w.tables].sort());
       await w.load(client, files);
       for (const t of w.tables) {
         const n = Number((await client.query(`SELECT count(*) AS n FROM ${t}`)).rows[0].n);
-        const lines = readFileSync(files[t], 'utf8').split('\n').filter((l) => l !== '').length - 1;
+        const lines =
+          readFileSync(files[t], 'utf8')
+            .split('\n')
+            .filter((l) => l !== '').length - 1;
         // CSV lines = rows unless a text field spans lines (not generated by any workload)
         expect(n, `rows of ${t}`).toBe(lines);
       }
@@ -281,9 +325,12 @@ for (const name of Object.keys(workloads)) {
 
     it(`runs ${CLIENTS} concurrent clients x ${PER_CLIENT} transactions at mixed levels; invariants hold`, async () => {
       // smallbank: the write-skew pair at READ COMMITTED, the rest SERIALIZABLE; others: their ser+rc configuration
-      const config: Record<string, Level> = name === 'smallbank' ? { WriteCheck: 'RC', TransactSavings: 'RC', '*': 'SER' } : w.configs['ser+rc'];
+      const config: Record<string, Level> =
+        name === 'smallbank' ? { WriteCheck: 'RC', TransactSavings: 'RC', '*': 'SER' } : w.configs['ser+rc'];
       const tally = newTally();
-      const clients = await Promise.all(Array.from({ length: CLIENTS }, () => connect(`wl_${name.replace(/-/g, '_')}`)));
+      const clients = await Promise.all(
+        Array.from({ length: CLIENTS }, () => connect(`wl_${name.replace(/-/g, '_')}`)),
+      );
       try {
         await Promise.all(
           clients.map(async (c, i) => {
@@ -297,7 +344,9 @@ for (const name of Object.keys(workloads)) {
       } finally {
         await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
       }
-      const done = Object.values(tally.committed).reduce((a, b) => a + b, 0) + Object.values(tally.rolledBack).reduce((a, b) => a + b, 0);
+      const done =
+        Object.values(tally.committed).reduce((a, b) => a + b, 0) +
+        Object.values(tally.rolledBack).reduce((a, b) => a + b, 0);
       expect(done).toBe(CLIENTS * PER_CLIENT);
       expect(await w.invariants(client, ctx)).toEqual([]);
     });
@@ -319,7 +368,9 @@ describe('workload specifics', () => {
       const added = Number((await client.query('SELECT count(*) AS n FROM added_tweets')).rows[0].n);
       expect(added).toBeGreaterThan(0);
       // the users that tweeted recently are the ones reads pick most: user 1 (Zipf rank 1) has recent tweets
-      const recentByHot = Number((await client.query('SELECT count(*) AS n FROM added_tweets WHERE uid <= 5')).rows[0].n);
+      const recentByHot = Number(
+        (await client.query('SELECT count(*) AS n FROM added_tweets WHERE uid <= 5')).rows[0].n,
+      );
       expect(recentByHot).toBeGreaterThan(0);
     } finally {
       await client.end();
@@ -332,7 +383,9 @@ describe('workload specifics', () => {
       const ctx = tpccContext(1);
       const orders = Number((await client.query('SELECT count(*) AS n FROM oorder')).rows[0].n);
       expect(orders).toBeGreaterThan(ctx.ordersPerDistrict * ctx.districts);
-      const delivered = Number((await client.query('SELECT count(*) AS n FROM oorder WHERE o_carrier_id IS NOT NULL')).rows[0].n);
+      const delivered = Number(
+        (await client.query('SELECT count(*) AS n FROM oorder WHERE o_carrier_id IS NOT NULL')).rows[0].n,
+      );
       expect(delivered).toBeGreaterThan((ctx.ordersPerDistrict - ctx.undeliveredPerDistrict) * ctx.districts);
     } finally {
       await client.end();
@@ -342,7 +395,8 @@ describe('workload specifics', () => {
   it('tpcc-pc: keeps every NEW_ORDER row, flags delivered ones', async () => {
     const client = await connect('wl_tpcc_pc');
     try {
-      const r = (await client.query('SELECT count(*) AS n, count(*) FILTER (WHERE no_delivered) AS d FROM new_order')).rows[0];
+      const r = (await client.query('SELECT count(*) AS n, count(*) FILTER (WHERE no_delivered) AS d FROM new_order'))
+        .rows[0];
       const orders = Number((await client.query('SELECT count(*) AS n FROM oorder')).rows[0].n);
       expect(Number(r.n)).toBe(orders);
       expect(Number(r.d)).toBeGreaterThan(0);
@@ -410,8 +464,13 @@ describe('workload specifics', () => {
       await t.query('UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1');
       // two NEW_ORDER rows past D_NEXT_O_ID with a gap (conditions 2 and 3), an initially delivered order losing
       // its carrier (condition 5)
-      const next = Number((await t.query('SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1')).rows[0].d_next_o_id);
-      await t.query('INSERT INTO new_order (no_w_id, no_d_id, no_o_id) VALUES (1, 1, $1), (1, 1, $2)', [next + 5, next + 7]);
+      const next = Number(
+        (await t.query('SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1')).rows[0].d_next_o_id,
+      );
+      await t.query('INSERT INTO new_order (no_w_id, no_d_id, no_o_id) VALUES (1, 1, $1), (1, 1, $2)', [
+        next + 5,
+        next + 7,
+      ]);
       await t.query('UPDATE oorder SET o_carrier_id = NULL WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 1');
       const problems = (await workloads.tpcc.invariants(t, tpccContext(1))).join('\n');
       await t.query('ROLLBACK');

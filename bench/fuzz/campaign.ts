@@ -65,7 +65,9 @@ export interface FuzzOptions {
 
 /** histories/known/*.ndjson and the corpus's files under 200 kB. */
 export function defaultSources(root = findRepo()): string[] {
-  const known = readdirSync(join(root, 'histories', 'known')).filter((f) => f.endsWith('.ndjson')).map((f) => join(root, 'histories', 'known', f));
+  const known = readdirSync(join(root, 'histories', 'known'))
+    .filter((f) => f.endsWith('.ndjson'))
+    .map((f) => join(root, 'histories', 'known', f));
   const corpusDir = join(root, 'histories', 'corpus');
   const corpus = readdirSync(corpusDir)
     .filter((f) => f.endsWith('.ndjson.gz') || f.endsWith('.ndjson'))
@@ -139,7 +141,8 @@ export async function runCampaign(options: FuzzOptions): Promise<{ stats: FuzzSt
       } catch (e) {
         if (e instanceof InputError) {
           verdict = 'error';
-          if (/\n/.test(e.message) && !e.message.split('\n').every((l) => /^.+:\d+: /.test(l))) fail('crash', `an error of several lines that are not FILE:LINE: ${e.message.slice(0, 300)}`);
+          if (/\n/.test(e.message) && !e.message.split('\n').every((l) => /^.+:\d+: /.test(l)))
+            fail('crash', `an error of several lines that are not FILE:LINE: ${e.message.slice(0, 300)}`);
         } else {
           verdict = 'crash';
           fail('crash', String((e as Error)?.stack ?? e).slice(0, 600));
@@ -153,9 +156,12 @@ export async function runCampaign(options: FuzzOptions): Promise<{ stats: FuzzSt
       else if (verdict === 'consistent') stats.consistent++;
       else if (verdict === 'inconsistent') stats.inconsistent++;
       else if (verdict === 'unknown') stats.unknown++;
-      if (ms > options.timeoutMs + options.graceMs) fail('slow', `${Math.round(ms)} ms with a limit of ${options.timeoutMs} ms`);
-      if (spec.format.length > 0 && verdict !== 'error' && verdict !== 'crash') fail('verdict-on-malformed', `${verdict}, but: ${spec.format.slice(0, 3).join('; ')}`);
-      if (spec.format.length === 0 && spec.illFormed.length > 0 && verdict === 'consistent') fail('consistent-on-ill-formed', spec.illFormed.slice(0, 3).join('; '));
+      if (ms > options.timeoutMs + options.graceMs)
+        fail('slow', `${Math.round(ms)} ms with a limit of ${options.timeoutMs} ms`);
+      if (spec.format.length > 0 && verdict !== 'error' && verdict !== 'crash')
+        fail('verdict-on-malformed', `${verdict}, but: ${spec.format.slice(0, 3).join('; ')}`);
+      if (spec.format.length === 0 && spec.illFormed.length > 0 && verdict === 'consistent')
+        fail('consistent-on-ill-formed', spec.illFormed.slice(0, 3).join('; '));
       if ((verdict === 'consistent' || verdict === 'inconsistent') && spec.txns <= options.oracleMaxTxns) {
         let naive: ReturnType<typeof naiveCheck> | undefined;
         try {
@@ -163,7 +169,10 @@ export async function runCampaign(options: FuzzOptions): Promise<{ stats: FuzzSt
         } catch (e) {
           // the oracle evaluates every WHERE on every version: one it cannot evaluate means the file is malformed
           if (!(e instanceof PredicateError)) throw e;
-          fail('verdict-on-malformed', `${verdict}, but the oracle cannot evaluate a WHERE: ${e.message.slice(0, 200)}`);
+          fail(
+            'verdict-on-malformed',
+            `${verdict}, but the oracle cannot evaluate a WHERE: ${e.message.slice(0, 200)}`,
+          );
         }
         if (naive && naive.verdict !== 'unknown') {
           stats.oracleCompared++;

@@ -53,7 +53,9 @@ const { stats, failures } = await runCampaign({
   },
 });
 console.log(line(stats));
-console.log(`${((Date.now() - started) / 1000).toFixed(1)} s; malformed by the documents: ${stats.malformed}, ill-formed reads: ${stats.illFormed}`);
+console.log(
+  `${((Date.now() - started) / 1000).toFixed(1)} s; malformed by the documents: ${stats.malformed}, ill-formed reads: ${stats.illFormed}`,
+);
 if (failures.length > 0) {
   mkdirSync(opts.out, { recursive: true });
   failures.forEach((f, i) => {

@@ -5,7 +5,7 @@
  * Replacement values are the hostile ones users met: huge and non-finite numbers, 2^53+1, digits by the
  * thousand, deep nesting, blank strings, Object.prototype's names, wrong JSON types.
  */
-import seedrandom from 'seedrandom';
+import type seedrandom from 'seedrandom';
 
 type Rng = seedrandom.PRNG;
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -21,7 +21,10 @@ function hostileText(rng: Rng, near?: Json): string {
   const r = rng();
   if (r < 0.08) return pick(rng, ['1e400', '-1e400', '1e-400', '9007199254740993', '-0', '1.5', '2147483648', '32768']);
   if (r < 0.14) return JSON.stringify('9'.repeat(1 + Math.floor(rng() * 3000)));
-  if (r < 0.18) return JSON.stringify(pick(rng, ['1e999999999', '-1e-999999999', 'NaN', 'Infinity', '-Infinity', '1e131072', '.', '1.', '+', '0x10']));
+  if (r < 0.18)
+    return JSON.stringify(
+      pick(rng, ['1e999999999', '-1e-999999999', 'NaN', 'Infinity', '-Infinity', '1e131072', '.', '1.', '+', '0x10']),
+    );
   if (r < 0.24) return JSON.stringify(pick(rng, ['', ' ', '   ', '\t', '\u0000', '\ud800', 'init', 'NULL', 'true']));
   if (r < 0.32) return JSON.stringify(pick(rng, PROTO_NAMES));
   if (r < 0.36) {
@@ -31,13 +34,18 @@ function hostileText(rng: Rng, near?: Json): string {
   if (r < 0.42) return pick(rng, ['null', 'true', 'false', '{}', '[]', '{"a":1}', '[1,"2",null]']);
   if (r < 0.5) return String(Math.floor((rng() - 0.5) * 1e6));
   if (r < 0.56) return JSON.stringify(`${Math.floor(rng() * 10)}`);
-  if (near !== undefined && typeof near === 'number') return String(pick(rng, [near + 1, near - 1, -near, near * 1e12, 0]));
-  if (near !== undefined && typeof near === 'string') return JSON.stringify(pick(rng, [near + near, near.slice(1), near.toUpperCase(), `${near}x`]));
+  if (near !== undefined && typeof near === 'number')
+    return String(pick(rng, [near + 1, near - 1, -near, near * 1e12, 0]));
+  if (near !== undefined && typeof near === 'string')
+    return JSON.stringify(pick(rng, [near + near, near.slice(1), near.toUpperCase(), `${near}x`]));
   return pick(rng, ['0', '1', '-1', '"x"', '"s1.1.1"', 'null']);
 }
 
 /** Every (container, key) pair inside a JSON value, for picking a place to mutate. */
-function places(v: Json, acc: [Json[] | { [k: string]: Json }, string | number][] = []): [Json[] | { [k: string]: Json }, string | number][] {
+function places(
+  v: Json,
+  acc: [Json[] | { [k: string]: Json }, string | number][] = [],
+): [Json[] | { [k: string]: Json }, string | number][] {
   if (Array.isArray(v)) v.forEach((x, i) => (acc.push([v, i]), places(x, acc)));
   else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) acc.push([v, k]), places(v[k], acc);
   return acc;
@@ -81,10 +89,18 @@ function mutateOnce(text: string, rng: Rng, rawEdit: boolean): Mutant {
     if (kind === 'cut') return { text: text.slice(0, at), what: `cut at byte ${at}` };
     if (kind === 'garbage') {
       const junk = pick(rng, ['\u0000', '\uffff', '}', '{', '"', ',', '\\', 'x'.repeat(1000), '\n\n', '\r\n']);
-      return { text: text.slice(0, at) + junk + text.slice(at), what: `garbage ${JSON.stringify(junk.slice(0, 10))} at ${at}` };
+      return {
+        text: text.slice(0, at) + junk + text.slice(at),
+        what: `garbage ${JSON.stringify(junk.slice(0, 10))} at ${at}`,
+      };
     }
-    if (kind === 'drop-bytes') return { text: text.slice(0, at) + text.slice(at + 1 + Math.floor(rng() * 40)), what: `bytes dropped at ${at}` };
-    if (kind === 'newlines') return { text: text.slice(0, at) + '\n'.repeat(1 + Math.floor(rng() * 5000)) + text.slice(at), what: `newlines at ${at}` };
+    if (kind === 'drop-bytes')
+      return { text: text.slice(0, at) + text.slice(at + 1 + Math.floor(rng() * 40)), what: `bytes dropped at ${at}` };
+    if (kind === 'newlines')
+      return {
+        text: text.slice(0, at) + '\n'.repeat(1 + Math.floor(rng() * 5000)) + text.slice(at),
+        what: `newlines at ${at}`,
+      };
     const len = 1 + Math.floor(rng() * 200);
     return { text: text.slice(0, at) + text.slice(at, at + len) + text.slice(at), what: `bytes duplicated at ${at}` };
   }
@@ -92,7 +108,7 @@ function mutateOnce(text: string, rng: Rng, rawEdit: boolean): Mutant {
   try {
     lines = raw.map((l) => JSON.parse(l) as Json);
   } catch {
-    return { text: text + '\n', what: 'unparsable input, newline added' };
+    return { text: `${text}\n`, what: 'unparsable input, newline added' };
   }
   const li = Math.floor(rng() * lines.length);
   let what: string;
@@ -117,7 +133,12 @@ function mutateOnce(text: string, rng: Rng, rawEdit: boolean): Mutant {
     what = `line ${li + 1}: ${k} -> ${w}`;
   } else if (op < 0.44) {
     // a column renamed (in a row, a table's columns or its key)
-    const ps = places(lines[li]).filter(([c, k]) => typeof k === 'string' && !Array.isArray(c) && !['kind', 'op', 'rows', 'events', 'wid', 'read', 'row', 'table', 'id'].includes(k));
+    const ps = places(lines[li]).filter(
+      ([c, k]) =>
+        typeof k === 'string' &&
+        !Array.isArray(c) &&
+        !['kind', 'op', 'rows', 'events', 'wid', 'read', 'row', 'table', 'id'].includes(k),
+    );
     if (ps.length === 0) return mutateOnce(text, rng, true);
     const [c, k] = pick(rng, ps) as [{ [k: string]: Json }, string];
     const name = rng() < 0.6 ? pick(rng, PROTO_NAMES) : `${k}_`;
@@ -143,7 +164,7 @@ function mutateOnce(text: string, rng: Rng, rawEdit: boolean): Mutant {
     (c as Record<string | number, Json>)[k] = marker;
     const texts = lines.map((l) => JSON.stringify(l));
     texts[li] = texts[li].replace(JSON.stringify(marker), replacement);
-    return { text: texts.join('\n') + '\n', what: `line ${li + 1}: ${String(k)} = ${replacement.slice(0, 40)}` };
+    return { text: `${texts.join('\n')}\n`, what: `line ${li + 1}: ${String(k)} = ${replacement.slice(0, 40)}` };
   }
-  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', what };
+  return { text: `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`, what };
 }

@@ -27,7 +27,7 @@ const INT8_MIN = -9223372036854775808n;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const own = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+const own = (o: Obj, k: string): boolean => Object.hasOwn(o, k);
 const isSafeInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 
 interface Table {
@@ -118,10 +118,12 @@ export function specCheck(text: string): SpecVerdict {
       if (type === undefined) format.push(`${where}: column ${c} not declared`);
       else if (!valueOk(v, type)) format.push(`${where}: ${c} not a ${type}`);
     }
-    if (needKey) for (const k of t.key) if (!own(row, k) || row[k] === null) format.push(`${where}: key column ${k} missing`);
+    if (needKey)
+      for (const k of t.key) if (!own(row, k) || row[k] === null) format.push(`${where}: key column ${k} missing`);
     return format.length === before; // a row with a problem is not looked at further (its values may not be scalars)
   };
-  const keyOf = (table: string, t: Table, row: Obj): string => `${table}(${t.key.map((k) => JSON.stringify(row[k])).join(',')})`;
+  const keyOf = (table: string, t: Table, row: Obj): string =>
+    `${table}(${t.key.map((k) => JSON.stringify(row[k])).join(',')})`;
 
   lines.forEach((line, i) => {
     const at = `line ${i + 1}`;
@@ -152,7 +154,8 @@ export function specCheck(text: string): SpecVerdict {
           if (typeof t !== 'string') return void format.push(`${at}: type of ${c}`);
           cols.set(c, t);
         }
-        if (!Array.isArray(key) || key.length === 0 || key.some((k) => typeof k !== 'string' || !cols.has(k))) return void format.push(`${at}: key`);
+        if (!Array.isArray(key) || key.length === 0 || key.some((k) => typeof k !== 'string' || !cols.has(k)))
+          return void format.push(`${at}: key`);
         if (new Set(key).size !== key.length) unspecified.push(`${at}: a key column twice`);
         tables.set(name, { key: key as string[], columns: cols });
         return;
@@ -182,7 +185,11 @@ export function specCheck(text: string): SpecVerdict {
         if (typeof iso !== 'string' || !KINDS_OF_LEVEL.has(iso)) format.push(`${at}: iso`);
         if (typeof status !== 'string' || !STATUSES.has(status)) format.push(`${at}: status`);
         if (label !== undefined && typeof label !== 'string') format.push(`${at}: label`);
-        for (const [n, t] of [['begin', begin], ['end', end]] as const) if (t !== undefined && (typeof t !== 'number' || !Number.isFinite(t))) format.push(`${at}: ${n}`);
+        for (const [n, t] of [
+          ['begin', begin],
+          ['end', end],
+        ] as const)
+          if (t !== undefined && (typeof t !== 'number' || !Number.isFinite(t))) format.push(`${at}: ${n}`);
         if (error !== undefined && typeof error !== 'string' && !isObj(error)) format.push(`${at}: error`);
         if (!Array.isArray(events)) return void format.push(`${at}: events`);
         const st = typeof status === 'string' ? status : '?';
@@ -197,7 +204,8 @@ export function specCheck(text: string): SpecVerdict {
             if (own(e, 'params') && !Array.isArray(e.params)) format.push(`${ev}: params`);
             if (own(e, 'partial') && typeof e.partial !== 'boolean') format.push(`${ev}: partial`);
             if (own(e, 'params') && !own(e, 'where')) unspecified.push(`${ev}: params without where`);
-            if (own(e, 'params') || own(e, 'where')) unspecified.push(`${ev}: a WHERE (the evaluator's subset is not in the format)`);
+            if (own(e, 'params') || own(e, 'where'))
+              unspecified.push(`${ev}: a WHERE (the evaluator's subset is not in the format)`);
           }
           if (e.op !== 'select') {
             if (typeof e.wid !== 'string' || e.wid === '') return void format.push(`${ev}: wid`);
@@ -223,7 +231,9 @@ export function specCheck(text: string): SpecVerdict {
                 format.push(`${ev}: key`);
                 continue;
               }
-              const badKey = (r.key as unknown[]).some((kv, ki) => kv === null || !valueOk(kv, t.columns.get(t.key[ki])!));
+              const badKey = (r.key as unknown[]).some(
+                (kv, ki) => kv === null || !valueOk(kv, t.columns.get(t.key[ki])!),
+              );
               if (badKey) {
                 format.push(`${ev}: key value`);
                 continue;
@@ -236,7 +246,14 @@ export function specCheck(text: string): SpecVerdict {
             }
             if (!rowOk(r.row, t, ev, true)) continue;
             const k = keyOf(table, t, r.row as Obj);
-            if (e.op === 'select' || e.op === 'update') reads.push({ txn: id, status: st, wid: (e.op === 'select' ? r.wid : r.read) as string, key: k, where: ev });
+            if (e.op === 'select' || e.op === 'update')
+              reads.push({
+                txn: id,
+                status: st,
+                wid: (e.op === 'select' ? r.wid : r.read) as string,
+                key: k,
+                where: ev,
+              });
             if (e.op !== 'select') {
               lastWrite.set(`${id}|${k}`, e.wid as string);
               wids.set(`${e.wid}|${k}`, { txn: id, status: st, key: k, last: false });
@@ -260,7 +277,8 @@ export function specCheck(text: string): SpecVerdict {
     const sorted = [...seqs].sort((a, b) => a - b);
     if (sorted.some((q, i) => q !== i + 1)) {
       // a truncated file may miss the transactions still open when the recorder died
-      if (truncated && new Set(sorted).size === sorted.length) unspecified.push(`session ${s}: a gap in seq in a truncated file`);
+      if (truncated && new Set(sorted).size === sorted.length)
+        unspecified.push(`session ${s}: a gap in seq in a truncated file`);
       else format.push(`session ${s}: seq not 1, 2, ...`);
     }
   }

@@ -35,14 +35,17 @@ function parts(parent: Int32Array, n: number): { count: number; largest: number 
 export async function runComponents(files: string[]): Promise<void> {
   if (files.length === 0) throw new UsageError('components: give one or more history files');
   await loadPredicateParser();
-  console.log('| history | transactions | parts (rows) | largest (rows) | parts (rows + sessions) | largest (rows + sessions) |');
+  console.log(
+    '| history | transactions | parts (rows) | largest (rows) | parts (rows + sessions) | largest (rows + sessions) |',
+  );
   console.log('| :-- | --: | --: | --: | --: | --: |');
   for (const file of files) {
     const model = buildModel(await readHistory(file));
     const { n } = model;
     const parent = Int32Array.from({ length: n }, (_, i) => i);
     const union = (a: number, b: number) => {
-      const x = find(parent, a), y = find(parent, b);
+      const x = find(parent, a),
+        y = find(parent, b);
       if (x !== y) parent[x] = y;
     };
     // Per row, the first transaction that touched it: every later one joins it. Init (0) is no link.
@@ -61,6 +64,8 @@ export async function runComponents(files: string[]): Promise<void> {
     for (let t = 1; t < n; t++) if (model.soPrev[t] > 0) union(model.soPrev[t], t);
     const withSessions = parts(parent, n);
     const pct = (x: number) => `${((100 * x) / Math.max(1, n - 1)).toFixed(1)}%`;
-    console.log(`| ${file.split('/').pop()} | ${n - 1} | ${byRows.count} | ${pct(byRows.largest)} | ${withSessions.count} | ${pct(withSessions.largest)} |`);
+    console.log(
+      `| ${file.split('/').pop()} | ${n - 1} | ${byRows.count} | ${pct(byRows.largest)} | ${withSessions.count} | ${pct(withSessions.largest)} |`,
+    );
   }
 }

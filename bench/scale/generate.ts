@@ -29,7 +29,14 @@
 import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import seedrandom from 'seedrandom';
-import { HISTORY_FORMAT, HISTORY_VERSION, type HistoryEvent, type Line, type Row, type TxnLine } from '../../src/history/format.js';
+import {
+  HISTORY_FORMAT,
+  HISTORY_VERSION,
+  type HistoryEvent,
+  type Line,
+  type Row,
+  type TxnLine,
+} from '../../src/history/format.js';
 
 export type ScaleLevel = 'si+rc' | 'si' | 'rc';
 export const SCALE_LEVELS: readonly ScaleLevel[] = ['si+rc', 'si', 'rc'];
@@ -116,7 +123,22 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
     emit(l);
   };
 
-  out({ kind: 'history', format: HISTORY_FORMAT, version: HISTORY_VERSION, meta: { generator: 'bench/scale/generate.ts', workload: 'bank', level: opts.level, seed: String(opts.seed), txns: opts.txns, sessions: nSessions, accounts: nAccounts, groupSize, inject: [...inject] } });
+  out({
+    kind: 'history',
+    format: HISTORY_FORMAT,
+    version: HISTORY_VERSION,
+    meta: {
+      generator: 'bench/scale/generate.ts',
+      workload: 'bank',
+      level: opts.level,
+      seed: String(opts.seed),
+      txns: opts.txns,
+      sessions: nSessions,
+      accounts: nAccounts,
+      groupSize,
+      inject: [...inject],
+    },
+  });
   out({ kind: 'table', name: TABLE, key: ['id'], columns: { id: 'int4', grp: 'int4', bal: 'int4' } });
   const initRows: Row[] = [];
   for (let id = 1; id <= nAccounts; id++) {
@@ -128,7 +150,8 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
     (groupKeys[grp] ??= []).push(id);
     live.push(id);
   }
-  for (let i = 0; i < initRows.length; i += 1000) out({ kind: 'init', table: TABLE, rows: initRows.slice(i, i + 1000) });
+  for (let i = 0; i < initRows.length; i += 1000)
+    out({ kind: 'init', table: TABLE, rows: initRows.slice(i, i + 1000) });
 
   const active: (Txn | undefined)[] = Array.from({ length: nSessions }, () => undefined);
   const seqs: number[] = Array.from({ length: nSessions }, () => 0);
@@ -162,10 +185,11 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
       // Drop what no active snapshot can see: everything before the newest version at or below the oldest one.
       const m = minSnapshot();
       let keep = 0;
-      for (let i = vs.length - 1; i >= 0; i--) if (vs[i].t <= m) {
-        keep = i;
-        break;
-      }
+      for (let i = vs.length - 1; i >= 0; i--)
+        if (vs[i].t <= m) {
+          keep = i;
+          break;
+        }
       if (keep > 0) vs.splice(0, keep);
     }
   };
@@ -183,15 +207,43 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
     let b = pickLive();
     if (b === a) b = live[(live.indexOf(a) + 1) % live.length];
     const amount = int(1, 100);
-    if (r < 0.4) return { label: 'Transfer', ops: [{ k: 'select', id: a }, { k: 'update', id: a, delta: -amount }, { k: 'update', id: b, delta: amount }] };
-    if (r < 0.62) return { label: 'Deposit', ops: [{ k: 'select', id: a }, { k: 'update', id: a, delta: amount }] };
-    if (r < 0.8) return { label: 'Balance', ops: [{ k: 'select', id: a }, { k: 'select', id: b }] };
+    if (r < 0.4)
+      return {
+        label: 'Transfer',
+        ops: [
+          { k: 'select', id: a },
+          { k: 'update', id: a, delta: -amount },
+          { k: 'update', id: b, delta: amount },
+        ],
+      };
+    if (r < 0.62)
+      return {
+        label: 'Deposit',
+        ops: [
+          { k: 'select', id: a },
+          { k: 'update', id: a, delta: amount },
+        ],
+      };
+    if (r < 0.8)
+      return {
+        label: 'Balance',
+        ops: [
+          { k: 'select', id: a },
+          { k: 'select', id: b },
+        ],
+      };
     if (r < 0.88) return { label: 'Audit', ops: [{ k: 'group', grp: groupOf.get(a)! }] };
     if (r < 0.96) {
       const lo = Math.max(1, a - 1);
       return { label: 'Range', ops: [{ k: 'range', lo, hi: lo + 4 }] };
     }
-    return { label: 'Open', ops: [{ k: 'insert', grp: int(0, groupKeys.length - 1) }, { k: 'update', id: a, delta: -amount }] };
+    return {
+      label: 'Open',
+      ops: [
+        { k: 'insert', grp: int(0, groupKeys.length - 1) },
+        { k: 'update', id: a, delta: -amount },
+      ],
+    };
   };
 
   const end = (s: number, a: Txn, status: 'committed' | 'aborted', error?: { code: string; message: string }) => {
@@ -204,7 +256,19 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
       }
     }
     for (const id of a.locks) locks.delete(id);
-    const line: TxnLine = { kind: 'txn', id: a.id, session: a.session, seq: a.seq, iso: a.iso, status, label: a.label, begin: a.begin, end: ++tick, ...(error ? { error } : {}), events: a.events };
+    const line: TxnLine = {
+      kind: 'txn',
+      id: a.id,
+      session: a.session,
+      seq: a.seq,
+      iso: a.iso,
+      status,
+      label: a.label,
+      begin: a.begin,
+      end: ++tick,
+      ...(error ? { error } : {}),
+      events: a.events,
+    };
     out(line);
     stats.transactions++;
     if (status === 'committed') stats.committed++;
@@ -220,7 +284,13 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
     switch (op.k) {
       case 'select': {
         const v = visible(a, op.id);
-        a.events.push({ op: 'select', table: TABLE, where: 'id = $1', params: [op.id], rows: v ? [{ wid: v.wid, row: v.row }] : [] });
+        a.events.push({
+          op: 'select',
+          table: TABLE,
+          where: 'id = $1',
+          params: [op.id],
+          rows: v ? [{ wid: v.wid, row: v.row }] : [],
+        });
         break;
       }
       case 'group':
@@ -231,7 +301,11 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
           const v = visible(a, id);
           if (v) rows.push({ wid: v.wid, row: v.row });
         }
-        a.events.push(op.k === 'group' ? { op: 'select', table: TABLE, where: 'grp = $1', params: [op.grp], rows } : { op: 'select', table: TABLE, where: 'id >= $1 AND id < $2', params: [op.lo, op.hi], rows });
+        a.events.push(
+          op.k === 'group'
+            ? { op: 'select', table: TABLE, where: 'grp = $1', params: [op.grp], rows }
+            : { op: 'select', table: TABLE, where: 'id >= $1 AND id < $2', params: [op.lo, op.hi], rows },
+        );
         break;
       }
       case 'insert': {
@@ -275,7 +349,14 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
         }
         const row = { ...cur.row, bal: (cur.row.bal as number) + op.delta };
         a.own.set(op.id, { wid, row });
-        a.events.push({ op: 'update', table: TABLE, where: 'id = $1', params: [op.id], wid, rows: [{ read: cur.wid, row }] });
+        a.events.push({
+          op: 'update',
+          table: TABLE,
+          where: 'id = $1',
+          params: [op.id],
+          wid,
+          rows: [{ read: cur.wid, row }],
+        });
         break;
       }
     }
@@ -307,14 +388,22 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
     const row = { ...from.row, bal: (from.row.bal as number) + delta };
     return [{ op: 'update', table: TABLE, where: 'id = $1', params: [k], wid, rows: [{ read: from.wid, row }] }, row];
   };
-  const sel = (k: number, v: Version): HistoryEvent => ({ op: 'select', table: TABLE, where: 'id = $1', params: [k], rows: [{ wid: v.wid, row: v.row }] });
+  const sel = (k: number, v: Version): HistoryEvent => ({
+    op: 'select',
+    table: TABLE,
+    where: 'id = $1',
+    params: [k],
+    rows: [{ wid: v.wid, row: v.row }],
+  });
   const injectAll = () => {
     for (const kind of inject) {
       if (kind === 'lost-update') {
         const k = unlockedLive();
         const v0 = latest(k)!;
-        const sa = takeSession(), sb = takeSession();
-        let rowA: Row = v0.row, rowB: Row = v0.row;
+        const sa = takeSession(),
+          sb = takeSession();
+        let rowA: Row = v0.row,
+          rowB: Row = v0.row;
         // Both read v0 and overwrite it; the second becomes the latest.
         atomic(sa, 'LostUpdateA', (id) => {
           const [e, r] = upd(k, v0, `${id}.2`, 7);
@@ -348,9 +437,12 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
         const x = unlockedLive();
         let y = unlockedLive();
         while (y === x) y = unlockedLive();
-        const vx = latest(x)!, vy = latest(y)!;
-        const sw = takeSession(), sr = takeSession();
-        let rx: Row = vx.row, ry: Row = vy.row;
+        const vx = latest(x)!,
+          vy = latest(y)!;
+        const sw = takeSession(),
+          sr = takeSession();
+        let rx: Row = vx.row,
+          ry: Row = vy.row;
         atomic(sw, 'FracturedWrite', (id) => {
           const [ex, a] = upd(x, vx, `${id}.1`, -3);
           const [ey, b] = upd(y, vy, `${id}.2`, 3);
@@ -395,7 +487,19 @@ export function generateScale(opts: ScaleOptions, emit: (line: Line) => void): S
       const seq = ++seqs[s];
       const { label, ops } = plan();
       const iso = opts.level === 'si' ? 'SI' : opts.level === 'rc' ? 'RC' : rng() < 0.5 ? 'SI' : 'RC';
-      a = { id: `s${s + 1}.${seq}`, session: s + 1, seq, iso, label, ops, pc: 0, own: new Map(), locks: [], events: [], begin: tick };
+      a = {
+        id: `s${s + 1}.${seq}`,
+        session: s + 1,
+        seq,
+        iso,
+        label,
+        ops,
+        pc: 0,
+        own: new Map(),
+        locks: [],
+        events: [],
+        begin: tick,
+      };
       active[s] = a;
       started++;
       continue;
@@ -429,7 +533,7 @@ export function writeScaleHistory(file: string, opts: ScaleOptions): ScaleStats 
   };
   try {
     const stats = generateScale(opts, (line) => {
-      const s = JSON.stringify(line) + '\n';
+      const s = `${JSON.stringify(line)}\n`;
       buf.push(s);
       size += s.length;
       if (size > 1 << 20) flush();

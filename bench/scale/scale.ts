@@ -70,8 +70,22 @@ interface Options {
 }
 
 function parseArgs(args: string[]): Options {
-  const known = new Set(['sizes', 'levels', 'timeout', 'heap-mb', 'seed', 'inject', 'no-skip', 'results', 'histories', 'generate-only', 'svg-only']);
-  for (const a of args) if (a.startsWith('--') && !known.has(a.slice(2))) throw new UsageError(`unknown option ${a} (npm run bench -- scale --help)`);
+  const known = new Set([
+    'sizes',
+    'levels',
+    'timeout',
+    'heap-mb',
+    'seed',
+    'inject',
+    'no-skip',
+    'results',
+    'histories',
+    'generate-only',
+    'svg-only',
+  ]);
+  for (const a of args)
+    if (a.startsWith('--') && !known.has(a.slice(2)))
+      throw new UsageError(`unknown option ${a} (npm run bench -- scale --help)`);
   const get = (name: string): string | undefined => {
     const i = args.indexOf(`--${name}`);
     if (i < 0) return undefined;
@@ -79,16 +93,22 @@ function parseArgs(args: string[]): Options {
     if (v === undefined || v.startsWith('--')) throw new UsageError(`--${name} needs a value`);
     return v;
   };
-  const list = (name: string) => get(name)?.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (name: string) =>
+    get(name)
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const posInt = (name: string, s: string) => {
     const n = Number(s);
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name}: "${s}" is not a positive integer`);
     return n;
   };
   const levels = (list('levels') ?? [...SCALE_LEVELS]) as CheckLevel[];
-  for (const l of levels) if (!CHECK_LEVELS.includes(l)) throw new UsageError(`--levels: unknown "${l}" (${CHECK_LEVELS.join(', ')})`);
+  for (const l of levels)
+    if (!CHECK_LEVELS.includes(l)) throw new UsageError(`--levels: unknown "${l}" (${CHECK_LEVELS.join(', ')})`);
   const inject = (list('inject') ?? []) as Injected[];
-  for (const i of inject) if (!INJECTED.includes(i)) throw new UsageError(`--inject: unknown "${i}" (${INJECTED.join(', ')})`);
+  for (const i of inject)
+    if (!INJECTED.includes(i)) throw new UsageError(`--inject: unknown "${i}" (${INJECTED.join(', ')})`);
   return {
     sizes: (list('sizes') ?? ['5000', '10000', '20000', '40000']).map((s) => posInt('sizes', s)).sort((a, b) => a - b),
     levels,
@@ -124,7 +144,22 @@ export interface ScaleRow {
   file_mb: number | '';
   reason: string;
 }
-const COLUMNS: (keyof ScaleRow)[] = ['transactions', 'level', 'inject', 'verdict', 'wall_ms', 'check_ms', 'load_ms', 'peak_rss_mb', 'decided_by', 'anomaly', 'committed', 'events', 'file_mb', 'reason'];
+const COLUMNS: (keyof ScaleRow)[] = [
+  'transactions',
+  'level',
+  'inject',
+  'verdict',
+  'wall_ms',
+  'check_ms',
+  'load_ms',
+  'peak_rss_mb',
+  'decided_by',
+  'anomaly',
+  'committed',
+  'events',
+  'file_mb',
+  'reason',
+];
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
@@ -147,7 +182,12 @@ interface CliRun {
   peakMb?: number;
   exit: number | null;
   signal: NodeJS.Signals | null;
-  json?: { verdict: 'consistent' | 'inconsistent' | 'unknown'; reason?: string; anomalies: { type: string }[]; stats: { timeMs: number; transactions: number; committed: number; events: number; decidedBy?: string } };
+  json?: {
+    verdict: 'consistent' | 'inconsistent' | 'unknown';
+    reason?: string;
+    anomalies: { type: string }[];
+    stats: { timeMs: number; transactions: number; committed: number; events: number; decidedBy?: string };
+  };
   stderr: string;
 }
 
@@ -160,7 +200,17 @@ function checkWithCli(file: string, timeoutMs: number, heapMb: number, iso: stri
   const dir = mkdtempSync(join(tmpdir(), 'isocheck-scale-'));
   const out = join(dir, 'out.json');
   const fd = openSync(out, 'w');
-  const args = [`--max-old-space-size=${heapMb}`, cli, 'check', file, '--json', '--no-shrink', '--timeout', String(timeoutMs / 1000), ...(iso ? ['--iso', iso] : [])];
+  const args = [
+    `--max-old-space-size=${heapMb}`,
+    cli,
+    'check',
+    file,
+    '--json',
+    '--no-shrink',
+    '--timeout',
+    String(timeoutMs / 1000),
+    ...(iso ? ['--iso', iso] : []),
+  ];
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', fd, 'pipe'] });
   closeSync(fd);
@@ -192,7 +242,7 @@ function toCsv(rows: ScaleRow[]): string {
     const s = String(v ?? '');
     return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };
-  return [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => field(r[c])).join(','))].join('\n') + '\n';
+  return `${[COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => field(r[c])).join(','))].join('\n')}\n`;
 }
 
 /** Two panels: check time (log scale) and peak RSS vs transactions, one line per level. */
@@ -203,13 +253,43 @@ export function scaleSvg(rows: ScaleRow[], timeoutMs: number, note: string): str
       name: level,
       color: PALETTE[i],
       // Time: decided runs only. Peak RSS: undecided runs too (their RSS when stopped or when they died).
-      points: rows.filter((r) => r.level === level && (decided(r) || !withTimeouts) && y(r) !== '').map((r) => ({ x: r.transactions, y: y(r) as number })),
-      timeouts: withTimeouts ? rows.filter((r) => r.level === level && r.verdict !== 'consistent' && r.verdict !== 'inconsistent' && r.verdict !== 'skipped').map((r) => ({ x: r.transactions, count: 1, of: 1 })) : [],
+      points: rows
+        .filter((r) => r.level === level && (decided(r) || !withTimeouts) && y(r) !== '')
+        .map((r) => ({ x: r.transactions, y: y(r) as number })),
+      timeouts: withTimeouts
+        ? rows
+            .filter(
+              (r) =>
+                r.level === level &&
+                r.verdict !== 'consistent' &&
+                r.verdict !== 'inconsistent' &&
+                r.verdict !== 'skipped',
+            )
+            .map((r) => ({ x: r.transactions, count: 1, of: 1 }))
+        : [],
     }));
-  const time = renderPlot({ title: 'Wall time vs transactions (bank workload, 16 sessions)', xLabel: 'transactions', yLabel: 'wall time (load included)', panels: [{ title: 'wall time of isocheck check (read, model, check)', series: series((r) => r.wall_ms, true) }], timeoutMs, note: `x: not decided (timeout or out of memory), drawn at the timeout. ${note}` });
+  const time = renderPlot({
+    title: 'Wall time vs transactions (bank workload, 16 sessions)',
+    xLabel: 'transactions',
+    yLabel: 'wall time (load included)',
+    panels: [{ title: 'wall time of isocheck check (read, model, check)', series: series((r) => r.wall_ms, true) }],
+    timeoutMs,
+    note: `x: not decided (timeout or out of memory), drawn at the timeout. ${note}`,
+  });
   // renderPlot labels its y axis as times: the RSS values go in as "ms" and the labels are turned back into MB.
-  const rss = renderPlot({ title: 'Peak RSS vs transactions (read + model + check, one process)', xLabel: 'transactions', yLabel: 'peak RSS', panels: [{ title: 'peak RSS (log scale; undecided sizes: when stopped)', series: series((r) => r.peak_rss_mb, false) }], timeoutMs: 1 })
-    .replace(/(\d+(?:\.\d+)?) (s|ms|µs)(?=<)/g, (_, v: string, unit: string) => `${Math.round(Number(v) * (unit === 's' ? 1000 : unit === 'ms' ? 1 : 0.001) * 1000) / 1000} MB`);
+  const rss = renderPlot({
+    title: 'Peak RSS vs transactions (read + model + check, one process)',
+    xLabel: 'transactions',
+    yLabel: 'peak RSS',
+    panels: [
+      { title: 'peak RSS (log scale; undecided sizes: when stopped)', series: series((r) => r.peak_rss_mb, false) },
+    ],
+    timeoutMs: 1,
+  }).replace(
+    /(\d+(?:\.\d+)?) (s|ms|µs)(?=<)/g,
+    (_, v: string, unit: string) =>
+      `${Math.round(Number(v) * (unit === 's' ? 1000 : unit === 'ms' ? 1 : 0.001) * 1000) / 1000} MB`,
+  );
   // Stack the two plots in one SVG.
   const dims = (s: string) => {
     const m = /width="(\d+)" height="(\d+)"/.exec(s)!;
@@ -232,10 +312,21 @@ export async function runScaleBench(args: string[]): Promise<void> {
   if (args.includes('--svg-only')) {
     const [header, ...lines] = readFileSync(join(o.results, 'scale.csv'), 'utf8').split('\n').filter(Boolean);
     const cols = splitCsvLine(header);
-    const numeric = new Set(['transactions', 'wall_ms', 'check_ms', 'load_ms', 'peak_rss_mb', 'committed', 'events', 'file_mb']);
+    const numeric = new Set([
+      'transactions',
+      'wall_ms',
+      'check_ms',
+      'load_ms',
+      'peak_rss_mb',
+      'committed',
+      'events',
+      'file_mb',
+    ]);
     const rows = lines.map((l) => {
       const f = splitCsvLine(l);
-      return Object.fromEntries(cols.map((c, i) => [c, numeric.has(c) && f[i] !== '' ? Number(f[i]) : f[i]])) as unknown as ScaleRow;
+      return Object.fromEntries(
+        cols.map((c, i) => [c, numeric.has(c) && f[i] !== '' ? Number(f[i]) : f[i]]),
+      ) as unknown as ScaleRow;
     });
     writeFileSync(join(o.results, 'scale.svg'), scaleSvg(rows, o.timeoutMs, machine));
     console.log(`rebuilt ${join(o.results, 'scale.svg')}`);
@@ -265,13 +356,30 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
       if (!existsSync(file)) {
         const t = Date.now();
         const st = writeScaleHistory(file, { txns, level: generatedAs(level), seed: o.seed, inject: o.inject });
-        console.error(`generated ${file}: ${st.transactions + st.injected} transactions (${st.committed} committed), ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        console.error(
+          `generated ${file}: ${st.transactions + st.injected} transactions (${st.committed} committed), ${((Date.now() - t) / 1000).toFixed(1)} s`,
+        );
       }
       if (o.generateOnly) continue;
       const fileMb = round(Number(readFileSync(file).byteLength) / 2 ** 20);
       const inject = o.inject.join('+');
       if (stopped) {
-        rows.push({ transactions: txns, level, inject, verdict: 'skipped', wall_ms: '', check_ms: '', load_ms: '', peak_rss_mb: '', decided_by: '', anomaly: '', committed: '', events: '', file_mb: fileMb, reason: 'a smaller size of this level was not decided' });
+        rows.push({
+          transactions: txns,
+          level,
+          inject,
+          verdict: 'skipped',
+          wall_ms: '',
+          check_ms: '',
+          load_ms: '',
+          peak_rss_mb: '',
+          decided_by: '',
+          anomaly: '',
+          committed: '',
+          events: '',
+          file_mb: fileMb,
+          reason: 'a smaller size of this level was not decided',
+        });
         continue;
       }
       console.error(`checking ${level}${inject ? ` with ${inject}` : ''} n=${txns} (${fileMb} MB) ...`);
@@ -307,7 +415,9 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
         reason,
       };
       rows.push(row);
-      console.error(`  ${row.verdict}${row.anomaly ? ` (${row.anomaly})` : ''} wall ${row.wall_ms} ms (check ${row.check_ms} ms), peak RSS ${row.peak_rss_mb} MB, by ${row.decided_by || '-'} ${row.reason}`);
+      console.error(
+        `  ${row.verdict}${row.anomaly ? ` (${row.anomaly})` : ''} wall ${row.wall_ms} ms (check ${row.check_ms} ms), peak RSS ${row.peak_rss_mb} MB, by ${row.decided_by || '-'} ${row.reason}`,
+      );
       if (verdict !== 'consistent' && verdict !== 'inconsistent' && o.skip) stopped = true;
     }
   }

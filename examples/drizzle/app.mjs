@@ -20,10 +20,25 @@ export function makeApp(driver, url) {
       await db.insert(accounts).values(Array.from({ length: n }, (_, i) => ({ id: i + 1, balance })));
     },
     transaction: (iso, fn) => db.transaction(fn, { isolationLevel: iso }),
-    balance: (tx, id) => tx.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, id)).then((r) => r[0].balance),
-    pairTotal: (tx, a, b) => total(tx.select({ total: sum(accounts.balance) }).from(accounts).where(inArray(accounts.id, [a, b]))),
+    balance: (tx, id) =>
+      tx
+        .select({ balance: accounts.balance })
+        .from(accounts)
+        .where(eq(accounts.id, id))
+        .then((r) => r[0].balance),
+    pairTotal: (tx, a, b) =>
+      total(
+        tx
+          .select({ total: sum(accounts.balance) })
+          .from(accounts)
+          .where(inArray(accounts.id, [a, b])),
+      ),
     total: (tx) => total(tx.select({ total: sum(accounts.balance) }).from(accounts)),
-    add: (tx, id, delta) => tx.update(accounts).set({ balance: sql`${accounts.balance} + ${delta}` }).where(eq(accounts.id, id)),
+    add: (tx, id, delta) =>
+      tx
+        .update(accounts)
+        .set({ balance: sql`${accounts.balance} + ${delta}` })
+        .where(eq(accounts.id, id)),
     balances: () => db.select().from(accounts).orderBy(asc(accounts.id)),
     close: () => pool.end(),
   };

@@ -7,7 +7,11 @@ function makeApp(driver, url) {
   // knex's pg client takes a pg.Pool as `connectionPool`: one made by the driver given
   const pool = new driver.Pool({ connectionString: url, max: 4 });
   const db = knex({ client: 'pg', connectionPool: pool });
-  const sum = (q) => q.sum({ total: 'balance' }).first().then((r) => Number(r.total));
+  const sum = (q) =>
+    q
+      .sum({ total: 'balance' })
+      .first()
+      .then((r) => Number(r.total));
   return {
     async setup(accounts, balance) {
       await db.raw('DROP TABLE IF EXISTS accounts');
@@ -15,7 +19,12 @@ function makeApp(driver, url) {
       await db('accounts').insert(Array.from({ length: accounts }, (_, i) => ({ id: i + 1, balance })));
     },
     transaction: (iso, fn) => db.transaction(fn, { isolationLevel: iso }),
-    balance: (tx, id) => tx('accounts').select('balance').where({ id }).first().then((r) => r.balance),
+    balance: (tx, id) =>
+      tx('accounts')
+        .select('balance')
+        .where({ id })
+        .first()
+        .then((r) => r.balance),
     pairTotal: (tx, a, b) => sum(tx('accounts').whereIn('id', [a, b])),
     total: (tx) => sum(tx('accounts')),
     add: (tx, id, delta) => tx('accounts').where({ id }).increment('balance', delta),

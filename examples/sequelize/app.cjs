@@ -2,12 +2,24 @@
 const pg = require('pg');
 const { Sequelize, DataTypes, Transaction } = require('sequelize');
 
-const LEVELS = { serializable: Transaction.ISOLATION_LEVELS.SERIALIZABLE, 'repeatable read': Transaction.ISOLATION_LEVELS.REPEATABLE_READ };
+const LEVELS = {
+  serializable: Transaction.ISOLATION_LEVELS.SERIALIZABLE,
+  'repeatable read': Transaction.ISOLATION_LEVELS.REPEATABLE_READ,
+};
 
 /** The bank's operations with Sequelize, on connections made by `driver` (pg, or isocheck's recording driver). */
 function makeApp(driver, url) {
-  const sequelize = new Sequelize(url, { dialect: 'postgres', dialectModule: driver, logging: false, pool: { max: 4 } });
-  const Account = sequelize.define('Account', { id: { type: DataTypes.INTEGER, primaryKey: true }, balance: { type: DataTypes.INTEGER, allowNull: false } }, { tableName: 'accounts', timestamps: false });
+  const sequelize = new Sequelize(url, {
+    dialect: 'postgres',
+    dialectModule: driver,
+    logging: false,
+    pool: { max: 4 },
+  });
+  const Account = sequelize.define(
+    'Account',
+    { id: { type: DataTypes.INTEGER, primaryKey: true }, balance: { type: DataTypes.INTEGER, allowNull: false } },
+    { tableName: 'accounts', timestamps: false },
+  );
   return {
     async setup(accounts, balance) {
       await sequelize.query('DROP TABLE IF EXISTS accounts');

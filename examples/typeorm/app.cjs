@@ -23,7 +23,13 @@ async function makeApp(driver, url) {
     },
     transaction: (iso, fn) => ds.transaction(LEVELS[iso], fn),
     balance: (tx, id) => tx.findOneByOrFail(Account, { id }).then((a) => a.balance),
-    pairTotal: (tx, a, b) => tx.createQueryBuilder(Account, 'a').select('SUM(a.balance)', 'total').where('a.id IN (:...ids)', { ids: [a, b] }).getRawOne().then((r) => Number(r.total)),
+    pairTotal: (tx, a, b) =>
+      tx
+        .createQueryBuilder(Account, 'a')
+        .select('SUM(a.balance)', 'total')
+        .where('a.id IN (:...ids)', { ids: [a, b] })
+        .getRawOne()
+        .then((r) => Number(r.total)),
     total: (tx) => tx.sum(Account, 'balance').then(Number),
     add: (tx, id, delta) => tx.increment(Account, { id }, 'balance', delta),
     balances: () => ds.getRepository(Account).find({ order: { id: 'ASC' } }),

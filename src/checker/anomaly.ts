@@ -246,8 +246,24 @@ export interface CaseSplitAnomaly extends AnomalyBase {
 /** Why a transaction could not commit next where the search got stuck (search/prefix.ts). */
 export type Blocked =
   | { txn: string; why: 'forced-order'; after: string }
-  | { txn: string; why: 'visible-writer'; reader: string; level: IsolationLevel; table: string; key: unknown[]; version: string }
-  | { txn: string; why: 'stale-snapshot'; reader: string; table: string; key: unknown[]; version: string; later: string }
+  | {
+      txn: string;
+      why: 'visible-writer';
+      reader: string;
+      level: IsolationLevel;
+      table: string;
+      key: unknown[];
+      version: string;
+    }
+  | {
+      txn: string;
+      why: 'stale-snapshot';
+      reader: string;
+      table: string;
+      key: unknown[];
+      version: string;
+      later: string;
+    }
   | { txn: string; why: 'explored' };
 
 /** An unreturned row whose hiding version had to be chosen (check.ts). */
@@ -271,7 +287,13 @@ export interface NoConsistentOrderAnomaly extends AnomalyBase {
   subHistory?: string[];
 }
 
-export type Anomaly = ReadAnomaly | CircularFlowAnomaly | MissingRowAnomaly | CycleAnomaly | CaseSplitAnomaly | NoConsistentOrderAnomaly;
+export type Anomaly =
+  | ReadAnomaly
+  | CircularFlowAnomaly
+  | MissingRowAnomaly
+  | CycleAnomaly
+  | CaseSplitAnomaly
+  | NoConsistentOrderAnomaly;
 
 /** Our name, Adya's G-class or the phenomenon of Berenson et al., Elle's name, and what it means. */
 export interface AnomalyName {
@@ -293,15 +315,57 @@ export const ANOMALY_NAMES: Record<AnomalyType, AnomalyName> = {
   'predicate-mismatch': { name: 'predicate mismatch' },
   'value-mismatch': { name: 'value mismatch' },
   'circular-information-flow': { name: 'circular information flow', adya: 'G1c', elle: 'G1c' },
-  'lost-update': { name: 'lost update', adya: 'G2-item', berenson: 'P4', elle: 'lost-update', text: 'two transactions read the same version of a row and both overwrote it' },
-  'write-skew': { name: 'write skew', adya: 'G2-item', berenson: 'A5B', elle: 'G2-item', text: 'two transactions each read what the other overwrote' },
-  'long-fork': { name: 'long fork', adya: 'G2', elle: 'G2', text: 'two readers saw two independent writes in opposite orders' },
-  'fractured-read': { name: 'fractured read', adya: 'G-single', elle: 'G-single', text: "a transaction saw only part of another transaction's writes" },
-  'non-monotonic-read': { name: 'non-monotonic read', adya: 'G-single', elle: 'G-single', text: 'a read went back to an older version of a row than one its transaction or session had already observed' },
-  'causality-violation': { name: 'causality violation', text: 'a transaction missed a write that causally precedes it' },
-  'g-single': { name: 'read skew', adya: 'G-single', berenson: 'A5A', elle: 'G-single', text: 'a transaction saw a state that no commit order produces' },
-  'missing-row': { name: 'missing row', text: 'a read did not return a row that every version it could have seen matches' },
-  'read-your-writes': { name: 'read-your-writes violation', text: 'a transaction missed a write of an earlier transaction of its own session' },
+  'lost-update': {
+    name: 'lost update',
+    adya: 'G2-item',
+    berenson: 'P4',
+    elle: 'lost-update',
+    text: 'two transactions read the same version of a row and both overwrote it',
+  },
+  'write-skew': {
+    name: 'write skew',
+    adya: 'G2-item',
+    berenson: 'A5B',
+    elle: 'G2-item',
+    text: 'two transactions each read what the other overwrote',
+  },
+  'long-fork': {
+    name: 'long fork',
+    adya: 'G2',
+    elle: 'G2',
+    text: 'two readers saw two independent writes in opposite orders',
+  },
+  'fractured-read': {
+    name: 'fractured read',
+    adya: 'G-single',
+    elle: 'G-single',
+    text: "a transaction saw only part of another transaction's writes",
+  },
+  'non-monotonic-read': {
+    name: 'non-monotonic read',
+    adya: 'G-single',
+    elle: 'G-single',
+    text: 'a read went back to an older version of a row than one its transaction or session had already observed',
+  },
+  'causality-violation': {
+    name: 'causality violation',
+    text: 'a transaction missed a write that causally precedes it',
+  },
+  'g-single': {
+    name: 'read skew',
+    adya: 'G-single',
+    berenson: 'A5A',
+    elle: 'G-single',
+    text: 'a transaction saw a state that no commit order produces',
+  },
+  'missing-row': {
+    name: 'missing row',
+    text: 'a read did not return a row that every version it could have seen matches',
+  },
+  'read-your-writes': {
+    name: 'read-your-writes violation',
+    text: 'a transaction missed a write of an earlier transaction of its own session',
+  },
   'commit-order-cycle': { name: 'commit-order cycle', elle: 'G2', text: 'the forced commit order is cyclic' },
   'no-consistent-order': { name: 'no consistent commit order', text: 'no commit order satisfies every axiom' },
 };
@@ -313,7 +377,9 @@ export function anomalyName(type: AnomalyType): string {
 /** The names the literature gives it, e.g. `Adya G2-item; Berenson P4; Elle lost-update` (empty when none). */
 export function literatureNames(type: AnomalyType): string {
   const n = ANOMALY_NAMES[type];
-  return [n.adya && `Adya ${n.adya}`, n.berenson && `Berenson ${n.berenson}`, n.elle && `Elle ${n.elle}`].filter(Boolean).join('; ');
+  return [n.adya && `Adya ${n.adya}`, n.berenson && `Berenson ${n.berenson}`, n.elle && `Elle ${n.elle}`]
+    .filter(Boolean)
+    .join('; ');
 }
 
 /** Every edge an explanation uses: a cycle's, or those of all the cases of a case split. */

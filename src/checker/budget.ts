@@ -26,7 +26,10 @@ import { InputError } from '../history/input-errors.js';
 export type StopCause = 'time' | 'steps' | 'memory';
 
 export class BudgetExceeded extends Error {
-  constructor(message = 'search budget exceeded', readonly stopCause: StopCause = 'time') {
+  constructor(
+    message = 'search budget exceeded',
+    readonly stopCause: StopCause = 'time',
+  ) {
     super(message);
   }
 }
@@ -42,7 +45,10 @@ export class MemoryExceeded extends BudgetExceeded {
 /** A deadline (and an optional step limit) shared by every stage of one check; memory is polled with the clock. */
 export class Budget {
   steps = 0;
-  constructor(readonly deadline: number = Infinity, readonly maxSteps: number = Infinity) {}
+  constructor(
+    readonly deadline: number = Infinity,
+    readonly maxSteps: number = Infinity,
+  ) {}
   tick(): void {
     this.steps++;
     if (this.steps > this.maxSteps) throw new BudgetExceeded('step limit reached', 'steps');
@@ -100,7 +106,8 @@ export function parseMemorySize(text: string, option = '--max-memory'): number {
   const m = /^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(?:i?b)?)?\s*$/i.exec(text);
   const units: Record<string, number> = { k: 1024, m: MiB, g: 1024 * MiB, t: 1024 * 1024 * MiB };
   const bytes = m ? Number(m[1]) * units[(m[2] ?? 'm').toLowerCase()] : NaN;
-  if (!Number.isFinite(bytes)) throw new InputError(`${option} ${text}: expected a size such as 4GB, 512MB, or a number of MB`);
+  if (!Number.isFinite(bytes))
+    throw new InputError(`${option} ${text}: expected a size such as 4GB, 512MB, or a number of MB`);
   if (bytes < MiB) throw new InputError(`${option} ${text}: at least 1 MB`);
   return Math.floor(bytes);
 }
@@ -155,7 +162,8 @@ interface Use {
 function measure(): Use {
   const u = process.memoryUsage();
   let young = 0;
-  for (const s of getHeapSpaceStatistics()) if (s.space_name === 'new_space' || s.space_name === 'new_large_object_space') young += s.space_used_size;
+  for (const s of getHeapSpaceStatistics())
+    if (s.space_name === 'new_space' || s.space_name === 'new_large_object_space') young += s.space_used_size;
   // Typed arrays and Buffers live outside the heap, in ArrayBuffers. `external` would also count the SQL parser's
   // WebAssembly memory: 128 MB reserved, mostly never touched.
   return { heap: u.heapUsed, old: u.heapUsed - young, total: u.heapUsed + u.arrayBuffers };
@@ -222,7 +230,10 @@ export class MemoryGuard {
     if (use.old > this.heapCap) {
       message = `stopped: memory limit of ${formatMB(this.heapCap)} of JavaScript heap reached while ${this.stage}: ${formatMB(use.old)} in its old generation (V8's limit for it: ${formatMB(this.v8Limit)}, less a margin; NODE_OPTIONS=--max-old-space-size=MB raises it); ${inUse}`;
     } else {
-      const which = this.limitBytes !== undefined ? '--max-memory' : `${Math.round(PHYSICAL_SHARE * 100)}% of the ${formatMB(physicalMemory())} of physical memory; --max-memory sets it`;
+      const which =
+        this.limitBytes !== undefined
+          ? '--max-memory'
+          : `${Math.round(PHYSICAL_SHARE * 100)}% of the ${formatMB(physicalMemory())} of physical memory; --max-memory sets it`;
       message = `stopped: memory limit of ${formatMB(this.totalCap)} (${which}) reached while ${this.stage}: ${inUse}${asked}`;
     }
     this.stopped = new MemoryExceeded(message);
@@ -244,7 +255,8 @@ export function pollMemory(): void {
 }
 
 /** V8's RangeErrors for sizes it cannot allocate (a negative length, a bug, is not one of them). */
-const ALLOCATION_FAILED = /^(Array buffer allocation failed|Invalid typed array length: \d{8,}|Invalid string length|(Map|Set) maximum size exceeded)/;
+const ALLOCATION_FAILED =
+  /^(Array buffer allocation failed|Invalid typed array length: \d{8,}|Invalid string length|(Map|Set) maximum size exceeded)/;
 
 /** Whether `e` is V8 refusing an allocation for its size (a RangeError, not a bug of ours). */
 export function isAllocationFailure(e: unknown): e is RangeError {
@@ -270,7 +282,9 @@ function allocate<T>(bytes: number, what: () => string, make: () => T): T {
     return make();
   } catch (e) {
     if (!isAllocationFailure(e)) throw e;
-    throw (active ?? new MemoryGuard()).stop(() => `${what()} needs ${formatMB(bytes)} more, which V8 refused (${e.message})`);
+    throw (active ?? new MemoryGuard()).stop(
+      () => `${what()} needs ${formatMB(bytes)} more, which V8 refused (${e.message})`,
+    );
   }
 }
 
@@ -285,7 +299,11 @@ export function reserveBytes(bytes: number, what: () => string): void {
  * every catch site, or an allocation V8 refused, becomes `stopped(reason)`. An inconsistent verdict whose
  * explanation was cut short says so in a note.
  */
-export function withMemoryGuard<R extends { verdict: string; reason?: string; notes: string[] }>(limitBytes: number | undefined, run: () => R, stopped: (reason: string) => R): R {
+export function withMemoryGuard<R extends { verdict: string; reason?: string; notes: string[] }>(
+  limitBytes: number | undefined,
+  run: () => R,
+  stopped: (reason: string) => R,
+): R {
   const outer = active;
   const guard = new MemoryGuard(limitBytes);
   guard.stage = 'building the model';
@@ -294,7 +312,8 @@ export function withMemoryGuard<R extends { verdict: string; reason?: string; no
     const result = run();
     if (guard.stopped) {
       if (result.verdict === 'unknown') result.reason = guard.stopped.message;
-      else if (result.verdict === 'inconsistent') result.notes.push(`the explanation may be incomplete: ${guard.stopped.message}`);
+      else if (result.verdict === 'inconsistent')
+        result.notes.push(`the explanation may be incomplete: ${guard.stopped.message}`);
     }
     return result;
   } catch (e) {

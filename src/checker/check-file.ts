@@ -51,7 +51,8 @@ export async function check(history: string | History, options: CheckFileOptions
     maxMemoryBytes: options.maxMemoryBytes,
     progress: options.progress,
   });
-  if (h.truncated) result.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
+  if (h.truncated)
+    result.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
   return result;
 }
 
@@ -60,7 +61,10 @@ export async function check(history: string | History, options: CheckFileOptions
  * that does not fit in memory is not bad input (a larger limit, or machine, can check it): it gets the verdict
  * `unknown` with the reason, as a check that outgrows its memory does.
  */
-export async function readForCheck(file: string, options: Pick<CheckFileOptions, 'maxLineBytes' | 'maxInputBytes' | 'maxMemoryBytes' | 'progress'>): Promise<History | CheckResult> {
+export async function readForCheck(
+  file: string,
+  options: Pick<CheckFileOptions, 'maxLineBytes' | 'maxInputBytes' | 'maxMemoryBytes' | 'progress'>,
+): Promise<History | CheckResult> {
   const started = Date.now();
   const guard = new MemoryGuard(options.maxMemoryBytes);
   guard.stage = 'reading the history';
@@ -76,7 +80,28 @@ export async function readForCheck(file: string, options: Pick<CheckFileOptions,
     if (!(e instanceof MemoryExceeded) && !isAllocationFailure(e)) throw e;
     const why = (e as Error).message;
     const reason = e instanceof MemoryExceeded ? why : guard.stop(() => `V8 refused an allocation (${why})`).message;
-    const none = { transactions: 0, committed: 0, aborted: 0, unknown: 0, sessions: 0, events: 0, reads: 0, keys: 0, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0 };
-    return { verdict: 'unknown', reason, anomalies: [], notes: [`reading stopped at line ${line.toLocaleString('en-US')} of the history`], stats: { ...none, timeMs: Date.now() - started } };
+    const none = {
+      transactions: 0,
+      committed: 0,
+      aborted: 0,
+      unknown: 0,
+      sessions: 0,
+      events: 0,
+      reads: 0,
+      keys: 0,
+      conflicts: 0,
+      forcedWitnesses: 0,
+      prunedChoices: 0,
+      saturationEdges: 0,
+      extensions: 0,
+      prefixes: 0,
+    };
+    return {
+      verdict: 'unknown',
+      reason,
+      anomalies: [],
+      notes: [`reading stopped at line ${line.toLocaleString('en-US')} of the history`],
+      stats: { ...none, timeMs: Date.now() - started },
+    };
   }
 }

@@ -38,14 +38,31 @@ export type { Verdict, CheckOptions, CheckStats, CheckResult } from './result.js
 export function checkHistory(history: History, options: CheckOptions = {}): CheckResult {
   // Past its memory limit a check stops with `unknown` and says why (budget.ts), never a V8 abort.
   const started = Date.now();
-  return withMemoryGuard(options.maxMemoryBytes, () => checkGuarded(history, options), (reason) => ({ verdict: 'unknown', reason, anomalies: [], notes: [], stats: historyStats(history, Date.now() - started) }));
+  return withMemoryGuard(
+    options.maxMemoryBytes,
+    () => checkGuarded(history, options),
+    (reason) => ({
+      verdict: 'unknown',
+      reason,
+      anomalies: [],
+      notes: [],
+      stats: historyStats(history, Date.now() - started),
+    }),
+  );
 }
 
 /** The check, with the one place where a stop (BudgetExceeded) becomes the verdict `unknown`. */
 function checkGuarded(history: History, options: CheckOptions): CheckResult {
   const started = Date.now();
-  const budget = new Budget(options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity, options.maxSteps ?? Infinity);
-  const progress: Progress = { stage: (by) => `stopped by ${by} while building the model (resolving every read to the write it saw)`, stats: historyStats(history, 0), notes: [] };
+  const budget = new Budget(
+    options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity,
+    options.maxSteps ?? Infinity,
+  );
+  const progress: Progress = {
+    stage: (by) => `stopped by ${by} while building the model (resolving every read to the write it saw)`,
+    stats: historyStats(history, 0),
+    notes: [],
+  };
   let result: CheckResult;
   try {
     result = checkStages(history, options, budget, progress);
@@ -60,7 +77,11 @@ function checkGuarded(history: History, options: CheckOptions): CheckResult {
 
 function checkStages(history: History, options: CheckOptions, budget: Budget, progress: Progress): CheckResult {
   options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
-  const model = buildModel(history, { iso: options.iso, checkAbortedReads: options.checkAbortedReads, deadline: () => budget.checkNow() });
+  const model = buildModel(history, {
+    iso: options.iso,
+    checkAbortedReads: options.checkAbortedReads,
+    deadline: () => budget.checkNow(),
+  });
   const result = checkModel(model, budget, options, progress);
   if (result.verdict === 'inconsistent' && model.anomalies.length === 0 && model.droppedUnknown.length > 0) {
     return withUnknownCommitted(history, model.droppedUnknown, result, budget, options, progress);
@@ -72,14 +93,21 @@ function checkStages(history: History, options: CheckOptions, budget: Budget, pr
 function explainInconsistent(history: History, result: CheckResult, options: CheckOptions, started: number): void {
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
     const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
-    const sub = shrink(history, options, (h) => attempt(() => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false })), started + Math.min(5000, (options.timeoutMs ?? 20000) / 4));
+    const sub = shrink(
+      history,
+      options,
+      (h) => attempt(() => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false })),
+      started + Math.min(5000, (options.timeoutMs ?? 20000) / 4),
+    );
     // A sub-history is worth showing only when it is small enough to read.
     if (sub && sub.txns.length <= MAX_SHOWN_SUBHISTORY) {
       result.subHistory = sub.txns;
       const subHistory = { ...history, txns: history.txns.filter((t) => sub.txns.includes(t.id)) };
-      const explainedResult = attempt(() => checkModel(modelOf(subHistory), new Budget(Date.now() + 5000), options)) ?? sub.result;
+      const explainedResult =
+        attempt(() => checkModel(modelOf(subHistory), new Budget(Date.now() + 5000), options)) ?? sub.result;
       const explained = explainedResult.anomalies.filter((a) => a.type !== 'no-consistent-order');
-      if (explained.length) result.anomalies.unshift(...explained.map((a) => ({ ...a, inSubHistory: sub.txns.length })));
+      if (explained.length)
+        result.anomalies.unshift(...explained.map((a) => ({ ...a, inSubHistory: sub.txns.length })));
       const search = result.anomalies.find((a) => a.type === 'no-consistent-order');
       if (search) search.subHistory = sub.txns;
     }
@@ -98,18 +126,42 @@ const MAX_UNKNOWN_SUBSET = 8;
 /** Above this many transactions an inconsistency the linear check proves is reported as it explains it. */
 const LINEAR_EXPLAINS_ABOVE = 2000;
 const MAX_SHOWN_SUBHISTORY = 25;
-function withUnknownCommitted(history: History, dropped: string[], failed: CheckResult, budget: Budget, options: CheckOptions, progress: Progress): CheckResult {
+function withUnknownCommitted(
+  history: History,
+  dropped: string[],
+  failed: CheckResult,
+  budget: Budget,
+  options: CheckOptions,
+  progress: Progress,
+): CheckResult {
   if (dropped.length > MAX_UNKNOWN_SUBSET) {
-    return { ...failed, verdict: 'unknown', anomalies: [], reason: `inconsistent if the ${dropped.length} transactions with unknown outcome that nobody read did not commit; too many to try which of them committed (at most ${MAX_UNKNOWN_SUBSET})` };
+    return {
+      ...failed,
+      verdict: 'unknown',
+      anomalies: [],
+      reason: `inconsistent if the ${dropped.length} transactions with unknown outcome that nobody read did not commit; too many to try which of them committed (at most ${MAX_UNKNOWN_SUBSET})`,
+    };
   }
   for (let mask = 1; mask < 1 << dropped.length; mask++) {
     const assumed = new Set(dropped.filter((_, i) => mask & (1 << i)));
-    const variant = { ...history, txns: history.txns.map((t) => (assumed.has(t.id) ? { ...t, status: 'committed' as const } : t)) };
+    const variant = {
+      ...history,
+      txns: history.txns.map((t) => (assumed.has(t.id) ? { ...t, status: 'committed' as const } : t)),
+    };
     // A variant the budget stops may be the consistent one: the history is then undecided too, never
     // inconsistent (the stop reaches checkGuarded, which says which variant was being tried).
     progress.within = `(while trying ${[...assumed].join(', ')}, of unknown outcome, as committed)`;
     progress.stage = (by) => `stopped by ${by} while building the model of a variant`;
-    const r = checkModel(buildModel(variant, { iso: options.iso, checkAbortedReads: options.checkAbortedReads, deadline: () => budget.checkNow() }), budget, { ...options, explain: false }, progress);
+    const r = checkModel(
+      buildModel(variant, {
+        iso: options.iso,
+        checkAbortedReads: options.checkAbortedReads,
+        deadline: () => budget.checkNow(),
+      }),
+      budget,
+      { ...options, explain: false },
+      progress,
+    );
     if (r.verdict === 'consistent') {
       r.notes.push(`consistent if ${[...assumed].join(', ')} (commit outcome unknown, never read) committed`);
       return r;
@@ -124,7 +176,23 @@ function withUnknownCommitted(history: History, dropped: string[], failed: Check
 function historyStats(history: History, timeMs: number): CheckStats {
   const txns = history.txns;
   const count = (s: string) => txns.filter((t) => t.status === s).length;
-  return { transactions: txns.length, committed: count('committed'), aborted: count('aborted'), unknown: count('unknown'), sessions: new Set(txns.map((t) => t.session)).size, events: txns.reduce((a, t) => a + t.events.length, 0), reads: 0, keys: 0, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs };
+  return {
+    transactions: txns.length,
+    committed: count('committed'),
+    aborted: count('aborted'),
+    unknown: count('unknown'),
+    sessions: new Set(txns.map((t) => t.session)).size,
+    events: txns.reduce((a, t) => a + t.events.length, 0),
+    reads: 0,
+    keys: 0,
+    conflicts: 0,
+    forcedWitnesses: 0,
+    prunedChoices: 0,
+    saturationEdges: 0,
+    extensions: 0,
+    prefixes: 0,
+    timeMs,
+  };
 }
 
 function needsShrinking(result: CheckResult): boolean {
@@ -133,7 +201,23 @@ function needsShrinking(result: CheckResult): boolean {
 
 function emptyStats(model: CheckModel): CheckStats {
   const s = model.stats;
-  return { transactions: s.transactions, committed: s.committed, aborted: s.aborted, unknown: s.unknown, sessions: s.sessions, events: s.events, reads: s.reads, keys: s.keys, conflicts: 0, forcedWitnesses: 0, prunedChoices: 0, saturationEdges: 0, extensions: 0, prefixes: 0, timeMs: 0 };
+  return {
+    transactions: s.transactions,
+    committed: s.committed,
+    aborted: s.aborted,
+    unknown: s.unknown,
+    sessions: s.sessions,
+    events: s.events,
+    reads: s.reads,
+    keys: s.keys,
+    conflicts: 0,
+    forcedWitnesses: 0,
+    prunedChoices: 0,
+    saturationEdges: 0,
+    extensions: 0,
+    prefixes: 0,
+    timeMs: 0,
+  };
 }
 
 /** The verdict on one model. Throws BudgetExceeded when stopped, after noting in `progress` where it was. */
@@ -143,16 +227,28 @@ function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {
   if (progress) {
     progress.stats = stats;
     progress.notes = notes;
-    progress.stage = (by) => `stopped by ${by} before the search (saturating the commit order, finding conflicts or completing witnesses)`;
+    progress.stage = (by) =>
+      `stopped by ${by} before the search (saturating the commit order, finding conflicts or completing witnesses)`;
   }
   const inconsistent = (anomalies: Anomaly[]): CheckResult => ({ verdict: 'inconsistent', anomalies, notes, stats });
   if (model.anomalies.length > 0) return inconsistent(model.anomalies);
 
   if (options.linear !== false) {
-    const linear = linearCheck(model, () => budget.checkNow(), undefined, options.progress && ((stage) => options.progress!(`linear check: ${stage}`)));
+    const linear = linearCheck(
+      model,
+      () => budget.checkNow(),
+      undefined,
+      options.progress && ((stage) => options.progress!(`linear check: ${stage}`)),
+    );
     if (linear.verdict === 'consistent') {
       stats.decidedBy = 'linear';
-      return { verdict: 'consistent', anomalies: [], commitOrder: Array.from(linear.order, (t) => model.txns[t].id).slice(1), notes, stats };
+      return {
+        verdict: 'consistent',
+        anomalies: [],
+        commitOrder: Array.from(linear.order, (t) => model.txns[t].id).slice(1),
+        notes,
+        stats,
+      };
     }
     // On small histories the search explains an inconsistency in its own terms (named cycles, case splits).
     if (linear.verdict === 'inconsistent' && (model.n > LINEAR_EXPLAINS_ABOVE || options.explain === false)) {
@@ -160,7 +256,9 @@ function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {
       return inconsistent(linear.anomalies);
     }
     if (linear.verdict === 'undecided' && model.n > LINEAR_EXPLAINS_ABOVE) {
-      notes.push(`the linear check did not decide (${linear.reason}); the search decides instead, in time and memory that grow with the square of the number of transactions (docs/scale.md)`);
+      notes.push(
+        `the linear check did not decide (${linear.reason}); the search decides instead, in time and memory that grow with the square of the number of transactions (docs/scale.md)`,
+      );
     }
   }
   stats.decidedBy = 'search';
@@ -183,8 +281,16 @@ function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {
   for (let round = 0; ; round++) {
     budget.tick();
     // After the first round only the previous conflicts can still be conflicts (findConflicts, `previous`).
-    const found = findConflicts(index, base.pco, (r, k) => base.hasWitness(r, k), hasCC, round === 0 ? undefined : conflicts, budget);
-    if (found.missing.length > 0) return inconsistent(found.missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
+    const found = findConflicts(
+      index,
+      base.pco,
+      (r, k) => base.hasWitness(r, k),
+      hasCC,
+      round === 0 ? undefined : conflicts,
+      budget,
+    );
+    if (found.missing.length > 0)
+      return inconsistent(found.missing.slice(0, 10).map((m) => missingRowAnomaly(model, m.read, m.key, m.ones)));
     conflicts = found.conflicts;
     // Versions that cannot be the one read (they commit before a visible writer) are no choice: fewer
     // choices, more forced witnesses, and a relaxed commit order closer to one the witnesses fit.
@@ -215,15 +321,23 @@ function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {
   if (!relaxed) {
     stats.prefixes = prefixStats.prefixes;
     if (options.explain !== false) {
-      const split = attempt(() => explainByCases(base, partners, budget) ?? explainStuckPair(base, partners, stuck, budget));
+      const split = attempt(
+        () => explainByCases(base, partners, budget) ?? explainStuckPair(base, partners, stuck, budget),
+      );
       if (split) return inconsistent([split]);
     }
     const id = (t: number) => model.txns[t].id;
-    return inconsistent([{
-      type: 'no-consistent-order',
-      txns: [...new Set([...stuck.placed.slice(-3), ...stuck.blocked.map((b) => b.txn)])].map(id),
-      stuck: { committed: stuck.placed.length, lastCommitted: stuck.placed.slice(-5).map(id), blocked: stuck.blocked.map((b) => blockedData(model, b.txn, b.reason)) },
-    }]);
+    return inconsistent([
+      {
+        type: 'no-consistent-order',
+        txns: [...new Set([...stuck.placed.slice(-3), ...stuck.blocked.map((b) => b.txn)])].map(id),
+        stuck: {
+          committed: stuck.placed.length,
+          lastCommitted: stuck.placed.slice(-5).map(id),
+          blocked: stuck.blocked.map((b) => blockedData(model, b.txn, b.reason)),
+        },
+      },
+    ]);
   }
   const completion = conflicts.length === 0 ? undefined : completeWitnesses(base, conflicts, relaxed, partners, budget);
   if (conflicts.length === 0 || completion?.rel) {
@@ -232,18 +346,41 @@ function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {
   }
 
   // Enumerate the extensions (paper Algorithm 3, line 9; search/extensions.ts).
-  const order = searchExtensions(model, base, conflicts, relaxed, completion!.preferred, partners, budget, prefixStats, stats);
+  const order = searchExtensions(
+    model,
+    base,
+    conflicts,
+    relaxed,
+    completion!.preferred,
+    partners,
+    budget,
+    prefixStats,
+    stats,
+  );
   stats.prefixes = prefixStats.prefixes;
   if (order) {
     return { verdict: 'consistent', anomalies: [], commitOrder: order.map((t) => model.txns[t].id), notes, stats };
   }
-  return inconsistent([{ type: 'no-consistent-order', txns: [], conflictCount: conflicts.length, ...(conflicts.length ? { conflicts: conflicts.slice(0, 20).map((c) => conflictData(model, c)) } : {}) }]);
+  return inconsistent([
+    {
+      type: 'no-consistent-order',
+      txns: [],
+      conflictCount: conflicts.length,
+      ...(conflicts.length ? { conflicts: conflicts.slice(0, 20).map((c) => conflictData(model, c)) } : {}),
+    },
+  ]);
 }
 
 function conflictData(model: CheckModel, c: Conflict): OpenConflict {
   const read = model.reads[c.read];
   const id = (t: number) => txnId(model, t);
-  return { read: read.ref, reader: id(read.txn), ...keyRef(model, c.key), matching: c.ones.map(id), hiding: c.zeros.map(id) };
+  return {
+    read: read.ref,
+    reader: id(read.txn),
+    ...keyRef(model, c.key),
+    matching: c.ones.map(id),
+    hiding: c.zeros.map(id),
+  };
 }
 
 function blockedData(model: CheckModel, txn: number, r: BlockReason): Blocked {
@@ -252,9 +389,23 @@ function blockedData(model: CheckModel, txn: number, r: BlockReason): Blocked {
     case 'forced-order':
       return { txn: id(txn), why: r.why, after: id(r.after) };
     case 'visible-writer':
-      return { txn: id(txn), why: r.why, reader: id(r.reader), level: levelName(model.txns[r.reader].level), ...keyRef(model, r.key), version: id(r.version) };
+      return {
+        txn: id(txn),
+        why: r.why,
+        reader: id(r.reader),
+        level: levelName(model.txns[r.reader].level),
+        ...keyRef(model, r.key),
+        version: id(r.version),
+      };
     case 'stale-snapshot':
-      return { txn: id(txn), why: r.why, reader: id(r.reader), ...keyRef(model, r.key), version: id(r.version), later: id(r.later) };
+      return {
+        txn: id(txn),
+        why: r.why,
+        reader: id(r.reader),
+        ...keyRef(model, r.key),
+        version: id(r.version),
+        later: id(r.later),
+      };
     case 'explored':
       return { txn: id(txn), why: r.why };
   }

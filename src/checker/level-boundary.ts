@@ -63,7 +63,8 @@ export async function levelBoundary(history: History, options: BoundaryOptions =
   let checks = 0;
   const run = async (iso: IsoOverride): Promise<CheckResult> => {
     checks++;
-    const timeoutMs = options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
+    const timeoutMs =
+      options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
     return check(history, { ...options, iso, timeoutMs });
   };
 
@@ -73,17 +74,26 @@ export async function levelBoundary(history: History, options: BoundaryOptions =
     Object.assign(uniform[i], { verdict: result.verdict, result });
     if (result.verdict === 'consistent') {
       // weaker levels the time limit left unknown are consistent too
-      for (let j = 0; j < i; j++) if (uniform[j].verdict === 'unknown') Object.assign(uniform[j], { verdict: 'consistent', impliedBy: uniform[i].level });
+      for (let j = 0; j < i; j++)
+        if (uniform[j].verdict === 'unknown')
+          Object.assign(uniform[j], { verdict: 'consistent', impliedBy: uniform[i].level });
     } else if (result.verdict === 'inconsistent') {
-      for (let j = i + 1; j < uniform.length; j++) uniform[j] = { level: uniform[j].level, verdict: 'inconsistent', impliedBy: uniform[i].level };
+      for (let j = i + 1; j < uniform.length; j++)
+        uniform[j] = { level: uniform[j].level, verdict: 'inconsistent', impliedBy: uniform[i].level };
       break;
     }
   }
   let strongestAt = -1;
   while (strongestAt + 1 < uniform.length && uniform[strongestAt + 1].verdict === 'consistent') strongestAt++;
-  const boundary: LevelBoundary = { uniform, checks: 0, ...(strongestAt >= 0 ? { strongest: uniform[strongestAt].level } : {}) };
+  const boundary: LevelBoundary = {
+    uniform,
+    checks: 0,
+    ...(strongestAt >= 0 ? { strongest: uniform[strongestAt].level } : {}),
+  };
 
-  const labels = [...new Set(history.txns.filter((t) => t.status !== 'aborted' && t.label !== undefined).map((t) => t.label!))].sort();
+  const labels = [
+    ...new Set(history.txns.filter((t) => t.status !== 'aborted' && t.label !== undefined).map((t) => t.label!)),
+  ].sort();
   if (labels.length > 0 && strongestAt >= 0) {
     const unlabelled = history.txns.some((t) => t.status !== 'aborted' && t.label === undefined);
     const levels = new Map<string, IsolationLevel>();

@@ -74,7 +74,11 @@ export function parseIsoOverride(spec: string): IsoOverride {
 }
 
 /** The level a transaction is checked at: the override's, else the recorded one. */
-export function effectiveLevel(recorded: IsolationLevel, label: string | undefined, override?: IsoOverride): IsolationLevel {
+export function effectiveLevel(
+  recorded: IsolationLevel,
+  label: string | undefined,
+  override?: IsoOverride,
+): IsolationLevel {
   if (!override) return recorded;
   if (override.all) return override.all;
   if (label !== undefined && override.byLabel.has(label)) return override.byLabel.get(label)!;
@@ -89,18 +93,57 @@ export function effectiveLevel(recorded: IsolationLevel, label: string | undefin
  * missing row are forbidden at every level; a commit-order cycle with no shorter name, and no consistent commit
  * order, by the levels of the readers involved (no row).
  */
-export const FORBIDDEN_BY_LEVEL: readonly { level: IsolationLevel; forbids: readonly AnomalyType[]; citation: string }[] = [
+export const FORBIDDEN_BY_LEVEL: readonly {
+  level: IsolationLevel;
+  forbids: readonly AnomalyType[];
+  citation: string;
+}[] = [
   {
     level: 'RC',
-    forbids: ['aborted-read', 'intermediate-read', 'circular-information-flow', 'garbage-read', 'internal-inconsistency', 'missing-row', 'read-your-writes', 'fractured-read', 'non-monotonic-read'],
+    forbids: [
+      'aborted-read',
+      'intermediate-read',
+      'circular-information-flow',
+      'garbage-read',
+      'internal-inconsistency',
+      'missing-row',
+      'read-your-writes',
+      'fractured-read',
+      'non-monotonic-read',
+    ],
     citation:
       'Adya 1999 §4.1 (PL-2: G1a, G1b, G1c); the RC axiom of Biswas & Enea, OOPSLA 2019 (a read sees its session predecessors and what an earlier statement read from): read your writes (Terry et al. 1994), and no fractured or non-monotonic read after a statement that read from the writer',
   },
-  { level: 'RA', forbids: ['fractured-read'], citation: 'Read Atomic: Bailis et al., SIGMOD 2014 (no fractured reads, in any statement order); Cerone, Bernardi & Gotsman, CONCUR 2015' },
-  { level: 'CC', forbids: ['causality-violation', 'non-monotonic-read'], citation: 'Causal consistency: Cerone et al. 2015; Biswas & Enea 2019 (Causal axiom); monotonic reads across a session: Terry et al. 1994' },
-  { level: 'PC', forbids: ['long-fork', 'g-single'], citation: 'Prefix consistency: Cerone et al. 2015, Biswas & Enea 2019 (Prefix axiom); long fork is Adya G2 (Elle G2)' },
-  { level: 'SI', forbids: ['lost-update'], citation: 'Snapshot isolation = Prefix + Conflict: Cerone et al. 2015; lost update is Berenson et al., SIGMOD 1995, P4 (Adya G2-item)' },
-  { level: 'SER', forbids: ['write-skew'], citation: 'Serializability: Papadimitriou 1979; write skew is Berenson et al. 1995 A5B (Adya G2-item, PL-3 forbids G2)' },
+  {
+    level: 'RA',
+    forbids: ['fractured-read'],
+    citation:
+      'Read Atomic: Bailis et al., SIGMOD 2014 (no fractured reads, in any statement order); Cerone, Bernardi & Gotsman, CONCUR 2015',
+  },
+  {
+    level: 'CC',
+    forbids: ['causality-violation', 'non-monotonic-read'],
+    citation:
+      'Causal consistency: Cerone et al. 2015; Biswas & Enea 2019 (Causal axiom); monotonic reads across a session: Terry et al. 1994',
+  },
+  {
+    level: 'PC',
+    forbids: ['long-fork', 'g-single'],
+    citation:
+      'Prefix consistency: Cerone et al. 2015, Biswas & Enea 2019 (Prefix axiom); long fork is Adya G2 (Elle G2)',
+  },
+  {
+    level: 'SI',
+    forbids: ['lost-update'],
+    citation:
+      'Snapshot isolation = Prefix + Conflict: Cerone et al. 2015; lost update is Berenson et al., SIGMOD 1995, P4 (Adya G2-item)',
+  },
+  {
+    level: 'SER',
+    forbids: ['write-skew'],
+    citation:
+      'Serializability: Papadimitriou 1979; write skew is Berenson et al. 1995 A5B (Adya G2-item, PL-3 forbids G2)',
+  },
 ];
 
 /** The weakest level that forbids an anomaly (undefined: no row names it, e.g. no-consistent-order). */

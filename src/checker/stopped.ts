@@ -4,7 +4,7 @@
  * once, around the whole check. What the check was doing and what it had explored by then is kept in a
  * `Progress` the stages update, so the reason says which limit stopped it, where, and after how much work.
  */
-import { BudgetExceeded, MemoryExceeded } from './budget.js';
+import { type BudgetExceeded, MemoryExceeded } from './budget.js';
 import type { CheckResult, CheckStats } from './result.js';
 
 export interface Progress {
@@ -18,11 +18,18 @@ export interface Progress {
 
 /** How a reason names the limit that stopped the check. */
 function limitName(e: BudgetExceeded): string {
-  return e.stopCause === 'steps' ? 'the step limit (maxSteps)' : e.stopCause === 'memory' ? 'the memory limit' : 'the time limit';
+  return e.stopCause === 'steps'
+    ? 'the step limit (maxSteps)'
+    : e.stopCause === 'memory'
+      ? 'the memory limit'
+      : 'the time limit';
 }
 
 export function stoppedResult(e: BudgetExceeded, progress: Progress): CheckResult {
   // A memory stop's message is its whole reason (which limit, what was in use, at which stage).
-  const reason = e instanceof MemoryExceeded ? e.message : progress.stage(limitName(e)) + (progress.within ? ` ${progress.within}` : '');
+  const reason =
+    e instanceof MemoryExceeded
+      ? e.message
+      : progress.stage(limitName(e)) + (progress.within ? ` ${progress.within}` : '');
   return { verdict: 'unknown', reason, anomalies: [], notes: progress.notes.slice(), stats: progress.stats };
 }

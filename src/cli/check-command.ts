@@ -44,13 +44,16 @@ const MiB = 1024 * 1024;
 /** Why the report cannot be written there (checked before the history, which may take long), or undefined. */
 async function reportTargetProblem(report: string): Promise<string | undefined> {
   try {
-    if ((await stat(report)).isDirectory()) return `--report ${report}: is a directory (give a file name, e.g. ${report.replace(/\/+$/, '')}/report.html)`;
+    if ((await stat(report)).isDirectory())
+      return `--report ${report}: is a directory (give a file name, e.g. ${report.replace(/\/+$/, '')}/report.html)`;
     return undefined;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return `--report ${report}: cannot write there (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      return `--report ${report}: cannot write there (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
   }
   try {
-    if (!(await stat(dirname(report))).isDirectory()) return `--report ${report}: ${dirname(report)} is not a directory`;
+    if (!(await stat(dirname(report))).isDirectory())
+      return `--report ${report}: ${dirname(report)} is not a directory`;
   } catch (e) {
     return `--report ${report}: cannot write there (${dirname(report)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
   }
@@ -83,11 +86,22 @@ export async function checkFile(file: string, options: CheckCommandOptions, file
   }
 }
 
-async function checkOneFile(file: string, name: string, options: CheckCommandOptions, fileCount: number, progress: Progress): Promise<FileResult> {
+async function checkOneFile(
+  file: string,
+  name: string,
+  options: CheckCommandOptions,
+  fileCount: number,
+  progress: Progress,
+): Promise<FileResult> {
   if (options.levels && options.iso) throw new InputError('--levels checks every level itself: leave out --iso');
-  if (options.levels && options.report) throw new InputError('--levels does not write an HTML report yet: leave out --report (or run check --report without --levels)');
+  if (options.levels && options.report)
+    throw new InputError(
+      '--levels does not write an HTML report yet: leave out --report (or run check --report without --levels)',
+    );
   const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
-  const reportAt = options.report ? (await import('../report/html.js')).reportFileFor(options.report, name, fileCount) : undefined;
+  const reportAt = options.report
+    ? (await import('../report/html.js')).reportFileFor(options.report, name, fileCount)
+    : undefined;
   if (reportAt) {
     const problem = await reportTargetProblem(reportAt);
     if (problem) throw new InputError(problem);
@@ -109,7 +123,11 @@ async function checkOneFile(file: string, name: string, options: CheckCommandOpt
       progress: (stage) => progress.stage(stage),
     });
     // the report is complete unless a level is left unknown (time or memory)
-    return { file: name, verdict: boundary.uniform.some((v) => v.verdict === 'unknown') ? 'unknown' : 'consistent', boundary };
+    return {
+      file: name,
+      verdict: boundary.uniform.some((v) => v.verdict === 'unknown') ? 'unknown' : 'consistent',
+      boundary,
+    };
   }
   const result = await check(history, {
     iso,
@@ -128,7 +146,9 @@ async function checkOneFile(file: string, name: string, options: CheckCommandOpt
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (!code) throw e;
-      throw new InputError(code === 'EISDIR' ? `--report ${report}: is a directory` : `--report ${report}: cannot write it (${code})`);
+      throw new InputError(
+        code === 'EISDIR' ? `--report ${report}: is a directory` : `--report ${report}: cannot write it (${code})`,
+      );
     }
   }
   return { file: name, verdict: result.verdict, result, ...(report ? { report } : {}) };
@@ -143,14 +163,16 @@ export function jsonOf(r: FileResult): Record<string, unknown> {
 export function exitCodeOf(results: FileResult[]): number {
   if (results.some((r) => r.verdict === 'error')) return EXIT.error;
   // --levels reports a boundary, whatever it is: 0 when every level is decided, 3 when one is left unknown
-  if (results.every((r) => r.boundary)) return results.some((r) => r.verdict === 'unknown') ? EXIT.unknown : EXIT.consistent;
+  if (results.every((r) => r.boundary))
+    return results.some((r) => r.verdict === 'unknown') ? EXIT.unknown : EXIT.consistent;
   if (results.some((r) => r.verdict === 'inconsistent')) return EXIT.inconsistent;
   if (results.some((r) => r.verdict === 'unknown')) return EXIT.unknown;
   return EXIT.consistent;
 }
 
 export async function runCheckCommand(files: string[], options: CheckCommandOptions): Promise<number> {
-  if (files.filter((f) => f === '-').length > 1) throw new InputError('- (standard input) is given more than once: it can be read only once');
+  if (files.filter((f) => f === '-').length > 1)
+    throw new InputError('- (standard input) is given more than once: it can be read only once');
   const results: FileResult[] = [];
   for (const file of files) {
     const r = await checkFile(file, options, files.length);
@@ -159,7 +181,10 @@ export async function runCheckCommand(files: string[], options: CheckCommandOpti
     if (!options.json) {
       if (r.verdict === 'error') console.log(`${name}: ERROR\n  ${r.error!.split('\n').join('\n  ')}`);
       else if (r.boundary) console.log(renderBoundary(name, r.boundary));
-      else if (files.length > 1 && r.verdict === 'consistent') console.log(`${name}: CONSISTENT (${r.result!.stats.committed} committed, ${(r.result!.stats.timeMs / 1000).toFixed(2)} s)`);
+      else if (files.length > 1 && r.verdict === 'consistent')
+        console.log(
+          `${name}: CONSISTENT (${r.result!.stats.committed} committed, ${(r.result!.stats.timeMs / 1000).toFixed(2)} s)`,
+        );
       else console.log(renderResult(name, r.result!));
       if (r.report) console.log(`  report: ${r.report}`);
     }
@@ -169,7 +194,9 @@ export async function runCheckCommand(files: string[], options: CheckCommandOpti
     console.log(JSON.stringify(files.length === 1 ? out[0] : out, null, 2));
   } else if (files.length > 1) {
     const count = (v: string) => results.filter((r) => r.verdict === v).length;
-    console.log(`total: ${files.length} files: ${count('consistent')} consistent, ${count('inconsistent')} inconsistent, ${count('unknown')} unknown, ${count('error')} bad input`);
+    console.log(
+      `total: ${files.length} files: ${count('consistent')} consistent, ${count('inconsistent')} inconsistent, ${count('unknown')} unknown, ${count('error')} bad input`,
+    );
   }
   return exitCodeOf(results);
 }

@@ -23,19 +23,36 @@ export interface ClusterDemoOptions {
   attempts?: number;
 }
 
-export async function clusterDemo(options: ClusterDemoOptions, signal: AbortSignal, onInterrupt: (line: string) => void): Promise<number> {
-  if (options.db) throw new InputError('demo cluster builds its own servers: leave out --db (isocheck run WORKLOAD --db PRIMARY --replica STANDBY runs on your own)');
+export async function clusterDemo(
+  options: ClusterDemoOptions,
+  signal: AbortSignal,
+  onInterrupt: (line: string) => void,
+): Promise<number> {
+  if (options.db)
+    throw new InputError(
+      'demo cluster builds its own servers: leave out --db (isocheck run WORKLOAD --db PRIMARY --replica STANDBY runs on your own)',
+    );
   const say = (s = '') => console.log(s);
   const dir = options.out ?? 'histories/runs';
   say('isocheck demo cluster: a primary and a hot standby (throwaway embedded PostgreSQL servers)');
-  say('Twitter at READ COMMITTED, 4 clients x 25 transactions: each client\'s writes go to the primary, its read-only');
+  say("Twitter at READ COMMITTED, 4 clients x 25 transactions: each client's writes go to the primary, its read-only");
   say('transactions to the standby (as a read/write-splitting pool does); the standby replays 100 ms behind.\n');
   const attempts = options.attempts ?? 10;
   let shown = false;
   for (let seed = 1; seed <= attempts && !shown; seed++) {
     const run = await runWorkload({
-      workload: 'twitter', topology: 'replica', standbys: 1, applyDelay: 100, iso: 'rc', sessions: 4, txns: 25, seed: String(seed),
-      out: `${dir}/demo-cluster-twitter-replica.ndjson`, progress: false, signal, onInterrupt,
+      workload: 'twitter',
+      topology: 'replica',
+      standbys: 1,
+      applyDelay: 100,
+      iso: 'rc',
+      sessions: 4,
+      txns: 25,
+      seed: String(seed),
+      out: `${dir}/demo-cluster-twitter-replica.ndjson`,
+      progress: false,
+      signal,
+      onInterrupt,
       log: (line) => {
         if (line.startsWith('database: ')) say(`servers: ${line.slice('database: '.length)}`);
       },
@@ -44,12 +61,15 @@ export async function clusterDemo(options: ClusterDemoOptions, signal: AbortSign
     const r = await checkFile(run.file, { timeout: 60 });
     say(renderResult(run.file, r.result!));
     shown = r.verdict === 'inconsistent' && (r.result?.anomalies ?? []).some((a) => a.type === 'read-your-writes');
-    if (!shown && seed < attempts) say(`  (no violation with seed ${seed}: the standby kept up this time; trying seed ${seed + 1})\n`);
+    if (!shown && seed < attempts)
+      say(`  (no violation with seed ${seed}: the standby kept up this time; trying seed ${seed + 1})\n`);
   }
   say();
   say('What you saw: every transaction ran at READ COMMITTED, which promises a client its own committed writes; but');
   say('the read ran on the standby ("on standby1"), which had not yet replayed the write made on the primary ("on');
   say('primary"). The servers are stopped. Next: `isocheck run twitter --topology replica --check`,');
-  say('`isocheck run smallbank --topology shards --iso ser --check` (a fractured read through postgres_fdw), the README.');
+  say(
+    '`isocheck run smallbank --topology shards --iso ser --check` (a fractured read through postgres_fdw), the README.',
+  );
   return shown ? 0 : 1;
 }

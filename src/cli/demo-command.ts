@@ -52,11 +52,26 @@ async function demo(options: DemoOptions, signal: AbortSignal, onInterrupt: (lin
   try {
     say(`isocheck demo on ${db.description}\n`);
     say('1. TPC-C, NewOrder and Payment at SERIALIZABLE, the rest at READ COMMITTED (3 sessions x 10 transactions)');
-    const tpcc = await runWorkload({ workload: 'tpcc', iso: 'ser+rc', sessions: 3, txns: 10, seed: '1', out: `${dir}/demo-tpcc-ser+rc.ndjson`, signal, onInterrupt }, db);
+    const tpcc = await runWorkload(
+      {
+        workload: 'tpcc',
+        iso: 'ser+rc',
+        sessions: 3,
+        txns: 10,
+        seed: '1',
+        out: `${dir}/demo-tpcc-ser+rc.ndjson`,
+        signal,
+        onInterrupt,
+      },
+      db,
+    );
     say(renderRunSummary(tpcc));
     const r1 = await checkFile(tpcc.file, { timeout: 60 });
     say(renderResult(tpcc.file, r1.result!));
-    if (r1.result?.commitOrder) say(`  witness commit order: ${r1.result.commitOrder.slice(0, 12).join(' ')}${r1.result.commitOrder.length > 12 ? ' ...' : ''}`);
+    if (r1.result?.commitOrder)
+      say(
+        `  witness commit order: ${r1.result.commitOrder.slice(0, 12).join(' ')}${r1.result.commitOrder.length > 12 ? ' ...' : ''}`,
+      );
     say();
     say('2. SmallBank at REPEATABLE READ (snapshot isolation), declared SERIALIZABLE (4 sessions x 40 transactions)');
     let shown = false;
@@ -65,16 +80,34 @@ async function demo(options: DemoOptions, signal: AbortSignal, onInterrupt: (lin
     // (a test suite beside it) it can take more; each attempt is a fraction of a second
     const attempts = options.attempts ?? 20;
     for (let seed = 1; seed <= attempts && !shown; seed++) {
-      const bank = await runWorkload({ workload: 'smallbank', iso: 'si', declare: 'ser', sessions: 4, txns: 40, seed: String(seed), out: `${dir}/demo-smallbank-si-as-ser.ndjson`, signal, onInterrupt }, db);
+      const bank = await runWorkload(
+        {
+          workload: 'smallbank',
+          iso: 'si',
+          declare: 'ser',
+          sessions: 4,
+          txns: 40,
+          seed: String(seed),
+          out: `${dir}/demo-smallbank-si-as-ser.ndjson`,
+          signal,
+          onInterrupt,
+        },
+        db,
+      );
       say(renderRunSummary(bank));
       r2 = await checkFile(bank.file, { timeout: 60 });
       say(renderResult(bank.file, r2.result!));
       shown = r2.verdict === 'inconsistent';
-      if (!shown && seed < attempts) say(`  (no anomaly with seed ${seed}; PostgreSQL's snapshot isolation does not always show one; trying seed ${seed + 1})\n`);
+      if (!shown && seed < attempts)
+        say(
+          `  (no anomaly with seed ${seed}; PostgreSQL's snapshot isolation does not always show one; trying seed ${seed + 1})\n`,
+        );
     }
     say();
     say('What you saw: the first history is consistent at the levels PostgreSQL was asked for; the second is not');
-    say('serializable although every transaction declared SERIALIZABLE, because REPEATABLE READ is snapshot isolation.');
+    say(
+      'serializable although every transaction declared SERIALIZABLE, because REPEATABLE READ is snapshot isolation.',
+    );
     say('Next: `isocheck run smallbank --iso si --check`, `isocheck check --help`, and the README.');
     return r1.verdict === 'consistent' && shown ? 0 : 1;
   } finally {

@@ -18,7 +18,13 @@ import { dirname } from 'node:path';
 import { InputError } from '../history/input-errors.js';
 import { makeFolders } from '../history/folders.js';
 
-export { WATCHED_SIGNALS, signalExitCode, InterruptedError, abortSignalName, type WatchedSignal } from '../recorder/interrupted.js';
+export {
+  WATCHED_SIGNALS,
+  signalExitCode,
+  InterruptedError,
+  abortSignalName,
+  type WatchedSignal,
+} from '../recorder/interrupted.js';
 import { WATCHED_SIGNALS, signalExitCode } from '../recorder/interrupted.js';
 
 export interface SignalWatch {
@@ -73,7 +79,10 @@ export function watchSignals(options: { graceMs?: number } = {}): SignalWatch {
       if (received) {
         // the command has ended and set its exit code: nothing left should keep the process alive
         const signal = received;
-        setTimeout(() => process.exit(typeof process.exitCode === 'number' ? process.exitCode : signalExitCode(signal)), 2000).unref();
+        setTimeout(
+          () => process.exit(typeof process.exitCode === 'number' ? process.exitCode : signalExitCode(signal)),
+          2000,
+        ).unref();
       }
     },
   };
@@ -94,13 +103,17 @@ export function checkOutputFile(file: string, option: string): void {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const why =
-      code === 'EISDIR' ? 'is a directory; give a file name'
-      : code === 'EACCES' || code === 'EPERM' ? 'permission denied; give a file in a folder you can write'
-      : code === 'ENOTDIR' || code === 'EEXIST' ? 'a part of the path is a file, not a folder'
-      : code === 'EROFS' ? 'the file system is read-only'
-      : code === 'ENOENT' ? 'the folder cannot be created'
-      : String((e as Error).message ?? e).split('\n')[0];
+      code === 'EISDIR'
+        ? 'is a directory; give a file name'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied; give a file in a folder you can write'
+          : code === 'ENOTDIR' || code === 'EEXIST'
+            ? 'a part of the path is a file, not a folder'
+            : code === 'EROFS'
+              ? 'the file system is read-only'
+              : code === 'ENOENT'
+                ? 'the folder cannot be created'
+                : String((e as Error).message ?? e).split('\n')[0];
     throw new InputError(`${option} ${file}: cannot write there: ${why}`);
   }
 }
-

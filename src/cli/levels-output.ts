@@ -27,11 +27,15 @@ function verdictLine(v: LevelVerdict): string {
 }
 
 export function renderBoundary(name: string, b: LevelBoundary): string {
-  const out = [`${name}: LEVELS (every transaction judged at one level; ${b.checks} check${b.checks === 1 ? '' : 's'})`];
+  const out = [
+    `${name}: LEVELS (every transaction judged at one level; ${b.checks} check${b.checks === 1 ? '' : 's'})`,
+  ];
   for (const v of b.uniform) out.push(verdictLine(v));
   out.push(b.strongest ? `strongest: ${b.strongest}` : 'strongest: none (inconsistent even at RC)');
   if (b.byLabel && b.strongest !== 'SER') {
-    const blocked = [...b.byLabel.blockedBy].map(([label, { level, result }]) => `${label} at ${level}: ${result.verdict}`);
+    const blocked = [...b.byLabel.blockedBy].map(
+      ([label, { level, result }]) => `${label} at ${level}: ${result.verdict}`,
+    );
     out.push(`by label: ${b.byLabel.spec}${blocked.length ? `  (one level higher: ${blocked.join('; ')})` : ''}`);
   }
   const first = b.uniform.find((v) => v.verdict === 'inconsistent' && v.result);
@@ -55,7 +59,12 @@ export function boundaryJson(file: string, b: LevelBoundary): Record<string, unk
             spec: b.byLabel.spec,
             levels: Object.fromEntries(b.byLabel.levels),
             commitOrder: b.byLabel.result.commitOrder,
-            blockedBy: Object.fromEntries([...b.byLabel.blockedBy].map(([label, { level, result }]) => [label, { level, result: resultJson(file, result) }])),
+            blockedBy: Object.fromEntries(
+              [...b.byLabel.blockedBy].map(([label, { level, result }]) => [
+                label,
+                { level, result: resultJson(file, result) },
+              ]),
+            ),
           },
         }
       : {}),

@@ -19,7 +19,8 @@ export interface MergeCommandOptions {
 function size(option: string, text: string | undefined, unit: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const v = Number(text);
-  if (text.trim() === '' || !Number.isFinite(v) || v <= 0 || v > max) throw new InputError(`${option} ${text}: expected a number above 0 and at most ${max}`);
+  if (text.trim() === '' || !Number.isFinite(v) || v <= 0 || v > max)
+    throw new InputError(`${option} ${text}: expected a number above 0 and at most ${max}`);
   return Math.round(v * unit);
 }
 
@@ -33,12 +34,22 @@ export async function runMergeCommand(files: string[], opts: MergeCommandOptions
     log: opts.json ? undefined : (line) => process.stderr.write(`isocheck: ${line}\n`),
   });
   if (opts.json) {
-    console.log(JSON.stringify({ ...summary, files: summary.files.map((f) => ({ ...f, sessions: Object.fromEntries(f.sessions) })) }, null, 2));
+    console.log(
+      JSON.stringify(
+        { ...summary, files: summary.files.map((f) => ({ ...f, sessions: Object.fromEntries(f.sessions) })) },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   for (const f of summary.files) {
-    console.log(`  ${f.file}: ${f.transactions} transaction${f.transactions === 1 ? '' : 's'}, ${rangeText([...f.sessions.keys()])}${summary.renumbered ? ` -> ${rangeText([...f.sessions.values()])}` : ''}${f.truncated ? ' (truncated: no end line)' : ''}${f.renamedIds > 0 ? ` (${f.renamedIds} transaction ids renamed)` : ''}`);
+    console.log(
+      `  ${f.file}: ${f.transactions} transaction${f.transactions === 1 ? '' : 's'}, ${rangeText([...f.sessions.keys()])}${summary.renumbered ? ` -> ${rangeText([...f.sessions.values()])}` : ''}${f.truncated ? ' (truncated: no end line)' : ''}${f.renamedIds > 0 ? ` (${f.renamedIds} transaction ids renamed)` : ''}`,
+    );
   }
-  console.log(`${summary.out}: ${summary.transactions} transactions in ${summary.sessions} sessions from ${summary.files.length} files${summary.truncated ? ' (no end line: an input was truncated)' : ''}; check it with isocheck check ${summary.out}`);
+  console.log(
+    `${summary.out}: ${summary.transactions} transactions in ${summary.sessions} sessions from ${summary.files.length} files${summary.truncated ? ' (no end line: an input was truncated)' : ''}; check it with isocheck check ${summary.out}`,
+  );
   return 0;
 }

@@ -20,7 +20,7 @@ export function terminalProgress(label: string, stream: NodeJS.WriteStream = pro
     const seconds = Math.floor((Date.now() - started) / 1000);
     const text = `${label}: ${current} (${seconds} s)`;
     const width = Math.max(20, (stream.columns || 100) - 1);
-    stream.write(`\r\x1b[2K${text.length > width ? text.slice(0, width - 1) + '…' : text}`);
+    stream.write(`\r\x1b[2K${text.length > width ? `${text.slice(0, width - 1)}…` : text}`);
     shown = true;
   };
   // Redrawn every second, so that the time moves while one stage runs long; unref'd: it never keeps the process up.

@@ -22,16 +22,21 @@ export const PASSWORD_ENV = 'ISOCHECK_PROXY_PASSWORD';
 export function parseListen(s: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(s) ?? (/^(\d+)$/.test(s) ? [s, undefined, '127.0.0.1', s] : null);
   const port = m ? Number(m[3]) : NaN;
-  if (!m || !Number.isInteger(port) || port < 0 || port > 65535) throw new InputError(`--listen ${s}: expected HOST:PORT, e.g. 127.0.0.1:6543`);
+  if (!m || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new InputError(`--listen ${s}: expected HOST:PORT, e.g. 127.0.0.1:6543`);
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
 export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number> {
-  const tables = opts.tables.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  const tables = opts.tables
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
   if (tables.length === 0) throw new InputError('--tables: name at least one table to record (comma-separated)');
   const { host, port } = parseListen(opts.listen);
   const onUnsupported = opts.onUnsupported ?? 'refuse';
-  if (onUnsupported !== 'refuse' && onUnsupported !== 'pass') throw new InputError(`--on-unsupported ${onUnsupported}: expected refuse or pass`);
+  if (onUnsupported !== 'refuse' && onUnsupported !== 'pass')
+    throw new InputError(`--on-unsupported ${onUnsupported}: expected refuse or pass`);
   checkOutputFile(opts.out, '--out');
   const watch = watchSignals();
   const { startProxy } = await import('../proxy/proxy.js');
@@ -43,19 +48,38 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
       const server = await startEmbedded();
       stopServer = () => server.stop();
       db = server.url;
-      process.stderr.write(`isocheck: started an embedded PostgreSQL ${server.version} (removed when the proxy stops)\n`);
+      process.stderr.write(
+        `isocheck: started an embedded PostgreSQL ${server.version} (removed when the proxy stops)\n`,
+      );
     }
-    const proxy = await startProxy({ db, host, port, tables, out: opts.out, meta: { command: 'proxy' }, onUnsupported, password: process.env[PASSWORD_ENV] || undefined });
+    const proxy = await startProxy({
+      db,
+      host,
+      port,
+      tables,
+      out: opts.out,
+      meta: { command: 'proxy' },
+      onUnsupported,
+      password: process.env[PASSWORD_ENV] || undefined,
+    });
     watch.lastWords = () => `isocheck: stopped; ${proxy.recorder.transactions} transactions in ${opts.out}`;
-    if (proxy.missing.length > 0) process.stderr.write(`isocheck: ${proxy.missing.join(', ')} not found yet: the tables are instrumented when they all exist, before the first statement that uses them\n`);
-    if (!process.env[PASSWORD_ENV] && !['127.0.0.1', 'localhost', '::1'].includes(host)) process.stderr.write(`isocheck: warning: clients are not authenticated (trust): anyone who reaches ${host}:${proxy.port} can use the database (set ${PASSWORD_ENV} to require a password)\n`);
+    if (proxy.missing.length > 0)
+      process.stderr.write(
+        `isocheck: ${proxy.missing.join(', ')} not found yet: the tables are instrumented when they all exist, before the first statement that uses them\n`,
+      );
+    if (!process.env[PASSWORD_ENV] && !['127.0.0.1', 'localhost', '::1'].includes(host))
+      process.stderr.write(
+        `isocheck: warning: clients are not authenticated (trust): anyone who reaches ${host}:${proxy.port} can use the database (set ${PASSWORD_ENV} to require a password)\n`,
+      );
     process.stderr.write(`isocheck: recording ${tables.join(', ')} to ${opts.out}; connect clients to:\n`);
     process.stdout.write(`${proxy.url}\n`);
     process.stderr.write('isocheck: Ctrl-C (or SIGTERM) to stop and finish the history\n');
     await new Promise<void>((resolve) => watch.signal.addEventListener('abort', () => resolve(), { once: true }));
     await proxy.close(`the proxy was stopped (${String(watch.signal.reason)})`);
     const c = proxy.recorder.counts;
-    process.stderr.write(`isocheck: ${proxy.recorder.transactions} transactions (${c.committed} committed, ${c.aborted} aborted, ${c.unknown} unknown) in ${opts.out}; check it with: isocheck check ${opts.out}\n`);
+    process.stderr.write(
+      `isocheck: ${proxy.recorder.transactions} transactions (${c.committed} committed, ${c.aborted} aborted, ${c.unknown} unknown) in ${opts.out}; check it with: isocheck check ${opts.out}\n`,
+    );
     return 0;
   } finally {
     watch.dispose();

@@ -35,7 +35,8 @@ function pgVariables(url: string): Record<string, string> {
   } catch {
     throw new InputError(`--db ${url}: not a URL (postgresql://user:password@host:port/database)`);
   }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new InputError(`--db ${url}: expected a postgres:// or postgresql:// URL`);
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')
+    throw new InputError(`--db ${url}: expected a postgres:// or postgresql:// URL`);
   const out: Record<string, string> = { DATABASE_URL: url };
   if (u.hostname) out.PGHOST = decodeURIComponent(u.hostname.replace(/^\[|\]$/g, ''));
   if (u.port) out.PGPORT = u.port;
@@ -46,8 +47,15 @@ function pgVariables(url: string): Record<string, string> {
 }
 
 /** The environment of the recorded command. */
-export function recordEnvironment(opts: RecordCommandOptions, command: string[], base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const tables = opts.tables.split(',').map((t) => t.trim()).filter((t) => t !== '');
+export function recordEnvironment(
+  opts: RecordCommandOptions,
+  command: string[],
+  base: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const tables = opts.tables
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
   if (tables.length === 0) throw new InputError('--tables: name at least one table to record (comma-separated)');
   const hook = pathToFileURL(resolve(import.meta.dirname, '..', 'recorder', 'hook.js')).href;
   const env: NodeJS.ProcessEnv = { ...base, ...(opts.db ? pgVariables(opts.db) : {}) };
@@ -61,7 +69,8 @@ export function recordEnvironment(opts: RecordCommandOptions, command: string[],
 
 /** Runs the command, recording; resolves to its exit status. */
 export async function runRecordCommand(command: string[], opts: RecordCommandOptions): Promise<number> {
-  if (command.length === 0) throw new InputError('no command to record: isocheck record --out run.ndjson --tables accounts -- node app.js');
+  if (command.length === 0)
+    throw new InputError('no command to record: isocheck record --out run.ndjson --tables accounts -- node app.js');
   checkOutputFile(opts.out, '--out');
   const env = recordEnvironment(opts, command);
   const file = env[RECORD_ENV.out]!;
@@ -78,7 +87,10 @@ export async function runRecordCommand(command: string[], opts: RecordCommandOpt
       child.once('exit', (code, signal) => done(code ?? (signal ? signalExitCode(signal) : 1)));
     });
     if (existsSync(file)) process.stderr.write(`isocheck: check it with: isocheck check ${opts.out}\n`);
-    else process.stderr.write(`isocheck: no history written to ${opts.out}: no Node.js process of the command loaded pg, or the tables never existed (then said above)\n`);
+    else
+      process.stderr.write(
+        `isocheck: no history written to ${opts.out}: no Node.js process of the command loaded pg, or the tables never existed (then said above)\n`,
+      );
     return status;
   } finally {
     for (const [s, l] of listeners) process.removeListener(s, l);
@@ -89,7 +101,10 @@ export async function runRecordCommand(command: string[], opts: RecordCommandOpt
 function spawnProblem(command: string, e: NodeJS.ErrnoException): Error {
   // execvp reports EACCES, not ENOENT, when the command is nowhere on the PATH but a PATH directory cannot be read
   if (e.code === 'ENOENT') return new InputError(`cannot run ${command}: not found (is it on the PATH?)`);
-  if (e.code === 'EACCES') return new InputError(`cannot run ${command}: not found or not allowed to run it (EACCES: is it on the PATH, executable, and every PATH directory readable?)`);
+  if (e.code === 'EACCES')
+    return new InputError(
+      `cannot run ${command}: not found or not allowed to run it (EACCES: is it on the PATH, executable, and every PATH directory readable?)`,
+    );
   if (e.code) return new InputError(`cannot run ${command}: ${e.code} (${e.message})`);
   return e;
 }

@@ -38,7 +38,8 @@ export function parseClient(text: string): ClientSpec {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
   const k = m ? Number(m[1]) : NaN;
   const n = m ? Number(m[2]) : NaN;
-  if (!m || !Number.isSafeInteger(n) || n < 1 || k < 1 || k > n) throw new InputError(`--client ${text}: expected K/N with 1 <= K <= N (client K of N processes), e.g. 1/2`);
+  if (!m || !Number.isSafeInteger(n) || n < 1 || k < 1 || k > n)
+    throw new InputError(`--client ${text}: expected K/N with 1 <= K <= N (client K of N processes), e.g. 1/2`);
   return { k, n };
 }
 
@@ -74,7 +75,10 @@ export class ClientCoordinator {
       if (this.options.stopped()) throw new Error('stopped');
       const v = await test();
       if (v !== undefined) return v;
-      if (Date.now() >= deadline) throw new InputError(`${this.label}: waited ${this.waitMs / 1000} s for ${what}; gave up (start every client within the wait, --client-wait SECONDS)`);
+      if (Date.now() >= deadline)
+        throw new InputError(
+          `${this.label}: waited ${this.waitMs / 1000} s for ${what}; gave up (start every client within the wait, --client-wait SECONDS)`,
+        );
       if (!said) this.options.log(`${this.label}: waiting for ${what}`);
       said = true;
       await sleep(200);
@@ -85,13 +89,17 @@ export class ClientCoordinator {
   async createSchema(c: pg.ClientBase, schema: string): Promise<void> {
     await c.query('BEGIN');
     try {
-      await c.query(`CREATE TABLE ${CLIENTS_TABLE} (client int PRIMARY KEY, n int NOT NULL, run text NOT NULL, state text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`);
+      await c.query(
+        `CREATE TABLE ${CLIENTS_TABLE} (client int PRIMARY KEY, n int NOT NULL, run text NOT NULL, state text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+      );
       await c.query(schema);
       await c.query('COMMIT');
     } catch (e) {
       await c.query('ROLLBACK').catch(() => undefined);
       if ((e as { code?: string }).code === '42P07') {
-        throw new InputError(`${this.label} sets up the run, and the database already has ${/relation "([^"]+)"/.exec((e as Error).message)?.[1] ?? 'its tables'} (another run's, running or left over): --client needs a fresh database per run (create one, or drop the workload's tables and ${CLIENTS_TABLE})`);
+        throw new InputError(
+          `${this.label} sets up the run, and the database already has ${/relation "([^"]+)"/.exec((e as Error).message)?.[1] ?? 'its tables'} (another run's, running or left over): --client needs a fresh database per run (create one, or drop the workload's tables and ${CLIENTS_TABLE})`,
+        );
       }
       throw e;
     }
@@ -105,8 +113,14 @@ export class ClientCoordinator {
       const r = await c.query<{ n: number; run: string }>(`SELECT n, run FROM ${CLIENTS_TABLE} WHERE client = 1`);
       return r.rows[0];
     });
-    if (row.n !== this.options.client.n) throw new InputError(`${this.label}: client 1 runs with ${row.n} clients, this one with ${this.options.client.n} (give every client the same N)`);
-    if (row.run !== this.options.run) throw new InputError(`${this.label}: client 1 runs ${row.run}, this one ${this.options.run} (give every client the same workload, configuration, scale and seed)`);
+    if (row.n !== this.options.client.n)
+      throw new InputError(
+        `${this.label}: client 1 runs with ${row.n} clients, this one with ${this.options.client.n} (give every client the same N)`,
+      );
+    if (row.run !== this.options.run)
+      throw new InputError(
+        `${this.label}: client 1 runs ${row.run}, this one ${this.options.run} (give every client the same workload, configuration, scale and seed)`,
+      );
     await this.register(c, 'joining');
   }
 
@@ -114,9 +128,17 @@ export class ClientCoordinator {
   private async register(c: pg.ClientBase, state: string): Promise<void> {
     const { k, n } = this.options.client;
     try {
-      await c.query(`INSERT INTO ${CLIENTS_TABLE} (client, n, run, state) VALUES ($1, $2, $3, $4)`, [k, n, this.options.run, state]);
+      await c.query(`INSERT INTO ${CLIENTS_TABLE} (client, n, run, state) VALUES ($1, $2, $3, $4)`, [
+        k,
+        n,
+        this.options.run,
+        state,
+      ]);
     } catch (e) {
-      if ((e as { code?: string }).code === '23505') throw new InputError(`${this.label}: client ${k} has already joined this run (two processes with --client ${k}/${n}, or a ${CLIENTS_TABLE} table left by an earlier run: use a fresh database)`);
+      if ((e as { code?: string }).code === '23505')
+        throw new InputError(
+          `${this.label}: client ${k} has already joined this run (two processes with --client ${k}/${n}, or a ${CLIENTS_TABLE} table left by an earlier run: use a fresh database)`,
+        );
       throw e;
     }
   }
@@ -124,17 +146,22 @@ export class ClientCoordinator {
   /** Registers this client as instrumented, then waits until all N are. */
   async ready(c: pg.ClientBase): Promise<void> {
     const { k, n } = this.options.client;
-    if (this.first) await this.register(c, 'ready'); // the row the others wait for: the tables are instrumented
+    if (this.first)
+      await this.register(c, 'ready'); // the row the others wait for: the tables are instrumented
     else await c.query(`UPDATE ${CLIENTS_TABLE} SET state = 'ready', at = clock_timestamp() WHERE client = $1`, [k]);
     await this.until(`all ${n} clients to be ready`, async () => {
-      const r = await c.query<{ c: string }>(`SELECT count(*)::text AS c FROM ${CLIENTS_TABLE} WHERE state IN ('ready', 'done')`);
+      const r = await c.query<{ c: string }>(
+        `SELECT count(*)::text AS c FROM ${CLIENTS_TABLE} WHERE state IN ('ready', 'done')`,
+      );
       return Number(r.rows[0].c) >= n ? true : undefined;
     });
   }
 
   /** Marks this client done; client 1 then waits until every client is (false: the wait ran out). */
   async done(c: pg.ClientBase): Promise<boolean> {
-    await c.query(`UPDATE ${CLIENTS_TABLE} SET state = 'done', at = clock_timestamp() WHERE client = $1`, [this.options.client.k]);
+    await c.query(`UPDATE ${CLIENTS_TABLE} SET state = 'done', at = clock_timestamp() WHERE client = $1`, [
+      this.options.client.k,
+    ]);
     if (!this.first) return true;
     try {
       await this.until(`all ${this.options.client.n} clients to finish`, async () => {

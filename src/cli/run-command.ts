@@ -28,7 +28,16 @@ import { openDatabase, type Database } from '../db/connect.js';
 import { withDatabase } from '../db/topology.js';
 import { Recorder } from '../recorder/index.js';
 import { RecorderStoppedError, type InterruptResult } from '../recorder/recorder.js';
-import { getWorkload, workloadNames, beginStatement, levelFor, pickType, RollbackError, type Level, type Workload } from '../../workloads/index.js';
+import {
+  getWorkload,
+  workloadNames,
+  beginStatement,
+  levelFor,
+  pickType,
+  RollbackError,
+  type Level,
+  type Workload,
+} from '../../workloads/index.js';
 import { abortSignalName, checkOutputFile, InterruptedError, watchSignals } from './interrupt.js';
 import { TopologyRun, topologyOf, type TopologyRunOptions } from './run-topology.js';
 import { ClientCoordinator, type ClientSpec } from './run-clients.js';
@@ -94,7 +103,15 @@ export interface RunSummary {
   invariantsSkipped?: string;
 }
 
-const PG_LEVELS: Record<string, Level> = { SER: 'SER', SERIALIZABLE: 'SER', SI: 'SI', 'REPEATABLE READ': 'SI', RR: 'SI', RC: 'RC', 'READ COMMITTED': 'RC' };
+const PG_LEVELS: Record<string, Level> = {
+  SER: 'SER',
+  SERIALIZABLE: 'SER',
+  SI: 'SI',
+  'REPEATABLE READ': 'SI',
+  RR: 'SI',
+  RC: 'RC',
+  'READ COMMITTED': 'RC',
+};
 
 /** A named configuration of the workload, or `Type=LEVEL,...,*=LEVEL`. */
 export function parseConfig(workload: Workload, spec: string): Record<string, Level> {
@@ -102,17 +119,24 @@ export function parseConfig(workload: Workload, spec: string): Record<string, Le
   if (!spec.includes('=')) {
     const level = PG_LEVELS[spec.toUpperCase()];
     if (level) return { '*': level };
-    throw new InputError(`--iso ${spec}: not a configuration of ${workload.name} (${Object.keys(workload.configs).join(', ')}) nor a level (SER, SI, RC)`);
+    throw new InputError(
+      `--iso ${spec}: not a configuration of ${workload.name} (${Object.keys(workload.configs).join(', ')}) nor a level (SER, SI, RC)`,
+    );
   }
   const config: Record<string, Level> = {};
   for (const part of spec.split(',')) {
     const [type, levelText] = part.split('=').map((s) => s.trim());
     const level = PG_LEVELS[(levelText ?? '').toUpperCase()];
     if (!level) throw new InputError(`--iso ${spec}: "${levelText}" is not SER, SI or RC`);
-    if (type !== '*' && !(type in workload.mix)) throw new InputError(`--iso ${spec}: ${workload.name} has no transaction type "${type}" (types: ${Object.keys(workload.mix).join(', ')})`);
+    if (type !== '*' && !(type in workload.mix))
+      throw new InputError(
+        `--iso ${spec}: ${workload.name} has no transaction type "${type}" (types: ${Object.keys(workload.mix).join(', ')})`,
+      );
     config[type] = level;
   }
-  if (!config['*']) for (const t of Object.keys(workload.mix)) if (!config[t]) throw new InputError(`--iso ${spec}: no level for ${t}; add *=LEVEL`);
+  if (!config['*'])
+    for (const t of Object.keys(workload.mix))
+      if (!config[t]) throw new InputError(`--iso ${spec}: no level for ${t}; add *=LEVEL`);
   return config;
 }
 
@@ -120,7 +144,10 @@ class Progress {
   private last = 0;
   /** A bar drawn on a terminal without its newline yet. */
   private open = false;
-  constructor(private readonly total: number, private enabled: boolean) {}
+  constructor(
+    private readonly total: number,
+    private enabled: boolean,
+  ) {}
   /** Ends the bar's line (before other messages, when the run stops early). */
   stop(): void {
     if (this.open) process.stderr.write('\n');
@@ -138,7 +165,8 @@ class Progress {
     if (process.stderr.isTTY) {
       process.stderr.write(`\r${line}${done >= this.total ? '\n' : ''}`);
       this.open = done < this.total;
-    } else if (done >= this.total || done % Math.max(1, Math.floor(this.total / 10)) === 0) process.stderr.write(`${line}\n`);
+    } else if (done >= this.total || done % Math.max(1, Math.floor(this.total / 10)) === 0)
+      process.stderr.write(`${line}\n`);
   }
 }
 
@@ -163,10 +191,22 @@ export function isConnectionLost(err: unknown): boolean {
   const e = err as { code?: unknown; severity?: unknown; message?: unknown } | null;
   const code = e?.code;
   if (typeof code === 'string') {
-    if (/^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTCONN)$/.test(code)) return true;
-    if (/^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || e?.severity === 'FATAL' || e?.severity === 'PANIC';
+    if (/^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTCONN)$/.test(code))
+      return true;
+    if (/^[0-9A-Z]{5}$/.test(code))
+      return (
+        code.startsWith('08') ||
+        code === '57P01' ||
+        code === '57P02' ||
+        code === '57P03' ||
+        e?.severity === 'FATAL' ||
+        e?.severity === 'PANIC'
+      );
   }
-  return typeof e?.message === 'string' && /Connection terminated|connection error|not queryable|Client was closed|timeout expired/i.test(e.message);
+  return (
+    typeof e?.message === 'string' &&
+    /Connection terminated|connection error|not queryable|Client was closed|timeout expired/i.test(e.message)
+  );
 }
 
 /** The first line of an error's message, for one-line reports. */
@@ -180,10 +220,15 @@ const txns = (n: number) => `${n} transaction${n === 1 ? '' : 's'}`;
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<undefined>((res) => (timer = setTimeout(() => res(undefined), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<undefined>((res) => (timer = setTimeout(() => res(undefined), ms)))]).finally(
+    () => clearTimeout(timer),
+  );
 }
 
-type StopCause = { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'lost'; error: unknown } | { kind: 'error'; error: unknown };
+type StopCause =
+  | { kind: 'signal'; signal: NodeJS.Signals }
+  | { kind: 'lost'; error: unknown }
+  | { kind: 'error'; error: unknown };
 
 export async function runWorkload(options: RunOptions, database?: Database): Promise<RunSummary> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -200,18 +245,37 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   const scale = options.scale ?? 1;
   const maxRetries = options.maxRetries ?? 20;
   const client = options.client;
-  if (client && !options.db && !process.env.DATABASE_URL && !database) throw new InputError(`--client ${client.k}/${client.n} needs --db URL: the database the client processes share (client 1 sets it up)`);
+  if (client && !options.db && !process.env.DATABASE_URL && !database)
+    throw new InputError(
+      `--client ${client.k}/${client.n} needs --db URL: the database the client processes share (client 1 sets it up)`,
+    );
   /** Client K's sessions are (K-1)·S+1 .. K·S: wids never collide across the clients' files (run-clients.ts). */
   const firstSession = client ? (client.k - 1) * sessions + 1 : 1;
-  const coordinator = client && new ClientCoordinator({ client, run: `${options.workload} --iso ${options.iso ?? 'ser'}${options.declare ? ` --declare ${options.declare}` : ''} --scale ${scale} --seed ${seed} --sessions ${sessions}`, waitSeconds: options.clientWait, stopped: () => stopCause !== undefined, log });
+  const coordinator =
+    client &&
+    new ClientCoordinator({
+      client,
+      run: `${options.workload} --iso ${options.iso ?? 'ser'}${options.declare ? ` --declare ${options.declare}` : ''} --scale ${scale} --seed ${seed} --sessions ${sessions}`,
+      waitSeconds: options.clientWait,
+      stopped: () => stopCause !== undefined,
+      log,
+    });
   if (!Number.isInteger(sessions) || sessions < 1) throw new InputError(`--sessions must be a positive integer`);
-  if (!Number.isInteger(txnsPerSession) || txnsPerSession < 0) throw new InputError(`--txns must be a non-negative integer`);
+  if (!Number.isInteger(txnsPerSession) || txnsPerSession < 0)
+    throw new InputError(`--txns must be a non-negative integer`);
   const configName = options.iso ?? 'ser';
   const config = parseConfig(workload, configName);
   const declared = options.declare ? parseConfig(workload, options.declare) : undefined;
-  if (options.topology && database) throw new InputError(`--topology ${options.topology}: the run makes its own database connection`);
+  if (options.topology && database)
+    throw new InputError(`--topology ${options.topology}: the run makes its own database connection`);
   const cluster = options.topology ? new TopologyRun(options, workload, log) : undefined;
-  const file = options.out ?? join('histories', 'runs', `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txnsPerSession}-seed${seed}${client ? `-client${client.k}of${client.n}` : ''}.ndjson`);
+  const file =
+    options.out ??
+    join(
+      'histories',
+      'runs',
+      `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txnsPerSession}-seed${seed}${client ? `-client${client.k}of${client.n}` : ''}.ndjson`,
+    );
   checkOutputFile(file, '--out');
 
   // ---- stopping early ---------------------------------------------------------------------------------------
@@ -227,13 +291,19 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   const interruptedLine = (signal: NodeJS.Signals): string => {
     if (!recorder?.instrumented) return `interrupted (${signal}) before the run started; nothing was recorded`;
     const n = recorder.transactions;
-    const held = [inFlight.unknown > 0 ? `${inFlight.unknown} in flight written as unknown` : '', inFlight.aborted > 0 ? `${inFlight.aborted}${inFlight.unknown > 0 ? ' as' : ' in flight written as'} aborted` : '']
+    const held = [
+      inFlight.unknown > 0 ? `${inFlight.unknown} in flight written as unknown` : '',
+      inFlight.aborted > 0
+        ? `${inFlight.aborted}${inFlight.unknown > 0 ? ' as' : ' in flight written as'} aborted`
+        : '',
+    ]
       .filter(Boolean)
       .join(', ');
     return `interrupted (${signal})${runFinished ? ' after the run' : ''}: ${txns(n)} recorded in ${file}${held ? ` (${held})` : ''}; check it with isocheck check ${file}`;
   };
   const lostLine = (error: unknown): string => {
-    const serverSaid = (x: unknown) => typeof (x as { code?: unknown } | null)?.code === 'string' && /^[0-9A-Z]{5}$/.test((x as { code: string }).code);
+    const serverSaid = (x: unknown) =>
+      typeof (x as { code?: unknown } | null)?.code === 'string' && /^[0-9A-Z]{5}$/.test((x as { code: string }).code);
     const why = reasonOf(serverSaid(error) || !connectionError ? error : connectionError);
     if (!recorder?.instrumented) return `the database went away before the run started (${why}); nothing was recorded`;
     const n = recorder.transactions;
@@ -246,7 +316,12 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     stopCause = cause;
     progress?.stop();
     if (recorder) {
-      const reason = cause.kind === 'signal' ? `interrupted by ${cause.signal}` : cause.kind === 'lost' ? `the connection to the database was lost: ${reasonOf(cause.error)}` : `the run stopped: ${reasonOf(cause.error)}`;
+      const reason =
+        cause.kind === 'signal'
+          ? `interrupted by ${cause.signal}`
+          : cause.kind === 'lost'
+            ? `the connection to the database was lost: ${reasonOf(cause.error)}`
+            : `the run stopped: ${reasonOf(cause.error)}`;
       inFlight = recorder.interrupt(reason);
     }
     // the server rolls back what the connections hold; statements waiting for a lock are released
@@ -257,7 +332,8 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     stop({ kind: 'signal', signal });
     options.onInterrupt?.(interruptedLine(signal));
   };
-  if (options.signal?.aborted) throw new RunInterrupted(abortSignalName(options.signal), interruptedLine(abortSignalName(options.signal)));
+  if (options.signal?.aborted)
+    throw new RunInterrupted(abortSignalName(options.signal), interruptedLine(abortSignalName(options.signal)));
   options.signal?.addEventListener('abort', onAbort, { once: true });
   /** A connection of the run, with an 'error' listener (the query that fails reports the problem). */
   const connection = (url: string): pg.Client => {
@@ -293,7 +369,8 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     const ctx = workload.context(scale);
     cluster?.context(ctx);
     try {
-      if (coordinator && !coordinator.first) await coordinator.awaitSetup(setup); // client 1 sets up the database
+      if (coordinator && !coordinator.first)
+        await coordinator.awaitSetup(setup); // client 1 sets up the database
       else {
         await (coordinator ? coordinator.createSchema(setup, workload.schema()) : setup.query(workload.schema()));
         const files = await workload.generate(dataDir, seed, scale);
@@ -304,11 +381,28 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
       if (stopCause) throw new Error('stopped');
       recorder = new Recorder({
         file,
-        meta: { workload: workload.name, seed, scale, sessions, txnsPerSession, isolation: configName, config, ...(declared ? { declared: options.declare, declaredConfig: declared } : {}), runDatabase: client ? new URL(url).pathname.slice(1) : dbName, ...(client ? { client: `${client.k}/${client.n}`, firstSession } : {}), ...(cluster ? { topology: cluster.meta() } : {}), tool: 'isocheck run' },
+        meta: {
+          workload: workload.name,
+          seed,
+          scale,
+          sessions,
+          txnsPerSession,
+          isolation: configName,
+          config,
+          ...(declared ? { declared: options.declare, declaredConfig: declared } : {}),
+          runDatabase: client ? new URL(url).pathname.slice(1) : dbName,
+          ...(client ? { client: `${client.k}/${client.n}`, firstSession } : {}),
+          ...(cluster ? { topology: cluster.meta() } : {}),
+          tool: 'isocheck run',
+        },
         onWarning: (m) => log(`warning: ${m}`),
         firstSession,
       });
-      await recorder.instrument(setup, workload.tables, cluster ? await cluster.instrumentOptions(connection) : undefined);
+      await recorder.instrument(
+        setup,
+        workload.tables,
+        cluster ? await cluster.instrumentOptions(connection) : undefined,
+      );
       await coordinator?.ready(setup); // no client writes before every client has read the initial rows
     } finally {
       await setup.end().catch(() => undefined);
@@ -317,10 +411,16 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
 
     const perType: Record<string, TypeSummary> = {};
     for (const t of Object.keys(workload.mix)) perType[t] = { committed: 0, aborted: 0, retried: 0 };
-    let committed = 0, abortedByDatabase = 0, rolledBack = 0, retried = 0, done = 0;
+    let committed = 0,
+      abortedByDatabase = 0,
+      rolledBack = 0,
+      retried = 0,
+      done = 0;
     const bar = new Progress(sessions * txnsPerSession, options.progress ?? true);
     progress = bar;
-    log(`running ${workload.name} (${configName}${declared ? `, declared ${options.declare}` : ''}): ${sessions} sessions × ${txnsPerSession} transactions, seed ${seed}, scale ${scale}`);
+    log(
+      `running ${workload.name} (${configName}${declared ? `, declared ${options.declare}` : ''}): ${sessions} sessions × ${txnsPerSession} transactions, seed ${seed}, scale ${scale}`,
+    );
 
     const clients: pg.Client[] = [];
     for (let s = 0; s < sessions; s++) {
@@ -331,7 +431,9 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     if (stopCause) throw new Error('stopped');
     const runSession = async (s: number): Promise<void> => {
       const rng = seedrandom(`${seed}/session/${firstSession + s}`);
-      const client = cluster ? await cluster.sessionClient(recorder!, s, clients[s], connection) : recorder!.client(clients[s]);
+      const client = cluster
+        ? await cluster.sessionClient(recorder!, s, clients[s], connection)
+        : recorder!.client(clients[s]);
       for (let i = 0; i < txnsPerSession; i++) {
         const type = pickType(workload.mix, rng);
         const level = levelFor(config, type);
@@ -373,7 +475,13 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
       }
     };
     // the first session to fail stops the others (their transactions in flight are written as they stand)
-    await Promise.all(clients.map((_, s) => runSession(s).catch((e: unknown) => stop(isConnectionLost(e) ? { kind: 'lost', error: e } : { kind: 'error', error: e }))));
+    await Promise.all(
+      clients.map((_, s) =>
+        runSession(s).catch((e: unknown) =>
+          stop(isConnectionLost(e) ? { kind: 'lost', error: e } : { kind: 'error', error: e }),
+        ),
+      ),
+    );
     if (stopCause) throw new Error('stopped');
     recorder.finish();
     runFinished = true;
@@ -383,7 +491,8 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     let invariantViolations: string[] = [];
     let invariantsSkipped: string | undefined;
     try {
-      if (coordinator && !(await coordinator.done(check))) invariantsSkipped = 'not checked: some client did not finish in time';
+      if (coordinator && !(await coordinator.done(check)))
+        invariantsSkipped = 'not checked: some client did not finish in time';
       else if (coordinator && !coordinator.first) invariantsSkipped = 'checked by client 1 once every client is done';
       else invariantViolations = await workload.invariants(check, ctx);
     } finally {
@@ -391,8 +500,23 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     }
     if (stopCause) throw new Error('stopped');
     return {
-      file, workload: workload.name, config, declared, database: db.description, seed, sessions, txnsPerSession, scale,
-      committed, abortedByDatabase, rolledBack, retried, perType, seconds: (Date.now() - started) / 1000, invariantViolations, ...(invariantsSkipped ? { invariantsSkipped } : {}),
+      file,
+      workload: workload.name,
+      config,
+      declared,
+      database: db.description,
+      seed,
+      sessions,
+      txnsPerSession,
+      scale,
+      committed,
+      abortedByDatabase,
+      rolledBack,
+      retried,
+      perType,
+      seconds: (Date.now() - started) / 1000,
+      invariantViolations,
+      ...(invariantsSkipped ? { invariantsSkipped } : {}),
     };
   } catch (e) {
     // the first cause wins: a signal, a lost server, or this error
@@ -404,12 +528,23 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     progress?.stop();
-    for (const c of connections) await withTimeout(c.end().catch(() => undefined), 5000);
+    for (const c of connections)
+      await withTimeout(
+        c.end().catch(() => undefined),
+        5000,
+      );
     if (recorder && !recorder.instrumented) rmSync(file, { force: true }); // an empty file: nothing was recorded
     if (admin && created && !options.keepDb) {
-      await withTimeout(admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(dbName)} WITH (FORCE)`).catch(() => undefined), 10_000);
+      await withTimeout(
+        admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(dbName)} WITH (FORCE)`).catch(() => undefined),
+        10_000,
+      );
     }
-    if (admin) await withTimeout(admin.end().catch(() => undefined), 5000);
+    if (admin)
+      await withTimeout(
+        admin.end().catch(() => undefined),
+        5000,
+      );
     rmSync(dataDir, { recursive: true, force: true });
     if (db && !database) await db.close();
   }
@@ -420,16 +555,29 @@ export function renderRunSummary(r: RunSummary): string {
     `${r.workload}: ${r.committed} committed, ${r.abortedByDatabase} aborted by the database (${r.retried} retried), ${r.rolledBack} rolled back by the application, in ${r.seconds.toFixed(1)} s`,
   ];
   for (const [type, s] of Object.entries(r.perType)) {
-    if (s.committed + s.aborted > 0) lines.push(`  ${type.padEnd(24)} ${String(s.committed).padStart(4)} committed ${String(s.aborted).padStart(4)} aborted ${String(s.retried).padStart(4)} retried  (${levelFor(r.config, type)}${r.declared ? `, declared ${levelFor(r.declared, type)}` : ''})`);
+    if (s.committed + s.aborted > 0)
+      lines.push(
+        `  ${type.padEnd(24)} ${String(s.committed).padStart(4)} committed ${String(s.aborted).padStart(4)} aborted ${String(s.retried).padStart(4)} retried  (${levelFor(r.config, type)}${r.declared ? `, declared ${levelFor(r.declared, type)}` : ''})`,
+      );
   }
-  lines.push(r.invariantsSkipped ? `  application invariants: ${r.invariantsSkipped}` : r.invariantViolations.length === 0 ? '  application invariants: all hold' : `  application invariants: ${r.invariantViolations.length} VIOLATED`);
+  lines.push(
+    r.invariantsSkipped
+      ? `  application invariants: ${r.invariantsSkipped}`
+      : r.invariantViolations.length === 0
+        ? '  application invariants: all hold'
+        : `  application invariants: ${r.invariantViolations.length} VIOLATED`,
+  );
   for (const v of r.invariantViolations.slice(0, 10)) lines.push(`    - ${v}`);
   lines.push(`  history: ${r.file}`);
   return lines.join('\n');
 }
 
 /** The options of `isocheck run` as the command line gives them: the run's own (RunOptions), and what to do after. */
-export interface RunCommandOptions extends Pick<RunOptions, 'db' | 'sessions' | 'txns' | 'seed' | 'iso' | 'declare' | 'scale' | 'out' | 'keepDb' | 'client' | 'clientWait'> {
+export interface RunCommandOptions
+  extends Pick<
+    RunOptions,
+    'db' | 'sessions' | 'txns' | 'seed' | 'iso' | 'declare' | 'scale' | 'out' | 'keepDb' | 'client' | 'clientWait'
+  > {
   /** Check the history once recorded. */
   check?: boolean;
   /** Also write the HTML report of the check to this file. */
@@ -448,23 +596,35 @@ export interface RunCommandOptions extends Pick<RunOptions, 'db' | 'sessions' | 
 export async function runCommand(workload: string, opts: RunCommandOptions & TopologyRunOptions): Promise<number> {
   if (opts.client && (opts.check || opts.report)) {
     // one client's file reads the others' writes: alone, those reads name writes it does not hold (garbage reads)
-    throw new InputError(`--client with ${opts.check ? '--check' : '--report'}: one client's history reads writes recorded in the others'; merge the N files (isocheck merge), then check the merged history`);
+    throw new InputError(
+      `--client with ${opts.check ? '--check' : '--report'}: one client's history reads writes recorded in the others'; merge the N files (isocheck merge), then check the merged history`,
+    );
   }
   if (opts.report) checkOutputFile(opts.report, '--report');
   const watch = watchSignals();
   try {
     let summary: RunSummary;
     try {
-      summary = await runWorkload(
-        {
-          workload, db: opts.db, sessions: opts.sessions, txns: opts.txns, seed: opts.seed, iso: opts.iso, declare: opts.declare, scale: opts.scale,
-          out: opts.out, keepDb: opts.keepDb, client: opts.client, clientWait: opts.clientWait, progress: !opts.json, signal: watch.signal,
-          ...topologyOf(opts),
-          onInterrupt: (line) => {
-            watch.lastWords = () => line;
-          },
+      summary = await runWorkload({
+        workload,
+        db: opts.db,
+        sessions: opts.sessions,
+        txns: opts.txns,
+        seed: opts.seed,
+        iso: opts.iso,
+        declare: opts.declare,
+        scale: opts.scale,
+        out: opts.out,
+        keepDb: opts.keepDb,
+        client: opts.client,
+        clientWait: opts.clientWait,
+        progress: !opts.json,
+        signal: watch.signal,
+        ...topologyOf(opts),
+        onInterrupt: (line) => {
+          watch.lastWords = () => line;
         },
-      );
+      });
     } catch (e) {
       if (e instanceof InterruptedError) {
         process.stderr.write(`isocheck: ${e.message}\n`);
@@ -474,7 +634,9 @@ export async function runCommand(workload: string, opts: RunCommandOptions & Top
     }
     const afterRun = (): number | undefined => {
       if (!watch.received) return undefined;
-      process.stderr.write(`isocheck: interrupted (${watch.received}) after the run: the history is in ${summary.file}; check it with isocheck check ${summary.file}\n`);
+      process.stderr.write(
+        `isocheck: interrupted (${watch.received}) after the run: the history is in ${summary.file}; check it with isocheck check ${summary.file}\n`,
+      );
       return new InterruptedError(watch.received, '').exitCode;
     };
     let code = summary.invariantViolations.length > 0 ? 1 : 0;
@@ -486,7 +648,8 @@ export async function runCommand(workload: string, opts: RunCommandOptions & Top
       const stopped = afterRun();
       if (stopped !== undefined) return stopped;
       check = jsonOf(r);
-      if (!opts.json) console.log(r.result ? renderResult(summary.file, r.result) : `${summary.file}: ERROR ${r.error}`);
+      if (!opts.json)
+        console.log(r.result ? renderResult(summary.file, r.result) : `${summary.file}: ERROR ${r.error}`);
       if (!opts.json && r.report) console.log(`report: ${r.report}`);
       code = Math.max(code, exitCodeOf([r]));
     }

@@ -25,7 +25,16 @@ import type pg from 'pg';
 import { InputError } from '../history/input-errors.js';
 import type { Database } from '../db/connect.js';
 import { findPgpool, startPgpool, type PgpoolServer } from '../db/pgpool.js';
-import { connectReplicaTopology, createDatabase, distributeTables, startReplicaTopology, startShardTopology, withDatabase, type DeclaredKeys, type Topology } from '../db/topology.js';
+import {
+  connectReplicaTopology,
+  createDatabase,
+  distributeTables,
+  startReplicaTopology,
+  startShardTopology,
+  withDatabase,
+  type DeclaredKeys,
+  type Topology,
+} from '../db/topology.js';
 import type { ClusterOptions, Recorder } from '../recorder/recorder.js';
 import type { RoutingClient } from '../recorder/sessions.js';
 import { coordinatorClient, type TopologyClient } from '../recorder/coordinator-client.js';
@@ -52,7 +61,13 @@ export interface TopologyRunOptions {
 /** The options of a run with a topology, as runWorkload passes them on (the rest of RunOptions is the run's). */
 export function topologyOf(o: TopologyRunOptions & { replica?: string[] }): TopologyRunOptions {
   const replicaUrls = o.replicaUrls ?? (o.replica?.length ? o.replica : undefined);
-  return { topology: o.topology ?? (replicaUrls ? 'replica' : undefined), standbys: o.standbys, applyDelay: o.applyDelay, shards: o.shards, ...(replicaUrls ? { replicaUrls } : {}) };
+  return {
+    topology: o.topology ?? (replicaUrls ? 'replica' : undefined),
+    standbys: o.standbys,
+    applyDelay: o.applyDelay,
+    shards: o.shards,
+    ...(replicaUrls ? { replicaUrls } : {}),
+  };
 }
 
 type Connect = (url: string) => pg.Client;
@@ -75,18 +90,29 @@ export class TopologyRun {
     private readonly log: (line: string) => void,
   ) {
     const kind = options.topology;
-    if (!(TOPOLOGIES as readonly string[]).includes(kind ?? '')) throw new InputError(`--topology ${kind}: expected ${TOPOLOGIES.join(', ')}`);
+    if (!(TOPOLOGIES as readonly string[]).includes(kind ?? ''))
+      throw new InputError(`--topology ${kind}: expected ${TOPOLOGIES.join(', ')}`);
     if (kind === 'pgpool' && !findPgpool()) {
-      throw new InputError(`--topology pgpool needs pgpool-II, which is not installed (Debian: apt-get install pgpool2); --topology replica routes read-only transactions to a standby as pgpool would`);
+      throw new InputError(
+        `--topology pgpool needs pgpool-II, which is not installed (Debian: apt-get install pgpool2); --topology replica routes read-only transactions to a standby as pgpool would`,
+      );
     }
-    if (options.standbys !== undefined && kind === 'shards') throw new InputError('--standbys is for --topology replica or pgpool');
-    if (options.applyDelay !== undefined && kind === 'shards') throw new InputError('--apply-delay is for --topology replica or pgpool');
+    if (options.standbys !== undefined && kind === 'shards')
+      throw new InputError('--standbys is for --topology replica or pgpool');
+    if (options.applyDelay !== undefined && kind === 'shards')
+      throw new InputError('--apply-delay is for --topology replica or pgpool');
     if (options.shards !== undefined && kind !== 'shards') throw new InputError('--shards is for --topology shards');
     if (options.replicaUrls?.length) {
-      if (kind !== 'replica') throw new InputError('--replica is for --topology replica (the user\'s own primary and standbys)');
-      if (options.standbys !== undefined || options.applyDelay !== undefined) throw new InputError('--standbys and --apply-delay build standbys: not with --replica (your own)');
-      if (!options.db && !process.env.DATABASE_URL) throw new InputError('--replica needs --db URL: the primary the replicas stream from');
-    } else if (options.db) throw new InputError(`--topology ${kind} builds its own servers: leave out --db (or give your own standbys with --replica URL)`);
+      if (kind !== 'replica')
+        throw new InputError("--replica is for --topology replica (the user's own primary and standbys)");
+      if (options.standbys !== undefined || options.applyDelay !== undefined)
+        throw new InputError('--standbys and --apply-delay build standbys: not with --replica (your own)');
+      if (!options.db && !process.env.DATABASE_URL)
+        throw new InputError('--replica needs --db URL: the primary the replicas stream from');
+    } else if (options.db)
+      throw new InputError(
+        `--topology ${kind} builds its own servers: leave out --db (or give your own standbys with --replica URL)`,
+      );
   }
 
   get kind(): 'replica' | 'shards' | 'pgpool' {
@@ -100,10 +126,15 @@ export class TopologyRun {
       ? await connectReplicaTopology(this.options.db || process.env.DATABASE_URL!, own)
       : this.kind === 'shards'
         ? await startShardTopology({ shards: this.options.shards ?? 2 })
-        : await startReplicaTopology({ standbys: this.options.standbys ?? 1, applyDelayMs: this.options.applyDelay ?? 100 });
+        : await startReplicaTopology({
+            standbys: this.options.standbys ?? 1,
+            applyDelayMs: this.options.applyDelay ?? 100,
+          });
     this.topo = topo;
     if (this.kind === 'replica' && this.workload.readOnly?.length) {
-      this.log(`read-only transactions (${this.workload.readOnly.join(', ')}) go to a standby; SERIALIZABLE is refused there, so those run at REPEATABLE READ (recorded as SI)`);
+      this.log(
+        `read-only transactions (${this.workload.readOnly.join(', ')}) go to a standby; SERIALIZABLE is refused there, so those run at REPEATABLE READ (recorded as SI)`,
+      );
     }
     let pool: PgpoolServer | undefined;
     try {
@@ -137,7 +168,9 @@ export class TopologyRun {
     return {
       kind: this.kind,
       nodes: topo.nodes.map((n) => ({ name: n.name, role: n.role, port: n.port })),
-      ...(this.kind !== 'shards' && !this.options.replicaUrls?.length ? { applyDelayMs: this.options.applyDelay ?? 100 } : {}),
+      ...(this.kind !== 'shards' && !this.options.replicaUrls?.length
+        ? { applyDelayMs: this.options.applyDelay ?? 100 }
+        : {}),
       ...(this.pgpool ? { pgpool: { port: this.pgpool.port } } : {}),
     };
   }
@@ -152,7 +185,9 @@ export class TopologyRun {
   async distribute(setup: pg.ClientBase): Promise<void> {
     if (this.kind !== 'shards') return;
     this.keys = await distributeTables(this.topo!, this.dbName, setup, this.workload.schema(), this.workload.tables);
-    this.log(`sharded: ${this.workload.tables.map((t) => `${t} by hash of ${this.keys[t][0]}`).join(', ')} over ${this.topo!.shards.map((s) => s.name).join(', ')} (partitions of different tables not co-located)`);
+    this.log(
+      `sharded: ${this.workload.tables.map((t) => `${t} by hash of ${this.keys[t][0]}`).join(', ')} over ${this.topo!.shards.map((s) => s.name).join(', ')} (partitions of different tables not co-located)`,
+    );
   }
 
   /** Recorder.instrument's cluster options, on connections made with `connect` (closed with the run's). */
@@ -183,7 +218,10 @@ export class TopologyRun {
       const nodes = (await conn.query<{ node_id: string; load_balance_node: string }>('SHOW pool_nodes')).rows;
       const balanced = nodes.find((n) => n.load_balance_node === 'true');
       const names = [this.topo!.primary, ...this.topo!.replicas].map((n) => n.name);
-      return named.client(conn, `pgpool${balanced ? ` (reads to ${names[Number(balanced.node_id)] ?? `node ${balanced.node_id}`})` : ''}`);
+      return named.client(
+        conn,
+        `pgpool${balanced ? ` (reads to ${names[Number(balanced.node_id)] ?? `node ${balanced.node_id}`})` : ''}`,
+      );
     }
     if (this.kind === 'shards') return coordinatorClient(named, raw, primaryName);
     const replicas = await Promise.all(
@@ -193,7 +231,11 @@ export class TopologyRun {
         return { client: c as pg.ClientBase, name: r.name };
       }),
     );
-    const router: RoutingClient = named.router({ primary: { client: raw, name: primaryName }, replicas, hotStandbyLevel: 'REPEATABLE READ' });
+    const router: RoutingClient = named.router({
+      primary: { client: raw, name: primaryName },
+      replicas,
+      hotStandbyLevel: 'REPEATABLE READ',
+    });
     const readOnly = new Set(this.workload.readOnly ?? []);
     return {
       query: (text, values) => router.query(text, values),

@@ -62,12 +62,17 @@ export function renderPermutation(r: PermutationResult, verbose = false, sameErr
   const lines: string[] = [];
   if (r.verdict === 'error') {
     lines.push(`${head}: ERROR`);
-    if (sameErrorAs !== undefined) lines.push(`  ${r.refusedStep ? `not recordable (step ${r.refusedStep})` : 'not recordable'}: as permutation ${sameErrorAs} above`);
+    if (sameErrorAs !== undefined)
+      lines.push(
+        `  ${r.refusedStep ? `not recordable (step ${r.refusedStep})` : 'not recordable'}: as permutation ${sameErrorAs} above`,
+      );
     else lines.push(`  ${r.error!.split('\n').join('\n  ')}`);
   } else {
     const res = r.result!;
     const s = res.stats;
-    lines.push(`${head}: ${res.verdict.toUpperCase()} (${s.committed} committed, ${s.aborted} aborted; ${(s.timeMs / 1000).toFixed(2)} s)`);
+    lines.push(
+      `${head}: ${res.verdict.toUpperCase()} (${s.committed} committed, ${s.aborted} aborted; ${(s.timeMs / 1000).toFixed(2)} s)`,
+    );
     if (res.verdict !== 'consistent') {
       // the check's explanation, without its first line (the file and verdict are in ours)
       const explained = renderResult(r.file!, res).split('\n').slice(1);

@@ -62,7 +62,9 @@ export async function openDatabase(options: OpenOptions = {}): Promise<Database>
       ({ version, versionNum } = await serverVersion(client));
     } catch (e) {
       const err = e as Error & { code?: string };
-      throw new InputError(`cannot connect to ${redactUrl(url)} (${fromFlag ? '--db' : 'DATABASE_URL'}): ${err.message}${err.code ? ` [${err.code}]` : ''}`);
+      throw new InputError(
+        `cannot connect to ${redactUrl(url)} (${fromFlag ? '--db' : 'DATABASE_URL'}): ${err.message}${err.code ? ` [${err.code}]` : ''}`,
+      );
     } finally {
       await client.end().catch(() => undefined);
     }

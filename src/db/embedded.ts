@@ -27,7 +27,17 @@
  * - Logs are kept in memory (last lines); when the server cannot start, the error is one line saying why and
  *   what to do, and the log is written to a file that line names.
  */
-import { mkdtempSync, rmSync, chownSync, chmodSync, readFileSync, openSync, writeSync, fchownSync, closeSync } from 'node:fs';
+import {
+  mkdtempSync,
+  rmSync,
+  chownSync,
+  chmodSync,
+  readFileSync,
+  openSync,
+  writeSync,
+  fchownSync,
+  closeSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +45,15 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InputError } from '../history/input-errors.js';
-import { canEnter, pgBinaries, removePrivateCopies, serverEnv, tempCandidates, PgBinariesError, type RunAs } from './pg-binaries.js';
+import {
+  canEnter,
+  pgBinaries,
+  removePrivateCopies,
+  serverEnv,
+  tempCandidates,
+  PgBinariesError,
+  type RunAs,
+} from './pg-binaries.js';
 import { serverVersion } from '../recorder/server-version.js';
 
 export interface EmbeddedOptions {
@@ -147,7 +165,13 @@ function cleanupSync(server: Live): void {
     if (!processGone(child.pid)) signalGroup(child.pid, 'SIGKILL');
   }
   if (server.runAs) {
-    spawnSync('rm', ['-rf', '--', server.dataDir], { uid: server.runAs.uid, gid: server.runAs.gid, stdio: 'ignore', env: serverEnv(server.runAs), timeout: 30_000 });
+    spawnSync('rm', ['-rf', '--', server.dataDir], {
+      uid: server.runAs.uid,
+      gid: server.runAs.gid,
+      stdio: 'ignore',
+      env: serverEnv(server.runAs),
+      timeout: 30_000,
+    });
   }
   for (let i = 0; i < 5; i++) {
     try {
@@ -217,8 +241,12 @@ export function freePort(): Promise<number> {
 
 function userIds(name: string): RunAs | undefined {
   try {
-    const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
-    const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    const uid = Number(
+      execFileSync('id', ['-u', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+    );
+    const gid = Number(
+      execFileSync('id', ['-g', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+    );
     return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
   } catch {
     return undefined;
@@ -255,25 +283,40 @@ function createPostgresUser(): RunAs {
 
 /** What to do about a failure, when it is a known one. */
 function hintFor(text: string, ctx: { port: number; runAs?: RunAs; dir: string }): string | undefined {
-  if (/could not bind|address already in use/i.test(text)) return `port ${ctx.port} is in use: pass another port, or stop the server using it`;
+  if (/could not bind|address already in use/i.test(text))
+    return `port ${ctx.port} is in use: pass another port, or stop the server using it`;
   if (/permission denied|EACCES|EPERM/i.test(text)) {
     return `the server runs as ${ctx.runAs ? 'the postgres system user' : 'you'} and must be able to enter and own ${ctx.dir}: set TMPDIR to a writable folder not mounted noexec`;
   }
-  if (/ENOENT|No such file/i.test(text)) return 'a file of the embedded PostgreSQL is missing: reinstall dependencies (npm ci)';
-  if (/could not create shared memory|shmget|semget|could not map anonymous shared memory/i.test(text)) return 'the system refused the shared memory PostgreSQL asks for';
+  if (/ENOENT|No such file/i.test(text))
+    return 'a file of the embedded PostgreSQL is missing: reinstall dependencies (npm ci)';
+  if (/could not create shared memory|shmget|semget|could not map anonymous shared memory/i.test(text))
+    return 'the system refused the shared memory PostgreSQL asks for';
   return undefined;
 }
 
 /** The line of the server's (or initdb's) output that says what went wrong, without its timestamp. */
 function failureLine(log: string): string | undefined {
   const line = log.split('\n').find((l) => /\b(FATAL|PANIC|ERROR):|initdb: error:/.test(l));
-  return line?.replace(/^\d{4}-\d\d-\d\d [\d:.]+ \w+ \[\d+\] /, '').replace(/\s+/g, ' ').trim();
+  return line
+    ?.replace(/^\d{4}-\d\d-\d\d [\d:.]+ \w+ \[\d+\] /, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** The one-line error for a server that did not start; the log goes to a file the line names. */
-function startError(err: unknown, logs: string[], ctx: { port: number; runAs?: RunAs; dir: string }): EmbeddedStartError {
+function startError(
+  err: unknown,
+  logs: string[],
+  ctx: { port: number; runAs?: RunAs; dir: string },
+): EmbeddedStartError {
   if (err instanceof EmbeddedStartError) return err;
-  const log = logs.join('').split('\n').filter((l) => l.trim() !== '').slice(-60).join('\n');
+  const log = logs
+    .join('')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(-60)
+    .join('\n');
   const error = err instanceof Error ? err.message.split('\n')[0] : String(err ?? '');
   const said = failureLine(log);
   const hint = hintFor(`${error}\n${log}`, ctx);
@@ -296,7 +339,9 @@ function startError(err: unknown, logs: string[], ctx: { port: number; runAs?: R
     `could not start the embedded PostgreSQL server: ${[said ?? error, hint].filter(Boolean).join('; ')}; ` +
     `or use an existing server with --db postgresql://user:pass@host:port/db (or DATABASE_URL)` +
     (logFile ? ` (server log: ${logFile})` : '');
-  return /could not bind|address already in use/i.test(`${error}\n${log}`) ? new PortInUse(what, log, logFile) : new EmbeddedStartError(what, log, logFile);
+  return /could not bind|address already in use/i.test(`${error}\n${log}`)
+    ? new PortInUse(what, log, logFile)
+    : new EmbeddedStartError(what, log, logFile);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -308,7 +353,14 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** Spawns one of the server's programs as the server's user, in its own process group, logging its output. */
-function spawnPg(bin: string, program: string, args: string[], runAs: RunAs | undefined, cwd: string, log: (m: string) => void): ChildProcess {
+function spawnPg(
+  bin: string,
+  program: string,
+  args: string[],
+  runAs: RunAs | undefined,
+  cwd: string,
+  log: (m: string) => void,
+): ChildProcess {
   const child = spawn(join(bin, program), args, {
     cwd,
     detached: true,
@@ -322,7 +374,14 @@ function spawnPg(bin: string, program: string, args: string[], runAs: RunAs | un
 }
 
 /** Runs initdb to completion. */
-function initdb(bin: string, args: string[], runAs: RunAs | undefined, cwd: string, log: (m: string) => void, server: Live): Promise<void> {
+function initdb(
+  bin: string,
+  args: string[],
+  runAs: RunAs | undefined,
+  cwd: string,
+  log: (m: string) => void,
+  server: Live,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawnPg(bin, 'initdb', args, runAs, cwd, log);
     server.process = child;
@@ -345,7 +404,15 @@ function postmasterStatus(dataDir: string): string | undefined {
 }
 
 /** Starts the postmaster and resolves once it accepts connections: postmaster.pid says "ready", or the log does. */
-function postmaster(bin: string, args: string[], runAs: RunAs | undefined, cwd: string, dataDir: string, log: (m: string) => void, server: Live): Promise<ChildProcess> {
+function postmaster(
+  bin: string,
+  args: string[],
+  runAs: RunAs | undefined,
+  cwd: string,
+  dataDir: string,
+  log: (m: string) => void,
+  server: Live,
+): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const done = (f: () => void): void => {
@@ -363,7 +430,11 @@ function postmaster(bin: string, args: string[], runAs: RunAs | undefined, cwd: 
       if (postmasterStatus(dataDir) === 'ready') done(() => resolve(child));
     }, 100);
     child.on('error', (e) => done(() => reject(e)));
-    child.on('close', (code, signal) => done(() => reject(new Error(`the server exited while starting (${signal ? `signal ${signal}` : `exit code ${code}`})`))));
+    child.on('close', (code, signal) =>
+      done(() =>
+        reject(new Error(`the server exited while starting (${signal ? `signal ${signal}` : `exit code ${code}`})`)),
+      ),
+    );
   });
 }
 
@@ -402,7 +473,11 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   try {
     ({ bin, copy: binariesCopy } = pgBinaries(runAs));
   } catch (e) {
-    if (e instanceof PgBinariesError) throw new EmbeddedStartError(`could not start the embedded PostgreSQL server: ${e.message}; or use an existing server with --db URL`, '');
+    if (e instanceof PgBinariesError)
+      throw new EmbeddedStartError(
+        `could not start the embedded PostgreSQL server: ${e.message}; or use an existing server with --db URL`,
+        '',
+      );
     throw e;
   }
   // a free port can be taken by someone else before the server binds it: try another one
@@ -417,7 +492,13 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   }
 }
 
-async function startOn(opts: EmbeddedOptions, port: number, bin: string, runAs: RunAs | undefined, binariesCopy: string | undefined): Promise<EmbeddedServer> {
+async function startOn(
+  opts: EmbeddedOptions,
+  port: number,
+  bin: string,
+  runAs: RunAs | undefined,
+  binariesCopy: string | undefined,
+): Promise<EmbeddedServer> {
   const dir = serverDir(runAs);
   const dataDir = join(dir, 'data');
   const server: Live = { dir, dataDir, runAs };
@@ -432,7 +513,8 @@ async function startOn(opts: EmbeddedOptions, port: number, bin: string, runAs: 
   const password = opts.dataFrom?.password ?? randomBytes(12).toString('hex');
   let proc: ChildProcess;
   try {
-    if (opts.dataFrom) await withTimeout(opts.dataFrom.fill(dataDir, runAs), START_TIMEOUT_MS, 'the data directory was not copied');
+    if (opts.dataFrom)
+      await withTimeout(opts.dataFrom.fill(dataDir, runAs), START_TIMEOUT_MS, 'the data directory was not copied');
     // the directory already belongs to the server's user: create the file exclusively (a link planted there is
     // not followed) and hand it over through its descriptor
     const pwfile = join(dir, 'pwfile');
@@ -446,7 +528,22 @@ async function startOn(opts: EmbeddedOptions, port: number, bin: string, runAs: 
       }
       try {
         await withTimeout(
-          initdb(bin, [`--pgdata=${dataDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--locale=C', '--encoding=UTF8', '--no-sync'], runAs, dir, log, server),
+          initdb(
+            bin,
+            [
+              `--pgdata=${dataDir}`,
+              '--auth=scram-sha-256',
+              '--username=postgres',
+              `--pwfile=${pwfile}`,
+              '--locale=C',
+              '--encoding=UTF8',
+              '--no-sync',
+            ],
+            runAs,
+            dir,
+            log,
+            server,
+          ),
           START_TIMEOUT_MS,
           'initdb did not finish',
         );
@@ -456,9 +553,22 @@ async function startOn(opts: EmbeddedOptions, port: number, bin: string, runAs: 
     }
     // a unix socket beside the data when its path fits (sun_path holds 107 bytes); clients connect over TCP anyway
     const socketDir = Buffer.byteLength(`${dir}/.s.PGSQL.${port}.lock`) <= 100 ? dir : '';
-    const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: socketDir, fsync: 'off', ...(opts.settings ?? {}) };
+    const settings = {
+      listen_addresses: '127.0.0.1',
+      unix_socket_directories: socketDir,
+      fsync: 'off',
+      ...(opts.settings ?? {}),
+    };
     proc = await withTimeout(
-      postmaster(bin, ['-D', dataDir, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])], runAs, dir, dataDir, log, server),
+      postmaster(
+        bin,
+        ['-D', dataDir, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])],
+        runAs,
+        dir,
+        dataDir,
+        log,
+        server,
+      ),
       START_TIMEOUT_MS,
       'the server did not report it was ready',
     );

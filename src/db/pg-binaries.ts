@@ -99,7 +99,9 @@ export function findNativePackage(): NativePackage {
   while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: string }).version ?? '0';
   if (!existsSync(join(root, 'native', 'bin', 'postgres'))) {
-    throw new PgBinariesError(`the embedded PostgreSQL package ${name} has no binaries (${join(root, 'native', 'bin')}): reinstall dependencies with npm ci`);
+    throw new PgBinariesError(
+      `the embedded PostgreSQL package ${name} has no binaries (${join(root, 'native', 'bin')}): reinstall dependencies with npm ci`,
+    );
   }
   return { root, version };
 }
@@ -114,7 +116,10 @@ export function serverEnv(runAs: RunAs | undefined): NodeJS.ProcessEnv {
 /** The symbolic links the package's postinstall script would have made, relative to `native/`. */
 function expectedLinks(nativeDir: string): { link: string; target: string }[] {
   try {
-    const list = JSON.parse(readFileSync(join(nativeDir, 'pg-symlinks.json'), 'utf8')) as { source: string; target: string }[];
+    const list = JSON.parse(readFileSync(join(nativeDir, 'pg-symlinks.json'), 'utf8')) as {
+      source: string;
+      target: string;
+    }[];
     // entries are "native/lib/libx.so.1.2" (source, the real file) and "native/lib/libx.so.1" (target, the link)
     return list.map(({ source, target }) => ({
       link: join(nativeDir, relative('native', target)),
@@ -152,7 +157,14 @@ export function runsAs(bin: string, runAs: RunAs | undefined, cwd = '/'): boolea
 /** Whether that user can enter the folder. */
 export function canEnter(dir: string, runAs: RunAs | undefined): boolean {
   if (!runAs) return true;
-  const r = spawnSync('/bin/sh', ['-c', ':'], { cwd: dir, env: serverEnv(runAs), stdio: 'ignore', uid: runAs.uid, gid: runAs.gid, timeout: 30_000 });
+  const r = spawnSync('/bin/sh', ['-c', ':'], {
+    cwd: dir,
+    env: serverEnv(runAs),
+    stdio: 'ignore',
+    uid: runAs.uid,
+    gid: runAs.gid,
+    timeout: 30_000,
+  });
   return r.error === undefined && r.status === 0;
 }
 

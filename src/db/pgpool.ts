@@ -44,10 +44,14 @@ export function findPgpool(): string | undefined {
   return undefined;
 }
 
-const conf = (v: string | number) => (typeof v === 'number' ? String(v) : `'${v.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`);
+const conf = (v: string | number) =>
+  typeof v === 'number' ? String(v) : `'${v.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 
 /** Starts pgpool-II before the primary and standbys of `topo`. */
-export async function startPgpool(topo: Topology, options: { timeoutMs?: number; maxClients?: number } = {}): Promise<PgpoolServer> {
+export async function startPgpool(
+  topo: Topology,
+  options: { timeoutMs?: number; maxClients?: number } = {},
+): Promise<PgpoolServer> {
   const program = findPgpool();
   if (!program) throw new TopologyError('pgpool-II is not installed (Debian: apt-get install pgpool2)');
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -93,16 +97,25 @@ export async function startPgpool(topo: Topology, options: { timeoutMs?: number;
     settings[`backend_application_name${i}`] = b.name;
   });
   const write = (name: string, text: string) => writeFileSync(join(dir, name), text, { mode: 0o600, flag: 'wx' });
-  write('pgpool.conf', Object.entries(settings).map(([k, v]) => `${k} = ${typeof v === 'string' && /^(on|off)$/.test(v) ? v : conf(v)}`).join('\n') + '\n');
+  write(
+    'pgpool.conf',
+    `${Object.entries(settings)
+      .map(([k, v]) => `${k} = ${typeof v === 'string' && /^(on|off)$/.test(v) ? v : conf(v)}`)
+      .join('\n')}\n`,
+  );
   write('pool_passwd', `postgres:TEXT${password}\n`);
   write('pcp.conf', '');
   write('pool_hba.conf', '');
   const logs: string[] = [];
-  const child = spawn(program, ['-n', '-f', join(dir, 'pgpool.conf'), '-F', join(dir, 'pcp.conf'), '-a', join(dir, 'pool_hba.conf')], {
-    cwd: dir,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    program,
+    ['-n', '-f', join(dir, 'pgpool.conf'), '-F', join(dir, 'pcp.conf'), '-a', join(dir, 'pool_hba.conf')],
+    {
+      cwd: dir,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   for (const s of [child.stdout, child.stderr]) {
     s?.on('data', (d: Buffer) => {
       logs.push(d.toString('utf8'));
@@ -167,6 +180,9 @@ export async function startPgpool(topo: Topology, options: { timeoutMs?: number;
 }
 
 function lastError(logs: string[]): string {
-  const lines = logs.join('').split('\n').filter((l) => /FATAL|ERROR/.test(l));
+  const lines = logs
+    .join('')
+    .split('\n')
+    .filter((l) => /FATAL|ERROR/.test(l));
   return (lines[lines.length - 1] ?? logs.join('').split('\n').filter(Boolean).slice(-1)[0] ?? 'no output').trim();
 }

@@ -119,9 +119,21 @@ export function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-const node = (name: string, role: TopologyNode['role'], server: EmbeddedServer): TopologyNode => ({ name, role, url: server.url, port: server.port, version: server.version, server });
+const node = (name: string, role: TopologyNode['role'], server: EmbeddedServer): TopologyNode => ({
+  name,
+  role,
+  url: server.url,
+  port: server.port,
+  version: server.version,
+  server,
+});
 
-function topology(kind: Topology['kind'], primary: TopologyNode, replicas: TopologyNode[], shards: TopologyNode[]): Topology {
+function topology(
+  kind: Topology['kind'],
+  primary: TopologyNode,
+  replicas: TopologyNode[],
+  shards: TopologyNode[],
+): Topology {
   const nodes = [primary, ...replicas, ...shards];
   let stopping: Promise<void> | undefined;
   return {
@@ -131,10 +143,15 @@ function topology(kind: Topology['kind'], primary: TopologyNode, replicas: Topol
     shards,
     nodes,
     describe: () =>
-      nodes.map((n) => `${n.name}: ${n.server ? `embedded PostgreSQL ${n.version} on 127.0.0.1:${n.port}` : `PostgreSQL ${n.version} at ${where(n.url)}`}${n.role === 'standby' ? ' (hot standby)' : ''}`),
+      nodes.map(
+        (n) =>
+          `${n.name}: ${n.server ? `embedded PostgreSQL ${n.version} on 127.0.0.1:${n.port}` : `PostgreSQL ${n.version} at ${where(n.url)}`}${n.role === 'standby' ? ' (hot standby)' : ''}`,
+      ),
     stop() {
       // standbys and shards first: a standby whose primary went away only retries, but there is no point
-      stopping ??= Promise.all([...replicas, ...shards].map((n) => n.server?.stop())).then(() => primary.server?.stop());
+      stopping ??= Promise.all([...replicas, ...shards].map((n) => n.server?.stop())).then(() =>
+        primary.server?.stop(),
+      );
       return stopping;
     },
   };
@@ -153,7 +170,9 @@ export async function connectReplicaTopology(primaryUrl: string, replicaUrls: st
   const probe = async (url: string, what: string): Promise<{ version: string; recovery: boolean }> => {
     try {
       return await withClient(url, async (c) => {
-        const r = await c.query<{ v: string; r: boolean }>(`SELECT current_setting('server_version') AS v, pg_is_in_recovery() AS r`);
+        const r = await c.query<{ v: string; r: boolean }>(
+          `SELECT current_setting('server_version') AS v, pg_is_in_recovery() AS r`,
+        );
         return { version: r.rows[0].v, recovery: r.rows[0].r };
       });
     } catch (e) {
@@ -161,14 +180,37 @@ export async function connectReplicaTopology(primaryUrl: string, replicaUrls: st
     }
   };
   const p = await probe(primaryUrl, 'the primary (--db)');
-  if (p.recovery) throw new TopologyError(`the server of --db at ${where(primaryUrl)} is in recovery: --db names the primary, --replica its standbys`);
+  if (p.recovery)
+    throw new TopologyError(
+      `the server of --db at ${where(primaryUrl)} is in recovery: --db names the primary, --replica its standbys`,
+    );
   const replicas: TopologyNode[] = [];
   for (const [i, url] of replicaUrls.entries()) {
     const r = await probe(url, `replica ${i + 1} (--replica)`);
-    if (!r.recovery) throw new TopologyError(`the server of --replica at ${where(url)} is not a hot standby (pg_is_in_recovery() is false)`);
-    replicas.push({ name: `replica${i + 1}`, role: 'standby', url, port: Number(new URL(url).port || 5432), version: r.version });
+    if (!r.recovery)
+      throw new TopologyError(
+        `the server of --replica at ${where(url)} is not a hot standby (pg_is_in_recovery() is false)`,
+      );
+    replicas.push({
+      name: `replica${i + 1}`,
+      role: 'standby',
+      url,
+      port: Number(new URL(url).port || 5432),
+      version: r.version,
+    });
   }
-  return topology('replica', { name: 'primary', role: 'primary', url: primaryUrl, port: Number(new URL(primaryUrl).port || 5432), version: p.version }, replicas, []);
+  return topology(
+    'replica',
+    {
+      name: 'primary',
+      role: 'primary',
+      url: primaryUrl,
+      port: Number(new URL(primaryUrl).port || 5432),
+      version: p.version,
+    },
+    replicas,
+    [],
+  );
 }
 
 /** Stops the servers started so far when building a topology fails. */
@@ -185,8 +227,17 @@ const runAs = (): RunAs | undefined => (userInfo().uid === 0 ? postgresUser() : 
 
 /** Runs a program as the server's user (the data directories are its own), failing with what it said. */
 function asServerUser(program: string, args: string[], cwd: string, user: RunAs | undefined): void {
-  const r = spawnSync(program, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], env: serverEnv(user), timeout: 120_000, ...(user ? { uid: user.uid, gid: user.gid } : {}) });
-  if (r.status !== 0) throw new TopologyError(`${program} ${args.join(' ')} failed: ${(r.stderr?.toString() || r.error?.message || `exit ${r.status}`).trim()}`);
+  const r = spawnSync(program, args, {
+    cwd,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: serverEnv(user),
+    timeout: 120_000,
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
+  });
+  if (r.status !== 0)
+    throw new TopologyError(
+      `${program} ${args.join(' ')} failed: ${(r.stderr?.toString() || r.error?.message || `exit ${r.status}`).trim()}`,
+    );
 }
 
 /** Creates a file exclusively (no link followed), as the server's user's. */
@@ -204,7 +255,12 @@ function writeNew(path: string, text: string, user: RunAs | undefined): void {
 const confValue = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 
 /** A hot standby of `primary`: a base backup by pg_backup_start/stop through a physical slot, streaming. */
-async function startStandby(primary: EmbeddedServer, name: string, applyDelayMs: number, timeoutMs: number): Promise<EmbeddedServer> {
+async function startStandby(
+  primary: EmbeddedServer,
+  name: string,
+  applyDelayMs: number,
+  timeoutMs: number,
+): Promise<EmbeddedServer> {
   const u = new URL(primary.url);
   const password = decodeURIComponent(u.password);
   const slot = `isocheck_${name}`;
@@ -223,9 +279,18 @@ async function startStandby(primary: EmbeddedServer, name: string, applyDelayMs:
           try {
             // the copy: everything but the WAL (streamed through the slot), the lock file and the slots
             asServerUser('cp', ['-a', '--', `${join(primary.dir, 'data')}/.`, dataDir], '/', who);
-            asServerUser('sh', ['-c', 'rm -f postmaster.pid postmaster.opts && find pg_wal -mindepth 1 ! -type d -delete && rm -rf pg_replslot/* && rm -f log/* 2>/dev/null; true'], dataDir, who);
+            asServerUser(
+              'sh',
+              [
+                '-c',
+                'rm -f postmaster.pid postmaster.opts && find pg_wal -mindepth 1 ! -type d -delete && rm -rf pg_replslot/* && rm -f log/* 2>/dev/null; true',
+              ],
+              dataDir,
+              who,
+            );
           } finally {
-            label = (await admin.query<{ labelfile: string }>(`SELECT labelfile FROM pg_backup_stop(false)`)).rows[0].labelfile;
+            label = (await admin.query<{ labelfile: string }>(`SELECT labelfile FROM pg_backup_stop(false)`)).rows[0]
+              .labelfile;
           }
           writeNew(join(dataDir, 'backup_label'), label, who);
           writeNew(join(dataDir, 'standby.signal'), '', who);
@@ -256,10 +321,13 @@ export async function startReplicaTopology(options: ReplicaOptions = {}): Promis
   const delay = options.applyDelayMs ?? 100;
   const timeoutMs = options.timeoutMs ?? 60_000;
   if (!Number.isInteger(n) || n < 1) throw new InputError('--standbys must be a positive integer');
-  if (!Number.isInteger(delay) || delay < 0) throw new InputError('--apply-delay must be a non-negative integer (milliseconds)');
+  if (!Number.isInteger(delay) || delay < 0)
+    throw new InputError('--apply-delay must be a non-negative integer (milliseconds)');
   const started: EmbeddedServer[] = [];
   return startAll(started, async () => {
-    const primary = await startEmbedded({ settings: { wal_level: 'replica', max_wal_senders: String(n + 4), max_replication_slots: String(n + 4) } });
+    const primary = await startEmbedded({
+      settings: { wal_level: 'replica', max_wal_senders: String(n + 4), max_replication_slots: String(n + 4) },
+    });
     started.push(primary);
     const standbys: EmbeddedServer[] = [];
     for (let i = 1; i <= n; i++) {
@@ -269,11 +337,18 @@ export async function startReplicaTopology(options: ReplicaOptions = {}): Promis
     }
     await withClient(primary.url, (c) =>
       waitFor(`the primary reports ${n} standby${n === 1 ? '' : 's'} streaming`, timeoutMs, async () => {
-        const r = await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM pg_stat_replication WHERE state = 'streaming' AND application_name LIKE 'standby%'`);
+        const r = await c.query<{ n: string }>(
+          `SELECT count(*)::text AS n FROM pg_stat_replication WHERE state = 'streaming' AND application_name LIKE 'standby%'`,
+        );
         return Number(r.rows[0].n) >= n;
       }),
     );
-    return topology('replica', node('primary', 'primary', primary), standbys.map((s, i) => node(`standby${i + 1}`, 'standby', s)), []);
+    return topology(
+      'replica',
+      node('primary', 'primary', primary),
+      standbys.map((s, i) => node(`standby${i + 1}`, 'standby', s)),
+      [],
+    );
   });
 }
 
@@ -287,18 +362,31 @@ export async function startShardTopology(options: ShardOptions = {}): Promise<To
   return startAll(started, async () => {
     const starting = [
       startEmbedded(),
-      ...Array.from({ length: n }, () => startEmbedded({ settings: { lock_timeout: `${lock}ms`, statement_timeout: `${statement}ms`, idle_in_transaction_session_timeout: `${statement}ms` } })),
+      ...Array.from({ length: n }, () =>
+        startEmbedded({
+          settings: {
+            lock_timeout: `${lock}ms`,
+            statement_timeout: `${statement}ms`,
+            idle_in_transaction_session_timeout: `${statement}ms`,
+          },
+        }),
+      ),
     ];
     const results = await Promise.allSettled(starting);
     for (const r of results) if (r.status === 'fulfilled') started.push(r.value);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     const [coordinator, ...shards] = started;
-    return topology('shards', node('coordinator', 'coordinator', coordinator), [], shards.map((s, i) => node(`shard${i + 1}`, 'shard', s)));
+    return topology(
+      'shards',
+      node('coordinator', 'coordinator', coordinator),
+      [],
+      shards.map((s, i) => node(`shard${i + 1}`, 'shard', s)),
+    );
   });
 }
 
-const q = (name: string) => '"' + name.replace(/"/g, '""') + '"';
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /**
@@ -306,7 +394,11 @@ const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
  * waits until the standbys have it; or on the coordinator and every shard, with postgres_fdw, one foreign server
  * per shard and a user mapping for the coordinator's user.
  */
-export async function createDatabase(topo: Topology, name: string, options: { onPrimary?: boolean; timeoutMs?: number } = {}): Promise<void> {
+export async function createDatabase(
+  topo: Topology,
+  name: string,
+  options: { onPrimary?: boolean; timeoutMs?: number } = {},
+): Promise<void> {
   if (options.onPrimary !== false) await withClient(topo.primary.url, (c) => c.query(`CREATE DATABASE ${q(name)}`));
   if (topo.kind === 'replica') {
     await withClient(topo.primary.url, async (p) => {
@@ -331,8 +423,12 @@ export async function createDatabase(topo: Topology, name: string, options: { on
     await c.query('CREATE EXTENSION IF NOT EXISTS postgres_fdw');
     for (const s of topo.shards) {
       const password = decodeURIComponent(new URL(s.url).password);
-      await c.query(`CREATE SERVER ${q(s.name)} FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port ${lit(String(s.port))}, dbname ${lit(name)})`);
-      await c.query(`CREATE USER MAPPING FOR CURRENT_USER SERVER ${q(s.name)} OPTIONS (user 'postgres', password ${lit(password)})`);
+      await c.query(
+        `CREATE SERVER ${q(s.name)} FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port ${lit(String(s.port))}, dbname ${lit(name)})`,
+      );
+      await c.query(
+        `CREATE USER MAPPING FOR CURRENT_USER SERVER ${q(s.name)} OPTIONS (user 'postgres', password ${lit(password)})`,
+      );
     }
   });
 }
@@ -344,7 +440,12 @@ export type DeclaredKeys = Record<string, string[]>;
  * Creates the schema in database `name` and returns the sharded tables' keys (for Recorder.instrument's `keys`):
  * the schema as is on the primary (replica topology); on the coordinator, the schema, then distributeTables().
  */
-export async function createSchema(topo: Topology, name: string, schema: string, tables: string[]): Promise<DeclaredKeys> {
+export async function createSchema(
+  topo: Topology,
+  name: string,
+  schema: string,
+  tables: string[],
+): Promise<DeclaredKeys> {
   return withClient(withDatabase(topo.primary.url, name), async (c) => {
     await c.query(schema);
     return topo.kind === 'shards' ? distributeTables(topo, name, c, schema, tables) : {};
@@ -357,12 +458,20 @@ export async function createSchema(topo: Topology, name: string, schema: string,
  * on the coordinator as a table partitioned by hash of its key's first column with one foreign partition per shard,
  * its rows moved there. Returns each table's key.
  */
-export async function distributeTables(topo: Topology, name: string, coordinator: pg.ClientBase, schema: string, tables: string[]): Promise<DeclaredKeys> {
+export async function distributeTables(
+  topo: Topology,
+  name: string,
+  coordinator: pg.ClientBase,
+  schema: string,
+  tables: string[],
+): Promise<DeclaredKeys> {
   await Promise.all(
     topo.shards.map((s) =>
       withClient(withDatabase(s.url, name), async (c) => {
         await c.query(schema);
-        const fks = await c.query<{ t: string; con: string }>(`SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`);
+        const fks = await c.query<{ t: string; con: string }>(
+          `SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`,
+        );
         for (const fk of fks.rows) await c.query(`ALTER TABLE ${fk.t} DROP CONSTRAINT ${q(fk.con)}`);
         // the coordinator assigns identities; a shard takes the values it is sent
         const ids = await c.query<{ t: string; col: string }>(
@@ -376,7 +485,9 @@ export async function distributeTables(topo: Topology, name: string, coordinator
   const c = coordinator;
   const keys: DeclaredKeys = {};
   // foreign keys between the recorded tables go (they would hold the old tables)
-  const fks = await c.query<{ t: string; con: string }>(`SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`);
+  const fks = await c.query<{ t: string; con: string }>(
+    `SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`,
+  );
   for (const fk of fks.rows) await c.query(`ALTER TABLE ${fk.t} DROP CONSTRAINT ${q(fk.con)}`);
   let t = 0;
   for (const table of tables) {
@@ -391,7 +502,9 @@ export async function distributeTables(topo: Topology, name: string, coordinator
     const local = `${table}__isocheck_local`;
     await c.query(`ALTER TABLE ${q(table)} RENAME TO ${q(local)}`);
     // identity columns get their own; sequences of serial columns keep serving the new table's defaults
-    await c.query(`CREATE TABLE ${q(table)} (LIKE ${q(local)} INCLUDING DEFAULTS INCLUDING IDENTITY) PARTITION BY HASH (${q(keys[table][0])})`);
+    await c.query(
+      `CREATE TABLE ${q(table)} (LIKE ${q(local)} INCLUDING DEFAULTS INCLUDING IDENTITY) PARTITION BY HASH (${q(keys[table][0])})`,
+    );
     const n = topo.shards.length;
     for (let i = 0; i < n; i++) {
       const shard = topo.shards[(i + t) % n];
@@ -409,7 +522,9 @@ export async function distributeTables(topo: Topology, name: string, coordinator
     );
     for (const o of owned.rows) {
       if (o.identity) {
-        await c.query(`SELECT setval(pg_get_serial_sequence(${lit(q(table))}, ${lit(o.col)}), coalesce(max(${q(o.col)}), 0) + 1, false) FROM ${q(table)}`);
+        await c.query(
+          `SELECT setval(pg_get_serial_sequence(${lit(q(table))}, ${lit(o.col)}), coalesce(max(${q(o.col)}), 0) + 1, false) FROM ${q(table)}`,
+        );
       } else {
         await c.query(`ALTER TABLE ${q(table)} ALTER COLUMN ${q(o.col)} SET DEFAULT nextval(${lit(o.seq)}::regclass)`);
         await c.query(`ALTER SEQUENCE ${o.seq} OWNED BY ${q(table)}.${q(o.col)}`);

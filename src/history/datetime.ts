@@ -70,7 +70,9 @@ const MAX_DATETIME_TEXT = 256;
 function parseDateTime(text: string, what: string): ParsedDateTime {
   const t = text.trim();
   if (t.length > MAX_DATETIME_TEXT) {
-    throw new PredicateError(`unsupported ${what} input format "${clip(text, 60)}" (longer than ${MAX_DATETIME_TEXT} characters)`);
+    throw new PredicateError(
+      `unsupported ${what} input format "${clip(text, 60)}" (longer than ${MAX_DATETIME_TEXT} characters)`,
+    );
   }
   const lower = t.toLowerCase();
   if (lower === 'infinity' || lower === '+infinity') return { special: 1, days: 0, us: 0 };
@@ -81,7 +83,9 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
     if (/^(now|today|tomorrow|yesterday|allballs)$/.test(lower)) {
       throw new PredicateError(`${what} input "${clip(text)}" depends on the current time and cannot be evaluated`);
     }
-    throw new PredicateError(`unsupported ${what} input format "${clip(text)}" (only ISO 8601 "YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][offset][ BC]" is supported)`);
+    throw new PredicateError(
+      `unsupported ${what} input format "${clip(text)}" (only ISO 8601 "YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][offset][ BC]" is supported)`,
+    );
   }
   let year = Number(m[1]);
   const month = Number(m[2]);
@@ -99,7 +103,7 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
     const mi = Number(m[5]);
     const s = m[6] === undefined ? 0 : Number(m[6]);
     const fracDigits = m[7] ?? '';
-    const fsec = fracDigits === '' ? 0 : rint(Number('0.' + fracDigits) * 1e6);
+    const fsec = fracDigits === '' ? 0 : rint(Number(`0.${fracDigits}`) * 1e6);
     if (h > 24 || mi > 59 || s > 60 || (h === 24 && (mi !== 0 || s !== 0 || fsec !== 0))) {
       throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
     }
@@ -115,7 +119,8 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
       const oh = Number(om[2]);
       const omin = om[3] === undefined ? 0 : Number(om[3]);
       const osec = om[4] === undefined ? 0 : Number(om[4]);
-      if (oh > 15 || omin > 59 || osec > 59) throw new EvalError(`time zone displacement out of range: "${clip(text)}"`);
+      if (oh > 15 || omin > 59 || osec > 59)
+        throw new EvalError(`time zone displacement out of range: "${clip(text)}"`);
       offset = (om[1] === '-' ? -1 : 1) * (oh * 3600 + omin * 60 + osec);
     }
   }
@@ -231,7 +236,7 @@ export function formatDate(days: number): string {
   if (days === Infinity) return 'infinity';
   if (days === -Infinity) return '-infinity';
   const [s, bc] = ymd(days);
-  return bc ? s + ' BC' : s;
+  return bc ? `${s} BC` : s;
 }
 
 export function formatTimestamp(v: bigint, withTz: boolean): string {
@@ -248,9 +253,9 @@ export function formatTimestamp(v: bigint, withTz: boolean): string {
   const frac = t % 1e6;
   const secs = (t - frac) / 1e6;
   let out = `${ds} ${pad(Math.floor(secs / 3600), 2)}:${pad(Math.floor(secs / 60) % 60, 2)}:${pad(secs % 60, 2)}`;
-  if (frac !== 0) out += '.' + pad(frac, 6).replace(/0+$/, '');
+  if (frac !== 0) out += `.${pad(frac, 6).replace(/0+$/, '')}`;
   if (withTz) out += '+00';
-  return bc ? out + ' BC' : out;
+  return bc ? `${out} BC` : out;
 }
 
 /** timestamp -> date (floor to the day) */

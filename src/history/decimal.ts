@@ -13,7 +13,7 @@
 
 import { EvalError, charge } from './errors.js';
 
-const enum Sp {
+enum Sp {
   Finite = 0,
   PosInf = 1,
   NegInf = -1,
@@ -81,7 +81,8 @@ function exp10(d: Decimal): number {
 function chargeBig(a: bigint, b: bigint): void {
   const x = a < 0n ? -a : a;
   const y = b < 0n ? -b : b;
-  if (x >= SMALL || y >= SMALL) charge(((x >= SMALL ? x.toString(16).length : 0) + (y >= SMALL ? y.toString(16).length : 0)) * 4);
+  if (x >= SMALL || y >= SMALL)
+    charge(((x >= SMALL ? x.toString(16).length : 0) + (y >= SMALL ? y.toString(16).length : 0)) * 4);
 }
 
 /** NUMERIC_MAX_DISPLAY_SCALE etc. from PostgreSQL's numeric.c */
@@ -158,7 +159,7 @@ export class Decimal {
       const bitsPerDigit = base === 'x' ? 4 : base === 'o' ? 3 : 1;
       // at least (digits - 1) * bitsPerDigit bits: too many decimal digits for sure?
       if ((digits.length - 1) * bitsPerDigit * Math.LOG10E * Math.LN2 >= NUMERIC_MAX_INT_DIGITS) overflow();
-      const v = BigInt('0' + base + digits);
+      const v = BigInt(`0${base}${digits}`);
       return checked(new Decimal(nd[1] === '-' ? -v : v, 0));
     }
     return undefined;
@@ -181,9 +182,9 @@ export class Decimal {
     if (this.s === 0) out = a;
     else {
       const padded = a.length <= this.s ? '0'.repeat(this.s - a.length + 1) + a : a;
-      out = padded.slice(0, padded.length - this.s) + '.' + padded.slice(padded.length - this.s);
+      out = `${padded.slice(0, padded.length - this.s)}.${padded.slice(padded.length - this.s)}`;
     }
-    return neg ? '-' + out : out;
+    return neg ? `-${out}` : out;
   }
 
   /** Canonical text: equal values give equal strings (trailing fractional zeros removed). */
@@ -262,7 +263,8 @@ export class Decimal {
   }
 
   neg(): Decimal {
-    if (this.sp !== Sp.Finite) return this.sp === Sp.NaN ? this : this.sp === Sp.PosInf ? Decimal.NegInf : Decimal.PosInf;
+    if (this.sp !== Sp.Finite)
+      return this.sp === Sp.NaN ? this : this.sp === Sp.PosInf ? Decimal.NegInf : Decimal.PosInf;
     return new Decimal(-this.m, this.s);
   }
 
@@ -393,7 +395,8 @@ export class Decimal {
   /** Applies a numeric(precision, scale) typmod like PostgreSQL's apply_typmod. */
   applyTypmod(precision: number, scale: number): Decimal {
     if (this.sp === Sp.NaN) return this;
-    if (this.sp !== Sp.Finite) throw new EvalError(`numeric field overflow: cannot hold an infinite value in numeric(${precision},${scale})`);
+    if (this.sp !== Sp.Finite)
+      throw new EvalError(`numeric field overflow: cannot hold an infinite value in numeric(${precision},${scale})`);
     const r = this.round(scale);
     const a = r.m < 0n ? -r.m : r.m;
     // integer digits must fit in precision - scale

@@ -22,7 +22,17 @@ export class EvalError extends Error {
 export function clip(s: string, max = 100): string {
   const cut = s.length > max ? s.slice(0, max) : s;
   // eslint-disable-next-line no-control-regex
-  const esc = /[\u0000-\u001f\u007f\u2028\u2029]/.test(cut) ? cut.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)) : cut;
+  const esc = /[\u0000-\u001f\u007f\u2028\u2029]/.test(cut)
+    ? cut.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) =>
+        c === '\n'
+          ? '\\n'
+          : c === '\r'
+            ? '\\r'
+            : c === '\t'
+              ? '\\t'
+              : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      )
+    : cut;
   return s.length > max ? `${esc}… (${s.length} characters)` : esc;
 }
 
@@ -66,7 +76,7 @@ export function safeJson(v: unknown): string | undefined {
     for (const k of Object.keys(x)) {
       const y = (x as Record<string, unknown>)[k];
       if (y === undefined || typeof y === 'function' || typeof y === 'symbol') continue;
-      items.push({ text: (first ? '' : ',') + JSON.stringify(k) + ':' });
+      items.push({ text: `${(first ? '' : ',') + JSON.stringify(k)}:` });
       items.push({ v: y });
       first = false;
     }

@@ -61,18 +61,21 @@ export interface MergeSummary {
   truncated: boolean;
 }
 
-const problem = (file: string, line: number, message: string): HistoryFormatError => new HistoryFormatError([{ file, line, message }]);
+const problem = (file: string, line: number, message: string): HistoryFormatError =>
+  new HistoryFormatError([{ file, line, message }]);
 
 const keyText = (key: unknown[]): string => `(${key.map((v) => show(v)).join(', ')})`;
 
 /** How table `b` differs from `a` ("there" is a's file, "here" b's), or undefined when they are the same. */
 function tableDifference(a: TableSchema, b: TableSchema): string | undefined {
-  if (a.key.length !== b.key.length || a.key.some((k, i) => k !== b.key[i])) return `key ${keyText(a.key)} there, ${keyText(b.key)} here`;
+  if (a.key.length !== b.key.length || a.key.some((k, i) => k !== b.key[i]))
+    return `key ${keyText(a.key)} there, ${keyText(b.key)} here`;
   for (const c of Object.keys(a.columns)) {
-    if (!Object.prototype.hasOwnProperty.call(b.columns, c)) return `column ${show(c)} (${a.columns[c]}) there, missing here`;
+    if (!Object.hasOwn(b.columns, c)) return `column ${show(c)} (${a.columns[c]}) there, missing here`;
     if (a.columns[c] !== b.columns[c]) return `column ${show(c)} is ${a.columns[c]} there, ${b.columns[c]} here`;
   }
-  for (const c of Object.keys(b.columns)) if (!Object.prototype.hasOwnProperty.call(a.columns, c)) return `column ${show(c)} (${b.columns[c]}) here, not there`;
+  for (const c of Object.keys(b.columns))
+    if (!Object.hasOwn(a.columns, c)) return `column ${show(c)} (${b.columns[c]}) here, not there`;
   return undefined;
 }
 
@@ -89,7 +92,8 @@ function indexInit(h: History): Map<string, InitIndex> {
   const out = new Map<string, InitIndex>();
   for (const [name, t] of h.tables) {
     const rows = new Map<string, { text: string; row: Row; line: number }>();
-    for (const r of h.init.get(name) ?? []) rows.set(JSON.stringify(t.key.map((k) => r.row[k])), { text: rowText(t, r.row), row: r.row, line: r.line });
+    for (const r of h.init.get(name) ?? [])
+      rows.set(JSON.stringify(t.key.map((k) => r.row[k])), { text: rowText(t, r.row), row: r.row, line: r.line });
     out.set(name, { rows });
   }
   return out;
@@ -100,11 +104,13 @@ function compareDatabase(ref: History, refInit: Map<string, InitIndex>, h: Histo
   const why = ' (merged histories must be recorded against one database: the same tables and initial rows)';
   for (const [name, a] of ref.tables) {
     const b = h.tables.get(name);
-    if (!b) throw problem(h.file, 1, `table ${show(name)} (declared in ${ref.file}:${a.line}) is not in this file${why}`);
+    if (!b)
+      throw problem(h.file, 1, `table ${show(name)} (declared in ${ref.file}:${a.line}) is not in this file${why}`);
     const d = tableDifference(a, b);
     if (d) throw problem(h.file, b.line, `table ${show(name)} differs from ${ref.file}:${a.line}: ${d}${why}`);
   }
-  for (const [name, b] of h.tables) if (!ref.tables.has(name)) throw problem(h.file, b.line, `table ${show(name)} is not in ${ref.file}${why}`);
+  for (const [name, b] of h.tables)
+    if (!ref.tables.has(name)) throw problem(h.file, b.line, `table ${show(name)} is not in ${ref.file}${why}`);
   for (const [name, t] of ref.tables) {
     const index = refInit.get(name)!.rows;
     const seen = new Set<string>();
@@ -116,7 +122,11 @@ function compareDatabase(ref: History, refInit: Map<string, InitIndex>, h: Histo
       if (!there) throw problem(h.file, r.line, `${at} is not among ${ref.file}'s initial rows${why}`);
       if (there.text !== rowText(t, r.row)) {
         const c = Object.keys(t.columns).find((col) => JSON.stringify(there.row[col]) !== JSON.stringify(r.row[col]))!;
-        throw problem(h.file, r.line, `${at} differs from ${ref.file}:${there.line}: column ${show(c)} is ${show(there.row[c])} there, ${show(r.row[c])} here${why}`);
+        throw problem(
+          h.file,
+          r.line,
+          `${at} differs from ${ref.file}:${there.line}: column ${show(c)} is ${show(there.row[c])} there, ${show(r.row[c])} here${why}`,
+        );
       }
       seen.add(key);
     }
@@ -124,14 +134,23 @@ function compareDatabase(ref: History, refInit: Map<string, InitIndex>, h: Histo
       for (const [key, there] of index) {
         if (seen.has(key)) continue;
         const keyValues = JSON.parse(key) as unknown[];
-        throw problem(h.file, h.tables.get(name)!.line, `table ${show(name)}: the initial row with key ${keyText(keyValues)} (${ref.file}:${there.line}) is not in this file${why}`);
+        throw problem(
+          h.file,
+          h.tables.get(name)!.line,
+          `table ${show(name)}: the initial row with key ${keyText(keyValues)} (${ref.file}:${there.line}) is not in this file${why}`,
+        );
       }
     }
   }
 }
 
 /** Meta of the merge: keys equal in every file, the total of sessions, and each file's own values. */
-function mergeMeta(metas: Record<string, unknown>[], files: MergedFile[], sessions: number, shifted: boolean): Record<string, unknown> {
+function mergeMeta(
+  metas: Record<string, unknown>[],
+  files: MergedFile[],
+  sessions: number,
+  shifted: boolean,
+): Record<string, unknown> {
   const common: Record<string, unknown> = {};
   const differing = new Set<string>();
   for (const m of metas) for (const k of Object.keys(m)) if (k !== 'merged') differing.add(k);
@@ -147,11 +166,19 @@ function mergeMeta(metas: Record<string, unknown>[], files: MergedFile[], sessio
     ...(metas.some((m) => typeof m.sessions === 'number') ? { sessions } : {}),
     merged: {
       tool: 'isocheck merge',
-      times: shifted ? 'begin/end shifted by each file\'s meta.startedAt (clock skew between machines not corrected)' : 'begin/end as recorded (each file\'s own clock)',
+      times: shifted
+        ? "begin/end shifted by each file's meta.startedAt (clock skew between machines not corrected)"
+        : "begin/end as recorded (each file's own clock)",
       files: files.map((f, i) => {
         const own: Record<string, unknown> = {};
         for (const k of differing) if (metas[i][k] !== undefined) own[k] = metas[i][k];
-        return { file: f.file, transactions: f.transactions, sessions: Object.fromEntries(f.sessions), truncated: f.truncated, meta: own };
+        return {
+          file: f.file,
+          transactions: f.transactions,
+          sessions: Object.fromEntries(f.sessions),
+          truncated: f.truncated,
+          meta: own,
+        };
       }),
     },
   };
@@ -166,7 +193,10 @@ export async function mergeHistories(inputs: string[], out: string, options: Mer
   if (inputs.length === 0) throw new InputError('merge: no input files');
   const real = new Map<string, string>();
   for (const f of inputs) {
-    if (f === '-' || f === STDIN_NAME) throw new InputError(`merge: ${f}: standard input cannot be merged (each input is read twice); save it to a file first`);
+    if (f === '-' || f === STDIN_NAME)
+      throw new InputError(
+        `merge: ${f}: standard input cannot be merged (each input is read twice); save it to a file first`,
+      );
     let r: string;
     try {
       r = realpathSync(f);
@@ -184,7 +214,11 @@ export async function mergeHistories(inputs: string[], out: string, options: Mer
     outReal = resolve(out);
   }
   if (real.has(outReal)) throw new InputError(`merge: -o ${out} is one of the inputs; write the merge to another file`);
-  const readOptions: ReadOptions = { keepTransactions: false, maxLineBytes: options.maxLineBytes, maxInputBytes: options.maxInputBytes };
+  const readOptions: ReadOptions = {
+    keepTransactions: false,
+    maxLineBytes: options.maxLineBytes,
+    maxInputBytes: options.maxInputBytes,
+  };
 
   // ---- pass 1: validate each file, compare its database with the first's, collect sessions, wids and ids ----
   let ref: History | undefined;
@@ -212,8 +246,12 @@ export async function mergeHistories(inputs: string[], out: string, options: Mer
           if (e.op === 'select') continue;
           const other = wids!.get(e.wid);
           if (other !== undefined) {
-            throw problem(file, line, `txn ${show(t.id)}: wid ${show(e.wid)} is also written in ${inputs[other]}: a read of it could be either write ` +
-              `(the files were recorded with overlapping session numbers; record each client process with its own sessions: isocheck run --client K/N, or the Recorder's firstSession)`);
+            throw problem(
+              file,
+              line,
+              `txn ${show(t.id)}: wid ${show(e.wid)} is also written in ${inputs[other]}: a read of it could be either write ` +
+                `(the files were recorded with overlapping session numbers; record each client process with its own sessions: isocheck run --client K/N, or the Recorder's firstSession)`,
+            );
           }
           wids!.set(e.wid, i);
         }
@@ -228,7 +266,8 @@ export async function mergeHistories(inputs: string[], out: string, options: Mer
     fileSessions.push([...sessions].sort((a, b) => a - b));
     renamed.push(clash);
     files.push({ file, transactions: count, sessions: new Map(), truncated: h.truncated, renamedIds: clash.size });
-    if (h.truncated) options.log?.(`note: ${file} has no end line (its recorder did not finish): the merge will not have one either`);
+    if (h.truncated)
+      options.log?.(`note: ${file} has no end line (its recorder did not finish): the merge will not have one either`);
   }
   wids = undefined; // pass 2 needs only the sessions and the renamed ids
   refInit = undefined;
@@ -236,19 +275,26 @@ export async function mergeHistories(inputs: string[], out: string, options: Mer
   // ---- sessions: kept when disjoint, else renumbered file after file ----
   const all = new Set<number>();
   let disjoint = true;
-  for (const s of fileSessions) for (const n of s) if (all.has(n)) disjoint = false; else all.add(n);
+  for (const s of fileSessions)
+    for (const n of s)
+      if (all.has(n)) disjoint = false;
+      else all.add(n);
   let next = 0;
   fileSessions.forEach((s, i) => {
     for (const n of s) files[i].sessions.set(n, disjoint ? n : ++next);
   });
   const sessionCount = disjoint ? all.size : next;
-  if (!disjoint) options.log?.(`note: the files' session numbers overlap: renumbered (${files.map((f) => `${f.file} ${rangeText([...f.sessions.values()])}`).join(', ')})`);
+  if (!disjoint)
+    options.log?.(
+      `note: the files' session numbers overlap: renumbered (${files.map((f) => `${f.file} ${rangeText([...f.sessions.values()])}`).join(', ')})`,
+    );
 
   // ---- times: shifted by each file's start ----
   const starts = metas.map((m) => (typeof m.startedAt === 'string' ? Date.parse(m.startedAt) : NaN));
   const shifted = starts.every((t) => Number.isFinite(t));
   const t0 = Math.min(...starts);
-  const shift = (t: number | undefined, i: number): number | undefined => (t === undefined || !shifted ? t : Math.round((t + starts[i] - t0) * 100) / 100);
+  const shift = (t: number | undefined, i: number): number | undefined =>
+    t === undefined || !shifted ? t : Math.round((t + starts[i] - t0) * 100) / 100;
 
   // ---- pass 2: write ----
   const truncated = files.some((f) => f.truncated);
@@ -258,7 +304,11 @@ export async function mergeHistories(inputs: string[], out: string, options: Mer
   try {
     writer.header(mergeMeta(metas, files, sessionCount, shifted));
     for (const t of ref!.tables.values()) writer.table(t.name, t.key, { ...t.columns });
-    for (const t of ref!.tables.values()) writer.init(t.name, (ref!.init.get(t.name) ?? []).map((r) => r.row));
+    for (const t of ref!.tables.values())
+      writer.init(
+        t.name,
+        (ref!.init.get(t.name) ?? []).map((r) => r.row),
+      );
     ref = undefined;
     for (let i = 0; i < inputs.length; i++) {
       const map = files[i].sessions;
@@ -301,6 +351,7 @@ export function rangeText(ns: number[]): string {
   if (ns.length === 0) return 'no sessions';
   const sorted = [...ns].sort((a, b) => a - b);
   const contiguous = sorted[sorted.length - 1] - sorted[0] === sorted.length - 1;
-  if (contiguous) return sorted.length === 1 ? `session ${sorted[0]}` : `sessions ${sorted[0]}-${sorted[sorted.length - 1]}`;
+  if (contiguous)
+    return sorted.length === 1 ? `session ${sorted[0]}` : `sessions ${sorted[0]}-${sorted[sorted.length - 1]}`;
   return `sessions ${sorted.slice(0, 6).join(', ')}${sorted.length > 6 ? ', ...' : ''}`;
 }

@@ -121,7 +121,9 @@ let loaded = false;
 export class ParserNotLoadedError extends Error {
   override name = 'ParserNotLoadedError';
   constructor() {
-    super('the WHERE-clause parser is not loaded: await loadPredicateParser() before checkHistory() (the async check() of the isocheck package loads it itself)');
+    super(
+      'the WHERE-clause parser is not loaded: await loadPredicateParser() before checkHistory() (the async check() of the isocheck package loads it itself)',
+    );
   }
 }
 
@@ -329,9 +331,9 @@ function arrayString(a: unknown[]): string {
     if (i > 0) r += ',';
     if (x === null || x === undefined) r += 'NULL';
     else if (Array.isArray(x)) r += arrayString(x);
-    else r += '"' + paramText(x)!.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
+    else r += `"${paramText(x)!.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
   });
-  return r + '}';
+  return `${r}}`;
 }
 
 /** PostgreSQL's MAXDIM */
@@ -437,7 +439,10 @@ function coerceUnknown(ctx: Ctx, e: Ex, ts: TypeSpec): Ex {
   if (e.param !== undefined) {
     const prev = ctx.paramTypes[e.param];
     if (prev !== undefined && prev !== base) {
-      fail(e.node, `inconsistent types deduced for parameter $${e.param} (${typeName(prev as T)} and ${typeName(base)})`);
+      fail(
+        e.node,
+        `inconsistent types deduced for parameter $${e.param} (${typeName(prev as T)} and ${typeName(base)})`,
+      );
     }
     ctx.paramTypes[e.param] = base;
   }
@@ -450,7 +455,10 @@ function coerceUnknown(ctx: Ctx, e: Ex, ts: TypeSpec): Ex {
     return konstEx(base, v, e.node);
   } catch (err) {
     if (err instanceof EvalError) {
-      fail(e.node, `${err.message}${e.param !== undefined ? ` (parameter $${e.param} = ${showValue(ctx.params[e.param - 1])})` : ''}`);
+      fail(
+        e.node,
+        `${err.message}${e.param !== undefined ? ` (parameter $${e.param} = ${showValue(ctx.params[e.param - 1])})` : ''}`,
+      );
     }
     throw err;
   }
@@ -465,10 +473,15 @@ function refresh(ctx: Ctx, e: Ex): Ex {
 
 function mapEx(t: T, e: Ex, fn: (v: Internal) => Internal, node: Node): Ex {
   const f = e.ev;
-  const out = derive(t, (row) => {
-    const v = f(row);
-    return v === null ? null : fn(v);
-  }, [e], node);
+  const out = derive(
+    t,
+    (row) => {
+      const v = f(row);
+      return v === null ? null : fn(v);
+    },
+    [e],
+    node,
+  );
   return out;
 }
 
@@ -741,7 +754,8 @@ function compile(ctx: Ctx, node: Node): Ex {
     }
     case 'CollateClause': {
       const coll = lastName(b.collname ?? []);
-      if (!['C', 'POSIX', 'ucs_basic', 'pg_c_utf8'].includes(coll)) fail(node, `unsupported collation "${coll}" (only "C" is modelled)`);
+      if (!['C', 'POSIX', 'ucs_basic', 'pg_c_utf8'].includes(coll))
+        fail(node, `unsupported collation "${coll}" (only "C" is modelled)`);
       let e = compile(ctx, b.arg);
       if (e.t === 'unknown') e = coerceTo(ctx, e, 'text');
       if (CATEGORY[e.t as BaseType] !== 'S') fail(node, `collations are not supported by type ${typeName(e.t)}`);
@@ -813,7 +827,8 @@ function compileConst(node: Node, b: Node): Ex {
     } catch (e) {
       if (!(e instanceof EvalError)) throw e;
     }
-    if (v !== undefined) return v >= -2147483648n && v <= 2147483647n ? konstEx('int4', Number(v), node) : konstEx('int8', v, node);
+    if (v !== undefined)
+      return v >= -2147483648n && v <= 2147483647n ? konstEx('int4', Number(v), node) : konstEx('int8', v, node);
     let d: Decimal | undefined;
     try {
       d = Decimal.parse(s);
@@ -842,7 +857,11 @@ function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
   }
   const type: unknown = ctx.columns[name];
   const ts = parseTypeName(type as string);
-  if (!ts.supported) fail(node, `column "${clip(name)}" has unsupported type ${typeof type === 'string' ? clip(type) : showValue(type)}`);
+  if (!ts.supported)
+    fail(
+      node,
+      `column "${clip(name)}" has unsupported type ${typeof type === 'string' ? clip(type) : showValue(type)}`,
+    );
   if (!ctx.usedSet.has(name)) {
     ctx.usedSet.add(name);
     ctx.used.push(name);
@@ -964,7 +983,9 @@ function compileAExpr(ctx: Ctx, node: Node, b: Node): Ex {
       const isNullLit = (n: Node) => n?.A_Const?.isnull === true;
       if (isNullLit(b.lexpr) || isNullLit(b.rexpr)) {
         const arg = isNullLit(b.rexpr) ? b.lexpr : b.rexpr;
-        return compile(ctx, { NullTest: { arg, nulltesttype: b.kind === 'AEXPR_DISTINCT' ? 'IS_NOT_NULL' : 'IS_NULL' } });
+        return compile(ctx, {
+          NullTest: { arg, nulltesttype: b.kind === 'AEXPR_DISTINCT' ? 'IS_NOT_NULL' : 'IS_NULL' },
+        });
       }
       return compileDistinct(ctx, node, b.kind === 'AEXPR_NOT_DISTINCT', compile(ctx, b.lexpr), compile(ctx, b.rexpr));
     }
@@ -1105,11 +1126,16 @@ function compileArith(ctx: Ctx, node: Node, op: string, L: Ex, R: Ex): Ex {
   const f = arithFn(op, sig);
   const lf = l.ev;
   const rf = r.ev;
-  return derive(sig.res, (row) => {
-    const a = lf(row);
-    const b = rf(row);
-    return a === null || b === null ? null : f(a, b);
-  }, [l, r], node);
+  return derive(
+    sig.res,
+    (row) => {
+      const a = lf(row);
+      const b = rf(row);
+      return a === null || b === null ? null : f(a, b);
+    },
+    [l, r],
+    node,
+  );
 }
 
 function compileConcat(ctx: Ctx, node: Node, L: Ex, R: Ex): Ex {
@@ -1122,13 +1148,19 @@ function compileConcat(ctx: Ctx, node: Node, L: Ex, R: Ex): Ex {
   const lf = l.ev;
   const rf = r.ev;
   const max = PREDICATE_LIMITS.maxStringLength;
-  return derive('text', (row) => {
-    const a = lf(row);
-    const b = rf(row);
-    if (a === null || b === null) return null;
-    if (a.length + b.length > max) throw new PredicateError(`a string computed by || is longer than ${max} characters (limit ${max})`);
-    return a + b;
-  }, [l, r], node);
+  return derive(
+    'text',
+    (row) => {
+      const a = lf(row);
+      const b = rf(row);
+      if (a === null || b === null) return null;
+      if (a.length + b.length > max)
+        throw new PredicateError(`a string computed by || is longer than ${max} characters (limit ${max})`);
+      return a + b;
+    },
+    [l, r],
+    node,
+  );
 }
 
 function compileDistinct(ctx: Ctx, node: Node, not: boolean, L: Ex, R: Ex): Ex {
@@ -1154,7 +1186,16 @@ function compileDistinct(ctx: Ctx, node: Node, not: boolean, L: Ex, R: Ex): Ex {
 
 /** `L op ANY/ALL (elems)` with PostgreSQL's ScalarArrayOpExpr semantics. elems null = NULL array.
  *  L and elems are already coerced to t. */
-function scalarArrayOp(ctx: Ctx, node: Node, op: string, useOr: boolean, Lorig: Ex, l: Ex, elems: Ex[] | null, t: BaseType): Ex {
+function scalarArrayOp(
+  ctx: Ctx,
+  node: Node,
+  op: string,
+  useOr: boolean,
+  Lorig: Ex,
+  l: Ex,
+  elems: Ex[] | null,
+  t: BaseType,
+): Ex {
   const lf = l.ev;
   if (elems === null) return derive('bool', (row) => (lf(row), null), [l], node);
   const n = elems.length;
@@ -1205,7 +1246,12 @@ function scalarArrayOp(ctx: Ctx, node: Node, op: string, useOr: boolean, Lorig: 
   }
   const out = derive('bool', ev, [l, ...elems], node);
   if (!out.konst && op === '=' && useOr && Lorig.col !== undefined && allConst) {
-    out.points = pointsFor(ctx, Lorig.col, t, elems.map((e) => e.cval));
+    out.points = pointsFor(
+      ctx,
+      Lorig.col,
+      t,
+      elems.map((e) => e.cval),
+    );
   }
   return out;
 }
@@ -1221,14 +1267,32 @@ function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, lexpr: 
   // Untyped array text (param or literal): elements take the type the operator resolves to.
   const fromUnknown = (texts: (string | null)[] | null, param: number | undefined): Ex => {
     const t = compareType(node, op, L.t, 'unknown');
-    if (param !== undefined) ctx.paramTypes[param] = t + '[]';
+    if (param !== undefined) ctx.paramTypes[param] = `${t}[]`;
     const l = coerceTo(ctx, L, t);
-    return scalarArrayOp(ctx, node, op, useOr, L, l, texts === null ? null : unknownElems(ctx, texts, spec(t), rexpr), t);
+    return scalarArrayOp(
+      ctx,
+      node,
+      op,
+      useOr,
+      L,
+      l,
+      texts === null ? null : unknownElems(ctx, texts, spec(t), rexpr),
+      t,
+    );
   };
   const fromTyped = (elemType: BaseType, elems: Ex[] | null): Ex => {
     const t = compareType(node, op, L.t, elemType);
     const l = coerceTo(ctx, L, t);
-    return scalarArrayOp(ctx, node, op, useOr, L, l, elems && elems.map((e) => coerceTo(ctx, e, t)), t);
+    return scalarArrayOp(
+      ctx,
+      node,
+      op,
+      useOr,
+      L,
+      l,
+      elems?.map((e) => coerceTo(ctx, e, t)) ?? null,
+      t,
+    );
   };
   const textsOf = (v: unknown, what: Node): (string | null)[] | null => {
     if (v === null || v === undefined) return null;
@@ -1257,7 +1321,10 @@ function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, lexpr: 
     const elems: Ex[] = (rb.elements ?? []).map((e: Node) => compile(ctx, e));
     if (elems.length === 0) fail(rexpr, 'cannot determine type of empty array');
     const et = selectCommonType(elems, rexpr, 'ARRAY')!;
-    return fromTyped(et, elems.map((e) => coerceTo(ctx, e, et)));
+    return fromTyped(
+      et,
+      elems.map((e) => coerceTo(ctx, e, et)),
+    );
   }
   if (rk === 'TypeCast') {
     const { ts, array } = typeSpecOf(rexpr, rb.typeName);
@@ -1271,8 +1338,8 @@ function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, lexpr: 
         if (n < 1 || n > ctx.params.length) fail(rb.arg, `there is no parameter $${n} (${ctx.params.length} given)`);
         ctx.referenced.add(n);
         const prev = ctx.paramTypes[n];
-        if (prev !== undefined && prev !== et + '[]') fail(rb.arg, `inconsistent types deduced for parameter $${n}`);
-        ctx.paramTypes[n] = et + '[]';
+        if (prev !== undefined && prev !== `${et}[]`) fail(rb.arg, `inconsistent types deduced for parameter $${n}`);
+        ctx.paramTypes[n] = `${et}[]`;
         texts = textsOf(paramValue(ctx, n, rb.arg), rb.arg);
       } else texts = ab.isnull ? null : textsOf(ab.sval.sval ?? '', rb.arg);
       return fromTyped(et, texts && unknownElems(ctx, texts, ts, rexpr));
@@ -1354,11 +1421,16 @@ function compileLike(ctx: Ctx, node: Node, op: string, ci: boolean, lexpr: Node,
     else {
       const pf = pat.ev;
       const ef = esc.ev;
-      P = derive('text', (row) => {
-        const p = pf(row);
-        const e = ef(row);
-        return p === null || e === null ? null : likeEscape(p, e);
-      }, [pat, esc], rexpr);
+      P = derive(
+        'text',
+        (row) => {
+          const p = pf(row);
+          const e = ef(row);
+          return p === null || e === null ? null : likeEscape(p, e);
+        },
+        [pat, esc],
+        rexpr,
+      );
     }
   } else P = toText(ctx, compile(ctx, rexpr), 'LIKE pattern');
   if (isNullConst(L) || isNullConst(P)) return konstEx('bool', null, node);
@@ -1404,7 +1476,10 @@ function mergeAnd(parts: Ex[]): Map<string, string[]> | undefined {
       if (prev === undefined) out.set(c, vs);
       else {
         const s = new Set(vs);
-        out.set(c, prev.filter((v) => s.has(v)));
+        out.set(
+          c,
+          prev.filter((v) => s.has(v)),
+        );
       }
     }
   }
@@ -1477,16 +1552,29 @@ function compileBoolExpr(ctx: Ctx, node: Node, b: Node): Ex {
   const args: Ex[] = (b.args ?? []).map((a: Node) => compile(ctx, a));
   switch (b.boolop) {
     case 'AND_EXPR':
-      return combineBool(node, 'AND', args.map((a) => toBool(ctx, a, 'AND')));
+      return combineBool(
+        node,
+        'AND',
+        args.map((a) => toBool(ctx, a, 'AND')),
+      );
     case 'OR_EXPR':
-      return combineBool(node, 'OR', args.map((a) => toBool(ctx, a, 'OR')));
+      return combineBool(
+        node,
+        'OR',
+        args.map((a) => toBool(ctx, a, 'OR')),
+      );
     case 'NOT_EXPR': {
       const e = toBool(ctx, args[0]!, 'NOT');
       const f = e.ev;
-      return derive('bool', (row) => {
-        const v = f(row);
-        return v === null ? null : !v;
-      }, [e], node);
+      return derive(
+        'bool',
+        (row) => {
+          const v = f(row);
+          return v === null ? null : !v;
+        },
+        [e],
+        node,
+      );
     }
   }
   fail(node, `unsupported boolean operator ${b.boolop}`);
@@ -1500,7 +1588,12 @@ const ALLOWED_SELECT_KEYS = new Set(['targetList', 'fromClause', 'whereClause', 
 /** Compiles a recorded read's where clause. Throws PredicateError (one line) for anything that
  *  cannot be evaluated faithfully (unsupported construct, unknown column, missing or ill-typed
  *  param, a clause beyond PREDICATE_LIMITS...). */
-export function compilePredicate(where: string | undefined | null, params: unknown[], columns: ColumnTypes, options: PredicateOptions = {}): CompiledPredicate {
+export function compilePredicate(
+  where: string | undefined | null,
+  params: unknown[],
+  columns: ColumnTypes,
+  options: PredicateOptions = {},
+): CompiledPredicate {
   if (where === undefined || where === null || (typeof where === 'string' && where.trim() === '')) {
     return { test: () => true, columns: [], pointConstraints: new Map(), cost: 0 };
   }
@@ -1509,7 +1602,8 @@ export function compilePredicate(where: string | undefined | null, params: unkno
   const what = `where clause "${clip(where, 200)}"`;
   // the parser reads a C string: text after a NUL would be silently ignored (PostgreSQL cannot receive it either)
   if (where.includes('\0')) throw new PredicateError(`${what}: contains a NUL character`);
-  if (params !== undefined && params !== null && !Array.isArray(params)) throw new PredicateError(`${what}: params is not an array: ${showValue(params)}`);
+  if (params !== undefined && params !== null && !Array.isArray(params))
+    throw new PredicateError(`${what}: params is not an array: ${showValue(params)}`);
   if (columns === null || typeof columns !== 'object') throw new PredicateError(`${what}: no column types`);
   const hook = options.checkDeadline;
   const prev = setWorkHook(hook);
@@ -1518,7 +1612,8 @@ export function compilePredicate(where: string | undefined | null, params: unkno
   } catch (e) {
     if (e instanceof PredicateError) throw new PredicateError(clip(`${what}: ${e.message}`, 1000));
     // a recursion or size limit of the engine that the limits above did not catch
-    if (e instanceof RangeError) throw new PredicateError(clip(`${what}: too large or too deeply nested to compile (${e.message})`, 1000));
+    if (e instanceof RangeError)
+      throw new PredicateError(clip(`${what}: too large or too deeply nested to compile (${e.message})`, 1000));
     throw e;
   } finally {
     setWorkHook(prev);
@@ -1586,11 +1681,16 @@ function parseWhere(where: string): Parsed {
   }
   const stmts: Node[] = parsed.stmts ?? [];
   const sel = stmts.length === 1 ? stmts[0].stmt?.SelectStmt : undefined;
-  if (!sel || !sel.whereClause || Object.keys(sel).some((k) => !ALLOWED_SELECT_KEYS.has(k)) || (sel.op && sel.op !== 'SETOP_NONE')) {
+  if (
+    !sel?.whereClause ||
+    Object.keys(sel).some((k) => !ALLOWED_SELECT_KEYS.has(k)) ||
+    (sel.op && sel.op !== 'SETOP_NONE')
+  ) {
     throw new PredicateError('not a single boolean expression');
   }
   const { nodes, depth } = measure(sel.whereClause);
-  if (nodes > maxNodes) throw new PredicateError(`too large: more than ${maxNodes} expression nodes (limit ${maxNodes})`);
+  if (nodes > maxNodes)
+    throw new PredicateError(`too large: more than ${maxNodes} expression nodes (limit ${maxNodes})`);
   if (depth > maxDepth) tooDeep();
   const out: Parsed = { clause: sel.whereClause, nodes };
   while (AST_CACHE.size > 0 && (AST_CACHE.size >= AST_CACHE_MAX || astCacheChars + where.length > AST_CACHE_CHARS)) {
@@ -1606,7 +1706,18 @@ function parseWhere(where: string): Parsed {
 }
 
 function newCtx(params: unknown[], columns: ColumnTypes, run: { gen: number }): Ctx {
-  return { params, referenced: new Set(), occurrences: [], paramTypes: [], paramChecked: new Set(), columns, used: [], usedSet: new Set(), colCache: new Map(), run };
+  return {
+    params,
+    referenced: new Set(),
+    occurrences: [],
+    paramTypes: [],
+    paramChecked: new Set(),
+    columns,
+    used: [],
+    usedSet: new Set(),
+    colCache: new Map(),
+    run,
+  };
 }
 
 /** test(): TRUE without error; evaluation errors PostgreSQL raises are "not satisfied". */
@@ -1629,7 +1740,12 @@ function makeTest(f: Ev, run: { gen: number }, cost: number, hook: (() => void) 
   };
 }
 
-function compileWhere(where: string, params: unknown[], columns: ColumnTypes, hook: (() => void) | undefined): CompiledPredicate {
+function compileWhere(
+  where: string,
+  params: unknown[],
+  columns: ColumnTypes,
+  hook: (() => void) | undefined,
+): CompiledPredicate {
   const { clause: whereClause, nodes } = parseWhere(where);
   charge(nodes);
   const run = { gen: 0 };
@@ -1641,7 +1757,10 @@ function compileWhere(where: string, params: unknown[], columns: ColumnTypes, ho
     if (ctx.paramTypes[n] === undefined) throw new PredicateError(`could not determine data type of parameter $${n}`);
   }
   for (const o of ctx.occurrences) {
-    if (!o.resolved) throw new PredicateError(`could not determine data type of parameter $${o.n} (an occurrence is used where no type is deduced, e.g. IS NULL, before its type is deduced; cast it)`);
+    if (!o.resolved)
+      throw new PredicateError(
+        `could not determine data type of parameter $${o.n} (an occurrence is used where no type is deduced, e.g. IS NULL, before its type is deduced; cast it)`,
+      );
   }
   const pointConstraints = e.konst ? new Map<string, string[]>() : (e.points ?? new Map<string, string[]>());
   if (e.konst) {
@@ -1670,7 +1789,14 @@ function compileWhere(where: string, params: unknown[], columns: ColumnTypes, ho
  * each compiled on its own, as one test. A conjunct is kept only if it compiles alone with the same types for its parameters as in the whole
  * clause (so that it evaluates as it does there); any other is left out, which only makes the test weaker.
  */
-function conjunctsTest(whereClause: Node, params: unknown[], columns: ColumnTypes, paramTypes: (string | undefined)[], only: ReadonlySet<string>, hook: (() => void) | undefined): ((row: Row) => boolean) | undefined {
+function conjunctsTest(
+  whereClause: Node,
+  params: unknown[],
+  columns: ColumnTypes,
+  paramTypes: (string | undefined)[],
+  only: ReadonlySet<string>,
+  hook: (() => void) | undefined,
+): ((row: Row) => boolean) | undefined {
   const parts: Node[] = whereClause.BoolExpr?.boolop === 'AND_EXPR' ? (whereClause.BoolExpr.args ?? []) : [whereClause];
   const evs: Ev[] = [];
   const run = { gen: 0 };
@@ -1686,7 +1812,11 @@ function conjunctsTest(whereClause: Node, params: unknown[], columns: ColumnType
     }
     // Equalities and IN lists are in pointConstraints already (the checker looks keys up by them).
     if (e.konst || e.points || ctx.used.length === 0 || ctx.used.some((c) => !only.has(c))) continue;
-    if (ctx.occurrences.some((o) => !o.resolved) || [...ctx.referenced].some((n) => ctx.paramTypes[n] === undefined || ctx.paramTypes[n] !== paramTypes[n])) continue;
+    if (
+      ctx.occurrences.some((o) => !o.resolved) ||
+      [...ctx.referenced].some((n) => ctx.paramTypes[n] === undefined || ctx.paramTypes[n] !== paramTypes[n])
+    )
+      continue;
     evs.push(e.ev);
     cost += measure(part).nodes;
   }
@@ -1698,7 +1828,19 @@ function conjunctsTest(whereClause: Node, params: unknown[], columns: ColumnType
   return makeTest(all, run, cost, hook);
 }
 
-const NUMERIC_COLUMN_TYPES: ReadonlySet<string> = new Set(['int2', 'int4', 'int8', 'numeric', 'float4', 'float8', 'smallint', 'integer', 'bigint', 'real', 'double precision']);
+const NUMERIC_COLUMN_TYPES: ReadonlySet<string> = new Set([
+  'int2',
+  'int4',
+  'int8',
+  'numeric',
+  'float4',
+  'float8',
+  'smallint',
+  'integer',
+  'bigint',
+  'real',
+  'double precision',
+]);
 const BOUND_OPS: Record<string, 'lo' | 'hi'> = { '>': 'lo', '>=': 'lo', '<': 'hi', '<=': 'hi' };
 const FLIPPED: Record<string, string> = { '>': '<', '>=': '<=', '<': '>', '<=': '>=' };
 
@@ -1711,7 +1853,11 @@ const FLIPPED: Record<string, string> = { '>': '<', '>=': '<=', '<': '>', '<=': 
  * inclusive, and anything not understood is simply left out (no bound), which only makes the filter weaker.
  * The WHERE must have compiled (compilePredicate) already: the parse tree is the cached one.
  */
-export function numericBounds(where: string | undefined, params: readonly unknown[], columns: ColumnTypes): Map<string, [number, number]> {
+export function numericBounds(
+  where: string | undefined,
+  params: readonly unknown[],
+  columns: ColumnTypes,
+): Map<string, [number, number]> {
   const out = new Map<string, [number, number]>();
   if (where === undefined || !loaded) return out;
   let clause: Node;
@@ -1724,9 +1870,11 @@ export function numericBounds(where: string | undefined, params: readonly unknow
   const parts: Node[] = clause.BoolExpr?.boolop === 'AND_EXPR' ? (clause.BoolExpr.args ?? []) : [clause];
   const column = (n: Node): string | undefined => {
     const fields: Node[] | undefined = n?.ColumnRef?.fields;
-    if (!fields || fields.length !== 1) return undefined;
+    if (fields?.length !== 1) return undefined;
     const name = fields[0]?.String?.sval;
-    return typeof name === 'string' && Object.prototype.hasOwnProperty.call(columns, name) && NUMERIC_COLUMN_TYPES.has(String(columns[name])) ? name : undefined;
+    return typeof name === 'string' && Object.hasOwn(columns, name) && NUMERIC_COLUMN_TYPES.has(String(columns[name]))
+      ? name
+      : undefined;
   };
   const value = (n: Node): number | undefined => {
     while (n?.TypeCast) n = n.TypeCast.arg;
@@ -1754,7 +1902,8 @@ export function numericBounds(where: string | undefined, params: readonly unknow
     if (!a) continue;
     const op = lastName(a.name ?? []);
     if (a.kind === 'AEXPR_OP' && BOUND_OPS[op]) {
-      const lc = column(a.lexpr), rc = column(a.rexpr);
+      const lc = column(a.lexpr),
+        rc = column(a.rexpr);
       if (lc !== undefined && rc === undefined) {
         const x = value(a.rexpr);
         if (x !== undefined) bound(lc, BOUND_OPS[op], x);

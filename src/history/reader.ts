@@ -64,13 +64,15 @@ function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+const hasOwn = (o: object, k: string): boolean => Object.hasOwn(o, k);
 
 /** A JSON value as a message shows it: short, and never `null` for a number JSON.parse made Infinity. */
 export function show(v: unknown): string {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) return `a number beyond the range of a double (read as ${v})`;
-    return Number.isInteger(v) && !Number.isSafeInteger(v) ? `${v} (or a neighbour: integers beyond 2^53 are rounded when read)` : String(v);
+    return Number.isInteger(v) && !Number.isSafeInteger(v)
+      ? `${v} (or a neighbour: integers beyond 2^53 are rounded when read)`
+      : String(v);
   }
   if (typeof v === 'string') {
     const s = JSON.stringify(v.length > 60 ? v.slice(0, 60) : v);
@@ -86,9 +88,17 @@ export function show(v: unknown): string {
 const q = (name: string): string => show(name);
 
 /** Declared names in a message: the first few. */
-const list = (names: string[]): string => (names.length > 8 ? `${names.slice(0, 8).map(q).join(', ')}, ... (${names.length})` : names.map(q).join(', '));
+const list = (names: string[]): string =>
+  names.length > 8 ? `${names.slice(0, 8).map(q).join(', ')}, ... (${names.length})` : names.map(q).join(', ');
 
-function field<T>(obj: Json, name: string, where: string, check: (v: unknown) => v is T, what: string, optional = false): T | undefined {
+function field<T>(
+  obj: Json,
+  name: string,
+  where: string,
+  check: (v: unknown) => v is T,
+  what: string,
+  optional = false,
+): T | undefined {
   const v = obj[name];
   if (v === undefined) {
     if (optional) return undefined;
@@ -138,10 +148,12 @@ function numericProblem(s: string): string | undefined {
   const frac = m[3] ?? '';
   const exp = m[4] === undefined ? 0 : Number(m[4]); // may be ±Infinity: compared, never used to expand
   const scale = Math.max(0, frac.length - exp);
-  if (!(scale <= NUMERIC_MAX_SCALE)) return `a numeric with at most ${NUMERIC_MAX_SCALE} digits after the decimal point (PostgreSQL's limit)`;
+  if (!(scale <= NUMERIC_MAX_SCALE))
+    return `a numeric with at most ${NUMERIC_MAX_SCALE} digits after the decimal point (PostgreSQL's limit)`;
   const digits = int + frac;
   const first = digits.search(/[1-9]/);
-  if (first >= 0 && !(int.length + exp - first <= NUMERIC_MAX_INT_DIGITS)) return `a numeric with at most ${NUMERIC_MAX_INT_DIGITS} digits before the decimal point (PostgreSQL's limit)`;
+  if (first >= 0 && !(int.length + exp - first <= NUMERIC_MAX_INT_DIGITS))
+    return `a numeric with at most ${NUMERIC_MAX_INT_DIGITS} digits before the decimal point (PostgreSQL's limit)`;
   return undefined;
 }
 
@@ -149,7 +161,8 @@ function numericProblem(s: string): string | undefined {
 function int8Problem(s: string): string | undefined {
   if (!INTEGER_TEXT.test(s)) return 'an integer as a JSON string for int8 (exact)';
   const digits = s.replace(/^[+-]?0*/, '');
-  if (digits.length > 19 || BigInt(s) < INT8_MIN || BigInt(s) > INT8_MAX) return `an integer from ${INT8_MIN} to ${INT8_MAX} for int8`;
+  if (digits.length > 19 || BigInt(s) < INT8_MIN || BigInt(s) > INT8_MAX)
+    return `an integer from ${INT8_MIN} to ${INT8_MAX} for int8`;
   return undefined;
 }
 
@@ -169,7 +182,10 @@ function valueCheckFor(type: string): ValueCheck {
     case 'int2':
     case 'int4': {
       const [lo, hi] = INT_RANGES.get(base)!;
-      shape = (v) => (typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi ? undefined : `an integer (JSON number) from ${lo} to ${hi} for ${base}`);
+      shape = (v) =>
+        typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi
+          ? undefined
+          : `an integer (JSON number) from ${lo} to ${hi} for ${base}`;
       break;
     }
     case 'float4':
@@ -177,7 +193,8 @@ function valueCheckFor(type: string): ValueCheck {
       shape = (v) => {
         if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return undefined;
         if (typeof v !== 'number') return `a JSON number (or "NaN", "Infinity", "-Infinity") for ${base}`;
-        if (!Number.isFinite(v) || (base === 'float4' && !Number.isFinite(Math.fround(v)))) return `a finite number within the range of ${base} (write "Infinity" as a string)`;
+        if (!Number.isFinite(v) || (base === 'float4' && !Number.isFinite(Math.fround(v))))
+          return `a finite number within the range of ${base} (write "Infinity" as a string)`;
         return undefined;
       };
       break;
@@ -210,11 +227,12 @@ function valueCheckFor(type: string): ValueCheck {
     const simple = base === 'numeric' ? SIMPLE_DECIMAL : base === 'int8' ? SIMPLE_INT8 : undefined;
     check = (v) => {
       const problem = shape(v);
-      if (problem || plain || (simple && simple.test(v as string))) return problem;
+      if (problem || plain || simple?.test(v as string)) return problem;
       try {
         convert(v as Exclude<SqlValue, null>);
       } catch (e) {
-        if (e instanceof PredicateError) return `a valid ${type} value (${/\(([^()]*)\)$/.exec(e.message)?.[1].slice(0, 120) ?? 'PostgreSQL would not accept it'})`;
+        if (e instanceof PredicateError)
+          return `a valid ${type} value (${/\(([^()]*)\)$/.exec(e.message)?.[1].slice(0, 120) ?? 'PostgreSQL would not accept it'})`;
         throw e;
       }
       return undefined;
@@ -240,7 +258,10 @@ function validateRow(row: unknown, table: TableCheck, where: string): Row {
   const cols = Object.keys(row);
   for (const col of cols) {
     const check = table.checks.get(col);
-    if (check === undefined) fail(`${where}: column ${q(col)} is not a column of table ${q(table.schema.name)} (declared: ${list(table.names)})`);
+    if (check === undefined)
+      fail(
+        `${where}: column ${q(col)} is not a column of table ${q(table.schema.name)} (declared: ${list(table.names)})`,
+      );
     const v = row[col];
     if (v === null) continue;
     if (typeof v === 'object') fail(`${where}: column ${q(col)} has a non-scalar value (${show(v)})`);
@@ -249,9 +270,12 @@ function validateRow(row: unknown, table: TableCheck, where: string): Row {
   }
   if (cols.length !== table.names.length) {
     const missing = table.names.find((c) => !hasOwn(row, c))!;
-    fail(`${where}: the row lacks column ${q(missing)} of table ${q(table.schema.name)} (every row holds every column)`);
+    fail(
+      `${where}: the row lacks column ${q(missing)} of table ${q(table.schema.name)} (every row holds every column)`,
+    );
   }
-  for (const k of table.schema.key) if (row[k] === null) fail(`${where}: key column ${q(k)} of table ${q(table.schema.name)} is null`);
+  for (const k of table.schema.key)
+    if (row[k] === null) fail(`${where}: key column ${q(k)} of table ${q(table.schema.name)} is null`);
   return row as Row;
 }
 
@@ -282,7 +306,7 @@ function tooDeep(v: object, left: number): (string | number)[] | undefined {
       if (typeof x !== 'object' || x === null) continue;
       if (left === 0) return [i];
       const p = tooDeep(x, left - 1);
-      if (p) return p.unshift(i), p;
+      if (p) return (p.unshift(i), p);
     }
   } else {
     for (const k in v) {
@@ -290,7 +314,7 @@ function tooDeep(v: object, left: number): (string | number)[] | undefined {
       if (typeof x !== 'object' || x === null || !hasOwn(v, k)) continue;
       if (left === 0) return [k];
       const p = tooDeep(x, left - 1);
-      if (p) return p.unshift(k), p;
+      if (p) return (p.unshift(k), p);
     }
   }
   return undefined;
@@ -322,7 +346,9 @@ function densityProblem(buf: Buffer, maxLine: number): string | undefined {
       counts[depth++] = 0;
     } else if (b === 0x7d || b === 0x5d) depth = Math.max(0, depth - 1);
     else if (b === 0x2c && depth > 0 && ++counts[depth - 1] >= limits[depth - 1]) {
-      return limits[depth - 1] === max ? `more than ${max} elements in one JSON array ${why}` : `more than ${MAX_OBJECT_MEMBERS} members in one JSON object (a table has at most ${MAX_COLUMNS} columns)`;
+      return limits[depth - 1] === max
+        ? `more than ${max} elements in one JSON array ${why}`
+        : `more than ${MAX_OBJECT_MEMBERS} members in one JSON object (a table has at most ${MAX_COLUMNS} columns)`;
     }
   }
   return undefined;
@@ -391,7 +417,8 @@ function paramsProblem(params: unknown[]): string | undefined {
 function validateEvent(raw: unknown, state: ReaderState, where: string): HistoryEvent {
   if (!isObject(raw)) fail(`${where}: an event must be a JSON object, got ${show(raw)}`);
   const op = field(raw, 'op', where, isString, 'one of select, insert, update, delete')!;
-  if (op !== 'select' && op !== 'insert' && op !== 'update' && op !== 'delete') fail(`${where}: unknown op ${show(op)} (expected select, insert, update or delete)`);
+  if (op !== 'select' && op !== 'insert' && op !== 'update' && op !== 'delete')
+    fail(`${where}: unknown op ${show(op)} (expected select, insert, update or delete)`);
   where = `${where} (${op})`;
   const tableName = field(raw, 'table', where, isString, 'a table name')!;
   const table = state.tables.get(tableName);
@@ -399,7 +426,8 @@ function validateEvent(raw: unknown, state: ReaderState, where: string): History
   const rows = field(raw, 'rows', where, isArray, 'an array')!;
   if (op !== 'insert') {
     const text = field(raw, 'where', where, isString, 'SQL text', true);
-    if (text !== undefined && text.trim() === '') fail(`${where}: field "where" is blank (leave it out to read every row)`);
+    if (text !== undefined && text.trim() === '')
+      fail(`${where}: field "where" is blank (leave it out to read every row)`);
     const params = field(raw, 'params', where, isArray, 'an array of values', true);
     if (params !== undefined) {
       const problem = paramsProblem(params);
@@ -437,9 +465,13 @@ function validateEvent(raw: unknown, state: ReaderState, where: string): History
       case 'delete': {
         field(r, 'read', at, isName, 'the wid of the version it deleted');
         const values = field(r, 'key', at, isArray, 'an array of key values')!;
-        if (values.length !== key.length) fail(`${at}: key has ${values.length} values, table ${q(table.schema.name)} has key (${key.map((k) => (k.length > 60 ? q(k) : k)).join(', ')})`);
+        if (values.length !== key.length)
+          fail(
+            `${at}: key has ${values.length} values, table ${q(table.schema.name)} has key (${key.map((k) => (k.length > 60 ? q(k) : k)).join(', ')})`,
+          );
         values.forEach((v, j) => {
-          if (v === null || typeof v === 'object') fail(`${at}: key value ${show(v)} for ${q(key[j])} should be a non-null scalar`);
+          if (v === null || typeof v === 'object')
+            fail(`${at}: key value ${show(v)} for ${q(key[j])} should be a non-null scalar`);
           const problem = table.checks.get(key[j])!(v);
           if (problem) fail(`${at}: key value ${show(v)} for ${q(key[j])} should be ${problem}`);
         });
@@ -460,18 +492,22 @@ function validateTable(obj: Json, lineNo: number, state: ReaderState): void {
   const columns = Object.create(null) as ColumnTypes;
   const checks = new Map<string, ValueCheck>();
   let count = 0;
-  for (const c in declared) if (hasOwn(declared, c) && ++count > MAX_COLUMNS) fail(`${where}: more than ${MAX_COLUMNS} columns (PostgreSQL's limit)`);
+  for (const c in declared)
+    if (hasOwn(declared, c) && ++count > MAX_COLUMNS)
+      fail(`${where}: more than ${MAX_COLUMNS} columns (PostgreSQL's limit)`);
   const names = Object.keys(declared);
   if (names.length === 0) fail(`${where}: "columns" declares no column`);
   for (const c of names) {
     const t = declared[c];
     if (c === '') fail(`${where}: a column name must not be empty`);
-    if (typeof t !== 'string' || t.trim() === '') fail(`${where}: type of column ${show(c)} must be a type name (string), got ${show(t)}`);
+    if (typeof t !== 'string' || t.trim() === '')
+      fail(`${where}: type of column ${show(c)} must be a type name (string), got ${show(t)}`);
     columns[c] = t;
     checks.set(c, valueCheckFor(t));
   }
   if (key.length === 0) fail(`${where}: "key" must name at least one column`);
-  for (const k of key) if (!checks.has(k)) fail(`${where}: key column ${q(k)} is not in "columns" (declared: ${list(names)})`);
+  for (const k of key)
+    if (!checks.has(k)) fail(`${where}: key column ${q(k)} is not in "columns" (declared: ${list(names)})`);
   if (new Set(key).size !== key.length) fail(`${where}: "key" names a column twice`);
   const schema: TableSchema = { name, key, columns, line: lineNo };
   state.tables.set(name, { schema, checks, names });
@@ -491,7 +527,8 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
     case 'history': {
       if (state.sawHeader) fail('a second "history" header');
       if (obj.format !== HISTORY_FORMAT) fail(`"format" must be "${HISTORY_FORMAT}", got ${show(obj.format)}`);
-      if (obj.version !== HISTORY_VERSION) fail(`unsupported version ${show(obj.version)} (this isocheck reads version ${HISTORY_VERSION})`);
+      if (obj.version !== HISTORY_VERSION)
+        fail(`unsupported version ${show(obj.version)} (this isocheck reads version ${HISTORY_VERSION})`);
       const meta = field(obj, 'meta', 'history', isObject, 'an object', true);
       state.history.meta = meta ?? {};
       state.sawHeader = true;
@@ -518,17 +555,22 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
       const session = field(obj, 'session', where, isPositiveInt, SAFE)!;
       const seq = field(obj, 'seq', where, isPositiveInt, SAFE)!;
       const iso = field(obj, 'iso', where, isString, ONE_OF_LEVELS)!;
-      if (!(ISOLATION_LEVELS as readonly string[]).includes(iso)) fail(`${where}: unknown isolation level ${show(iso)} (expected ${ISOLATION_LEVELS.join(', ')})`);
+      if (!(ISOLATION_LEVELS as readonly string[]).includes(iso))
+        fail(`${where}: unknown isolation level ${show(iso)} (expected ${ISOLATION_LEVELS.join(', ')})`);
       const status = field(obj, 'status', where, isString, ONE_OF_STATUSES)!;
-      if (!(TXN_STATUSES as readonly string[]).includes(status)) fail(`${where}: unknown status ${show(status)} (expected ${TXN_STATUSES.join(', ')})`);
+      if (!(TXN_STATUSES as readonly string[]).includes(status))
+        fail(`${where}: unknown status ${show(status)} (expected ${TXN_STATUSES.join(', ')})`);
       field(obj, 'label', where, isString, 'a string', true);
       field(obj, 'node', where, isString, 'a string', true);
       field(obj, 'begin', where, isNumber, 'a number (ms)', true);
       field(obj, 'end', where, isNumber, 'a number (ms)', true);
       const error = obj.error;
       if (error !== undefined && !isString(error)) {
-        if (!isObject(error)) fail(`${where}: "error" must be a string or an object {code, message}, got ${show(error)}`);
-        for (const f of ['code', 'message']) if (error[f] !== undefined && !isString(error[f])) fail(`${where}: field "error.${f}" must be a string, got ${show(error[f])}`);
+        if (!isObject(error))
+          fail(`${where}: "error" must be a string or an object {code, message}, got ${show(error)}`);
+        for (const f of ['code', 'message'])
+          if (error[f] !== undefined && !isString(error[f]))
+            fail(`${where}: field "error.${f}" must be a string, got ${show(error[f])}`);
       }
       const events = field(obj, 'events', where, isArray, 'an array')!;
       const s = state.sessions.get(session);
@@ -594,7 +636,8 @@ function sizeText(bytes: number): string {
 
 function limitOption(value: number | undefined, fallback: number, max: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new InputError(`${name} must be a whole number of bytes from 1 to ${max}, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 1 || value > max)
+    throw new InputError(`${name} must be a whole number of bytes from 1 to ${max}, got ${value}`);
   return value;
 }
 
@@ -609,7 +652,10 @@ async function* inputBytes(input: Readable, display: string, gzName: boolean): A
   }
   const gzip = head.length >= 2 && head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1];
   if (!gzip) {
-    if (gzName && head.length > 0) throw new InputError(`${display}:1: not a readable gzip file (the name ends in .gz, but the data does not start with gzip's magic bytes 1f 8b)`);
+    if (gzName && head.length > 0)
+      throw new InputError(
+        `${display}:1: not a readable gzip file (the name ends in .gz, but the data does not start with gzip's magic bytes 1f 8b)`,
+      );
     if (head.length > 0) yield head;
     for (;;) {
       const r = await it.next();
@@ -704,7 +750,12 @@ const STDIN_PATHS = new Set(['/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
  */
 export async function readHistory(file: string, options: ReadOptions = {}): Promise<History> {
   const maxLine = limitOption(options.maxLineBytes, DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES_LIMIT, 'maxLineBytes');
-  const maxInput = limitOption(options.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, Number.MAX_SAFE_INTEGER, 'maxInputBytes');
+  const maxInput = limitOption(
+    options.maxInputBytes,
+    DEFAULT_MAX_INPUT_BYTES,
+    Number.MAX_SAFE_INTEGER,
+    'maxInputBytes',
+  );
   const { display, stream } = await openInput(file);
   const state: ReaderState = {
     file: display,
@@ -793,7 +844,10 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
         const nl = data.indexOf(0x0a, start);
         const end = nl < 0 ? data.length : nl;
         if (pendingBytes + (end - start) > maxLine) {
-          problem(lineNo, `line longer than ${sizeText(maxLine)} (the limit; raise it with --max-line-mb); reading stopped here`);
+          problem(
+            lineNo,
+            `line longer than ${sizeText(maxLine)} (the limit; raise it with --max-line-mb); reading stopped here`,
+          );
           stopped = true;
           break outer;
         }
@@ -802,7 +856,8 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
           pendingBytes += data.length - start;
           break;
         }
-        const line = pendingBytes === 0 ? data.subarray(start, nl) : Buffer.concat([...pending, data.subarray(start, nl)]);
+        const line =
+          pendingBytes === 0 ? data.subarray(start, nl) : Buffer.concat([...pending, data.subarray(start, nl)]);
         pending = [];
         pendingBytes = 0;
         if (!handleLine(line, true)) {
@@ -813,7 +868,10 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
         start = nl + 1;
       }
       if (data !== chunk) {
-        problem(lineNo, `the input is larger than ${sizeText(maxInput)} (after decompression; the limit: raise it with --max-input-gb); reading stopped here`);
+        problem(
+          lineNo,
+          `the input is larger than ${sizeText(maxInput)} (after decompression; the limit: raise it with --max-input-gb); reading stopped here`,
+        );
         stopped = true;
         break;
       }
@@ -840,7 +898,14 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
   }
   // A crash may cut the very last line in half: a truncated file, not a malformed one (only after a header).
   const last = problems[problems.length - 1];
-  if (lastLineCut && state.sawHeader && !state.endLine && problems.length === 1 && last.line === lineNo && last.message.startsWith('not valid JSON')) {
+  if (
+    lastLineCut &&
+    state.sawHeader &&
+    !state.endLine &&
+    problems.length === 1 &&
+    last.line === lineNo &&
+    last.message.startsWith('not valid JSON')
+  ) {
     problems.pop();
   }
   if (!state.sawHeader && problems.length === 0) problem(Math.max(lineNo, 1), 'empty file: no "history" header');
@@ -858,12 +923,18 @@ function wholeFileProblems(state: ReaderState, problem: (line: number, message: 
     if (s.max !== s.seqs.size) {
       const missing: number[] = [];
       for (let n = 1; n <= s.max && missing.length < 5; n++) if (!s.seqs.has(n)) missing.push(n);
-      problem(s.line, `session ${session}: seq numbers have gaps (missing ${missing.join(', ')}${missing.length === 5 ? ', ...' : ''}; a session's transactions are numbered 1, 2, ...)`);
+      problem(
+        s.line,
+        `session ${session}: seq numbers have gaps (missing ${missing.join(', ')}${missing.length === 5 ? ', ...' : ''}; a session's transactions are numbered 1, 2, ...)`,
+      );
       if (++count >= MAX_PROBLEMS) break;
     }
   }
   if (state.endLine && state.endLine.transactions !== state.txnCount) {
-    problem(state.endLine.line, `"end" says ${state.endLine.transactions} transactions, the file has ${state.txnCount}`);
+    problem(
+      state.endLine.line,
+      `"end" says ${state.endLine.transactions} transactions, the file has ${state.txnCount}`,
+    );
   }
 }
 
@@ -904,7 +975,8 @@ export function validateHistory(h: History): void {
     }
   };
   feed({ kind: 'history', format: HISTORY_FORMAT, version: HISTORY_VERSION, meta: h.meta }, 1);
-  for (const t of h.tables.values()) feed({ kind: 'table', name: t.name, key: t.key, columns: { ...t.columns } }, t.line);
+  for (const t of h.tables.values())
+    feed({ kind: 'table', name: t.name, key: t.key, columns: { ...t.columns } }, t.line);
   for (const [table, rows] of h.init) for (const r of rows) feed({ kind: 'init', table, rows: [r.row] }, r.line);
   for (const t of h.txns) {
     const { line, ...rest } = t;

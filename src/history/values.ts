@@ -56,41 +56,43 @@ export interface TypeSpec {
   name: string;
 }
 
-const ALIASES = new Map<string, BaseType>(Object.entries({
-  bool: 'bool',
-  boolean: 'bool',
-  int2: 'int2',
-  smallint: 'int2',
-  smallserial: 'int2',
-  int4: 'int4',
-  int: 'int4',
-  integer: 'int4',
-  serial: 'int4',
-  serial4: 'int4',
-  int8: 'int8',
-  bigint: 'int8',
-  bigserial: 'int8',
-  serial8: 'int8',
-  numeric: 'numeric',
-  decimal: 'numeric',
-  float4: 'float4',
-  real: 'float4',
-  float8: 'float8',
-  'double precision': 'float8',
-  float: 'float8',
-  text: 'text',
-  varchar: 'varchar',
-  'character varying': 'varchar',
-  bpchar: 'bpchar',
-  char: 'bpchar',
-  character: 'bpchar',
-  date: 'date',
-  timestamp: 'timestamp',
-  'timestamp without time zone': 'timestamp',
-  timestamptz: 'timestamptz',
-  'timestamp with time zone': 'timestamptz',
-  uuid: 'uuid',
-}) as [string, BaseType][]);
+const ALIASES = new Map<string, BaseType>(
+  Object.entries({
+    bool: 'bool',
+    boolean: 'bool',
+    int2: 'int2',
+    smallint: 'int2',
+    smallserial: 'int2',
+    int4: 'int4',
+    int: 'int4',
+    integer: 'int4',
+    serial: 'int4',
+    serial4: 'int4',
+    int8: 'int8',
+    bigint: 'int8',
+    bigserial: 'int8',
+    serial8: 'int8',
+    numeric: 'numeric',
+    decimal: 'numeric',
+    float4: 'float4',
+    real: 'float4',
+    float8: 'float8',
+    'double precision': 'float8',
+    float: 'float8',
+    text: 'text',
+    varchar: 'varchar',
+    'character varying': 'varchar',
+    bpchar: 'bpchar',
+    char: 'bpchar',
+    character: 'bpchar',
+    date: 'date',
+    timestamp: 'timestamp',
+    'timestamp without time zone': 'timestamp',
+    timestamptz: 'timestamptz',
+    'timestamp with time zone': 'timestamptz',
+    uuid: 'uuid',
+  }) as [string, BaseType][],
+);
 
 /** A dictionary with no inherited keys (for tables indexed by type names). */
 function dict<V>(o: Record<string, V>): Record<string, V> {
@@ -102,7 +104,8 @@ const SPEC_CACHE = new Map<string, TypeSpec>();
 /** Parses a PostgreSQL type name such as "int4", "character varying(20)", "numeric(10,2)",
  *  "timestamp(3) with time zone". Unknown names give supported: false. */
 export function parseTypeName(name: string): TypeSpec {
-  if (typeof name !== 'string') return { base: String(typeof name), supported: false, mods: [], name: String(typeof name) };
+  if (typeof name !== 'string')
+    return { base: String(typeof name), supported: false, mods: [], name: String(typeof name) };
   const cached = SPEC_CACHE.get(name);
   if (cached) return cached;
   if (name.length > 200) return { base: clip(name, 50), supported: false, mods: [], name: clip(name, 50) };
@@ -135,7 +138,12 @@ function checkMods(base: BaseType, mods: number[]): boolean {
       // PostgreSQL: "length for type varchar cannot exceed 10485760"
       return mods.length === 1 && mods[0]! >= 1 && mods[0]! <= 10485760;
     case 'numeric':
-      return mods.length <= 2 && mods[0]! >= 1 && mods[0]! <= 1000 && (mods.length === 1 || (mods[1]! >= 0 && mods[1]! <= mods[0]!));
+      return (
+        mods.length <= 2 &&
+        mods[0]! >= 1 &&
+        mods[0]! <= 1000 &&
+        (mods.length === 1 || (mods[1]! >= 0 && mods[1]! <= mods[0]!))
+      );
     case 'timestamp':
     case 'timestamptz':
       return mods.length === 1 && mods[0]! >= 0 && mods[0]! <= 6;
@@ -197,7 +205,8 @@ export function isFloat(t: string): boolean {
 // Input functions (text -> internal). Invalid input => EvalError (PostgreSQL raises an error);
 // syntax PostgreSQL accepts but this module does not implement => PredicateError.
 
-const INT_RE = /^([+-]?)(?:(\d+(?:_\d+)*)|0[xX]_?([0-9a-fA-F]+(?:_[0-9a-fA-F]+)*)|0[oO]_?([0-7]+(?:_[0-7]+)*)|0[bB]_?([01]+(?:_[01]+)*))$/;
+const INT_RE =
+  /^([+-]?)(?:(\d+(?:_\d+)*)|0[xX]_?([0-9a-fA-F]+(?:_[0-9a-fA-F]+)*)|0[oO]_?([0-7]+(?:_[0-7]+)*)|0[bB]_?([01]+(?:_[01]+)*))$/;
 
 const INT_LIMITS: Record<string, [bigint, bigint]> = dict<[bigint, bigint]>({
   int2: [-32768n, 32767n],
@@ -212,7 +221,13 @@ export function parseIntText(text: string, t: 'int2' | 'int4' | 'int8'): number 
   const m = INT_RE.exec(text.trim());
   if (!m) throw new EvalError(`invalid input syntax for type ${DISPLAY[t]}: "${clip(text)}"`);
   const [radix, digits] =
-    m[2] !== undefined ? ['', m[2]] : m[3] !== undefined ? ['0x', m[3]] : m[4] !== undefined ? ['0o', m[4]] : ['0b', m[5]!];
+    m[2] !== undefined
+      ? ['', m[2]]
+      : m[3] !== undefined
+        ? ['0x', m[3]]
+        : m[4] !== undefined
+          ? ['0o', m[4]]
+          : ['0b', m[5]!];
   const ds = digits.replace(/_/g, '').replace(/^0+(?=.)/, '');
   // the longest int8 literal has 19 decimal, 16 hex, 22 octal or 64 binary digits
   const maxLen = radix === '' ? 19 : radix === '0x' ? 16 : radix === '0o' ? 22 : 64;
@@ -253,7 +268,8 @@ function parseFloatText(text: string, t: 'float4' | 'float8'): number {
   const d = Number(s);
   const v = t === 'float4' ? Math.fround(d) : d;
   if (!Number.isFinite(v)) throw new EvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
-  if (v === 0 && /[1-9]/.test(s.replace(/[eE].*$/, ''))) throw new EvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
+  if (v === 0 && /[1-9]/.test(s.replace(/[eE].*$/, '')))
+    throw new EvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
   return v;
 }
 
@@ -269,7 +285,8 @@ function parseBoolText(text: string): boolean {
 function parseUuidText(text: string): string {
   let s = text.trim();
   if (s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
-  if (!/^[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}$/.test(s)) throw new EvalError(`invalid input syntax for type uuid: "${clip(text)}"`);
+  if (!/^[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}$/.test(s))
+    throw new EvalError(`invalid input syntax for type uuid: "${clip(text)}"`);
   const h = s.replace(/-/g, '').toLowerCase();
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
@@ -390,12 +407,17 @@ function formatFloat(v: number, float4: boolean): string {
       const ip = digits.slice(0, exp + 1).padEnd(exp + 1, '0');
       const fp = digits.slice(exp + 1);
       out = fp ? `${ip}.${fp}` : ip;
-    } else out = '0.' + '0'.repeat(-exp - 1) + digits;
+    } else out = `0.${'0'.repeat(-exp - 1)}${digits}`;
   } else {
     const a = Math.abs(exp);
-    out = digits[0]! + (digits.length > 1 ? '.' + digits.slice(1) : '') + 'e' + (exp < 0 ? '-' : '+') + (a < 10 ? '0' + a : String(a));
+    out =
+      digits[0]! +
+      (digits.length > 1 ? `.${digits.slice(1)}` : '') +
+      'e' +
+      (exp < 0 ? '-' : '+') +
+      (a < 10 ? `0${a}` : String(a));
   }
-  return neg ? '-' + out : out;
+  return neg ? `-${out}` : out;
 }
 
 function outputFn(t: BaseType): (v: Internal) => string {
@@ -806,7 +828,7 @@ const MALFORMED_MARKER = '\u0000MALFORMED:';
 export function canonicalValue(v: SqlValue, type: string): string {
   if (v === null || v === undefined) return NULL_MARKER;
   const ts = typeof type === 'string' ? parseTypeName(type) : undefined;
-  if (!ts || !ts.supported) return typeof v === 'string' ? v : (safeJson(v) ?? String(v));
+  if (!ts?.supported) return typeof v === 'string' ? v : (safeJson(v) ?? String(v));
   const t = ts.base as BaseType;
   if ((t === 'text' || t === 'varchar') && typeof v === 'string') return v;
   let internal: Internal;

@@ -9,14 +9,7 @@ import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { makeFolders } from './folders.js';
 import { gzipSync } from 'node:zlib';
-import {
-  HISTORY_FORMAT,
-  HISTORY_VERSION,
-  type ColumnTypes,
-  type Line,
-  type Row,
-  type TxnLine,
-} from './format.js';
+import { HISTORY_FORMAT, HISTORY_VERSION, type ColumnTypes, type Line, type Row, type TxnLine } from './format.js';
 
 export class HistoryWriter {
   private fd: number | undefined;
@@ -31,7 +24,7 @@ export class HistoryWriter {
 
   private write(line: Line): void {
     if (this.fd === undefined) throw new Error(`history writer for ${this.file} is closed`);
-    const text = JSON.stringify(line) + '\n';
+    const text = `${JSON.stringify(line)}\n`;
     if (this.gzip) writeSync(this.fd, gzipSync(text));
     else writeSync(this.fd, text);
   }

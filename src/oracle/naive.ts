@@ -110,12 +110,16 @@ const DEFAULT_MAX_WORK = 2_000_000;
 
 function keyOf(history: History, table: string, values: SqlValue[]): string {
   const schema = history.tables.get(table)!;
-  return table + '\u0000' + schema.key.map((k, i) => canonicalValue(values[i], schema.columns[k])).join('\u0000');
+  return `${table}\u0000${schema.key.map((k, i) => canonicalValue(values[i], schema.columns[k])).join('\u0000')}`;
 }
 
 function rowKey(history: History, table: string, row: Row): string {
   const schema = history.tables.get(table)!;
-  return keyOf(history, table, schema.key.map((k) => row[k]));
+  return keyOf(
+    history,
+    table,
+    schema.key.map((k) => row[k]),
+  );
 }
 
 interface WidInfo {
@@ -184,7 +188,8 @@ function build(history: History, options: NaiveOptions): Ctx {
   }
   for (const a of txns) {
     if (!a.line) continue;
-    for (const b of txns) if (b.line && b.line.session === a.line.session && b.line.seq < a.line.seq) a.soPreds.push(b.index);
+    for (const b of txns)
+      if (b.line && b.line.session === a.line.session && b.line.seq < a.line.seq) a.soPreds.push(b.index);
   }
 
   // Last writes per key of each checked transaction.
@@ -216,7 +221,7 @@ function build(history: History, options: NaiveOptions): Ctx {
           test = () => true;
         }
         const read: NRead = { event: ei, table: e.table, test, partial, from: new Map(), local: new Set() };
-        for (const k of own.keys()) if (k.startsWith(e.table + '\u0000')) read.local.add(k);
+        for (const k of own.keys()) if (k.startsWith(`${e.table}\u0000`)) read.local.add(k);
         const seen = new Set<string>();
         const entries: { wid: string; key: string; row?: Row }[] =
           e.op === 'select'
@@ -231,7 +236,8 @@ function build(history: History, options: NaiveOptions): Ctx {
           const mine = own.get(key);
           if (mine) {
             // Local read: must see the transaction's own latest write.
-            if (wid !== mine.wid) bad(`${where}: internal inconsistency (read ${wid}, own latest write is ${mine.wid})`);
+            if (wid !== mine.wid)
+              bad(`${where}: internal inconsistency (read ${wid}, own latest write is ${mine.wid})`);
             value = mine.value;
             if (value === null) bad(`${where}: internal inconsistency (returned a row it deleted)`);
           } else if (wid === INIT_WID) {
@@ -250,7 +256,8 @@ function build(history: History, options: NaiveOptions): Ctx {
             }
             if (info.txn.status === 'aborted') bad(`${where}: aborted read (G1a) of ${wid}`);
             if (info.txn === txn) bad(`${where}: reads its own later write ${wid}`);
-            if (info.table !== e.table || !info.writes.has(key)) bad(`${where}: garbage read (${wid} did not write this key)`);
+            if (info.table !== e.table || !info.writes.has(key))
+              bad(`${where}: garbage read (${wid} did not write this key)`);
             const writer = txns[indexOf.get(info.txn)!];
             // The writer's last write of the key must be this event's.
             let last = -1;
@@ -266,14 +273,16 @@ function build(history: History, options: NaiveOptions): Ctx {
           if (row) {
             for (const [col, v] of Object.entries(row)) {
               const type = schema.columns[col];
-              if (!(col in value) || !valuesEqual(v, value[col], type)) bad(`${where}: value mismatch in column ${col}`);
+              if (!(col in value) || !valuesEqual(v, value[col], type))
+                bad(`${where}: value mismatch in column ${col}`);
             }
           }
         }
         if (!read.partial) {
           for (const k of read.local) {
             const v = own.get(k)!.value;
-            if (!seen.has(k) && v !== null && test(v)) bad(`${where}: internal inconsistency (own row ${JSON.stringify(v)} matches but was not returned)`);
+            if (!seen.has(k) && v !== null && test(v))
+              bad(`${where}: internal inconsistency (own row ${JSON.stringify(v)} matches but was not returned)`);
           }
         }
         t.reads.push(read);
@@ -337,7 +346,14 @@ function matches(r: NRead, v: Value): boolean {
 }
 
 /** The axiom instance of (t3's read of `key` from t1): every placed writer t2 ∉ {t1, t3} visible to it precedes t1. */
-function instanceHolds(ctx: Ctx, st: SearchState, t3: number, key: string, t1: number, vis: (t2: number) => boolean): boolean {
+function instanceHolds(
+  ctx: Ctx,
+  st: SearchState,
+  t3: number,
+  key: string,
+  t1: number,
+  vis: (t2: number) => boolean,
+): boolean {
   for (const t2 of ctx.writers.get(key)!) {
     if (t2 === t1 || t2 === t3 || st.pos[t2] < 0) continue;
     if (vis(t2) && !(st.pos[t2] < st.pos[t1])) return false;
@@ -422,7 +438,9 @@ function place(ctx: Ctx, st: SearchState, t3: number, next: () => boolean): bool
     if (r.partial) return;
     for (const key of ctx.tableKeys.get(r.table) ?? []) {
       if (r.from.has(key) || r.local.has(key)) continue;
-      const cands = ctx.writers.get(key)!.filter((w) => w !== t3 && st.pos[w] >= 0 && !matches(r, valueOf(ctx, w, key)));
+      const cands = ctx.writers
+        .get(key)!
+        .filter((w) => w !== t3 && st.pos[w] >= 0 && !matches(r, valueOf(ctx, w, key)));
       pairs.push({ read: ri, key, cands });
     }
   });
@@ -469,7 +487,13 @@ function placeByProduct(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], ne
 }
 
 /** Every instance of t3's reads for a complete wr (`from` per read; `soWr` = so-predecessors ∪ sources). */
-function allInstancesHold(ctx: Ctx, st: SearchState, t3: number, from: Map<string, number>[], soWr: Set<number>): boolean {
+function allInstancesHold(
+  ctx: Ctx,
+  st: SearchState,
+  t3: number,
+  from: Map<string, number>[],
+  soWr: Set<number>,
+): boolean {
   const T = ctx.txns[t3];
   if (T.level === 'RC') {
     // vis(t2, r): (t2, t3) ∈ so, or an earlier read (program order) of t3 reads any key from t2.
@@ -523,7 +547,15 @@ function placeBySources(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], ne
  * per pair, the candidates whose instance holds are fixed by `seen`; choose the extra sources S of r smallest
  * first such that every pair of r has a valid candidate in seen ∪ recorded(r) ∪ S (exact, as in placeBySources).
  */
-function placeRC(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], ri: number, seen: Set<number>, next: () => boolean): boolean {
+function placeRC(
+  ctx: Ctx,
+  st: SearchState,
+  t3: number,
+  pairs: Pair[],
+  ri: number,
+  seen: Set<number>,
+  next: () => boolean,
+): boolean {
   const T = ctx.txns[t3];
   if (ri === T.reads.length) {
     st.causal[t3] = closure(st, seen);
@@ -532,7 +564,9 @@ function placeRC(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], ri: numbe
   const r = T.reads[ri];
   const vis = (t2: number) => seen.has(t2);
   for (const [key, t1] of r.from) if (!instanceHolds(ctx, st, t3, key, t1, vis)) return false;
-  const mine = pairs.filter((p) => p.read === ri).map((p) => p.cands.filter((c) => instanceHolds(ctx, st, t3, p.key, c, vis)));
+  const mine = pairs
+    .filter((p) => p.read === ri)
+    .map((p) => p.cands.filter((c) => instanceHolds(ctx, st, t3, p.key, c, vis)));
   if (mine.some((v) => v.length === 0)) return false;
   const base = new Set(seen);
   for (const t of r.from.values()) base.add(t);
@@ -550,9 +584,21 @@ function placeRC(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], ri: numbe
   return false;
 }
 
-function runSearch(ctx: Ctx, maxWork: number, exhaustive: boolean, fixed?: number[]): { order?: number[]; work: number; exceeded: boolean } {
+function runSearch(
+  ctx: Ctx,
+  maxWork: number,
+  exhaustive: boolean,
+  fixed?: number[],
+): { order?: number[]; work: number; exceeded: boolean } {
   const n = ctx.txns.length;
-  const st: SearchState = { pos: new Int32Array(n).fill(-1), placed: [0], causal: new Array(n).fill(undefined), work: 0, maxWork, exhaustive };
+  const st: SearchState = {
+    pos: new Int32Array(n).fill(-1),
+    placed: [0],
+    causal: new Array(n).fill(undefined),
+    work: 0,
+    maxWork,
+    exhaustive,
+  };
   st.pos[0] = 0;
   st.causal[0] = new Set();
   let found: number[] | undefined;
@@ -580,14 +626,22 @@ function runSearch(ctx: Ctx, maxWork: number, exhaustive: boolean, fixed?: numbe
  */
 const MAX_UNKNOWN = 10;
 function withOutcomes(history: History, committed: Set<string>): History {
-  return { ...history, txns: history.txns.map((t) => (t.status !== 'unknown' ? t : { ...t, status: committed.has(t.id) ? ('committed' as const) : ('aborted' as const) })) };
+  return {
+    ...history,
+    txns: history.txns.map((t) =>
+      t.status !== 'unknown'
+        ? t
+        : { ...t, status: committed.has(t.id) ? ('committed' as const) : ('aborted' as const) },
+    ),
+  };
 }
 
 /** Consistency of a (client) history by brute force. Requires loadPredicateParser() to have been awaited. */
 export function naiveCheck(history: History, options: NaiveOptions = {}): NaiveResult {
   const unknown = history.txns.filter((t) => t.status === 'unknown').map((t) => t.id);
   if (unknown.length === 0) return naiveCheckKnown(history, options);
-  if (unknown.length > MAX_UNKNOWN) return { verdict: 'unknown', reason: `more than ${MAX_UNKNOWN} transactions with unknown outcome`, work: 0 };
+  if (unknown.length > MAX_UNKNOWN)
+    return { verdict: 'unknown', reason: `more than ${MAX_UNKNOWN} transactions with unknown outcome`, work: 0 };
   let last: NaiveResult | undefined;
   let work = 0;
   for (let mask = 0; mask < 1 << unknown.length; mask++) {
@@ -608,7 +662,12 @@ function naiveCheckKnown(history: History, options: NaiveOptions): NaiveResult {
     throw e;
   }
   const { order, work, exceeded } = runSearch(ctx, options.maxWork ?? DEFAULT_MAX_WORK, options.exhaustive === true);
-  if (exceeded) return { verdict: 'unknown', reason: `more than ${options.maxWork ?? DEFAULT_MAX_WORK} witness combinations`, work };
+  if (exceeded)
+    return {
+      verdict: 'unknown',
+      reason: `more than ${options.maxWork ?? DEFAULT_MAX_WORK} witness combinations`,
+      work,
+    };
   if (!order) return { verdict: 'inconsistent', reason: 'no commit order and witness satisfy every axiom', work };
   return { verdict: 'consistent', commitOrder: order.map((t) => ctx.txns[t].id), work };
 }
@@ -618,7 +677,11 @@ function naiveCheckKnown(history: History, options: NaiveOptions): NaiveResult {
  * front) satisfy so ∪ wr ⊆ co and every axiom: 'invalid' also when the history is not well-formed or the list
  * is not a permutation of the transactions that count as committed; 'unknown' past options.maxWork.
  */
-export function checkCommitOrder(history: History, commitOrder: string[], options: NaiveOptions = {}): 'valid' | 'invalid' | 'unknown' {
+export function checkCommitOrder(
+  history: History,
+  commitOrder: string[],
+  options: NaiveOptions = {},
+): 'valid' | 'invalid' | 'unknown' {
   // The unknown-outcome transactions in the order are the ones taken as committed.
   if (history.txns.some((t) => t.status === 'unknown')) history = withOutcomes(history, new Set(commitOrder));
   let ctx: Ctx;
@@ -628,7 +691,10 @@ export function checkCommitOrder(history: History, commitOrder: string[], option
     if (e instanceof Inconsistent) return 'invalid';
     throw e;
   }
-  const ids = commitOrder[0] === INIT_WID && !ctx.txns.some((t, i) => i > 0 && t.id === INIT_WID) ? commitOrder.slice(1) : commitOrder;
+  const ids =
+    commitOrder[0] === INIT_WID && !ctx.txns.some((t, i) => i > 0 && t.id === INIT_WID)
+      ? commitOrder.slice(1)
+      : commitOrder;
   const index = new Map<string, number>();
   ctx.txns.forEach((t, i) => i > 0 && index.set(t.id, i));
   if (ids.length !== ctx.txns.length - 1) return 'invalid';

@@ -24,7 +24,7 @@ function message(type: string, body: Buffer): Buffer {
   return Buffer.concat([head, body]);
 }
 
-const cstr = (s: string): Buffer => Buffer.from(s + '\0', 'utf8');
+const cstr = (s: string): Buffer => Buffer.from(`${s}\0`, 'utf8');
 const int32 = (n: number): Buffer => {
   const b = Buffer.alloc(4);
   b.writeInt32BE(n | 0);
@@ -38,8 +38,10 @@ const int16 = (n: number): Buffer => {
 
 export const authenticationOk = (): Buffer => message('R', int32(0));
 export const authenticationMD5Password = (salt: Buffer): Buffer => message('R', Buffer.concat([int32(5), salt]));
-export const parameterStatus = (name: string, value: string): Buffer => message('S', Buffer.concat([cstr(name), cstr(value)]));
-export const backendKeyData = (pid: number, secret: number): Buffer => message('K', Buffer.concat([int32(pid), int32(secret)]));
+export const parameterStatus = (name: string, value: string): Buffer =>
+  message('S', Buffer.concat([cstr(name), cstr(value)]));
+export const backendKeyData = (pid: number, secret: number): Buffer =>
+  message('K', Buffer.concat([int32(pid), int32(secret)]));
 export const readyForQuery = (status: string): Buffer => message('Z', Buffer.from(status, 'latin1'));
 export const parseComplete = (): Buffer => message('1', Buffer.alloc(0));
 export const bindComplete = (): Buffer => message('2', Buffer.alloc(0));
@@ -79,7 +81,8 @@ export function dataRow(values: (Buffer | null)[]): Buffer {
 
 function fieldsBody(fields: Fields): Buffer {
   const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== '') parts.push(Buffer.from(k, 'latin1'), cstr(v));
+  for (const [k, v] of Object.entries(fields))
+    if (v !== undefined && v !== '') parts.push(Buffer.from(k, 'latin1'), cstr(v));
   parts.push(Buffer.from([0]));
   return Buffer.concat(parts);
 }

@@ -192,7 +192,9 @@ export class ProxyConnection {
     // the recorder's own refusals (a statement it cannot record, a stopped recording) and lost connections
     const name = (e as Error)?.name ?? '';
     const code = name === 'UnsupportedStatementError' ? '0A000' : name === 'RecorderStoppedError' ? '57P01' : 'XX000';
-    this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: code, M: `isocheck proxy: ${(e as Error)?.message ?? String(e)}` }));
+    this.send(
+      B.errorResponse({ S: 'ERROR', V: 'ERROR', C: code, M: `isocheck proxy: ${(e as Error)?.message ?? String(e)}` }),
+    );
   }
 
   // ---- startup and end ------------------------------------------------------------------------------------
@@ -210,7 +212,10 @@ export class ProxyConnection {
         return;
       }
       case 'unsupported-version':
-        this.fatal('0A000', `isocheck proxy: unsupported frontend protocol ${p.version >> 16}.${p.version & 0xffff}: the proxy speaks 3.0`);
+        this.fatal(
+          '0A000',
+          `isocheck proxy: unsupported frontend protocol ${p.version >> 16}.${p.version & 0xffff}: the proxy speaks 3.0`,
+        );
         return;
       case 'startup':
         break;
@@ -229,8 +234,15 @@ export class ProxyConnection {
     const { params, salt } = this.awaiting!;
     this.awaiting = undefined;
     const user = params.user ?? '';
-    const inner = createHash('md5').update(this.ctx.password! + user).digest('hex');
-    const expected = Buffer.from('md5' + createHash('md5').update(Buffer.concat([Buffer.from(inner), salt])).digest('hex'));
+    const inner = createHash('md5')
+      .update(this.ctx.password! + user)
+      .digest('hex');
+    const expected = Buffer.from(
+      'md5' +
+        createHash('md5')
+          .update(Buffer.concat([Buffer.from(inner), salt]))
+          .digest('hex'),
+    );
     const given = Buffer.from(m.type === 'p' ? m.password : '');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       this.fatal('28P01', `password authentication failed for user "${user}"`);
@@ -261,7 +273,9 @@ export class ProxyConnection {
     this.client = raw;
     const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
     con.on('commandComplete', (msg: { text: string }) => this.tags.push(msg.text));
-    con.on('parameterStatus', (msg: { parameterName: string; parameterValue: string }) => this.send(B.parameterStatus(msg.parameterName, msg.parameterValue)));
+    con.on('parameterStatus', (msg: { parameterName: string; parameterValue: string }) =>
+      this.send(B.parameterStatus(msg.parameterName, msg.parameterValue)),
+    );
     raw.on('notice', (msg) => this.send(B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>))));
     raw.on('error', (e) => this.fatal('08006', `isocheck proxy: the server connection was lost: ${e.message}`));
     raw.on('end', () => {
@@ -295,7 +309,8 @@ export class ProxyConnection {
           this.ready();
           return;
         case 'P':
-          if (m.name !== '' && this.statements.has(m.name)) throw new ProxyError('42P05', `prepared statement "${m.name}" already exists`);
+          if (m.name !== '' && this.statements.has(m.name))
+            throw new ProxyError('42P05', `prepared statement "${m.name}" already exists`);
           this.statements.set(m.name, { text: m.text, paramTypes: m.paramTypes });
           this.send(B.parseComplete());
           return;
@@ -331,7 +346,10 @@ export class ProxyConnection {
         case 'p':
           throw new ProxyError('08P01', 'isocheck proxy: unexpected password message');
         case 'other':
-          throw new ProxyError('0A000', `isocheck proxy: message type '${m.code}' is not supported (COPY and function calls are not)`);
+          throw new ProxyError(
+            '0A000',
+            `isocheck proxy: message type '${m.code}' is not supported (COPY and function calls are not)`,
+          );
       }
     } catch (e) {
       this.sendError(e);
@@ -350,9 +368,16 @@ export class ProxyConnection {
     } catch (e) {
       if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
       const refused = e as Error & { reason?: string };
-      this.ctx.recorder.warn(`passed through unrecorded (--on-unsupported pass): ${text}: ${refused.reason ?? refused.message}; the history may be wrong about what it read and wrote`, `unsupported:${refused.reason ?? text}`);
+      this.ctx.recorder.warn(
+        `passed through unrecorded (--on-unsupported pass): ${text}: ${refused.reason ?? refused.message}; the history may be wrong about what it read and wrote`,
+        `unsupported:${refused.reason ?? text}`,
+      );
       // pg's own query(), not the recording one
-      const query = pg.Client.prototype.query as (this: pg.Client, c: pg.QueryArrayConfig, v: unknown[]) => Promise<pg.QueryArrayResult>;
+      const query = pg.Client.prototype.query as (
+        this: pg.Client,
+        c: pg.QueryArrayConfig,
+        v: unknown[],
+      ) => Promise<pg.QueryArrayResult>;
       r = await query.call(this.raw!, config, values);
     }
     const results = Array.isArray(r) ? r : [r];
@@ -372,8 +397,14 @@ export class ProxyConnection {
     const n = r.rowCount;
     const matches = (t: string): boolean => t.split(' ')[0] === r.command && (n === null || t.endsWith(` ${n}`));
     let tag = [...this.tags].reverse().find(matches);
-    if (tag === undefined) tag = n === null ? r.command : r.command === 'INSERT' ? `INSERT 0 ${n}` : `${r.command} ${n}`;
-    return { columns, rows: r.rows as (string | null)[][], tag, returnsRows: columns.length > 0 || r.command === 'SELECT' };
+    if (tag === undefined)
+      tag = n === null ? r.command : r.command === 'INSERT' ? `INSERT 0 ${n}` : `${r.command} ${n}`;
+    return {
+      columns,
+      rows: r.rows as (string | null)[][],
+      tag,
+      returnsRows: columns.length > 0 || r.command === 'SELECT',
+    };
   }
 
   private isControl(text: string): boolean {
@@ -386,7 +417,10 @@ export class ProxyConnection {
       this.send(B.emptyQueryResponse());
       return;
     }
-    const implicit = pieces.length > 1 && (this.raw!.getTransactionStatus?.() ?? 'I') === 'I' && !pieces.some((p) => this.isControl(p.text));
+    const implicit =
+      pieces.length > 1 &&
+      (this.raw!.getTransactionStatus?.() ?? 'I') === 'I' &&
+      !pieces.some((p) => this.isControl(p.text));
     if (implicit) await this.run('BEGIN');
     for (const p of pieces) {
       let outcomes: Outcome[];
@@ -409,10 +443,12 @@ export class ProxyConnection {
   private bind(m: FrontendMessage & { type: 'B' }): void {
     const st = this.statements.get(m.statement);
     if (!st) throw new ProxyError('26000', `prepared statement "${m.statement}" does not exist`);
-    if (m.portal !== '' && this.portals.has(m.portal)) throw new ProxyError('42P03', `cursor "${m.portal}" already exists`);
+    if (m.portal !== '' && this.portals.has(m.portal))
+      throw new ProxyError('42P03', `cursor "${m.portal}" already exists`);
     const values = m.params.map((b, i) => {
       if (b === null) return null;
-      const format = m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
+      const format =
+        m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
       return format === 1 ? decodeBinaryParam(b, st.paramTypes[i] ?? 0) : b.toString('utf8');
     });
     this.portals.set(m.portal, { text: st.text, values, resultFormats: m.resultFormats, sent: 0 });
@@ -436,7 +472,12 @@ export class ProxyConnection {
       if (m.type === 'S') break;
       if (m.type === 'E') executes++;
       if (m.type === 'P') named.set(m.name, m.text);
-      const text = m.type === 'P' ? m.text : m.type === 'B' ? (named.get(m.statement) ?? this.statements.get(m.statement)?.text) : undefined;
+      const text =
+        m.type === 'P'
+          ? m.text
+          : m.type === 'B'
+            ? (named.get(m.statement) ?? this.statements.get(m.statement)?.text)
+            : undefined;
       if (text !== undefined && this.isControl(text)) return;
     }
     if (executes < executesAhead) return;
@@ -460,7 +501,10 @@ export class ProxyConnection {
     const o = outcomes[outcomes.length - 1];
     o.columns.forEach((c, i) => {
       c.format = this.formatOf(p, i);
-      if (c.format === 1 && !binaryResultSupported(c.dataTypeID)) throw new BinaryFormatError(`column "${c.name}" (type oid ${c.dataTypeID}) is asked for in binary; the proxy sends int2/4/8, float4/8, bool, bytea and text types in binary only (ask for text results, e.g. JDBC's binaryTransfer=false)`);
+      if (c.format === 1 && !binaryResultSupported(c.dataTypeID))
+        throw new BinaryFormatError(
+          `column "${c.name}" (type oid ${c.dataTypeID}) is asked for in binary; the proxy sends int2/4/8, float4/8, bool, bytea and text types in binary only (ask for text results, e.g. JDBC's binaryTransfer=false)`,
+        );
     });
     p.outcome = o;
     return o;
@@ -502,7 +546,10 @@ export class ProxyConnection {
   }
 
   /** The server's ParameterDescription and RowDescription of a statement text. */
-  private describeStatement(text: string, paramTypes: number[]): Promise<{ params: number[]; columns: B.Column[] | null }> {
+  private describeStatement(
+    text: string,
+    paramTypes: number[],
+  ): Promise<{ params: number[]; columns: B.Column[] | null }> {
     const raw = this.raw!;
     const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
     return new Promise((resolve, reject) => {

@@ -4,7 +4,14 @@
  * binary form is simple. Any other type in binary is refused with a clear error (SQLSTATE 0A000).
  */
 
-const INT2 = 21, INT4 = 23, INT8 = 20, OID = 26, FLOAT4 = 700, FLOAT8 = 701, BOOL = 16, BYTEA = 17;
+const INT2 = 21,
+  INT4 = 23,
+  INT8 = 20,
+  OID = 26,
+  FLOAT4 = 700,
+  FLOAT8 = 701,
+  BOOL = 16,
+  BYTEA = 17;
 /** Types whose binary form is their text's bytes. */
 const TEXTUAL = new Set([25, 1043, 1042, 19, 705, 114, 0]);
 
@@ -31,13 +38,25 @@ export function decodeBinaryParam(b: Buffer, oid: number): string | Buffer {
       return b;
     default:
       if (TEXTUAL.has(oid) && oid !== 0) return b.toString('utf8');
-      throw new BinaryFormatError(`a binary parameter of type oid ${oid || 'unspecified'} (the proxy converts int2/4/8, float4/8, bool, bytea and text types only; send it in text format)`);
+      throw new BinaryFormatError(
+        `a binary parameter of type oid ${oid || 'unspecified'} (the proxy converts int2/4/8, float4/8, bool, bytea and text types only; send it in text format)`,
+      );
   }
 }
 
 /** Can a result column of this type be sent in binary? */
 export function binaryResultSupported(oid: number): boolean {
-  return oid === INT2 || oid === INT4 || oid === INT8 || oid === OID || oid === FLOAT4 || oid === FLOAT8 || oid === BOOL || oid === BYTEA || TEXTUAL.has(oid);
+  return (
+    oid === INT2 ||
+    oid === INT4 ||
+    oid === INT8 ||
+    oid === OID ||
+    oid === FLOAT4 ||
+    oid === FLOAT8 ||
+    oid === BOOL ||
+    oid === BYTEA ||
+    TEXTUAL.has(oid)
+  );
 }
 
 /** A text value (as the server sent it) in binary format. */

@@ -16,7 +16,14 @@ export type StartupPacket =
 export type FrontendMessage =
   | { type: 'Q'; text: string }
   | { type: 'P'; name: string; text: string; paramTypes: number[] }
-  | { type: 'B'; portal: string; statement: string; paramFormats: number[]; params: (Buffer | null)[]; resultFormats: number[] }
+  | {
+      type: 'B';
+      portal: string;
+      statement: string;
+      paramFormats: number[];
+      params: (Buffer | null)[];
+      resultFormats: number[];
+    }
   | { type: 'D'; what: 'S' | 'P'; name: string }
   | { type: 'E'; portal: string; maxRows: number }
   | { type: 'C'; what: 'S' | 'P'; name: string }
@@ -66,7 +73,8 @@ function parseStartup(body: Buffer): StartupPacket {
   const code = c.int32();
   if (code === SSL_CODE) return { kind: 'ssl' };
   if (code === GSSENC_CODE) return { kind: 'gssenc' };
-  if (code === CANCEL_CODE) return { kind: 'cancel', processId: c.int32(), secretKey: Buffer.from(c.bytes(body.length - 8)) };
+  if (code === CANCEL_CODE)
+    return { kind: 'cancel', processId: c.int32(), secretKey: Buffer.from(c.bytes(body.length - 8)) };
   if (code >> 16 !== 3) return { kind: 'unsupported-version', version: code };
   const params: Record<string, string> = {};
   while (c.at < body.length && body[c.at] !== 0) {

@@ -58,12 +58,19 @@ const NOT_PASSED = new Set(['user', 'database', 'replication', 'client_encoding'
 const option = (k: string, v: string): string => `-c ${k}=${v.replace(/([\\ ])/g, '\\$1')}`;
 
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
-  const recorder = new Recorder({ file: opts.out, meta: { proxy: true, ...(opts.meta ?? {}) }, onWarning: opts.onWarning });
+  const recorder = new Recorder({
+    file: opts.out,
+    meta: { proxy: true, ...(opts.meta ?? {}) },
+    onWarning: opts.onWarning,
+  });
   const setup = new pg.Client({ connectionString: opts.db });
   await setup.connect();
   let missing: string[] = [];
   try {
-    const r = await setup.query<{ name: string }>('SELECT name FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL', [opts.tables]);
+    const r = await setup.query<{ name: string }>(
+      'SELECT name FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL',
+      [opts.tables],
+    );
     missing = r.rows.map((x) => x.name);
     if (missing.length === 0) await recorder.instrument(setup, opts.tables);
   } catch (e) {
@@ -81,11 +88,23 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     onUnsupported: opts.onUnsupported ?? 'refuse',
     password: opts.password,
     async connectServer(params) {
-      const options = [params.options, ...Object.entries(params).filter(([k]) => !NOT_PASSED.has(k)).map(([k, v]) => option(k, v))].filter(Boolean).join(' ');
-      const raw = new driver.Client({ connectionString: opts.db, ...(options ? { options } : {}), ...(params.application_name ? { application_name: params.application_name } : {}) });
+      const options = [
+        params.options,
+        ...Object.entries(params)
+          .filter(([k]) => !NOT_PASSED.has(k))
+          .map(([k, v]) => option(k, v)),
+      ]
+        .filter(Boolean)
+        .join(' ');
+      const raw = new driver.Client({
+        connectionString: opts.db,
+        ...(options ? { options } : {}),
+        ...(params.application_name ? { application_name: params.application_name } : {}),
+      });
       const parameters = new Map<string, string>();
       const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
-      const onStatus = (msg: { parameterName: string; parameterValue: string }): void => void parameters.set(msg.parameterName, msg.parameterValue);
+      const onStatus = (msg: { parameterName: string; parameterValue: string }): void =>
+        void parameters.set(msg.parameterName, msg.parameterValue);
       con.on('parameterStatus', onStatus);
       try {
         await raw.connect();

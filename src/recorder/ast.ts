@@ -9,8 +9,8 @@ import { UnsupportedStatementError } from './errors.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type N = any;
 
-
-export const deparse = (node: N): string => deparseSync(node, { pretty: false, semicolons: false } as never) as unknown as string;
+export const deparse = (node: N): string =>
+  deparseSync(node, { pretty: false, semicolons: false } as never) as unknown as string;
 
 export function str(s: string): N {
   return { String: { sval: s } };
@@ -33,7 +33,11 @@ export function resTarget(val: N, name?: string): N {
 }
 
 /** Calls visit on every object in the tree (depth first); visit returns false to skip a subtree. */
-export function walk(node: N, visit: (obj: Record<string, N>, key: string | undefined) => boolean | void, key?: string): void {
+export function walk(
+  node: N,
+  visit: (obj: Record<string, N>, key: string | undefined) => boolean | void,
+  key?: string,
+): void {
   if (Array.isArray(node)) {
     for (const x of node) walk(x, visit, key);
     return;
@@ -106,20 +110,80 @@ export function refuse(sql: string, why: string, how: string): never {
 }
 
 export const AGGREGATES = new Set([
-  'count', 'sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'string_agg', 'array_agg', 'json_agg', 'jsonb_agg',
-  'json_agg_strict', 'jsonb_agg_strict', 'json_object_agg', 'jsonb_object_agg', 'json_object_agg_strict', 'jsonb_object_agg_strict',
-  'json_object_agg_unique', 'jsonb_object_agg_unique', 'json_object_agg_unique_strict', 'jsonb_object_agg_unique_strict',
-  'stddev', 'stddev_pop', 'stddev_samp', 'variance', 'var_pop', 'var_samp', 'bit_and', 'bit_or', 'bit_xor', 'covar_pop',
-  'covar_samp', 'corr', 'regr_avgx', 'regr_avgy', 'regr_count', 'regr_intercept', 'regr_r2', 'regr_slope', 'regr_sxx',
-  'regr_sxy', 'regr_syy', 'percentile_cont', 'percentile_disc', 'mode', 'xmlagg', 'range_agg', 'range_intersect_agg',
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'bool_and',
+  'bool_or',
+  'every',
+  'string_agg',
+  'array_agg',
+  'json_agg',
+  'jsonb_agg',
+  'json_agg_strict',
+  'jsonb_agg_strict',
+  'json_object_agg',
+  'jsonb_object_agg',
+  'json_object_agg_strict',
+  'jsonb_object_agg_strict',
+  'json_object_agg_unique',
+  'jsonb_object_agg_unique',
+  'json_object_agg_unique_strict',
+  'jsonb_object_agg_unique_strict',
+  'stddev',
+  'stddev_pop',
+  'stddev_samp',
+  'variance',
+  'var_pop',
+  'var_samp',
+  'bit_and',
+  'bit_or',
+  'bit_xor',
+  'covar_pop',
+  'covar_samp',
+  'corr',
+  'regr_avgx',
+  'regr_avgy',
+  'regr_count',
+  'regr_intercept',
+  'regr_r2',
+  'regr_slope',
+  'regr_sxx',
+  'regr_sxy',
+  'regr_syy',
+  'percentile_cont',
+  'percentile_disc',
+  'mode',
+  'xmlagg',
+  'range_agg',
+  'range_intersect_agg',
   'any_value',
 ]);
 
 export const SET_RETURNING = new Set([
-  'generate_series', 'generate_subscripts', 'unnest', 'json_array_elements', 'json_array_elements_text', 'jsonb_array_elements',
-  'jsonb_array_elements_text', 'json_each', 'json_each_text', 'jsonb_each', 'jsonb_each_text', 'json_object_keys',
-  'jsonb_object_keys', 'json_populate_recordset', 'jsonb_populate_recordset', 'json_to_recordset', 'jsonb_to_recordset',
-  'jsonb_path_query', 'regexp_matches', 'regexp_split_to_table', 'string_to_table',
+  'generate_series',
+  'generate_subscripts',
+  'unnest',
+  'json_array_elements',
+  'json_array_elements_text',
+  'jsonb_array_elements',
+  'jsonb_array_elements_text',
+  'json_each',
+  'json_each_text',
+  'jsonb_each',
+  'jsonb_each_text',
+  'json_object_keys',
+  'jsonb_object_keys',
+  'json_populate_recordset',
+  'jsonb_populate_recordset',
+  'json_to_recordset',
+  'jsonb_to_recordset',
+  'jsonb_path_query',
+  'regexp_matches',
+  'regexp_split_to_table',
+  'string_to_table',
 ]);
 
 export function funcName(fc: N): string {
@@ -138,7 +202,14 @@ export function hasAggregate(node: N): boolean {
     }
     const fc = o.FuncCall;
     if (fc && !fc.over) {
-      if (fc.agg_star || fc.agg_distinct || fc.agg_filter || fc.agg_order || fc.agg_within_group || AGGREGATES.has(funcName(fc))) {
+      if (
+        fc.agg_star ||
+        fc.agg_distinct ||
+        fc.agg_filter ||
+        fc.agg_order ||
+        fc.agg_within_group ||
+        AGGREGATES.has(funcName(fc))
+      ) {
         found = true;
         return false;
       }

@@ -68,7 +68,12 @@ export interface Blocks {
 const fieldNames = (cr: N): string[] => (cr.fields ?? []).map((f: N) => (f.A_Star ? '*' : (f.String?.sval ?? '')));
 
 /** Finds the blocks of a statement; refuses what cannot be traced (nested WITH reading recorded tables, ...). */
-export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | 'insert', body: N, lookup: TableLookup): Blocks {
+export function findBlocks(
+  sql: string,
+  kind: 'select' | 'update' | 'delete' | 'insert',
+  body: N,
+  lookup: TableLookup,
+): Blocks {
   const all: Block[] = [];
   const refs: Ref[] = [];
   const cteNames = new Set<string>();
@@ -77,12 +82,27 @@ export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | '
     let found = false;
     walk(node, (o) => {
       if (found) return false;
-      if (typeof o.relname === 'string' && ('inh' in o || 'relpersistence' in o) && !(o.schemaname === undefined && cteNames.has(o.relname)) && lookup.lookup(o.schemaname, o.relname)) found = true;
+      if (
+        typeof o.relname === 'string' &&
+        ('inh' in o || 'relpersistence' in o) &&
+        !(o.schemaname === undefined && cteNames.has(o.relname)) &&
+        lookup.lookup(o.schemaname, o.relname)
+      )
+        found = true;
     });
     return found;
   };
   const newBlock = (k: Block['kind'], node: N, parent: Block | undefined, role: Block['role']): Block => {
-    const b: Block = { kind: k, node, parent, items: [], escapes: false, mergedJoin: false, readsRecorded: false, role };
+    const b: Block = {
+      kind: k,
+      node,
+      parent,
+      items: [],
+      escapes: false,
+      mergedJoin: false,
+      readsRecorded: false,
+      role,
+    };
     all.push(b);
     return b;
   };
@@ -104,7 +124,12 @@ export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | '
         return false;
       }
       if (o.InsertStmt || o.UpdateStmt || o.DeleteStmt || o.MergeStmt) {
-        if (touches(o)) refuse(sql, 'it nests a data-modifying statement on a recorded table', 'Run each INSERT/UPDATE/DELETE as its own statement.');
+        if (touches(o))
+          refuse(
+            sql,
+            'it nests a data-modifying statement on a recorded table',
+            'Run each INSERT/UPDATE/DELETE as its own statement.',
+          );
         return false;
       }
     });
@@ -114,12 +139,17 @@ export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | '
     for (const c of w?.ctes ?? []) {
       const cte = c.CommonTableExpr;
       const q = cte.ctequery;
-      if (parent !== undefined && touches(q)) refuse(sql, 'it has a WITH inside a subquery', 'Move the WITH to the start of the statement.');
+      if (parent !== undefined && touches(q))
+        refuse(sql, 'it has a WITH inside a subquery', 'Move the WITH to the start of the statement.');
       if (q.SelectStmt) {
         if (!touches(q)) continue; // nothing to trace; its name is a CTE either way
         select(q.SelectStmt, parent, 'cte');
       } else if (touches(q)) {
-        refuse(sql, `its WITH query "${cte.ctename}" writes a recorded table (a data-modifying CTE)`, 'Run the INSERT/UPDATE/DELETE as its own statement, then the query.');
+        refuse(
+          sql,
+          `its WITH query "${cte.ctename}" writes a recorded table (a data-modifying CTE)`,
+          'Run the INSERT/UPDATE/DELETE as its own statement, then the query.',
+        );
       }
     }
     for (const c of w?.ctes ?? []) cteNames.add(c.CommonTableExpr.ctename);
@@ -131,9 +161,21 @@ export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | '
       const alias: string | undefined = rv.alias?.aliasname;
       const isCte = rv.schemaname === undefined && cteNames.has(rv.relname);
       const table = isCte ? undefined : lookup.lookup(rv.schemaname, rv.relname);
-      if (table && (rv.alias?.colnames?.length ?? 0) > 0) refuse(sql, `it renames the columns of ${table.name} (${alias}(...))`, 'Use the column names (or aliases in the select list).');
+      if (table && (rv.alias?.colnames?.length ?? 0) > 0)
+        refuse(
+          sql,
+          `it renames the columns of ${table.name} (${alias}(...))`,
+          'Use the column names (or aliases in the select list).',
+        );
       if (table && rv.inh === false) refuse(sql, `it reads ONLY ${table.name}`, 'Drop ONLY.');
-      b.items.push({ name: alias ?? rv.relname, table, rv, schema: alias ? undefined : rv.schemaname, relname: alias ? undefined : rv.relname, preserved: false });
+      b.items.push({
+        name: alias ?? rv.relname,
+        table,
+        rv,
+        schema: alias ? undefined : rv.schemaname,
+        relname: alias ? undefined : rv.relname,
+        preserved: false,
+      });
       if (table) for (let x: Block | undefined = b; x; x = x.parent) x.readsRecorded = true;
     } else if (node.RangeSubselect) {
       const rs = node.RangeSubselect;
@@ -149,9 +191,14 @@ export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | '
       const rf = node.RangeFunction;
       scan(rf.functions, b);
       const fn = rf.functions?.[0]?.List?.items?.[0]?.FuncCall;
-      b.items.push({ name: rf.alias?.aliasname ?? (fn ? String(fn.funcname?.[fn.funcname.length - 1]?.String?.sval ?? '') : undefined), preserved: false });
+      b.items.push({
+        name:
+          rf.alias?.aliasname ?? (fn ? String(fn.funcname?.[fn.funcname.length - 1]?.String?.sval ?? '') : undefined),
+        preserved: false,
+      });
     } else {
-      if (touches(node)) refuse(sql, `it reads a recorded table through ${Object.keys(node)[0]}`, 'Read the table with a plain FROM.');
+      if (touches(node))
+        refuse(sql, `it reads a recorded table through ${Object.keys(node)[0]}`, 'Read the table with a plain FROM.');
       scan(node, b);
       b.items.push({ preserved: false });
     }
@@ -164,13 +211,33 @@ export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | '
     if (s.op && s.op !== 'SETOP_NONE') {
       select(s.larg, parent, role === 'root' ? 'arm' : role, under);
       select(s.rarg, parent, role === 'root' ? 'arm' : role, under);
-      if (touches([s.sortClause, s.limitCount, s.limitOffset])) refuse(sql, 'it reads a recorded table in the ORDER BY or LIMIT of a UNION/INTERSECT/EXCEPT', 'Compute it first.');
+      if (touches([s.sortClause, s.limitCount, s.limitOffset]))
+        refuse(
+          sql,
+          'it reads a recorded table in the ORDER BY or LIMIT of a UNION/INTERSECT/EXCEPT',
+          'Compute it first.',
+        );
       return;
     }
     const b = newBlock('select', s, parent, role);
     for (const f of s.fromClause ?? []) fromItem(f, b);
     markPreserved(s.fromClause ?? [], b);
-    scan([s.targetList, s.whereClause, s.groupClause, s.havingClause, s.sortClause, s.windowClause, s.distinctClause, s.limitCount, s.limitOffset, s.valuesLists, s.lockingClause], b);
+    scan(
+      [
+        s.targetList,
+        s.whereClause,
+        s.groupClause,
+        s.havingClause,
+        s.sortClause,
+        s.windowClause,
+        s.distinctClause,
+        s.limitCount,
+        s.limitOffset,
+        s.valuesLists,
+        s.lockingClause,
+      ],
+      b,
+    );
     if (b.readsRecorded && under) for (let x: Block | undefined = under; x; x = x.parent) x.readsRecorded = true;
   };
 
@@ -188,7 +255,22 @@ export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | '
       root = b;
       for (const f of body.fromClause ?? []) fromItem(f, b);
       markPreserved(body.fromClause ?? [], b);
-      scan([body.targetList, body.whereClause, body.groupClause, body.havingClause, body.sortClause, body.windowClause, body.distinctClause, body.limitCount, body.limitOffset, body.valuesLists, body.lockingClause], b);
+      scan(
+        [
+          body.targetList,
+          body.whereClause,
+          body.groupClause,
+          body.havingClause,
+          body.sortClause,
+          body.windowClause,
+          body.distinctClause,
+          body.limitCount,
+          body.limitOffset,
+          body.valuesLists,
+          body.lockingClause,
+        ],
+        b,
+      );
     }
   } else {
     withClause(body.withClause, undefined);
@@ -197,7 +279,8 @@ export function findBlocks(sql: string, kind: 'select' | 'update' | 'delete' | '
     root.items[0].preserved = true;
     if (kind === 'insert') {
       if (body.selectStmt?.SelectStmt) select(body.selectStmt.SelectStmt, undefined, 'insert-select');
-      if (body.onConflictClause && hasNode(body.onConflictClause, 'SubLink')) refuse(sql, 'its ON CONFLICT clause has a subquery', 'Compute the value first and pass it as a parameter.');
+      if (body.onConflictClause && hasNode(body.onConflictClause, 'SubLink'))
+        refuse(sql, 'its ON CONFLICT clause has a subquery', 'Compute the value first and pass it as a parameter.');
       scan(body.onConflictClause, root);
     } else {
       for (const f of (kind === 'update' ? body.fromClause : body.usingClause) ?? []) fromItem(f, root);
@@ -244,7 +327,13 @@ function countItems(node: N): number {
 /** Does the item own the qualified name `fields[0..n)`? Returns how many leading fields name it (0: no). */
 export function qualifies(item: FromItem, fields: string[]): number {
   if (fields.length >= 2 && item.name !== undefined && fields[0] === item.name) return 1;
-  if (fields.length >= 3 && item.relname !== undefined && fields[1] === item.relname && (item.schema === undefined ? item.table?.schema === fields[0] : item.schema === fields[0])) return 2;
+  if (
+    fields.length >= 3 &&
+    item.relname !== undefined &&
+    fields[1] === item.relname &&
+    (item.schema === undefined ? item.table?.schema === fields[0] : item.schema === fields[0])
+  )
+    return 2;
   return 0;
 }
 
@@ -256,7 +345,8 @@ export function qualifies(item: FromItem, fields: string[]): number {
 function ownersOf(fields: string[], from: Block): Block[] {
   const owners: Block[] = [];
   if (fields.length >= 2) {
-    for (let b: Block | undefined = from; b; b = b.parent) if (b.items.some((it) => qualifies(it, fields) > 0)) return [b];
+    for (let b: Block | undefined = from; b; b = b.parent)
+      if (b.items.some((it) => qualifies(it, fields) > 0)) return [b];
     return owners; // old/new/excluded, or a composite field: resolved by the server
   }
   const c = fields[0];
@@ -278,7 +368,12 @@ function checkRef(sql: string, fields: string[], from: Block): void {
   for (let b: Block | undefined = from; b; b = b.parent) {
     if (b.items.some((it) => it.table && last in it.table.columns)) return;
     // (with an item whose columns are unknown, `last` may be its column: refused all the same, to be safe)
-    if (b.items.some((it) => it.table && it.name === last)) refuse(sql, `it uses the whole row "${last}" (which would include the recorder's hidden columns)`, 'Name the columns instead.');
+    if (b.items.some((it) => it.table && it.name === last))
+      refuse(
+        sql,
+        `it uses the whole row "${last}" (which would include the recorder's hidden columns)`,
+        'Name the columns instead.',
+      );
     if (b.items.some((it) => !it.table)) return;
   }
 }
@@ -305,7 +400,12 @@ export function ownConjuncts(b: Block, item: FromItem, where: N | undefined): { 
         if (!ok) return false;
         if (o.ColumnRef) {
           const fields = fieldNames(o.ColumnRef);
-          if (fields[fields.length - 1] === '*' || itemOf(fields, b) !== item || !(fields[fields.length - 1] in item.table!.columns)) ok = false;
+          if (
+            fields[fields.length - 1] === '*' ||
+            itemOf(fields, b) !== item ||
+            !(fields[fields.length - 1] in item.table!.columns)
+          )
+            ok = false;
           return false;
         }
       });
@@ -340,9 +440,12 @@ export function expandStars(sql: string, list: N[] | undefined, b: Block, extraQ
         out.push(item);
         continue;
       }
-      if (b.mergedJoin) refuse(sql, 'it selects * over a JOIN ... USING / NATURAL JOIN with a recorded table', 'Name the columns.');
+      if (b.mergedJoin)
+        refuse(sql, 'it selects * over a JOIN ... USING / NATURAL JOIN with a recorded table', 'Name the columns.');
       for (const it of b.items) {
-        if (it.table) for (const c of it.table.columnOrder) out.push(resTarget(b.items.length === 1 ? colRef(c) : colRef(it.name!, c)));
+        if (it.table)
+          for (const c of it.table.columnOrder)
+            out.push(resTarget(b.items.length === 1 ? colRef(c) : colRef(it.name!, c)));
         else if (it.name !== undefined) out.push(resTarget(starOf(it.name)));
         else refuse(sql, 'it selects * over a FROM item without a name', 'Name the columns.');
       }

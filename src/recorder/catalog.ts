@@ -111,16 +111,27 @@ export function toFormatRow(table: TableInfo, raw: (string | null)[]): Row {
 const isCLocale = (s: unknown): boolean => typeof s === 'string' && (s === 'C' || s === 'POSIX');
 
 /** Reads key and column types of one table from the catalog. */
-async function describe(client: Queryable, name: string, dbLocaleC: boolean, declared?: string[]): Promise<Omit<TableInfo, 'hasPrev'> & { hidden: Set<string>; relkind: string }> {
+async function describe(
+  client: Queryable,
+  name: string,
+  dbLocaleC: boolean,
+  declared?: string[],
+): Promise<Omit<TableInfo, 'hasPrev'> & { hidden: Set<string>; relkind: string }> {
   const found = await rawQuery(
     client,
     `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`,
     [name],
   );
-  if (found.length === 0) throw new InputError(`table "${name}" does not exist (create it before recording, or check the search_path)`);
+  if (found.length === 0)
+    throw new InputError(`table "${name}" does not exist (create it before recording, or check the search_path)`);
   const [oidText, schema, relname, relkind] = found[0] as string[];
   const oid = Number(oidText);
-  if (relkind !== 'r' && relkind !== 'p' && !(relkind === 'f' && declared)) throw new UnsupportedTableError(name, `"${name}" is not a table (relkind ${relkind})`, 'only tables can be recorded');
+  if (relkind !== 'r' && relkind !== 'p' && !(relkind === 'f' && declared))
+    throw new UnsupportedTableError(
+      name,
+      `"${name}" is not a table (relkind ${relkind})`,
+      'only tables can be recorded',
+    );
   const cols = await rawQuery(
     client,
     `SELECT a.attname, a.attnum::text, a.attnotnull::text,
@@ -149,33 +160,41 @@ async function describe(client: Queryable, name: string, dbLocaleC: boolean, dec
     columns[attname] = type;
     columnOrder.push(attname);
     if (TEXT_TYPES.has(type)) {
-      const collationC = collname === 'default' || collname === '' ? dbLocaleC : isCLocale(collname) || (collprovider === 'c' && isCLocale(collcollate));
+      const collationC =
+        collname === 'default' || collname === ''
+          ? dbLocaleC
+          : isCLocale(collname) || (collprovider === 'c' && isCLocale(collcollate));
       if (!collationC) unsafeColumns.push(attname);
     }
   }
   // primary key, else the narrowest unique index over NOT NULL plain columns
-  const idx = declared ? [] : await rawQuery(
-    client,
-    `SELECT ci.relname, i.indisprimary::text, i.indkey::text, (i.indpred IS NULL)::text, (i.indexprs IS NULL)::text, i.indimmediate::text
+  const idx = declared
+    ? []
+    : await rawQuery(
+        client,
+        `SELECT ci.relname, i.indisprimary::text, i.indkey::text, (i.indpred IS NULL)::text, (i.indexprs IS NULL)::text, i.indimmediate::text
        FROM pg_index i JOIN pg_class ci ON ci.oid = i.indexrelid
       WHERE i.indrelid = $1 AND i.indisunique AND i.indisvalid
       ORDER BY i.indisprimary DESC, i.indnatts, ci.relname`,
-    [oid],
-  );
+        [oid],
+      );
   let key: string[] | undefined;
   let keySource = '';
   for (const [iname, primary, indkey, nopred, noexprs] of idx as string[][]) {
     const nums = indkey.split(' ').map(Number);
     if (nopred !== 'true' || noexprs !== 'true' || nums.some((n) => n <= 0)) continue;
     const attrs = nums.map((n) => byNum.get(n));
-    if (attrs.some((a) => !a || !a.notnull || HIDDEN_COLUMNS.has(a.name))) continue;
+    if (attrs.some((a) => !a?.notnull || HIDDEN_COLUMNS.has(a.name))) continue;
     key = attrs.map((a) => a!.name);
     keySource = primary === 'true' ? 'primary key' : `unique index ${iname}`;
     break;
   }
   if (declared) {
     const unknown = declared.filter((c) => !(c in columns));
-    if (unknown.length > 0 || declared.length === 0) throw new InputError(`the key declared for ${name} (${declared.join(', ')}) names no column ${unknown.join(', ')} of it`);
+    if (unknown.length > 0 || declared.length === 0)
+      throw new InputError(
+        `the key declared for ${name} (${declared.join(', ')}) names no column ${unknown.join(', ')} of it`,
+      );
     key = declared;
     keySource = 'declared key';
   }
@@ -193,7 +212,11 @@ async function describe(client: Queryable, name: string, dbLocaleC: boolean, dec
  * Adds the hidden columns to each table (idempotent) and returns their schemas. Run it before the workload
  * starts (ALTER TABLE takes an exclusive lock).
  */
-export async function instrument(client: Queryable, tables: string[], options: InstrumentOptions = {}): Promise<InstrumentResult> {
+export async function instrument(
+  client: Queryable,
+  tables: string[],
+  options: InstrumentOptions = {},
+): Promise<InstrumentResult> {
   const [[versionText, collate, ctype]] = (await rawQuery(
     client,
     `SELECT current_setting('server_version_num'), d.datcollate, d.datctype FROM pg_database d WHERE d.datname = current_database()`,
@@ -201,11 +224,15 @@ export async function instrument(client: Queryable, tables: string[], options: I
   const version = Number(versionText);
   if (version < 140000) throw new InputError(`recording needs PostgreSQL 14 or newer (this server is ${versionText})`);
   // provider details (PostgreSQL 15+: datlocprovider; 17+: datlocale) read through to_jsonb to work on every version
-  const [[dbJson]] = (await rawQuery(client, `SELECT to_jsonb(d)::text FROM pg_database d WHERE d.datname = current_database()`)) as string[][];
+  const [[dbJson]] = (await rawQuery(
+    client,
+    `SELECT to_jsonb(d)::text FROM pg_database d WHERE d.datname = current_database()`,
+  )) as string[][];
   const db = JSON.parse(dbJson) as Record<string, unknown>;
   const provider = (db.datlocprovider as string | undefined) ?? 'c';
   // libc C/POSIX, or the builtin provider's "C" locale (code point order, ASCII-only case mapping); ICU is never C
-  const dbLocaleC = provider === 'c' ? isCLocale(collate) && isCLocale(ctype) : provider === 'b' ? db.datlocale === 'C' : false;
+  const dbLocaleC =
+    provider === 'c' ? isCLocale(collate) && isCLocale(ctype) : provider === 'b' ? db.datlocale === 'C' : false;
   const prevColumn = options.prevColumn ?? version < 180000;
   const seen = new Map<string, string>();
   const result: InstrumentResult = { tables: [], instrumented: [], warnings: [] };
@@ -213,7 +240,10 @@ export async function instrument(client: Queryable, tables: string[], options: I
   for (const name of tables) {
     const d = await describe(client, name.trim(), dbLocaleC, options.keys?.[name.trim()]);
     const other = seen.get(d.relname);
-    if (other !== undefined) throw new InputError(`tables "${other}" and "${name}" have the same name "${d.relname}"; record tables with distinct names`);
+    if (other !== undefined)
+      throw new InputError(
+        `tables "${other}" and "${name}" have the same name "${d.relname}"; record tables with distinct names`,
+      );
     seen.set(d.relname, name);
     described.push(d);
   }
@@ -233,12 +263,23 @@ export async function instrument(client: Queryable, tables: string[], options: I
       `use NO ACTION/RESTRICT (and do the cascade in the application) or leave the referencing table out of the recording`,
     );
   }
-  const triggers = await rawQuery(client, `SELECT tgrelid::regclass::text, tgname FROM pg_trigger WHERE tgrelid = ANY($1::oid[]) AND NOT tgisinternal`, [oids]);
+  const triggers = await rawQuery(
+    client,
+    `SELECT tgrelid::regclass::text, tgname FROM pg_trigger WHERE tgrelid = ANY($1::oid[]) AND NOT tgisinternal`,
+    [oids],
+  );
   for (const [rel, tg] of triggers as string[][]) {
-    result.warnings.push(`table ${rel} has trigger ${tg}: rows it changes in recorded tables other than the one being written are not recorded`);
+    result.warnings.push(
+      `table ${rel} has trigger ${tg}: rows it changes in recorded tables other than the one being written are not recorded`,
+    );
   }
-  const rules = await rawQuery(client, `SELECT ev_class::regclass::text, rulename FROM pg_rewrite WHERE ev_class = ANY($1::oid[]) AND rulename <> '_RETURN'`, [oids]);
-  for (const [rel, rule] of rules as string[][]) result.warnings.push(`table ${rel} has rule ${rule}: statements it rewrites are not recorded faithfully`);
+  const rules = await rawQuery(
+    client,
+    `SELECT ev_class::regclass::text, rulename FROM pg_rewrite WHERE ev_class = ANY($1::oid[]) AND rulename <> '_RETURN'`,
+    [oids],
+  );
+  for (const [rel, rule] of rules as string[][])
+    result.warnings.push(`table ${rel} has rule ${rule}: statements it rewrites are not recorded faithfully`);
   for (const d of described) {
     const q = `${quoteIdent(d.schema)}.${quoteIdent(d.relname)}`;
     const wanted = prevColumn ? [WID_COLUMN, PREV_COLUMN] : [WID_COLUMN];
@@ -246,7 +287,9 @@ export async function instrument(client: Queryable, tables: string[], options: I
     if (options.shards && (d.relkind === 'p' || d.relkind === 'f')) await instrumentOnShards(options.shards, d, wanted);
     if (missing.length > 0) {
       try {
-        await client.query(`ALTER TABLE ${q} ${missing.map((c) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(c)} text`).join(', ')}`);
+        await client.query(
+          `ALTER TABLE ${q} ${missing.map((c) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(c)} text`).join(', ')}`,
+        );
       } catch (e) {
         const err = e as Error & { code?: string };
         throw new InputError(
@@ -257,7 +300,9 @@ export async function instrument(client: Queryable, tables: string[], options: I
       result.instrumented.push(d.name);
     }
     for (const d2 of d.unsafeColumns) {
-      result.warnings.push(`column ${d.name}.${d2} does not use the C collation: reads whose WHERE uses it are recorded as partial`);
+      result.warnings.push(
+        `column ${d.name}.${d2} does not use the C collation: reads whose WHERE uses it are recorded as partial`,
+      );
     }
     const { hidden: _h, relkind: _k, ...info } = d;
     result.tables.push({ ...info, hasPrev: prevColumn || d.hidden.has(PREV_COLUMN) });
@@ -268,16 +313,22 @@ export async function instrument(client: Queryable, tables: string[], options: I
 /** Drops the hidden columns again (after recording; the application's own columns are untouched). */
 export async function uninstrument(client: Queryable, tables: string[]): Promise<void> {
   for (const name of tables) {
-    const found = await rawQuery(client, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`, [name]);
+    const found = await rawQuery(
+      client,
+      `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`,
+      [name],
+    );
     if (found.length === 0) continue;
     const [schema, rel] = found[0] as string[];
-    await client.query(`ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(rel)} DROP COLUMN IF EXISTS ${quoteIdent(WID_COLUMN)}, DROP COLUMN IF EXISTS ${quoteIdent(PREV_COLUMN)}`);
+    await client.query(
+      `ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(rel)} DROP COLUMN IF EXISTS ${quoteIdent(WID_COLUMN)}, DROP COLUMN IF EXISTS ${quoteIdent(PREV_COLUMN)}`,
+    );
   }
 }
 
 /** Quotes an identifier (as pg.escapeIdentifier). */
 export function quoteIdent(name: string): string {
-  return '"' + name.replace(/"/g, '""') + '"';
+  return `"${name.replace(/"/g, '""')}"`;
 }
 
 /**
@@ -298,7 +349,10 @@ export async function snapshotInit(client: Queryable, schemas: TableInfo[]): Pro
       const q = `${quoteIdent(t.schema)}.${quoteIdent(t.relname)}`;
       const cols = t.columnOrder.map(quoteIdent).join(', ');
       const rows = await rawQuery(client, `SELECT ${cols} FROM ${q} ORDER BY ${t.key.map(quoteIdent).join(', ')}`);
-      out.set(t.name, rows.map((r) => toFormatRow(t, r)));
+      out.set(
+        t.name,
+        rows.map((r) => toFormatRow(t, r)),
+      );
     }
     await client.query('COMMIT');
   } catch (e) {

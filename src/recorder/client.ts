@@ -93,7 +93,14 @@ export function isConnectionLoss(err: unknown): boolean {
   const e = err as { code?: unknown; severity?: unknown } | null;
   const code = e?.code;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
-    return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || e?.severity === 'FATAL' || e?.severity === 'PANIC';
+    return (
+      code.startsWith('08') ||
+      code === '57P01' ||
+      code === '57P02' ||
+      code === '57P03' ||
+      e?.severity === 'FATAL' ||
+      e?.severity === 'PANIC'
+    );
   }
   return true;
 }
@@ -292,7 +299,10 @@ export class Session {
   useConnection(via: Via): void {
     this.node = via.node;
     if (via.raw === this.raw) return;
-    if (this.inTransaction) throw new InputError(`session ${this.number} has a transaction open on ${this.txn!.node ?? 'another connection'}; end it (COMMIT or ROLLBACK) before using another connection`);
+    if (this.inTransaction)
+      throw new InputError(
+        `session ${this.number} has a transaction open on ${this.txn!.node ?? 'another connection'}; end it (COMMIT or ROLLBACK) before using another connection`,
+      );
     if (!this.connections.has(via.raw)) {
       this.connections.add(via.raw);
       via.raw.on('end', () => this.connectionEnded(via.raw));
@@ -346,7 +356,8 @@ export class Session {
     const utc = isUtcZone(s.timeZone);
     for (const [c, type] of Object.entries(table.columns)) {
       if (!utc && TIME_TYPES.has(type)) out.set(c, `the session TimeZone is ${s.timeZone}, not UTC`);
-      if (s.extraFloatDigits < 1 && FLOAT_TYPES.has(type)) out.set(c, `extra_float_digits is ${s.extraFloatDigits} (floats are rounded)`);
+      if (s.extraFloatDigits < 1 && FLOAT_TYPES.has(type))
+        out.set(c, `extra_float_digits is ${s.extraFloatDigits} (floats are rounded)`);
     }
     return out;
   }
@@ -355,7 +366,10 @@ export class Session {
     if (where === undefined) return { exact: true };
     const compiled = this.recorder.whereColumns(where, params, table);
     if ('error' in compiled) {
-      this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: ${compiled.error}`, `where:${table.name}:${whereShape(where)}`);
+      this.recorder.warn(
+        `reads of ${table.name} with WHERE ${where} are recorded as partial: ${compiled.error}`,
+        `where:${table.name}:${whereShape(where)}`,
+      );
       return { exact: false, reason: compiled.error };
     }
     const used = compiled.columns;
@@ -363,7 +377,10 @@ export class Session {
     for (const c of used) {
       const why = unsafe.get(c);
       if (why) {
-        this.recorder.warn(`reads of ${table.name} with WHERE ${where} are recorded as partial: column ${c}: ${why}`, `where:${table.name}:${whereShape(where)}:${c}`);
+        this.recorder.warn(
+          `reads of ${table.name} with WHERE ${where} are recorded as partial: column ${c}: ${why}`,
+          `where:${table.name}:${whereShape(where)}:${c}`,
+        );
         return { exact: false, reason: why };
       }
     }
@@ -371,8 +388,13 @@ export class Session {
   }
 
   private checkDateStyle(settings: Settings, table: TableInfo): void {
-    if (!settings.dateStyle.toUpperCase().startsWith('ISO') && Object.values(table.columns).some((t) => TIME_TYPES.has(t))) {
-      throw new InputError(`session DateStyle is "${settings.dateStyle}": dates and timestamps of ${table.name} would be recorded in a format the checker cannot read; keep DateStyle ISO (the default) while recording`);
+    if (
+      !settings.dateStyle.toUpperCase().startsWith('ISO') &&
+      Object.values(table.columns).some((t) => TIME_TYPES.has(t))
+    ) {
+      throw new InputError(
+        `session DateStyle is "${settings.dateStyle}": dates and timestamps of ${table.name} would be recorded in a format the checker cannot read; keep DateStyle ISO (the default) while recording`,
+      );
     }
   }
 
@@ -380,7 +402,13 @@ export class Session {
 
   private forward(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
     // as the application called pg (text and values): pg copies a config object, not a text
-    if (options.name === undefined && options.rowMode === undefined && options.types === undefined && options.binary === undefined) return this.send(text, values);
+    if (
+      options.name === undefined &&
+      options.rowMode === undefined &&
+      options.types === undefined &&
+      options.binary === undefined
+    )
+      return this.send(text, values);
     return this.send({ ...options, text, values } as pg.QueryConfig);
   }
 
@@ -398,7 +426,12 @@ export class Session {
     }
   }
 
-  private async passthrough(plan: Plan & { kind: 'settings' | 'passthrough' }, text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+  private async passthrough(
+    plan: Plan & { kind: 'settings' | 'passthrough' },
+    text: string,
+    values: unknown[] | undefined,
+    options: QueryOptions,
+  ): Promise<pg.QueryResult> {
     if (plan.kind === 'passthrough' && plan.warning) this.recorder.warn(plan.warning);
     // DISCARD ALL / DEALLOCATE: pg would still take the recorder's prepared statements for parsed
     if (plan.dropsPrepared) this.prepare = false;
@@ -417,7 +450,12 @@ export class Session {
     }
   }
 
-  private async control(c: TxnControl, text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
+  private async control(
+    c: TxnControl,
+    text: string,
+    values: unknown[] | undefined,
+    options: QueryOptions,
+  ): Promise<pg.QueryResult> {
     const txn = this.txn;
     switch (c.kind) {
       case 'begin': {
@@ -497,7 +535,14 @@ export class Session {
    * Runs a rewritten statement (its wids as the added parameters; a prepared statement of the recorder's unless the
    * application names it), records its events in the transaction and gives the application's result.
    */
-  private async run(plan: RecordedPlan, values: unknown[] | undefined, txn: OpenTxn, options: QueryOptions, settings: Settings, params: unknown[]): Promise<pg.QueryResult> {
+  private async run(
+    plan: RecordedPlan,
+    values: unknown[] | undefined,
+    txn: OpenTxn,
+    options: QueryOptions,
+    settings: Settings,
+    params: unknown[],
+  ): Promise<pg.QueryResult> {
     txn.statements++;
     const wid = `${txn.id}.${txn.statements}`;
     const upsertWid = plan.kind === 'insert' && plan.upsertWidParam !== undefined ? `${wid}u` : undefined;
@@ -510,7 +555,9 @@ export class Session {
     const name = options.name ?? (this.prepare ? this.recorder.statementName(plan.sql) : undefined);
     const q = new RecordedQuery(plan, all, name, options.rowMode, options.types ?? this.appTypes());
     await this.submit(q);
-    txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge: (w, p, t) => this.judge(settings, w, p, t) }));
+    txn.events.push(
+      ...eventsFor(plan, q.added, { params, wid, upsertWid, judge: (w, p, t) => this.judge(settings, w, p, t) }),
+    );
     return q.app;
   }
 
@@ -527,17 +574,32 @@ export class Session {
   /** The client's type parsers (what pg uses when a statement gives none). */
   private appTypes(): pg.CustomTypesConfig {
     const raw = this.raw;
-    return (this.clientTypes ??= { getTypeParser: ((oid: number, format?: string) => raw.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'] });
+    return (this.clientTypes ??= {
+      getTypeParser: ((oid: number, format?: string) =>
+        raw.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
+    });
   }
 
-  private async recorded(plan: RecordedPlan, text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
-    if (options.binary) throw new UnsupportedStatementError(text, 'its results are asked for in binary', 'Drop the binary option while recording.');
+  private async recorded(
+    plan: RecordedPlan,
+    text: string,
+    values: unknown[] | undefined,
+    options: QueryOptions,
+  ): Promise<pg.QueryResult> {
+    if (options.binary)
+      throw new UnsupportedStatementError(
+        text,
+        'its results are asked for in binary',
+        'Drop the binary option while recording.',
+      );
     const params = recordParams(values);
     let txn = this.txn;
     // the server's own view when the driver reports it (a client-side error does not fail the transaction)
     const status = this.txStatus();
     if (!txn && (status === 'T' || status === 'E')) {
-      throw new InputError(`a transaction is open on session ${this.number} that the recorder did not see begin (BEGIN sent through the raw client?); send every statement through the recording client`);
+      throw new InputError(
+        `a transaction is open on session ${this.number} that the recorder did not see begin (BEGIN sent through the raw client?); send every statement through the recording client`,
+      );
     }
     if (txn && (status === 'E' || (status === undefined && txn.failed))) {
       // PostgreSQL rejects it (25P02); run it as the application wrote it
@@ -596,7 +658,11 @@ export class Session {
 
 type Callback = (err: Error | null, result?: pg.QueryResult) => void;
 
-function normalize(textOrConfig: unknown, valuesOrCallback?: unknown, callback?: unknown): { text: string; values?: unknown[]; options: QueryOptions; cb?: Callback } {
+function normalize(
+  textOrConfig: unknown,
+  valuesOrCallback?: unknown,
+  callback?: unknown,
+): { text: string; values?: unknown[]; options: QueryOptions; cb?: Callback } {
   let cb: Callback | undefined;
   let values: unknown[] | undefined;
   if (typeof valuesOrCallback === 'function') cb = valuesOrCallback as Callback;
@@ -610,7 +676,12 @@ function normalize(textOrConfig: unknown, valuesOrCallback?: unknown, callback?:
   return {
     text: c.text,
     values: (values ?? c.values) as unknown[] | undefined,
-    options: { ...(c.rowMode ? { rowMode: c.rowMode } : {}), ...(c.types ? { types: c.types } : {}), ...(c.name ? { name: c.name } : {}), ...(c.binary ? { binary: c.binary } : {}) },
+    options: {
+      ...(c.rowMode ? { rowMode: c.rowMode } : {}),
+      ...(c.types ? { types: c.types } : {}),
+      ...(c.name ? { name: c.name } : {}),
+      ...(c.binary ? { binary: c.binary } : {}),
+    },
     cb: cb ?? c.callback,
   };
 }
@@ -644,7 +715,10 @@ export class RecordingClient {
   }
 
   query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
-  query<R extends pg.QueryResultRow = any>(config: pg.QueryConfig & { rowMode?: 'array' }, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = any>(
+    config: pg.QueryConfig & { rowMode?: 'array' },
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
   query(text: string | pg.QueryConfig, values: unknown[] | undefined, callback: Callback): void;
   query(text: string | pg.QueryConfig, callback: Callback): void;
   query(textOrConfig: unknown, valuesOrCallback?: unknown, callback?: unknown): Promise<pg.QueryResult> | undefined {
@@ -653,7 +727,11 @@ export class RecordingClient {
       // cursors and streams (pg-cursor, pg-query-stream): only for statements that touch no recorded table
       const plan = this.session.recorder.plan(String(sub.text ?? ''), 0);
       if (plan.kind !== 'passthrough' && plan.kind !== 'settings') {
-        throw new UnsupportedStatementError(String(sub.text ?? ''), 'it is sent through a cursor or stream', 'Use query() while recording.');
+        throw new UnsupportedStatementError(
+          String(sub.text ?? ''),
+          'it is sent through a cursor or stream',
+          'Use query() while recording.',
+        );
       }
       return (this.raw.query as (q: unknown) => unknown)(textOrConfig) as never;
     }
@@ -661,7 +739,10 @@ export class RecordingClient {
     try {
       n = normalize(textOrConfig, valuesOrCallback, callback);
     } catch (e) {
-      return deliver(Promise.reject(e), typeof valuesOrCallback === 'function' ? (valuesOrCallback as Callback) : (callback as Callback | undefined));
+      return deliver(
+        Promise.reject(e),
+        typeof valuesOrCallback === 'function' ? (valuesOrCallback as Callback) : (callback as Callback | undefined),
+      );
     }
     return deliver(this.session.query(n.text, n.values, n.options, this.via), n.cb);
   }
@@ -707,8 +788,12 @@ export class RecordingPool {
 
   /** Checks out a connection (release() it when done, as with pg); with a callback, as pg's connect(callback). */
   connect(): Promise<RecordingClient>;
-  connect(callback: (err: Error | undefined, client?: RecordingClient, done?: (err?: Error | boolean) => void) => void): void;
-  connect(callback?: (err: Error | undefined, client?: RecordingClient, done?: (err?: Error | boolean) => void) => void): Promise<RecordingClient> | void {
+  connect(
+    callback: (err: Error | undefined, client?: RecordingClient, done?: (err?: Error | boolean) => void) => void,
+  ): void;
+  connect(
+    callback?: (err: Error | undefined, client?: RecordingClient, done?: (err?: Error | boolean) => void) => void,
+  ): Promise<RecordingClient> | void {
     const p = this.raw.connect().then((c) => new RecordingClient(this.recorder.session(c), (err) => c.release(err)));
     if (!callback) return p;
     p.then(
@@ -718,10 +803,17 @@ export class RecordingPool {
   }
 
   /** One statement on some pooled connection (its own transaction unless the connection is inside one). */
-  query<R extends pg.QueryResultRow = any>(text: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = any>(
+    text: string | pg.QueryConfig,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
   query(text: string | pg.QueryConfig, values: unknown[] | undefined, callback: Callback): void;
   query(text: string | pg.QueryConfig, callback: Callback): void;
-  query(text: string | pg.QueryConfig, valuesOrCallback?: unknown, callback?: Callback): Promise<pg.QueryResult> | undefined {
+  query(
+    text: string | pg.QueryConfig,
+    valuesOrCallback?: unknown,
+    callback?: Callback,
+  ): Promise<pg.QueryResult> | undefined {
     const cb = typeof valuesOrCallback === 'function' ? (valuesOrCallback as Callback) : callback;
     const values = typeof valuesOrCallback === 'function' ? undefined : (valuesOrCallback as unknown[] | undefined);
     const p = this.connect().then(async (c) => {

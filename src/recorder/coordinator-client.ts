@@ -28,7 +28,9 @@ export function coordinatorClient(named: NamedSession, raw: pg.ClientBase, name 
       // before the transaction ends: the shards it used (postgres_fdw's connections used in this transaction)
       if (END.test(text) && session.inTransaction) {
         try {
-          const used = await raw.query<{ s: string }>(`SELECT server_name AS s FROM postgres_fdw_get_connections() WHERE used_in_xact ORDER BY 1`);
+          const used = await raw.query<{ s: string }>(
+            `SELECT server_name AS s FROM postgres_fdw_get_connections() WHERE used_in_xact ORDER BY 1`,
+          );
           session.nodeOfTransaction(`${name}${used.rows.length ? ` (${used.rows.map((r) => r.s).join(', ')})` : ''}`);
         } catch {
           // a failed transaction answers nothing but ROLLBACK

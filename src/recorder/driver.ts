@@ -79,17 +79,27 @@ function leadingWords(text: string): string {
 /** Whether a module is a pg module (or looks enough like one to be wrapped). */
 export function isPgModule(m: unknown): m is PgModule {
   const o = m as Partial<PgModule> | null;
-  return !!o && typeof o === 'object' && typeof o.Client === 'function' && typeof o.Pool === 'function' && typeof o.types === 'object';
+  return (
+    !!o &&
+    typeof o === 'object' &&
+    typeof o.Client === 'function' &&
+    typeof o.Pool === 'function' &&
+    typeof o.types === 'object'
+  );
 }
 
 /** `pg` as the application resolves it: from its main script's folder, else from the working directory, else ours. */
 export function applicationPg(): PgModule {
-  const bases = [process.argv[1] ? resolve(process.argv[1]) : undefined, resolve('package.json'), import.meta.filename].filter((b): b is string => !!b);
+  const bases = [
+    process.argv[1] ? resolve(process.argv[1]) : undefined,
+    resolve('package.json'),
+    import.meta.filename,
+  ].filter((b): b is string => !!b);
   let lastError: unknown;
   for (const base of bases) {
     try {
       const m = createRequire(base)('pg') as unknown;
-      return isPgModule(m) ? m : ((m as { default: PgModule }).default);
+      return isPgModule(m) ? m : (m as { default: PgModule }).default;
     } catch (e) {
       lastError = e;
     }
@@ -133,7 +143,10 @@ class Gate {
   private async tryInstrument(raw: pg.ClientBase): Promise<void> {
     const tables = this.tables!;
     try {
-      const r = await raw.query({ text: 'SELECT count(*)::int AS n FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL', values: [tables] });
+      const r = await raw.query({
+        text: 'SELECT count(*)::int AS n FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL',
+        values: [tables],
+      });
       if ((r.rows[0] as { n: number }).n > 0 || this.recorder.instrumented) return;
       await this.recorder.instrument(raw, tables);
     } catch (e) {
@@ -165,7 +178,19 @@ function rawView(client: AnyClient, baseQuery: (...args: unknown[]) => unknown):
   const view = Object.create(client) as Record<string, unknown>;
   view.query = (...args: unknown[]) => baseQuery.apply(client, args);
   // methods that write state must run on the client itself, not on the view (which would get own properties)
-  for (const m of ['on', 'once', 'off', 'addListener', 'removeListener', 'removeAllListeners', 'emit', 'connect', 'end', 'release', 'setTypeParser']) {
+  for (const m of [
+    'on',
+    'once',
+    'off',
+    'addListener',
+    'removeListener',
+    'removeAllListeners',
+    'emit',
+    'connect',
+    'end',
+    'release',
+    'setTypeParser',
+  ]) {
     const f = client[m];
     if (typeof f === 'function') view[m] = (...args: unknown[]) => f.apply(client, args);
   }
@@ -197,9 +222,13 @@ function splitArgs(args: unknown[]): { config: unknown; values: unknown; cb: Cal
  */
 export function recordingDriver(recorder: DriverRecorder, options: DriverOptions = {}): PgModule {
   const real = options.pg ?? applicationPg();
-  if (!isPgModule(real)) throw new TypeError('recordingDriver: options.pg is not the pg module (no Client, Pool and types)');
+  if (!isPgModule(real))
+    throw new TypeError('recordingDriver: options.pg is not the pg module (no Client, Pool and types)');
   if (isRecordingDriver(real)) throw new TypeError('recordingDriver: this pg module records already');
-  const gate = gateOf(recorder, options.tables?.map((t) => t.trim()).filter((t) => t !== ''));
+  const gate = gateOf(
+    recorder,
+    options.tables?.map((t) => t.trim()).filter((t) => t !== ''),
+  );
   const BaseClient = real.Client as unknown as AnyClientClass;
   const baseQuery = BaseClient.prototype.query as (...args: unknown[]) => unknown;
 
@@ -240,7 +269,9 @@ export function recordingDriver(recorder: DriverRecorder, options: DriverOptions
             await gate.prepare(this.#view, text, this.#idle());
             if (gate.open && this.#idle()) this.#routed = true;
           }
-          return this.#routed ? await this.#recorded.query(config as string, values as unknown[]) : await (baseQuery.call(this, config, values) as Promise<unknown>);
+          return this.#routed
+            ? await this.#recorded.query(config as string, values as unknown[])
+            : await (baseQuery.call(this, config, values) as Promise<unknown>);
         } finally {
           this.#waiting--;
         }

@@ -37,7 +37,7 @@ export class UnsupportedTableError extends InputError {
 /** The statement on one line, cut to 160 characters, for messages. */
 export function shortSql(sql: string): string {
   const s = sql.replace(/\s+/g, ' ').trim();
-  return s.length > 160 ? s.slice(0, 157) + '...' : s;
+  return s.length > 160 ? `${s.slice(0, 157)}...` : s;
 }
 
 /** A statement sent through a recorder after interrupt(): refused without reaching the server. */

@@ -14,7 +14,11 @@ interface Resolved {
   format?: string | null;
 }
 
-export async function resolve(specifier: string, context: { parentURL?: string }, next: (s: string, c: unknown) => Promise<Resolved>): Promise<Resolved & { shortCircuit?: boolean }> {
+export async function resolve(
+  specifier: string,
+  context: { parentURL?: string },
+  next: (s: string, c: unknown) => Promise<Resolved>,
+): Promise<Resolved & { shortCircuit?: boolean }> {
   const r = await next(specifier, context);
   if (!PG_ESM_ENTRY.test(r.url)) return r;
   const target = new URL(shim);

@@ -13,7 +13,15 @@
  * text..., wid]). A NULL wid is the initial version (`init`).
  */
 import pg from 'pg';
-import type { DeleteEvent, HistoryEvent, InsertEvent, Row, SelectEvent, SqlValue, UpdateEvent } from '../history/format.js';
+import type {
+  DeleteEvent,
+  HistoryEvent,
+  InsertEvent,
+  Row,
+  SelectEvent,
+  SqlValue,
+  UpdateEvent,
+} from '../history/format.js';
 import { INIT_WID } from '../history/format.js';
 import { toFormatRow, toFormatValue, type TableInfo } from './catalog.js';
 import type { RecordedPlan } from './rewrite.js';
@@ -47,7 +55,7 @@ export function recordParams(values: readonly unknown[] | undefined): unknown[] 
     if (typeof v === 'string' || typeof v === 'boolean') return v;
     if (typeof v === 'bigint') return v.toString();
     const prepared = (pg as unknown as { utils: { prepareValue(x: unknown): unknown } }).utils.prepareValue(v);
-    if (Buffer.isBuffer(prepared)) return '\\x' + prepared.toString('hex');
+    if (Buffer.isBuffer(prepared)) return `\\x${prepared.toString('hex')}`;
     return prepared === null || prepared === undefined ? null : String(prepared);
   });
 }
@@ -94,7 +102,11 @@ function traceRows(table: TableInfo, trace: ReadTrace, added: (string | null)[][
 export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: EventContext): HistoryEvent[] {
   const table = plan.table;
   const n = table.columnOrder.length;
-  const withWhere = (t: TableInfo, where: string | undefined, shapePartial = false): { where?: string; params?: unknown[]; partial?: boolean } => {
+  const withWhere = (
+    t: TableInfo,
+    where: string | undefined,
+    shapePartial = false,
+  ): { where?: string; params?: unknown[]; partial?: boolean } => {
     const judged = ctx.judge(where, ctx.params, t);
     const out: { where?: string; params?: unknown[]; partial?: boolean } = {};
     if (where !== undefined && judged.exact) {
@@ -108,7 +120,12 @@ export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: E
   for (const trace of plan.reads) {
     // a subquery evaluated again is carried by the result rows: without one, nothing is known of it
     if (trace.needsRow && added.length === 0) continue;
-    const e: SelectEvent = { op: 'select', table: trace.table.name, ...withWhere(trace.table, trace.where, trace.partialReason !== undefined), rows: traceRows(trace.table, trace, added) };
+    const e: SelectEvent = {
+      op: 'select',
+      table: trace.table.name,
+      ...withWhere(trace.table, trace.where, trace.partialReason !== undefined),
+      rows: traceRows(trace.table, trace, added),
+    };
     events.push(e);
   }
   switch (plan.kind) {
@@ -125,12 +142,22 @@ export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: E
       if (inserted.length > 0) events.push({ op: 'insert', table: table.name, wid: ctx.wid, rows: inserted });
       // The rows ON CONFLICT DO UPDATE changed: which keys conflicted is not a predicate over the table, so the
       // update is partial (it read only the rows it returned).
-      if (updated.length > 0) events.push({ op: 'update', table: table.name, partial: true, wid: ctx.upsertWid!, rows: updated });
+      if (updated.length > 0)
+        events.push({ op: 'update', table: table.name, partial: true, wid: ctx.upsertWid!, rows: updated });
       return events;
     }
     case 'update': {
-      const rows: UpdateEvent['rows'] = added.map((a) => ({ read: widOf(a[n]), row: toFormatRow(table, a.slice(0, n)) }));
-      events.push({ op: 'update', table: table.name, ...withWhere(table, plan.where, plan.partialReason !== undefined), wid: ctx.wid, rows });
+      const rows: UpdateEvent['rows'] = added.map((a) => ({
+        read: widOf(a[n]),
+        row: toFormatRow(table, a.slice(0, n)),
+      }));
+      events.push({
+        op: 'update',
+        table: table.name,
+        ...withWhere(table, plan.where, plan.partialReason !== undefined),
+        wid: ctx.wid,
+        rows,
+      });
       return events;
     }
     case 'delete': {
@@ -139,7 +166,13 @@ export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: E
         read: widOf(a[k]),
         key: table.key.map((c, i) => toFormatValue(a[i], table.columns[c])),
       }));
-      events.push({ op: 'delete', table: table.name, ...withWhere(table, plan.where, plan.partialReason !== undefined), wid: ctx.wid, rows });
+      events.push({
+        op: 'delete',
+        table: table.name,
+        ...withWhere(table, plan.where, plan.partialReason !== undefined),
+        wid: ctx.wid,
+        rows,
+      });
       return events;
     }
   }

@@ -19,7 +19,9 @@ const load = loader._load;
 
 loader._load = function (this: unknown, request: string, parent: unknown, isMain: boolean): unknown {
   const m = load.call(this, request, parent, isMain);
-  return isPgModule(m) && typeof (m as { escapeIdentifier?: unknown }).escapeIdentifier === 'function' ? processDriver(m) : m;
+  return isPgModule(m) && typeof (m as { escapeIdentifier?: unknown }).escapeIdentifier === 'function'
+    ? processDriver(m)
+    : m;
 };
 
 register('./esm-hooks.js', import.meta.url);

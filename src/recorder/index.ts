@@ -11,7 +11,13 @@
  *   ... the application runs db.query(...) as with pg ...
  *   recorder.finish();
  */
-export { Recorder, RecorderStoppedError, type RecorderOptions, type InterruptResult, type ClusterOptions } from './recorder.js';
+export {
+  Recorder,
+  RecorderStoppedError,
+  type RecorderOptions,
+  type InterruptResult,
+  type ClusterOptions,
+} from './recorder.js';
 export { RecordingClient, RecordingPool, isConnectionLoss, type QueryOptions } from './client.js';
 export { NamedSession, RoutingClient, type RouterOptions, type ServerConnection } from './sessions.js';
 export { recordingDriver, applicationPg, type DriverOptions, type PgModule } from './driver.js';

@@ -75,4 +75,3 @@ export interface RewriteOptions {
 }
 
 export type { TableLookup } from './catalog.js';
-

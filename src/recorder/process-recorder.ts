@@ -50,9 +50,14 @@ function start(): ProcessRecording | undefined {
   const owner = env[RECORD_ENV.pid];
   if (owner && owner !== String(process.pid)) return undefined; // a parent process records
   const out = env[RECORD_ENV.out];
-  const tables = (env[RECORD_ENV.tables] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+  const tables = (env[RECORD_ENV.tables] ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
   if (!out || tables.length === 0) {
-    throw new InputError(`recording needs ${RECORD_ENV.out} (the history file) and ${RECORD_ENV.tables} (the tables, comma-separated) in the environment; or run the application with isocheck record --out FILE --tables a,b -- node app.js`);
+    throw new InputError(
+      `recording needs ${RECORD_ENV.out} (the history file) and ${RECORD_ENV.tables} (the tables, comma-separated) in the environment; or run the application with isocheck record --out FILE --tables a,b -- node app.js`,
+    );
   }
   let meta: Record<string, unknown> = {};
   if (env[RECORD_ENV.meta]) {
@@ -87,13 +92,20 @@ function end(r: ProcessRecording, reason: string): void {
   if (!recorder.instrumented) {
     recorder.abandon();
     if (statSync(file, { throwIfNoEntry: false })?.size === 0) rmSync(file, { force: true });
-    say(`nothing recorded: the tables ${r.tables.join(', ')} never all existed while the application ran statements (no history written)`);
+    say(
+      `nothing recorded: the tables ${r.tables.join(', ')} never all existed while the application ran statements (no history written)`,
+    );
     return;
   }
   const open = recorder.interrupt(reason);
   const c = recorder.counts;
-  const openNote = open.unknown + open.aborted > 0 ? `; ${open.unknown + open.aborted} still open as ${reason}: ${open.unknown} written unknown, ${open.aborted} aborted` : '';
-  say(`recorded ${recorder.transactions} transactions (${c.committed} committed, ${c.aborted} aborted, ${c.unknown} unknown${openNote}) in ${file}`);
+  const openNote =
+    open.unknown + open.aborted > 0
+      ? `; ${open.unknown + open.aborted} still open as ${reason}: ${open.unknown} written unknown, ${open.aborted} aborted`
+      : '';
+  say(
+    `recorded ${recorder.transactions} transactions (${c.committed} committed, ${c.aborted} aborted, ${c.unknown} unknown${openNote}) in ${file}`,
+  );
 }
 
 /**

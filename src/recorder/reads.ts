@@ -18,20 +18,28 @@ import { chainOf, lift, rowArray, whereOver, type ReadTrace, type TraceList } fr
 export const isLimited = (s: N): boolean => Boolean((s.limitCount && !s.limitCount.A_Const?.isnull) || s.limitOffset);
 
 /** WHERE and exactness of a read of `item` in block `b` (`extra`: reasons the caller knows). */
-export function judgeRead(b: Block, item: FromItem, extra: (string | undefined)[] = []): Pick<ReadTrace, 'where' | 'partialReason'> {
+export function judgeRead(
+  b: Block,
+  item: FromItem,
+  extra: (string | undefined)[] = [],
+): Pick<ReadTrace, 'where' | 'partialReason'> {
   const s = b.node;
   const { own, all } = ownConjuncts(b, item, s.whereClause);
   const reasons = extra.filter((x): x is string => x !== undefined);
   if (!all) reasons.push('a WHERE about more than this table (another table, a subquery)');
   if (b.items.length > 1 && !item.preserved) reasons.push('a join (rows without a match are not returned)');
   if (b.kind === 'select' && isLimited(s)) reasons.push('LIMIT/OFFSET/FETCH');
-  if (b.kind === 'select' && s.lockingClause && b.items.length > 1) reasons.push('FOR UPDATE/SHARE in a join (READ COMMITTED re-checks the locked rows)');
+  if (b.kind === 'select' && s.lockingClause && b.items.length > 1)
+    reasons.push('FOR UPDATE/SHARE in a join (READ COMMITTED re-checks the locked rows)');
   return { where: whereOver(item, andOf(own)), partialReason: reasons.length > 0 ? reasons.join(', ') : undefined };
 }
 
 /** Reasons a root SELECT's own tables are partial beyond the block rules. */
 export function rootReasons(s: N, aggregate: boolean): (string | undefined)[] {
-  return [aggregate && s.havingClause ? 'HAVING' : undefined, !aggregate && hasSetReturning(s.targetList) ? 'a set-returning function in the select list' : undefined];
+  return [
+    aggregate && s.havingClause ? 'HAVING' : undefined,
+    !aggregate && hasSetReturning(s.targetList) ? 'a set-returning function in the select list' : undefined,
+  ];
 }
 
 /**
@@ -47,7 +55,8 @@ export function traceSubqueries(sql: string, blocks: Blocks, traces: TraceList, 
       const atRoot = chain[chain.length - 1] === blocks.root;
       let expr = rowArray(item);
       for (const x of atRoot ? chain.slice(0, -1) : chain) expr = lift(sql, x, expr);
-      const correlated = chain.length > 1 ? 'a correlated subquery (only the rows read for the rows returned are recorded)' : undefined;
+      const correlated =
+        chain.length > 1 ? 'a correlated subquery (only the rows read for the rows returned are recorded)' : undefined;
       traces.addJson(item.table, atRoot ? acc(expr) : expr, { ...judgeRead(b, item, [correlated]), needsRow: true });
     }
   }

@@ -107,7 +107,8 @@ export class Recorder {
 
   constructor(readonly options: RecorderOptions) {
     const first = options.firstSession ?? 1;
-    if (!Number.isSafeInteger(first) || first < 1) throw new InputError(`firstSession must be an integer >= 1, got ${first}`);
+    if (!Number.isSafeInteger(first) || first < 1)
+      throw new InputError(`firstSession must be an integer >= 1, got ${first}`);
     this.nextSession = first;
     this.writer = new HistoryWriter(options.file);
   }
@@ -162,7 +163,11 @@ export class Recorder {
     await Promise.all([loadRewriter(), loadPredicateParser()]);
     const { version, versionNum } = await serverVersion(client);
     this.serverVersionNum = versionNum;
-    const result = await instrument(client, tables, { prevColumn: this.options.prevColumn ? true : undefined, keys: cluster.keys, shards: cluster.shards });
+    const result = await instrument(client, tables, {
+      prevColumn: this.options.prevColumn ? true : undefined,
+      keys: cluster.keys,
+      shards: cluster.shards,
+    });
     this.oldReturning = this.serverVersionNum >= 180000 && !this.options.prevColumn;
     for (const w of result.warnings) this.warn(w);
     const init = await snapshotInit(client, result.tables);
@@ -207,7 +212,8 @@ export class Recorder {
   statementName(sql: string): string | undefined {
     if (this.options.preparedStatements === false) return undefined;
     let name = this.statementNames.get(sql);
-    if (name === undefined && this.statementNames.size < PREPARED_MAX) this.statementNames.set(sql, (name = `${this.statementPrefix}${this.statementNames.size + 1}`));
+    if (name === undefined && this.statementNames.size < PREPARED_MAX)
+      this.statementNames.set(sql, (name = `${this.statementPrefix}${this.statementNames.size + 1}`));
     return name;
   }
 
@@ -273,7 +279,8 @@ export class Recorder {
   writeTxn(txn: Omit<TxnLine, 'kind'>): void {
     if (this.finished) {
       // after interrupt() every open transaction was written already: what ends later is that one's late answer
-      if (this.stoppedBy === undefined) this.warn(`transaction ${txn.id} ended after Recorder.finish(); it is not in the history`, 'after-finish');
+      if (this.stoppedBy === undefined)
+        this.warn(`transaction ${txn.id} ended after Recorder.finish(); it is not in the history`, 'after-finish');
       return;
     }
     this.writer.txn(txn);

@@ -23,7 +23,8 @@ export function addedTargets(exprs: N[]): N[] {
 
 export function selectPlan(sql: string, original: N, lookup: TableLookup): SelectPlan | { kind: 'passthrough' } {
   const s = clone(original);
-  if (s.intoClause) refuse(sql, 'SELECT INTO copies rows without the recorder seeing them', 'SELECT the rows, then INSERT them.');
+  if (s.intoClause)
+    refuse(sql, 'SELECT INTO copies rows without the recorder seeing them', 'SELECT the rows, then INSERT them.');
   if (s.valuesLists) refuse(sql, 'VALUES with a recorded table', 'Use a plain SELECT.');
   const blocks = findBlocks(sql, 'select', s, lookup);
   for (const b of blocks.all) if (b.node.targetList) b.node.targetList = expandStars(sql, b.node.targetList, b);
@@ -34,36 +35,56 @@ export function selectPlan(sql: string, original: N, lookup: TableLookup): Selec
     const added = traces.exprs.map(castText);
     const arms = (n: N): N[] => (n.op && n.op !== 'SETOP_NONE' ? [...arms(n.larg), ...arms(n.rarg)] : [n]);
     for (const arm of arms(s)) {
-      if (arm.valuesLists) refuse(sql, 'a VALUES arm in a set operation with a recorded table', 'Write the values as a SELECT.');
+      if (arm.valuesLists)
+        refuse(sql, 'a VALUES arm in a set operation with a recorded table', 'Write the values as a SELECT.');
       arm.targetList.push(...addedTargets(clone(added)));
     }
     return done(s, traces);
   }
-  let aggregate = hasAggregate([s.targetList, s.havingClause, s.sortClause]) || (s.groupClause?.length ?? 0) > 0 || s.havingClause !== undefined;
+  let aggregate =
+    hasAggregate([s.targetList, s.havingClause, s.sortClause]) ||
+    (s.groupClause?.length ?? 0) > 0 ||
+    s.havingClause !== undefined;
   let partition: N[] | undefined;
   const distinct: N[] | undefined = s.distinctClause;
   if (distinct && distinct.length > 0) {
     const plain = distinct.length === 1 && Object.keys(distinct[0]).length === 0;
     if (plain) {
-      if (aggregate) refuse(sql, 'it uses DISTINCT together with aggregates or GROUP BY', 'Drop DISTINCT (or GROUP BY) and deduplicate in the application.');
-      if (hasWindow(s.targetList)) refuse(sql, 'it uses DISTINCT with window functions', 'Drop DISTINCT and deduplicate in the application.');
+      if (aggregate)
+        refuse(
+          sql,
+          'it uses DISTINCT together with aggregates or GROUP BY',
+          'Drop DISTINCT (or GROUP BY) and deduplicate in the application.',
+        );
+      if (hasWindow(s.targetList))
+        refuse(sql, 'it uses DISTINCT with window functions', 'Drop DISTINCT and deduplicate in the application.');
       // SELECT DISTINCT a, b ... == SELECT a, b ... GROUP BY 1, 2: the aggregate form records every row read
       delete s.distinctClause;
       s.groupClause = s.targetList.map((_: N, i: number) => ({ A_Const: { ival: { ival: i + 1 } } }));
       aggregate = true;
     } else {
-      if (aggregate) refuse(sql, 'it uses DISTINCT ON together with aggregates or GROUP BY', 'Drop DISTINCT ON and pick the rows in the application.');
+      if (aggregate)
+        refuse(
+          sql,
+          'it uses DISTINCT ON together with aggregates or GROUP BY',
+          'Drop DISTINCT ON and pick the rows in the application.',
+        );
       const outputNames = new Set((s.targetList as N[]).map((t) => t.ResTarget?.name).filter((x) => x !== undefined));
       for (const d of distinct) {
         const f = d.ColumnRef?.fields;
         if (d.A_Const || (f?.length === 1 && outputNames.has(f[0].String?.sval))) {
-          refuse(sql, 'its DISTINCT ON names an output column (by position or alias)', 'Write the expression itself in DISTINCT ON.');
+          refuse(
+            sql,
+            'its DISTINCT ON names an output column (by position or alias)',
+            'Write the expression itself in DISTINCT ON.',
+          );
         }
       }
       partition = distinct;
     }
   }
-  if (aggregate && s.lockingClause) refuse(sql, 'FOR UPDATE/SHARE with aggregates', 'Lock the rows with a separate SELECT ... FOR UPDATE.');
+  if (aggregate && s.lockingClause)
+    refuse(sql, 'FOR UPDATE/SHARE with aggregates', 'Lock the rows with a separate SELECT ... FOR UPDATE.');
   const acc = aggregate ? (e: N) => jsonAgg(e) : partition ? (e: N) => jsonAgg(e, clone(partition)) : (e: N) => e;
   for (const item of root.items) {
     if (!item.table) continue;
@@ -79,5 +100,13 @@ export function selectPlan(sql: string, original: N, lookup: TableLookup): Selec
 function done(s: N, traces: TraceList): SelectPlan | { kind: 'passthrough' } {
   if (traces.reads.length === 0) return { kind: 'passthrough' }; // only CTEs named like recorded tables
   const tables = [...new Set(traces.tables)];
-  return { kind: 'select', sql: wrap('SelectStmt', s), table: tables[0], tables, added: traces.exprs.length, appRows: true, reads: traces.reads };
+  return {
+    kind: 'select',
+    sql: wrap('SelectStmt', s),
+    table: tables[0],
+    tables,
+    added: traces.exprs.length,
+    appRows: true,
+    reads: traces.reads,
+  };
 }

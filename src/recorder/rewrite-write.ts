@@ -12,7 +12,19 @@
  * was joined with, so the traces are what the statement used. A correlated subquery in SET or WHERE that reads
  * a column the UPDATE assigns is refused: in RETURNING it would see the new value.
  */
-import { castText, clone, colRef, hasAggregate, hasSetReturning, param, paramNumbers, refuse, resTarget, wrap, type N } from './ast.js';
+import {
+  castText,
+  clone,
+  colRef,
+  hasAggregate,
+  hasSetReturning,
+  param,
+  paramNumbers,
+  refuse,
+  resTarget,
+  wrap,
+  type N,
+} from './ast.js';
 import { HIDDEN_COLUMNS, PREV_COLUMN, WID_COLUMN } from './catalog.js';
 import { expandStars, findBlocks, ownConjuncts, qualifies, type Block, type Blocks, type FromItem } from './blocks.js';
 import { judgeRead, traceSubqueries } from './reads.js';
@@ -43,22 +55,38 @@ function checkAssignments(sql: string, t: FromItem, list: N[], what: string): vo
     if (name === undefined) continue;
     if (HIDDEN_COLUMNS.has(name)) refuse(sql, `it assigns the recorder's hidden column ${name}`, 'Do not write it.');
     if (t.table!.key.includes(name)) {
-      refuse(sql, `${what} changes key column "${name}" of ${t.table!.name} (the key is the row's identity in the history)`, 'Delete the row and insert it with the new key instead.');
+      refuse(
+        sql,
+        `${what} changes key column "${name}" of ${t.table!.name} (the key is the row's identity in the history)`,
+        'Delete the row and insert it with the new key instead.',
+      );
     }
   }
 }
 
 /** The blocks of a write on a recorded table (refused when the written table is not recorded but a read one is). */
-function writeBlocks(sql: string, kind: 'insert' | 'update' | 'delete', s: N, lookup: TableLookup): { blocks: Blocks; target: FromItem; aliases: { old: string; new: string } } {
+function writeBlocks(
+  sql: string,
+  kind: 'insert' | 'update' | 'delete',
+  s: N,
+  lookup: TableLookup,
+): { blocks: Blocks; target: FromItem; aliases: { old: string; new: string } } {
   if (!lookup.lookup(s.relation.schemaname, s.relation.relname)) {
-    refuse(sql, `it reads a recorded table to ${kind === 'insert' ? 'write' : kind} a table that is not recorded`, 'Record that table too (instrument it), or SELECT the rows first and pass them as parameters.');
+    refuse(
+      sql,
+      `it reads a recorded table to ${kind === 'insert' ? 'write' : kind} a table that is not recorded`,
+      'Record that table too (instrument it), or SELECT the rows first and pass them as parameters.',
+    );
   }
-  if (s.whereClause?.CurrentOfExpr) refuse(sql, 'WHERE CURRENT OF (cursors) is not recorded', `${kind === 'update' ? 'Update' : 'Delete'} by key.`);
+  if (s.whereClause?.CurrentOfExpr)
+    refuse(sql, 'WHERE CURRENT OF (cursors) is not recorded', `${kind === 'update' ? 'Update' : 'Delete'} by key.`);
   const blocks = findBlocks(sql, kind, s, lookup);
-  for (const b of blocks.all) if (b !== blocks.root && b.node.targetList) b.node.targetList = expandStars(sql, b.node.targetList, b);
+  for (const b of blocks.all)
+    if (b !== blocks.root && b.node.targetList) b.node.targetList = expandStars(sql, b.node.targetList, b);
   const target = blocks.root.items[0];
   const aliases = oldAlias(s.returningClause?.options);
-  if (target.name === aliases.old || target.name === aliases.new) refuse(sql, `the table is called "${target.name}", like the RETURNING old/new rows`, 'Give it another alias.');
+  if (target.name === aliases.old || target.name === aliases.new)
+    refuse(sql, `the table is called "${target.name}", like the RETURNING old/new rows`, 'Give it another alias.');
   return { blocks, target, aliases };
 }
 
@@ -66,14 +94,23 @@ function writeBlocks(sql: string, kind: 'insert' | 'update' | 'delete', s: N, lo
 function traceWriteReads(sql: string, blocks: Blocks, own: N[], kind: string): TraceList {
   const traces = new TraceList(own);
   for (const item of blocks.root.items.slice(1)) {
-    if (item.table) traces.addRow(item, { ...judgeRead(blocks.root, item, [`read through ${kind} (only the rows joined to a written row are returned)`]), needsRow: false });
+    if (item.table)
+      traces.addRow(item, {
+        ...judgeRead(blocks.root, item, [`read through ${kind} (only the rows joined to a written row are returned)`]),
+        needsRow: false,
+      });
   }
   traceSubqueries(sql, blocks, traces, (e) => e);
   return traces;
 }
 
 /** The written table's WHERE (its own conjuncts) and why the written rows may be fewer than it selects. */
-function writeWhere(root: Block, target: FromItem, where: N | undefined, joined: string): { where?: string; partialReason?: string } {
+function writeWhere(
+  root: Block,
+  target: FromItem,
+  where: N | undefined,
+  joined: string,
+): { where?: string; partialReason?: string } {
   const { own, all } = ownConjuncts(root, target, where);
   const reasons: string[] = [];
   if (root.items.length > 1) reasons.push(joined);
@@ -82,9 +119,18 @@ function writeWhere(root: Block, target: FromItem, where: N | undefined, joined:
 }
 
 /** A column of the written table in RETURNING: qualified when other tables are in scope. */
-const ownCol = (root: Block, target: FromItem) => (c: string): N => (root.items.length > 1 ? colRef(target.name!, c) : colRef(c));
+const ownCol =
+  (root: Block, target: FromItem) =>
+  (c: string): N =>
+    root.items.length > 1 ? colRef(target.name!, c) : colRef(c);
 
-export function insertPlan(sql: string, original: N, lookup: TableLookup, options: RewriteOptions, nValues: number): InsertPlan {
+export function insertPlan(
+  sql: string,
+  original: N,
+  lookup: TableLookup,
+  options: RewriteOptions,
+  nValues: number,
+): InsertPlan {
   const s = clone(original);
   const { blocks, target: t, aliases } = writeBlocks(sql, 'insert', s, lookup);
   const table = t.table!;
@@ -92,7 +138,9 @@ export function insertPlan(sql: string, original: N, lookup: TableLookup, option
   const base = Math.max(nValues, paramNumbers(s));
   const widParam = base + 1;
   const wid = castText(param(widParam));
-  for (const c of s.cols ?? []) if (HIDDEN_COLUMNS.has(c.ResTarget?.name)) refuse(sql, `it writes the recorder's hidden column ${c.ResTarget.name}`, 'Do not write it.');
+  for (const c of s.cols ?? [])
+    if (HIDDEN_COLUMNS.has(c.ResTarget?.name))
+      refuse(sql, `it writes the recorder's hidden column ${c.ResTarget.name}`, 'Do not write it.');
   const fillCols = (n: number): void => {
     if (!s.cols) s.cols = table.columnOrder.slice(0, n).map((c) => ({ ResTarget: { name: c } }));
   };
@@ -100,7 +148,9 @@ export function insertPlan(sql: string, original: N, lookup: TableLookup, option
   if (!s.selectStmt) {
     // DEFAULT VALUES
     s.cols = [{ ResTarget: { name: WID_COLUMN } }];
-    s.selectStmt = { SelectStmt: { valuesLists: [{ List: { items: [wid] } }], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' } };
+    s.selectStmt = {
+      SelectStmt: { valuesLists: [{ List: { items: [wid] } }], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' },
+    };
   } else if (sel?.valuesLists) {
     const lists: N[] = sel.valuesLists;
     fillCols(lists[0]?.List?.items?.length ?? 0);
@@ -108,12 +158,17 @@ export function insertPlan(sql: string, original: N, lookup: TableLookup, option
     for (const l of lists) l.List.items.push(clone(wid));
   } else if (sel && (!sel.op || sel.op === 'SETOP_NONE')) {
     // INSERT ... SELECT: the wid is one more (constant) column; DISTINCT, GROUP BY and ORDER BY are unchanged
-    if (hasSetReturning(sel.targetList) && (hasAggregate(sel.targetList) || sel.groupClause)) refuse(sql, 'INSERT ... SELECT with set-returning functions and aggregates', 'Split the statement.');
+    if (hasSetReturning(sel.targetList) && (hasAggregate(sel.targetList) || sel.groupClause))
+      refuse(sql, 'INSERT ... SELECT with set-returning functions and aggregates', 'Split the statement.');
     fillCols(sel.targetList.length);
     s.cols.push({ ResTarget: { name: WID_COLUMN } });
     sel.targetList.push(resTarget(wid));
   } else {
-    refuse(sql, 'INSERT ... SELECT with UNION/INTERSECT/EXCEPT', 'Insert the result of each query with its own INSERT ... SELECT.');
+    refuse(
+      sql,
+      'INSERT ... SELECT with UNION/INTERSECT/EXCEPT',
+      'Insert the result of each query with its own INSERT ... SELECT.',
+    );
   }
   let upsertWidParam: number | undefined;
   const oc = s.onConflictClause;
@@ -121,17 +176,38 @@ export function insertPlan(sql: string, original: N, lookup: TableLookup, option
     checkAssignments(sql, t, oc.targetList ?? [], 'ON CONFLICT DO UPDATE');
     upsertWidParam = base + 2;
     oc.targetList.push({ ResTarget: { name: WID_COLUMN, val: castText(param(upsertWidParam)) } });
-    if (!options.oldReturning) oc.targetList.push({ ResTarget: { name: PREV_COLUMN, val: colRef(t.name!, WID_COLUMN) } });
+    if (!options.oldReturning)
+      oc.targetList.push({ ResTarget: { name: PREV_COLUMN, val: colRef(t.name!, WID_COLUMN) } });
   }
   const appExprs = expandStars(sql, exprs, blocks.root, [aliases.old, aliases.new]);
   const own = [...table.columnOrder.map((c) => colRef(c)), colRef(WID_COLUMN)];
-  if (upsertWidParam !== undefined) own.push(options.oldReturning ? colRef(aliases.old, WID_COLUMN) : colRef(PREV_COLUMN));
+  if (upsertWidParam !== undefined)
+    own.push(options.oldReturning ? colRef(aliases.old, WID_COLUMN) : colRef(PREV_COLUMN));
   const traces = traceWriteReads(sql, blocks, own, 'INSERT');
-  s.returningClause = { ...(retOptions ? { options: retOptions } : {}), exprs: [...appExprs, ...addedTargets(traces.exprs)] };
-  return { kind: 'insert', sql: wrap('InsertStmt', s), table, tables: [table, ...traces.tables], added: traces.exprs.length, appRows: had, widParam, upsertWidParam, reads: traces.reads };
+  s.returningClause = {
+    ...(retOptions ? { options: retOptions } : {}),
+    exprs: [...appExprs, ...addedTargets(traces.exprs)],
+  };
+  return {
+    kind: 'insert',
+    sql: wrap('InsertStmt', s),
+    table,
+    tables: [table, ...traces.tables],
+    added: traces.exprs.length,
+    appRows: had,
+    widParam,
+    upsertWidParam,
+    reads: traces.reads,
+  };
 }
 
-export function updatePlan(sql: string, original: N, lookup: TableLookup, options: RewriteOptions, nValues: number): UpdatePlan {
+export function updatePlan(
+  sql: string,
+  original: N,
+  lookup: TableLookup,
+  options: RewriteOptions,
+  nValues: number,
+): UpdatePlan {
   const s = clone(original);
   const { blocks, target: t, aliases } = writeBlocks(sql, 'update', s, lookup);
   const table = t.table!;
@@ -144,7 +220,11 @@ export function updatePlan(sql: string, original: N, lookup: TableLookup, option
     const c = r.fields[r.fields.length - 1];
     const onTarget = r.fields.length === 1 || qualifies(t, r.fields) > 0;
     if (onTarget && assigned.has(c)) {
-      refuse(sql, `a subquery refers to column "${c}", which the UPDATE assigns (the recorder reads the subquery's rows again after the update)`, 'Compute the subquery first and pass its result as a parameter.');
+      refuse(
+        sql,
+        `a subquery refers to column "${c}", which the UPDATE assigns (the recorder reads the subquery's rows again after the update)`,
+        'Compute the subquery first and pass its result as a parameter.',
+      );
     }
   }
   const widParam = Math.max(nValues, paramNumbers(s)) + 1;
@@ -153,11 +233,27 @@ export function updatePlan(sql: string, original: N, lookup: TableLookup, option
   const { exprs, options: retOptions, had } = returningParts(s);
   const appExprs = expandStars(sql, exprs, root, [aliases.old, aliases.new]);
   const col = ownCol(root, t);
-  const own = [...table.columnOrder.map(col), options.oldReturning ? colRef(aliases.old, WID_COLUMN) : col(PREV_COLUMN)];
+  const own = [
+    ...table.columnOrder.map(col),
+    options.oldReturning ? colRef(aliases.old, WID_COLUMN) : col(PREV_COLUMN),
+  ];
   const traces = traceWriteReads(sql, blocks, own, 'UPDATE ... FROM');
-  s.returningClause = { ...(retOptions ? { options: retOptions } : {}), exprs: [...appExprs, ...addedTargets(traces.exprs)] };
+  s.returningClause = {
+    ...(retOptions ? { options: retOptions } : {}),
+    exprs: [...appExprs, ...addedTargets(traces.exprs)],
+  };
   const w = writeWhere(root, t, s.whereClause, 'UPDATE ... FROM (only rows with a match are updated)');
-  return { kind: 'update', sql: wrap('UpdateStmt', s), table, tables: [table, ...traces.tables], added: traces.exprs.length, appRows: had, ...w, widParam, reads: traces.reads };
+  return {
+    kind: 'update',
+    sql: wrap('UpdateStmt', s),
+    table,
+    tables: [table, ...traces.tables],
+    added: traces.exprs.length,
+    appRows: had,
+    ...w,
+    widParam,
+    reads: traces.reads,
+  };
 }
 
 export function deletePlan(sql: string, original: N, lookup: TableLookup): DeletePlan {
@@ -170,7 +266,19 @@ export function deletePlan(sql: string, original: N, lookup: TableLookup): Delet
   const col = ownCol(root, t);
   const own = [...table.key.map(col), col(WID_COLUMN)];
   const traces = traceWriteReads(sql, blocks, own, 'DELETE ... USING');
-  s.returningClause = { ...(retOptions ? { options: retOptions } : {}), exprs: [...appExprs, ...addedTargets(traces.exprs)] };
+  s.returningClause = {
+    ...(retOptions ? { options: retOptions } : {}),
+    exprs: [...appExprs, ...addedTargets(traces.exprs)],
+  };
   const w = writeWhere(root, t, s.whereClause, 'DELETE ... USING (only rows with a match are deleted)');
-  return { kind: 'delete', sql: wrap('DeleteStmt', s), table, tables: [table, ...traces.tables], added: traces.exprs.length, appRows: had, ...w, reads: traces.reads };
+  return {
+    kind: 'delete',
+    sql: wrap('DeleteStmt', s),
+    table,
+    tables: [table, ...traces.tables],
+    added: traces.exprs.length,
+    appRows: had,
+    ...w,
+    reads: traces.reads,
+  };
 }

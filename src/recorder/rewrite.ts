@@ -31,7 +31,18 @@ import { deletePlan, insertPlan, updatePlan } from './rewrite-write.js';
 
 export { isLocationKey } from './ast.js';
 
-export type { PgIsolation, TxnControl, SelectPlan, InsertPlan, UpdatePlan, DeletePlan, RecordedPlan, Plan, RewriteOptions, TableLookup } from './plan.js';
+export type {
+  PgIsolation,
+  TxnControl,
+  SelectPlan,
+  InsertPlan,
+  UpdatePlan,
+  DeletePlan,
+  RecordedPlan,
+  Plan,
+  RewriteOptions,
+  TableLookup,
+} from './plan.js';
 
 export function tableLookup(tables: TableInfo[]): TableLookup {
   const byRel = new Map(tables.map((t) => [t.relname, t]));
@@ -82,13 +93,20 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
   }
   const stmts: N[] = (parsed.stmts ?? []).map((s: N) => s.stmt);
   if (stmts.length === 0) return { kind: 'passthrough' };
-  const touches = (node: N): boolean => rangeVars(node).some((rv) => lookup.lookup(rv.schemaname, rv.relname) !== undefined);
+  const touches = (node: N): boolean =>
+    rangeVars(node).some((rv) => lookup.lookup(rv.schemaname, rv.relname) !== undefined);
   if (stmts.length > 1) {
     if (stmts.some((s) => touches(s) || s.TransactionStmt)) {
-      refuse(sql, 'it holds several statements', 'Send one statement per query() call, so each can be recorded (and BEGIN/COMMIT seen).');
+      refuse(
+        sql,
+        'it holds several statements',
+        'Send one statement per query() call, so each can be recorded (and BEGIN/COMMIT seen).',
+      );
     }
     const drops = stmts.some((s) => s.DiscardStmt || s.DeallocateStmt) ? { dropsPrepared: true as const } : {};
-    return stmts.some((s) => s.VariableSetStmt || s.DiscardStmt) ? { kind: 'settings', ...drops } : { kind: 'passthrough', ...drops };
+    return stmts.some((s) => s.VariableSetStmt || s.DiscardStmt)
+      ? { kind: 'settings', ...drops }
+      : { kind: 'passthrough', ...drops };
   }
   const stmt = stmts[0];
   const kind = Object.keys(stmt)[0];
@@ -97,7 +115,8 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
     case 'TransactionStmt':
       return transaction(sql, body);
     case 'VariableSetStmt': {
-      if (body.kind === 'VAR_SET_MULTI' && body.name === 'TRANSACTION') return { kind: 'control', control: { kind: 'set-transaction', iso: isoOf(body.args) } };
+      if (body.kind === 'VAR_SET_MULTI' && body.name === 'TRANSACTION')
+        return { kind: 'control', control: { kind: 'set-transaction', iso: isoOf(body.args) } };
       if (body.name === 'transaction_isolation' && (body.kind === 'VAR_SET_VALUE' || body.kind === 'VAR_SET_CURRENT')) {
         return { kind: 'control', control: { kind: 'set-transaction', iso: isoOfSetArgs(body.args) } };
       }
@@ -109,7 +128,10 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       return { kind: 'passthrough', dropsPrepared: true };
     case 'DoStmt':
     case 'CallStmt':
-      return { kind: 'passthrough', warning: `${kind === 'DoStmt' ? 'DO blocks' : 'CALL'} are not looked into: writes they make to recorded tables are not recorded (the history would be wrong)` };
+      return {
+        kind: 'passthrough',
+        warning: `${kind === 'DoStmt' ? 'DO blocks' : 'CALL'} are not looked into: writes they make to recorded tables are not recorded (the history would be wrong)`,
+      };
     case 'SelectStmt':
       if (!touches(body)) return { kind: 'passthrough' };
       return finish(sql, stmt, selectPlan(sql, body, lookup), nValues);
@@ -123,8 +145,18 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       if (!touches(body)) return { kind: 'passthrough' };
       return finish(sql, stmt, deletePlan(sql, body, lookup), nValues);
     case 'ExplainStmt': {
-      const analyzeOpt = (body.options ?? []).some((o: N) => o.DefElem?.defname === 'analyze' && o.DefElem?.arg?.String?.sval !== 'false' && o.DefElem?.arg?.Boolean?.boolval !== false);
-      if (analyzeOpt && touches(body)) refuse(sql, 'EXPLAIN ANALYZE runs the statement without the recorder seeing its rows', 'Use EXPLAIN without ANALYZE, or run the statement itself.');
+      const analyzeOpt = (body.options ?? []).some(
+        (o: N) =>
+          o.DefElem?.defname === 'analyze' &&
+          o.DefElem?.arg?.String?.sval !== 'false' &&
+          o.DefElem?.arg?.Boolean?.boolval !== false,
+      );
+      if (analyzeOpt && touches(body))
+        refuse(
+          sql,
+          'EXPLAIN ANALYZE runs the statement without the recorder seeing its rows',
+          'Use EXPLAIN without ANALYZE, or run the statement itself.',
+        );
       return { kind: 'passthrough' };
     }
     case 'LockStmt':
@@ -142,7 +174,11 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       return { kind: 'passthrough' };
     default:
       if (touches(body)) {
-        refuse(sql, `${kind.replace(/Stmt$/, '')} statements on recorded tables are not recorded`, 'Use SELECT, INSERT, UPDATE and DELETE on recorded tables while recording (schema changes before instrument()).');
+        refuse(
+          sql,
+          `${kind.replace(/Stmt$/, '')} statements on recorded tables are not recorded`,
+          'Use SELECT, INSERT, UPDATE and DELETE on recorded tables while recording (schema changes before instrument()).',
+        );
       }
       return { kind: 'passthrough' };
   }
@@ -165,7 +201,11 @@ function transaction(sql: string, body: N): Plan {
     case 'TRANS_STMT_RELEASE':
       return { kind: 'control', control: { kind: 'release', name: body.savepoint_name } };
     default:
-      return refuse(sql, 'two-phase commit (PREPARE TRANSACTION / COMMIT PREPARED) is not supported by the recorder', 'Use COMMIT.');
+      return refuse(
+        sql,
+        'two-phase commit (PREPARE TRANSACTION / COMMIT PREPARED) is not supported by the recorder',
+        'Use COMMIT.',
+      );
   }
 }
 
@@ -180,7 +220,11 @@ function finish(sql: string, original: N, plan: RecordedPlan | { kind: 'passthro
     reparsed = undefined;
   }
   if (!sameAst(original, reparsed)) {
-    refuse(sql, 'the SQL deparser cannot reproduce it exactly, so it cannot be rewritten safely', 'Write it more plainly (e.g. LIMIT instead of FETCH ... WITH TIES).');
+    refuse(
+      sql,
+      'the SQL deparser cannot reproduce it exactly, so it cannot be rewritten safely',
+      'Write it more plainly (e.g. LIMIT instead of FETCH ... WITH TIES).',
+    );
   }
   try {
     parseSync(plan.sql);

@@ -11,6 +11,8 @@ export interface ServerVersion {
 }
 
 export async function serverVersion(client: pg.ClientBase): Promise<ServerVersion> {
-  const r = await client.query<{ v: string; n: string }>(`SELECT current_setting('server_version') AS v, current_setting('server_version_num') AS n`);
+  const r = await client.query<{ v: string; n: string }>(
+    `SELECT current_setting('server_version') AS v, current_setting('server_version_num') AS n`,
+  );
   return { version: r.rows[0].v, versionNum: Number(r.rows[0].n) };
 }

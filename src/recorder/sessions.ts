@@ -97,7 +97,10 @@ export class RoutingClient {
   ) {
     this.current = options.primary;
     this.session = named.sessionOn(options.primary.client);
-    this.recording = new RecordingClient(this.session, undefined, () => ({ raw: this.current.client, node: this.current.name }));
+    this.recording = new RecordingClient(this.session, undefined, () => ({
+      raw: this.current.client,
+      node: this.current.name,
+    }));
   }
 
   /** The next transaction is read-only: it goes to a replica even if its BEGIN does not say READ ONLY. */
@@ -128,7 +131,8 @@ export class RoutingClient {
       this.hint = false;
       if (toReplica) {
         this.current = this.options.replicas[this.next++ % this.options.replicas.length];
-        if (begins && this.options.hotStandbyLevel && SERIALIZABLE.test(text)) text = text.replace(SERIALIZABLE, `ISOLATION LEVEL ${this.options.hotStandbyLevel}`);
+        if (begins && this.options.hotStandbyLevel && SERIALIZABLE.test(text))
+          text = text.replace(SERIALIZABLE, `ISOLATION LEVEL ${this.options.hotStandbyLevel}`);
       } else this.current = this.options.primary;
     }
     return this.recording.query<R>(text, values);

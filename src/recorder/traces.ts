@@ -20,7 +20,20 @@
  */
 import type { TableInfo } from './catalog.js';
 import { WID_COLUMN } from './catalog.js';
-import { castText, clone, colRef, deparse, hasAggregate, hasWindow, jsonAgg, refuse, resTarget, scalarSubquery, walk, type N } from './ast.js';
+import {
+  castText,
+  clone,
+  colRef,
+  deparse,
+  hasAggregate,
+  hasWindow,
+  jsonAgg,
+  refuse,
+  resTarget,
+  scalarSubquery,
+  walk,
+  type N,
+} from './ast.js';
 import { isClosed, type Block, type FromItem } from './blocks.js';
 
 /** One table reference's rows in the result. */
@@ -92,10 +105,25 @@ export function lift(sql: string, b: Block, inner: N): N {
   const s = b.node;
   if (s.valuesLists) refuse(sql, 'a subquery refers to a VALUES list', 'Pass the values as parameters.');
   const limited = (s.limitCount && !s.limitCount.A_Const?.isnull) || s.limitOffset;
-  const base = { fromClause: clone(s.fromClause), whereClause: clone(s.whereClause), limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' };
+  const base = {
+    fromClause: clone(s.fromClause),
+    whereClause: clone(s.whereClause),
+    limitOption: 'LIMIT_OPTION_DEFAULT',
+    op: 'SETOP_NONE',
+  };
   if (!limited) return scalarSubquery({ targetList: [resTarget(jsonAgg(inner))], ...base });
-  const grouped = (s.groupClause?.length ?? 0) > 0 || s.havingClause || (s.distinctClause?.length ?? 0) > 0 || hasAggregate(s.targetList) || hasWindow(s.targetList);
-  if (grouped) refuse(sql, 'a subquery combines LIMIT/OFFSET with GROUP BY, DISTINCT, aggregates or window functions', 'Run the subquery as its own statement and pass its result as a parameter.');
+  const grouped =
+    (s.groupClause?.length ?? 0) > 0 ||
+    s.havingClause ||
+    (s.distinctClause?.length ?? 0) > 0 ||
+    hasAggregate(s.targetList) ||
+    hasWindow(s.targetList);
+  if (grouped)
+    refuse(
+      sql,
+      'a subquery combines LIMIT/OFFSET with GROUP BY, DISTINCT, aggregates or window functions',
+      'Run the subquery as its own statement and pass its result as a parameter.',
+    );
   const sub = {
     ...base,
     targetList: [...clone(s.targetList ?? []), resTarget(inner, '__isocheck_t')],

@@ -15,7 +15,9 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /** The text with control characters shown as `\uXXXX` and lone surrogates replaced by U+FFFD. */
 export function cleanText(s: string): string {
-  return s.replace(LONE_SURROGATE, '\ufffd').replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return s
+    .replace(LONE_SURROGATE, '\ufffd')
+    .replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -30,7 +32,10 @@ export function escapeHtml(s: string): string {
  * `</script>` or `<!--` can appear), and U+2028/2029 are escaped too. JSON.parse gives back the same value.
  */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** Text for a Graphviz HTML-like label (`label=<...>`): entities for the XML specials, cleaned of what XML forbids. */

@@ -86,7 +86,9 @@ export function anomalyGraphs(history: History, anomaly: Anomaly, prefix: string
   if ('cases' in anomaly) {
     return anomaly.cases.flatMap((c, i) => {
       const { before, after } = c.assume;
-      const premise: Edge[] = c.edges.some((e) => e.kind === 'assumed' && e.from === before && e.to === after) ? [] : [{ from: before, to: after, kind: 'assumed' }];
+      const premise: Edge[] = c.edges.some((e) => e.kind === 'assumed' && e.from === before && e.to === after)
+        ? []
+        : [{ from: before, to: after, kind: 'assumed' }];
       const g = buildGraph(history, byId, anomaly, c.edges, premise, `${prefix}g${i}`);
       return g ? [{ ...g, title: `Case ${i + 1}: suppose ${before} commits before ${after}` }] : [];
     });
@@ -95,7 +97,14 @@ export function anomalyGraphs(history: History, anomaly: Anomaly, prefix: string
   return g ? [g] : [];
 }
 
-function buildGraph(history: History, byId: Map<string, { txn: Txn; index: number }>, anomaly: Anomaly, cycle: Edge[], premise: Edge[], gid: string): Omit<AnomalyGraph, 'title'> | undefined {
+function buildGraph(
+  history: History,
+  byId: Map<string, { txn: Txn; index: number }>,
+  anomaly: Anomaly,
+  cycle: Edge[],
+  premise: Edge[],
+  gid: string,
+): Omit<AnomalyGraph, 'title'> | undefined {
   // The transactions to draw: the explanation's, then the anomaly's own list if there is room.
   const ids: string[] = [];
   const add = (id: string | undefined) => {
@@ -111,23 +120,29 @@ function buildGraph(history: History, byId: Map<string, { txn: Txn; index: numbe
   if (ids.length + named.length <= MAX_NODES) named.forEach(add);
   if (ids.length === 0 || ids.length > MAX_NODES) return undefined;
 
-  const nodeId = (id: string) => (id === 'init' ? 'init' : byId.has(id) ? `t${byId.get(id)!.index}` : `u${ids.indexOf(id)}`);
+  const nodeId = (id: string) =>
+    id === 'init' ? 'init' : byId.has(id) ? `t${byId.get(id)!.index}` : `u${ids.indexOf(id)}`;
   const cycleNodes = new Set(cycle.flatMap((e) => [e.from, e.to]));
   // Statements to emphasise: the reads the explanation cites, the anomaly's events, and the writes of cited wids.
   const citedEvents = new Set<string>();
   for (const e of cycle) if ('read' in e) citedEvents.add(`${e.read.txn}#${e.read.event}`);
   for (const ev of anomaly.events ?? []) citedEvents.add(`${ev.txn}#${ev.event}`);
-  const citedWids = new Set(cycle.map((e) => ('wid' in e ? e.wid : undefined)).filter((w): w is string => !!w && w !== INIT_WID));
+  const citedWids = new Set(
+    cycle.map((e) => ('wid' in e ? e.wid : undefined)).filter((w): w is string => !!w && w !== INIT_WID),
+  );
   for (const id of ids) {
     const t = byId.get(id)?.txn;
     if (!t) continue;
     // The writes an edge cites: by wid, or (for an axiom) the `from` transaction's write of the edge's key.
-    const keys = new Set(cycle.flatMap((e) => (e.kind === 'axiom' && e.from === id ? [`${e.table}\u0000${JSON.stringify(e.key)}`] : [])));
+    const keys = new Set(
+      cycle.flatMap((e) => (e.kind === 'axiom' && e.from === id ? [`${e.table}\u0000${JSON.stringify(e.key)}`] : [])),
+    );
     t.events.forEach((e, i) => {
       if (e.op === 'select') return;
       const cols = history.tables.get(e.table)?.key ?? [];
       const written = e.rows.map((r) => JSON.stringify('key' in r ? r.key : cols.map((c) => r.row[c])));
-      if (citedWids.has(e.wid) || written.some((k) => keys.has(`${e.table}\u0000${k}`))) citedEvents.add(`${id}#${i + 1}`);
+      if (citedWids.has(e.wid) || written.some((k) => keys.has(`${e.table}\u0000${k}`)))
+        citedEvents.add(`${id}#${i + 1}`);
     });
   }
 
@@ -143,21 +158,41 @@ function buildGraph(history: History, byId: Map<string, { txn: Txn; index: numbe
     nodes[svgId] = id;
     const inCycle = cycleNodes.has(id);
     if (id === 'init') {
-      lines.push(`  init [id="${svgId}", shape=ellipse, style=filled, fillcolor="#eeeeee", color="${inCycle ? CYCLE : '#777777'}", penwidth=${inCycle ? 2 : 1}, label=<<B>init</B><BR/><FONT POINT-SIZE="9">initial database</FONT>>];`);
+      lines.push(
+        `  init [id="${svgId}", shape=ellipse, style=filled, fillcolor="#eeeeee", color="${inCycle ? CYCLE : '#777777'}", penwidth=${inCycle ? 2 : 1}, label=<<B>init</B><BR/><FONT POINT-SIZE="9">initial database</FONT>>];`,
+      );
       continue;
     }
     const entry = byId.get(id);
-    lines.push(`  ${nodeId(id)} [id="${svgId}", class="txn", label=<${entry ? txnLabel(entry.txn, inCycle, citedEvents) : `<B>${dotHtml(id)}</B>`}>];`);
+    lines.push(
+      `  ${nodeId(id)} [id="${svgId}", class="txn", label=<${entry ? txnLabel(entry.txn, inCycle, citedEvents) : `<B>${dotHtml(id)}</B>`}>];`,
+    );
   }
 
   // A row a read should have returned (missing row): the row and the versions it could have been.
   const missing = missingRow(anomaly);
   if (missing) {
     const reader = anomaly.events?.[0]?.txn ?? anomaly.txns[0];
-    const rows = [`<TR><TD ALIGN="LEFT"><B>${dotHtml(truncate(missing.row, 60))}</B>  not returned</TD></TR>`, ...missing.versions.slice(0, 6).map((v) => `<TR><TD ALIGN="LEFT"><FONT FACE="Courier" POINT-SIZE="9">${dotHtml(truncate(v, MAX_LINE_CHARS))}</FONT></TD></TR>`)];
-    if (missing.versions.length > 6) rows.push(`<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">… ${missing.versions.length - 6} more versions</FONT></TD></TR>`);
-    lines.push(`  missing [id="${gid}-missing", label=<<TABLE BORDER="2" STYLE="dashed" COLOR="${CYCLE}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" BGCOLOR="#fff5f5">${rows.join('')}</TABLE>>];`);
-    if (reader && ids.includes(reader)) lines.push(`  missing -> ${nodeId(reader)} [id="${gid}-missing-edge", color="${CYCLE}", fontcolor="${CYCLE}", penwidth=2, style=dashed, label=<<B>not returned</B><BR/>every version matches the WHERE>];`);
+    const rows = [
+      `<TR><TD ALIGN="LEFT"><B>${dotHtml(truncate(missing.row, 60))}</B>  not returned</TD></TR>`,
+      ...missing.versions
+        .slice(0, 6)
+        .map(
+          (v) =>
+            `<TR><TD ALIGN="LEFT"><FONT FACE="Courier" POINT-SIZE="9">${dotHtml(truncate(v, MAX_LINE_CHARS))}</FONT></TD></TR>`,
+        ),
+    ];
+    if (missing.versions.length > 6)
+      rows.push(
+        `<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">… ${missing.versions.length - 6} more versions</FONT></TD></TR>`,
+      );
+    lines.push(
+      `  missing [id="${gid}-missing", label=<<TABLE BORDER="2" STYLE="dashed" COLOR="${CYCLE}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" BGCOLOR="#fff5f5">${rows.join('')}</TABLE>>];`,
+    );
+    if (reader && ids.includes(reader))
+      lines.push(
+        `  missing -> ${nodeId(reader)} [id="${gid}-missing-edge", color="${CYCLE}", fontcolor="${CYCLE}", penwidth=2, style=dashed, label=<<B>not returned</B><BR/>every version matches the WHERE>];`,
+      );
   }
 
   const steps: GraphStep[] = [];
@@ -168,17 +203,23 @@ function buildGraph(history: History, byId: Map<string, { txn: Txn; index: numbe
     drawn.add(`${e.from}\u0000${e.to}\u0000${e.kind}`);
     const color = CYCLE;
     const dashed = e.kind === 'assumed' ? ', style=dashed' : '';
-    lines.push(`  ${nodeId(e.from)} -> ${nodeId(e.to)} [id="${svgId}", class="step cycle ${e.kind}", color="${color}", fontcolor="${color}", penwidth=2.6${dashed}, label=<${labelHtml(edgeLabel(e, i + 1), true)}>];`);
+    lines.push(
+      `  ${nodeId(e.from)} -> ${nodeId(e.to)} [id="${svgId}", class="step cycle ${e.kind}", color="${color}", fontcolor="${color}", penwidth=2.6${dashed}, label=<${labelHtml(edgeLabel(e, i + 1), true)}>];`,
+    );
   });
   premise.forEach((e, i) => {
     const svgId = `${gid}p${i}`;
     steps.push({ ...e, svgId });
     drawn.add(`${e.from}\u0000${e.to}\u0000${e.kind}`);
-    lines.push(`  ${nodeId(e.from)} -> ${nodeId(e.to)} [id="${svgId}", class="step assumed", color="${KIND_COLORS.assumed}", fontcolor="${KIND_COLORS.assumed}", penwidth=2, style=dashed, label=<${labelHtml(['assumed'], true)}>];`);
+    lines.push(
+      `  ${nodeId(e.from)} -> ${nodeId(e.to)} [id="${svgId}", class="step assumed", color="${KIND_COLORS.assumed}", fontcolor="${KIND_COLORS.assumed}", penwidth=2, style=dashed, label=<${labelHtml(['assumed'], true)}>];`,
+    );
   });
   for (const c of contextEdges(history, byId, ids)) {
     if (drawn.has(`${c.from}\u0000${c.to}\u0000${c.kind}`)) continue;
-    lines.push(`  ${nodeId(c.from)} -> ${nodeId(c.to)} [class="context ${c.kind}", color="${CONTEXT}", fontcolor="#757575", style=dotted, constraint=false, label=<${labelHtml(c.label, false)}>];`);
+    lines.push(
+      `  ${nodeId(c.from)} -> ${nodeId(c.to)} [class="context ${c.kind}", color="${CONTEXT}", fontcolor="#757575", style=dotted, constraint=false, label=<${labelHtml(c.label, false)}>];`,
+    );
   }
   lines.push('}');
   return { dot: lines.join('\n'), nodes, steps };
@@ -195,7 +236,10 @@ function labelHtml(lines: string[], bold: boolean): string {
 
 /** A statement as short lines for a box: the statement, then its first rows with their wids. */
 function statementLines(e: HistoryEvent, n: number): string[] {
-  const where = e.op !== 'insert' && e.where ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${JSON.stringify(e.params)}` : ''}` : '';
+  const where =
+    e.op !== 'insert' && e.where
+      ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${JSON.stringify(e.params)}` : ''}`
+      : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
   const head = `${n}. ${e.op.toUpperCase()} ${e.table}${where}${partial}${e.op === 'select' ? '' : ` [${e.wid}]`}${e.rows.length === 0 ? ' -> no rows' : ''}`;
   const rows: string[] =
@@ -206,14 +250,21 @@ function statementLines(e: HistoryEvent, n: number): string[] {
         : e.op === 'update'
           ? e.rows.map((r) => `   -> ${JSON.stringify(r.row)} (was ${r.read})`)
           : e.rows.map((r) => `   key ${JSON.stringify(r.key)} (was ${r.read})`);
-  return [head, ...rows.slice(0, MAX_ROWS), ...(rows.length > MAX_ROWS ? [`   … ${rows.length - MAX_ROWS} more rows`] : [])];
+  return [
+    head,
+    ...rows.slice(0, MAX_ROWS),
+    ...(rows.length > MAX_ROWS ? [`   … ${rows.length - MAX_ROWS} more rows`] : []),
+  ];
 }
 
 function txnLabel(t: Txn, inCycle: boolean, citedEvents: Set<string>): string {
   const border = inCycle ? CYCLE : '#616161';
   const head = `<B>${dotHtml(t.id)}</B>${t.label ? `  ${dotHtml(truncate(t.label, 40))}` : ''}`;
   const sub = `session ${t.session} #${t.seq} · ${t.iso} · ${t.status}${t.node ? ` · on ${truncate(t.node, 40)}` : ''}`;
-  const statements = t.events.map((e, i) => ({ lines: statementLines(e, i + 1), cited: citedEvents.has(`${t.id}#${i + 1}`) }));
+  const statements = t.events.map((e, i) => ({
+    lines: statementLines(e, i + 1),
+    cited: citedEvents.has(`${t.id}#${i + 1}`),
+  }));
   let shown = statements;
   const max = inCycle ? MAX_STATEMENTS : MAX_STATEMENTS_CONTEXT;
   if (statements.length > max) {
@@ -225,8 +276,12 @@ function txnLabel(t: Txn, inCycle: boolean, citedEvents: Set<string>): string {
     const text = s.lines.map((l) => dotHtml(truncateMiddle(l, MAX_LINE_CHARS))).join('<BR ALIGN="LEFT"/>');
     return `<TR><TD ALIGN="LEFT" BALIGN="LEFT"${s.cited ? ' BGCOLOR="#fde2e2"' : ''}><FONT FACE="Courier" POINT-SIZE="9"${s.cited ? ` COLOR="${CYCLE}"` : ''}>${text}</FONT></TD></TR>`;
   });
-  if (shown.length < statements.length) rows.push(`<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">… ${statements.length - shown.length} more statements</FONT></TD></TR>`);
-  if (statements.length === 0) rows.push('<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">(no statements)</FONT></TD></TR>');
+  if (shown.length < statements.length)
+    rows.push(
+      `<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">… ${statements.length - shown.length} more statements</FONT></TD></TR>`,
+    );
+  if (statements.length === 0)
+    rows.push('<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">(no statements)</FONT></TD></TR>');
   return (
     `<TABLE BORDER="${inCycle ? 2 : 1}" COLOR="${border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" BGCOLOR="white">` +
     `<TR><TD ALIGN="LEFT" BGCOLOR="${LEVEL_COLORS[t.iso] ?? '#dddddd'}">${head}</TD></TR>` +
@@ -260,7 +315,13 @@ function contextEdges(history: History, byId: Map<string, { txn: Txn; index: num
   for (const t of drawn) {
     for (const e of t.events) {
       const pairs: [string, unknown[]][] =
-        e.op === 'select' ? e.rows.map((r) => [r.wid, keyCols(e.table).map((k) => r.row[k])]) : e.op === 'update' ? e.rows.map((r) => [r.read, keyCols(e.table).map((k) => r.row[k])]) : e.op === 'delete' ? e.rows.map((r) => [r.read, r.key]) : [];
+        e.op === 'select'
+          ? e.rows.map((r) => [r.wid, keyCols(e.table).map((k) => r.row[k])])
+          : e.op === 'update'
+            ? e.rows.map((r) => [r.read, keyCols(e.table).map((k) => r.row[k])])
+            : e.op === 'delete'
+              ? e.rows.map((r) => [r.read, r.key])
+              : [];
       for (const [wid, key] of pairs) {
         const writer = writerOf.get(wid);
         if (!writer || writer === t.id) continue;
@@ -273,8 +334,16 @@ function contextEdges(history: History, byId: Map<string, { txn: Txn; index: num
   for (const [k, keys] of reads) {
     const [from, to] = k.split('\u0000');
     const list = [...keys];
-    out.push({ from, to, kind: 'wr', label: ['wr', ...list.slice(0, 3).map((s) => truncate(s, 40)), ...(list.length > 3 ? [`+${list.length - 3} more`] : [])] });
+    out.push({
+      from,
+      to,
+      kind: 'wr',
+      label: [
+        'wr',
+        ...list.slice(0, 3).map((s) => truncate(s, 40)),
+        ...(list.length > 3 ? [`+${list.length - 3} more`] : []),
+      ],
+    });
   }
   return out;
 }
-

@@ -12,7 +12,15 @@ import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { anomalyEdges, type Anomaly, type Edge } from '../checker/anomaly.js';
 import type { CheckResult } from '../checker/check.js';
-import { anomalyMessage, anomalyName, conflictText, edgeReason, literatureNames, missingVersions, renderAnomaly } from '../checker/explain/explain.js';
+import {
+  anomalyMessage,
+  anomalyName,
+  conflictText,
+  edgeReason,
+  literatureNames,
+  missingVersions,
+  renderAnomaly,
+} from '../checker/explain/explain.js';
 import type { History } from '../history/history.js';
 import { anomalyGraphs, edgeLabel, LEVEL_COLORS, type GraphStep } from './graph.js';
 import { pageHtml } from './page.js';
@@ -40,7 +48,11 @@ interface PageGraph {
   steps: (GraphStep & { label: string[]; reason: string })[];
 }
 
-export async function renderReport(history: History, result: CheckResult, options: ReportOptions = {}): Promise<string> {
+export async function renderReport(
+  history: History,
+  result: CheckResult,
+  options: ReportOptions = {},
+): Promise<string> {
   const svgs: string[] = [];
   const anomalies = [];
   for (const [i, a] of result.anomalies.slice(0, MAX_LISTED).entries()) {
@@ -96,7 +108,9 @@ export async function renderReport(history: History, result: CheckResult, option
       ev: t.events,
     })),
     highlight: [...involved].sort((a, b) => a - b),
-    commitOrder: result.commitOrder ? result.commitOrder.map((id) => index.get(id)).filter((i): i is number => i !== undefined) : null,
+    commitOrder: result.commitOrder
+      ? result.commitOrder.map((id) => index.get(id)).filter((i): i is number => i !== undefined)
+      : null,
     subHistory: result.subHistory ?? null,
     anomalies,
     moreAnomalies: Math.max(0, result.anomalies.length - MAX_LISTED),
@@ -118,7 +132,10 @@ function anomalyData(a: Anomaly, graphs: PageGraph[]) {
     txns: a.txns,
     events: a.events ?? [],
     edges: 'edges' in a ? a.edges.map((e, i) => edgeData(e, i + 1)) : [],
-    cases: 'cases' in a ? a.cases.map((c) => ({ assume: c.assume, edges: c.edges.map((e, i) => edgeData(e, i + 1)) })) : null,
+    cases:
+      'cases' in a
+        ? a.cases.map((c) => ({ assume: c.assume, edges: c.edges.map((e, i) => edgeData(e, i + 1)) }))
+        : null,
     transactions: a.transactions ?? null,
     subHistory: search?.subHistory ?? null,
     conflicts: search?.conflicts?.map(conflictText) ?? null,
@@ -128,7 +145,12 @@ function anomalyData(a: Anomaly, graphs: PageGraph[]) {
   };
 }
 
-export async function writeReport(file: string, history: History, result: CheckResult, options: ReportOptions = {}): Promise<void> {
+export async function writeReport(
+  file: string,
+  history: History,
+  result: CheckResult,
+  options: ReportOptions = {},
+): Promise<void> {
   await writeFile(file, await renderReport(history, result, options), 'utf8');
 }
 
@@ -138,7 +160,9 @@ export async function writeReport(file: string, history: History, result: CheckR
  */
 export function reportFileFor(report: string, historyFile: string, fileCount: number): string {
   if (fileCount <= 1) return report;
-  const name = basename(historyFile).replace(/\.ndjson(\.gz)?$/i, '').replace(/[^\w.+-]+/g, '_');
+  const name = basename(historyFile)
+    .replace(/\.ndjson(\.gz)?$/i, '')
+    .replace(/[^\w.+-]+/g, '_');
   const dot = report.toLowerCase().endsWith('.html') ? report.length - 5 : report.length;
   return `${report.slice(0, dot)}.${name}${report.slice(dot) || '.html'}`;
 }

@@ -12,14 +12,24 @@ const withReason = (e: Edge) => ({ ...e, reason: edgeReason(e) });
 
 /** One anomaly as `--json` prints it. */
 export function anomalyJson(a: Anomaly): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...a, name: anomalyName(a.type), literature: literatureNames(a.type), message: anomalyMessage(a) };
+  const out: Record<string, unknown> = {
+    ...a,
+    name: anomalyName(a.type),
+    literature: literatureNames(a.type),
+    message: anomalyMessage(a),
+  };
   if ('edges' in a) out.edges = a.edges.map(withReason);
   if ('cases' in a) out.cases = a.cases.map((c) => ({ ...c, edges: c.edges.map(withReason) }));
-  if (a.type === 'no-consistent-order' && a.stuck) out.stuck = { ...a.stuck, blocked: a.stuck.blocked.map((b) => ({ ...b, reason: blockedText(b) })) };
+  if (a.type === 'no-consistent-order' && a.stuck)
+    out.stuck = { ...a.stuck, blocked: a.stuck.blocked.map((b) => ({ ...b, reason: blockedText(b) })) };
   return out;
 }
 
-export function resultJson(file: string, result: CheckResult, extra: { report?: string } = {}): Record<string, unknown> {
+export function resultJson(
+  file: string,
+  result: CheckResult,
+  extra: { report?: string } = {},
+): Record<string, unknown> {
   return {
     file,
     verdict: result.verdict,

@@ -22,12 +22,15 @@ export function labelLevels(history: History): LabelLevels[] {
   for (const t of history.txns) {
     const label = t.label ?? NO_LABEL;
     let entry = byLabel.get(label);
-    if (!entry) byLabel.set(label, (entry = { label, levels: {}, statuses: { committed: 0, aborted: 0, unknown: 0 }, total: 0 }));
+    if (!entry)
+      byLabel.set(label, (entry = { label, levels: {}, statuses: { committed: 0, aborted: 0, unknown: 0 }, total: 0 }));
     entry.levels[t.iso] = (entry.levels[t.iso] ?? 0) + 1;
     entry.statuses[t.status]++;
     entry.total++;
   }
-  return [...byLabel.values()].sort((a, b) => (a.label === NO_LABEL ? 1 : b.label === NO_LABEL ? -1 : a.label.localeCompare(b.label)));
+  return [...byLabel.values()].sort((a, b) =>
+    a.label === NO_LABEL ? 1 : b.label === NO_LABEL ? -1 : a.label.localeCompare(b.label),
+  );
 }
 
 export interface MetaEntry {
@@ -36,11 +39,27 @@ export interface MetaEntry {
 }
 
 /** Keys shown first, in this order; the rest follow in file order. */
-const FIRST = ['database', 'workload', 'case', 'seed', 'sessions', 'txnsPerSession', 'scale', 'isolation', 'config', 'declared', 'declaredConfig', 'level', 'note', 'startedAt', 'tool'];
+const FIRST = [
+  'database',
+  'workload',
+  'case',
+  'seed',
+  'sessions',
+  'txnsPerSession',
+  'scale',
+  'isolation',
+  'config',
+  'declared',
+  'declaredConfig',
+  'level',
+  'note',
+  'startedAt',
+  'tool',
+];
 const MAX_VALUE = 240;
 
 function valueText(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
   return s.length > MAX_VALUE ? `${s.slice(0, MAX_VALUE - 1)}…` : s;
 }
 

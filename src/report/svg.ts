@@ -19,7 +19,13 @@ export async function renderSvg(dot: string): Promise<SvgResult> {
   const v = await viz();
   const r = v.render(dot, { format: 'svg', engine: 'dot' });
   if (r.status !== 'success' || typeof r.output !== 'string') {
-    return { error: r.errors.filter((e) => e.level === 'error').map((e) => e.message).join('; ') || 'Graphviz failed' };
+    return {
+      error:
+        r.errors
+          .filter((e) => e.level === 'error')
+          .map((e) => e.message)
+          .join('; ') || 'Graphviz failed',
+    };
   }
   try {
     return { svg: sanitizeSvg(r.output) };
@@ -28,7 +34,21 @@ export async function renderSvg(dot: string): Promise<SvgResult> {
   }
 }
 
-const ELEMENTS = new Set(['svg', 'g', 'title', 'polygon', 'polyline', 'path', 'ellipse', 'text', 'tspan', 'defs', 'linearGradient', 'radialGradient', 'stop']);
+const ELEMENTS = new Set([
+  'svg',
+  'g',
+  'title',
+  'polygon',
+  'polyline',
+  'path',
+  'ellipse',
+  'text',
+  'tspan',
+  'defs',
+  'linearGradient',
+  'radialGradient',
+  'stop',
+]);
 const ATTRIBUTE = /^[a-zA-Z][\w:.-]*$/;
 
 /**
@@ -47,10 +67,12 @@ export function sanitizeSvg(svg: string): string {
     if (!ELEMENTS.has(name)) throw new Error(`unexpected element <${name}> in the Graphviz output`);
     if (closing) continue;
     const attrs = rest.replace(/\/\s*$/, '');
-    if (!/^(\s+[^\s=]+="[^"<>]*")*\s*$/.test(attrs)) throw new Error(`unexpected attributes in <${name}> of the Graphviz output`);
+    if (!/^(\s+[^\s=]+="[^"<>]*")*\s*$/.test(attrs))
+      throw new Error(`unexpected attributes in <${name}> of the Graphviz output`);
     for (const a of attrs.matchAll(/\s([^\s=]+)="/g)) {
       const attr = a[1];
-      if (!ATTRIBUTE.test(attr) || /^on/i.test(attr) || /href$/i.test(attr) || attr === 'style') throw new Error(`unexpected attribute ${attr} in <${name}> of the Graphviz output`);
+      if (!ATTRIBUTE.test(attr) || /^on/i.test(attr) || /href$/i.test(attr) || attr === 'style')
+        throw new Error(`unexpected attribute ${attr} in <${name}> of the Graphviz output`);
     }
   }
   if (/<!|<\?|]]>/.test(body)) throw new Error('unexpected markup in the Graphviz output');

@@ -17,7 +17,8 @@ export interface TimelineData {
 
 export function timelineData(history: History): TimelineData {
   const txns = history.txns;
-  const recorded = txns.length > 0 && txns.every((t) => Number.isFinite(t.begin) && Number.isFinite(t.end) && t.end! >= t.begin!);
+  const recorded =
+    txns.length > 0 && txns.every((t) => Number.isFinite(t.begin) && Number.isFinite(t.end) && t.end! >= t.begin!);
   const sessions = [...new Set(txns.map((t) => t.session))].sort((a, b) => a - b);
   if (recorded) return { mode: 'recorded', sessions, begin: txns.map((t) => t.begin!), end: txns.map((t) => t.end!) };
   return { mode: 'file-order', sessions, begin: txns.map((_, i) => i), end: txns.map((_, i) => i + 0.8) };

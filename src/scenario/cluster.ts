@@ -29,7 +29,16 @@ import pg from 'pg';
 import { parseSync } from 'libpg-query';
 import { InputError } from '../history/input-errors.js';
 import type { Database } from '../db/connect.js';
-import { createDatabase, distributeTables, startReplicaTopology, startShardTopology, withClient, withDatabase, type DeclaredKeys, type Topology } from '../db/topology.js';
+import {
+  createDatabase,
+  distributeTables,
+  startReplicaTopology,
+  startShardTopology,
+  withClient,
+  withDatabase,
+  type DeclaredKeys,
+  type Topology,
+} from '../db/topology.js';
 import { coordinatorClient } from '../recorder/coordinator-client.js';
 import type { ClusterOptions, Recorder } from '../recorder/recorder.js';
 import type { SessionSpec } from './spec.js';
@@ -55,12 +64,15 @@ export interface ScenarioClient {
 /** Refuses bad topology options before any server starts. */
 export function checkTopologyOptions(o: ScenarioTopologyOptions, db?: string): void {
   if (o.topology === undefined) {
-    if (o.standbys !== undefined || o.applyDelay !== undefined || o.shards !== undefined) throw new InputError('--standbys, --apply-delay and --shards need --topology');
+    if (o.standbys !== undefined || o.applyDelay !== undefined || o.shards !== undefined)
+      throw new InputError('--standbys, --apply-delay and --shards need --topology');
     return;
   }
-  if (!(SCENARIO_TOPOLOGIES as readonly string[]).includes(o.topology)) throw new InputError(`--topology ${o.topology}: expected ${SCENARIO_TOPOLOGIES.join(' or ')}`);
+  if (!(SCENARIO_TOPOLOGIES as readonly string[]).includes(o.topology))
+    throw new InputError(`--topology ${o.topology}: expected ${SCENARIO_TOPOLOGIES.join(' or ')}`);
   if (db) throw new InputError(`--topology ${o.topology} builds its own servers: leave out --db`);
-  if (o.topology === 'shards' && (o.standbys !== undefined || o.applyDelay !== undefined)) throw new InputError('--standbys and --apply-delay are for --topology replica');
+  if (o.topology === 'shards' && (o.standbys !== undefined || o.applyDelay !== undefined))
+    throw new InputError('--standbys and --apply-delay are for --topology replica');
   if (o.topology === 'replica' && o.shards !== undefined) throw new InputError('--shards is for --topology shards');
 }
 
@@ -107,7 +119,13 @@ export class ScenarioCluster {
   /** After DROP DATABASE on the primary (coordinator): the shards' copies go too (the standbys replay the drop). */
   async dropDatabase(name: string): Promise<void> {
     if (this.kind !== 'shards') return;
-    await Promise.all(this.topo.shards.map((s) => withClient(s.url, (c) => c.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`)).catch(() => undefined)));
+    await Promise.all(
+      this.topo.shards.map((s) =>
+        withClient(s.url, (c) => c.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`)).catch(
+          () => undefined,
+        ),
+      ),
+    );
   }
 
   /**
@@ -142,7 +160,11 @@ export class ScenarioCluster {
 
   /** Recorder.instrument's cluster options for database `dbName`. */
   async instrumentOptions(dbName: string, keys: DeclaredKeys): Promise<ClusterOptions> {
-    if (this.kind === 'shards') return { keys, shards: await Promise.all(this.topo.shards.map((s) => this.connect(withDatabase(s.url, dbName)))) };
+    if (this.kind === 'shards')
+      return {
+        keys,
+        shards: await Promise.all(this.topo.shards.map((s) => this.connect(withDatabase(s.url, dbName)))),
+      };
     return { replicas: await Promise.all(this.topo.replicas.map((r) => this.connect(withDatabase(r.url, dbName)))) };
   }
 
@@ -150,13 +172,23 @@ export class ScenarioCluster {
    * The client of spec session `s` (a history session named after it) over `raw`, its connection to the primary
    * (coordinator); `readOnly`: a replica session whose statements only read, sent to a standby (round robin).
    */
-  async sessionClient(recorder: Recorder, s: SessionSpec, raw: pg.ClientBase, dbName: string, index: number): Promise<{ client: ScenarioClient; onStandby?: string }> {
+  async sessionClient(
+    recorder: Recorder,
+    s: SessionSpec,
+    raw: pg.ClientBase,
+    dbName: string,
+    index: number,
+  ): Promise<{ client: ScenarioClient; onStandby?: string }> {
     const named = recorder.namedSession(s.name);
     if (this.kind === 'shards') return { client: coordinatorClient(named, raw) };
     if (!readOnlySession(s) || this.topo.replicas.length === 0) return { client: named.client(raw, 'primary') };
     const standby = this.topo.replicas[index % this.topo.replicas.length];
     const conn = await this.connect(withDatabase(standby.url, dbName));
-    const router = named.router({ primary: { client: raw, name: 'primary' }, replicas: [{ client: conn, name: standby.name }], hotStandbyLevel: 'REPEATABLE READ' });
+    const router = named.router({
+      primary: { client: raw, name: 'primary' },
+      replicas: [{ client: conn, name: standby.name }],
+      hotStandbyLevel: 'REPEATABLE READ',
+    });
     // every transaction (and statement outside one) of the session goes to the standby
     return { client: { query: (text) => router.readOnly().query(text) }, onStandby: standby.name };
   }
@@ -170,9 +202,17 @@ export class ScenarioCluster {
 }
 
 /** Starts the cluster; the Database is its primary (coordinator), whose close() stops every server. */
-export async function startScenarioCluster(o: ScenarioTopologyOptions): Promise<{ cluster: ScenarioCluster; database: Database }> {
-  const topo = o.topology === 'shards' ? await startShardTopology({ shards: o.shards ?? 2 }) : await startReplicaTopology({ standbys: o.standbys ?? 1, applyDelayMs: o.applyDelay ?? 100 });
-  const what = topo.kind === 'shards' ? `a postgres_fdw coordinator and ${topo.shards.length} shards` : `a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'} (recovery_min_apply_delay ${o.applyDelay ?? 100} ms)`;
+export async function startScenarioCluster(
+  o: ScenarioTopologyOptions,
+): Promise<{ cluster: ScenarioCluster; database: Database }> {
+  const topo =
+    o.topology === 'shards'
+      ? await startShardTopology({ shards: o.shards ?? 2 })
+      : await startReplicaTopology({ standbys: o.standbys ?? 1, applyDelayMs: o.applyDelay ?? 100 });
+  const what =
+    topo.kind === 'shards'
+      ? `a postgres_fdw coordinator and ${topo.shards.length} shards`
+      : `a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'} (recovery_min_apply_delay ${o.applyDelay ?? 100} ms)`;
   return {
     cluster: new ScenarioCluster(topo),
     database: {

@@ -52,7 +52,13 @@ import { abortSignalName, InterruptedError } from '../recorder/interrupted.js';
 import { makeFolders } from '../history/folders.js';
 import { loadRewriter } from '../recorder/rewrite.js';
 import { parseSpec, permutationsOf, type ScenarioSpec, type Step } from './spec.js';
-import { checkTopologyOptions, startScenarioCluster, type ScenarioClient, type ScenarioCluster, type ScenarioTopologyOptions } from './cluster.js';
+import {
+  checkTopologyOptions,
+  startScenarioCluster,
+  type ScenarioClient,
+  type ScenarioCluster,
+  type ScenarioTopologyOptions,
+} from './cluster.js';
 
 export interface ScenarioOptions extends ScenarioTopologyOptions {
   /** Server URL (default: DATABASE_URL, else an embedded server). */
@@ -128,16 +134,22 @@ function stopCurrent(state: RunState, reason: string): void {
 function interruptedLine(state: RunState): string {
   const head = `interrupted (${state.signal ?? 'SIGINT'}): ${plural(state.done, 'permutation')} done`;
   const cur = state.stopped;
-  if (!cur || !cur.recorder.instrumented) return `${head}; histories in ${state.outDir}`;
+  if (!cur?.recorder.instrumented) return `${head}; histories in ${state.outDir}`;
   const f = cur.inFlight ?? { unknown: 0, aborted: 0 };
-  const held = [f.unknown > 0 ? `${f.unknown} in flight written as unknown` : '', f.aborted > 0 ? `${f.aborted}${f.unknown > 0 ? ' as' : ' in flight written as'} aborted` : ''].filter(Boolean).join(', ');
+  const held = [
+    f.unknown > 0 ? `${f.unknown} in flight written as unknown` : '',
+    f.aborted > 0 ? `${f.aborted}${f.unknown > 0 ? ' as' : ' in flight written as'} aborted` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `${head}; ${cur.spec} permutation ${cur.permutation} stopped with ${plural(cur.recorder.transactions, 'transaction')} recorded in ${cur.file}${held ? ` (${held})` : ''}; histories in ${state.outDir}`;
 }
 
 function lostLine(state: RunState, e: unknown): string {
   const why = String((e as { message?: unknown })?.message ?? e).split('\n')[0];
   const cur = state.stopped;
-  if (!cur || !cur.recorder.instrumented) return `the database went away after ${plural(state.done, 'permutation')} (${why}); histories recorded so far are in ${state.outDir}`;
+  if (!cur?.recorder.instrumented)
+    return `the database went away after ${plural(state.done, 'permutation')} (${why}); histories recorded so far are in ${state.outDir}`;
   const unknown = cur.recorder.counts.unknown;
   return `the database went away during ${cur.spec} permutation ${cur.permutation} after ${plural(cur.recorder.transactions, 'transaction')} (${why}); its history is in ${cur.file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; histories in ${state.outDir}`;
 }
@@ -212,12 +224,22 @@ const oneLine = (sql: string) => sql.replace(/\s+/g, ' ').trim();
 
 function errorOf(e: unknown): { code?: string; message: string } {
   const err = e as { code?: unknown; message?: unknown };
-  return { ...(typeof err?.code === 'string' ? { code: err.code } : {}), message: typeof err?.message === 'string' ? err.message : String(e) };
+  return {
+    ...(typeof err?.code === 'string' ? { code: err.code } : {}),
+    message: typeof err?.message === 'string' ? err.message : String(e),
+  };
 }
 
 function renderRows(r: pg.QueryResult): string[] {
   if (!r.fields || r.fields.length === 0) return [];
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const cell = (v: unknown) =>
+    v === null || v === undefined
+      ? ''
+      : v instanceof Date
+        ? v.toISOString()
+        : typeof v === 'object'
+          ? JSON.stringify(v)
+          : String(v);
   const out = [r.fields.map((f) => f.name).join('|')];
   for (const row of r.rows as Record<string, unknown>[]) out.push(r.fields.map((f) => cell(row[f.name])).join('|'));
   out.push(`(${r.rows.length} row${r.rows.length === 1 ? '' : 's'})`);
@@ -310,7 +332,16 @@ async function runSql(client: pg.Client, sql: string): Promise<void> {
 /** One permutation: record, then check. */
 async function runPermutation(ctx: SpecContext, index: number, steps: string[]): Promise<PermutationResult> {
   const { spec, options } = ctx;
-  const result: PermutationResult = { spec: basename(ctx.specFile), specFile: ctx.specFile, permutation: index, steps, verdict: 'error', errors: [], transcript: [], warnings: [] };
+  const result: PermutationResult = {
+    spec: basename(ctx.specFile),
+    specFile: ctx.specFile,
+    permutation: index,
+    steps,
+    verdict: 'error',
+    errors: [],
+    transcript: [],
+    warnings: [],
+  };
   const stepByName = new Map<string, Step>();
   for (const s of spec.sessions) for (const st of s.steps) stepByName.set(st.name, st);
 
@@ -361,14 +392,25 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     }
     recorder = new Recorder({
       file,
-      meta: { tool: 'isocheck scenario', spec: basename(ctx.specFile), permutation: index, steps, ...(ctx.cluster ? { topology: ctx.cluster.meta() } : {}) },
+      meta: {
+        tool: 'isocheck scenario',
+        spec: basename(ctx.specFile),
+        permutation: index,
+        steps,
+        ...(ctx.cluster ? { topology: ctx.cluster.meta() } : {}),
+      },
       onWarning: (m) => result.warnings.push(m),
     });
     ctx.state.current = { spec: result.spec, permutation: index, file, recorder, sessions };
     if (halted(ctx.state)) throw new Error('interrupted');
     try {
-      if (tables.length === 0) throw new InputError('the setup creates no table in the public schema: nothing to record');
-      await recorder.instrument(ctx.control, tables, ctx.cluster ? await ctx.cluster.instrumentOptions(ctx.dbName, keys) : undefined);
+      if (tables.length === 0)
+        throw new InputError('the setup creates no table in the public schema: nothing to record');
+      await recorder.instrument(
+        ctx.control,
+        tables,
+        ctx.cluster ? await ctx.cluster.instrumentOptions(ctx.dbName, keys) : undefined,
+      );
       if (halted(ctx.state)) throw new Error('interrupted');
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
@@ -409,13 +451,20 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     for (const [i, s] of spec.sessions.entries()) {
       const raw = new pg.Client({ connectionString: ctx.url, application_name: `isocheck ${s.name}` });
       raw.on('error', () => undefined); // reported through the query that fails
-      const rt: SessionRt = { name: s.name, raw, client: ctx.cluster ? { query: () => Promise.reject(new Error('not connected')) } : recorder.client(raw), pid: 0, closed: false };
+      const rt: SessionRt = {
+        name: s.name,
+        raw,
+        client: ctx.cluster ? { query: () => Promise.reject(new Error('not connected')) } : recorder.client(raw),
+        pid: 0,
+        closed: false,
+      };
       sessions.set(s.name, rt);
       if (halted(ctx.state)) throw new Error('interrupted');
       await raw.connect();
       const onCluster = ctx.cluster && (await ctx.cluster.sessionClient(recorder, s, raw, ctx.dbName, i));
       if (onCluster) rt.client = onCluster.client;
-      if (!onCluster?.onStandby) rt.pid = Number((await raw.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+      if (!onCluster?.onStandby)
+        rt.pid = Number((await raw.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid);
     }
     const pids = [...sessions.values()].map((s) => s.pid).filter((pid) => pid > 0);
 
@@ -438,7 +487,10 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     let refused: { step: string; message: string } | undefined;
     const isBlocked = async (pid: number): Promise<boolean> => {
       if (pid === 0) return false; // on a standby
-      const r = await ctx.monitor.query<{ b: boolean }>('SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, $2) AS b', [pid, pids]);
+      const r = await ctx.monitor.query<{ b: boolean }>(
+        'SELECT pg_catalog.pg_isolation_test_session_is_blocked($1, $2) AS b',
+        [pid, pids],
+      );
       return r.rows[0].b;
     };
     const report = (r: Running, completedLater: boolean): void => {
@@ -454,7 +506,13 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     };
     const start = (step: Step): Running => {
       const session = sessions.get(step.session)!;
-      const r: Running = { step, session, done: false, waiting: false, promise: undefined as unknown as Promise<StepOutcome> };
+      const r: Running = {
+        step,
+        session,
+        done: false,
+        waiting: false,
+        promise: undefined as unknown as Promise<StepOutcome>,
+      };
       r.promise = runStatements(session, step.sql).then(
         (o) => {
           r.outcome = o;
@@ -506,7 +564,9 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
         const waited = Date.now() - t0;
         if (!r.done && !cancelled && waited > stallMs) {
           cancelled = true;
-          tr.push(`isocheck: canceling step ${r.step.name} after ${(stallMs / 1000).toFixed(1)} s: session ${r.session.name}'s next step cannot run until it ends`);
+          tr.push(
+            `isocheck: canceling step ${r.step.name} after ${(stallMs / 1000).toFixed(1)} s: session ${r.session.name}'s next step cannot run until it ends`,
+          );
           await ctx.monitor.query('SELECT pg_cancel_backend($1)', [r.session.pid]);
         } else if (!r.done && !terminated && waited > 2 * stallMs) {
           terminated = true;
@@ -561,7 +621,12 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
   } catch (e) {
     // a signal, or the server gone: the history recorded so far is kept, with what was in flight
     if (ctx.state.signal || isConnectionProblem(e)) {
-      stopCurrent(ctx.state, ctx.state.signal ? `interrupted by ${ctx.state.signal}` : `the connection to the database was lost: ${errorOf(e).message}`);
+      stopCurrent(
+        ctx.state,
+        ctx.state.signal
+          ? `interrupted by ${ctx.state.signal}`
+          : `the connection to the database was lost: ${errorOf(e).message}`,
+      );
       if (recorder?.instrumented) result.file = file;
     }
     throw e;
@@ -573,7 +638,9 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
     if (halted(ctx.state) && pids.length > 0) {
       // a backend busy in a step (a sleep, a long query) does not notice its connection closed: end it, so that
       // the spec's teardown does not wait on what it holds
-      await ctx.monitor.query('SELECT pg_catalog.pg_terminate_backend(pid, 5000) FROM unnest($1::int[]) AS pid', [pids]).catch(() => undefined);
+      await ctx.monitor
+        .query('SELECT pg_catalog.pg_terminate_backend(pid, 5000) FROM unnest($1::int[]) AS pid', [pids])
+        .catch(() => undefined);
     }
     if (recorder && !result.file) {
       // nothing checkable was recorded
@@ -594,8 +661,12 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
   // check
   try {
     const history = await readHistory(file);
-    const checked = checkHistory(history, { iso: ctx.iso, timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined });
-    if (history.truncated) checked.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
+    const checked = checkHistory(history, {
+      iso: ctx.iso,
+      timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
+    });
+    if (history.truncated)
+      checked.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
     result.result = checked;
     result.verdict = checked.verdict;
   } catch (e) {
@@ -657,7 +728,9 @@ export function loadSpec(specFile: string, options: ScenarioOptions = {}): Loade
   let selected = all.map((_, i) => i + 1);
   if (options.permutation !== undefined) {
     if (!Number.isInteger(options.permutation) || options.permutation < 1 || options.permutation > all.length) {
-      throw new InputError(`--permutation ${options.permutation}: ${basename(specFile)} has ${all.length} permutation${all.length === 1 ? '' : 's'} (1..${all.length})`);
+      throw new InputError(
+        `--permutation ${options.permutation}: ${basename(specFile)} has ${all.length} permutation${all.length === 1 ? '' : 's'} (1..${all.length})`,
+      );
     }
     selected = [options.permutation];
   }
@@ -665,7 +738,14 @@ export function loadSpec(specFile: string, options: ScenarioOptions = {}): Loade
 }
 
 /** Runs the selected permutations of one spec in a fresh database on the server at `serverUrl`. */
-export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir: string, options: ScenarioOptions = {}, state: RunState = { done: 0, outDir }, cluster?: ScenarioCluster): Promise<PermutationResult[]> {
+export async function runSpecFile(
+  loaded: LoadedSpec,
+  serverUrl: string,
+  outDir: string,
+  options: ScenarioOptions = {},
+  state: RunState = { done: 0, outDir },
+  cluster?: ScenarioCluster,
+): Promise<PermutationResult[]> {
   const log = options.log ?? defaultLog;
   const { spec, specFile } = loaded;
   const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
@@ -688,7 +768,9 @@ export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir:
       await cluster?.prepareDatabase(dbName);
     } catch (e) {
       if ((e as { code?: string }).code !== '42501') throw e;
-      log(`isocheck: cannot create a database (${(e as Error).message}); running ${basename(specFile)} in the given database`);
+      log(
+        `isocheck: cannot create a database (${(e as Error).message}); running ${basename(specFile)} in the given database`,
+      );
     }
     control = new pg.Client({ connectionString: url, application_name: 'isocheck control' });
     monitor = new pg.Client({ connectionString: url, application_name: 'isocheck monitor' });
@@ -696,9 +778,23 @@ export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir:
     monitor.on('error', () => undefined);
     await control.connect();
     await monitor.connect();
-    const deadlockMs = Number((await control.query<{ ms: string }>(`SELECT (EXTRACT(epoch FROM current_setting('deadlock_timeout')::interval) * 1000)::text AS ms`)).rows[0].ms);
+    const deadlockMs = Number(
+      (
+        await control.query<{ ms: string }>(
+          `SELECT (EXTRACT(epoch FROM current_setting('deadlock_timeout')::interval) * 1000)::text AS ms`,
+        )
+      ).rows[0].ms,
+    );
     const ctx: SpecContext = {
-      spec, specFile, stem: loaded.stem, url, control, monitor, outDir, iso, options,
+      spec,
+      specFile,
+      stem: loaded.stem,
+      url,
+      control,
+      monitor,
+      outDir,
+      iso,
+      options,
       refusedSteps: new Map(),
       preexisting: new Set(await publicTables(control)),
       defaultStallMs: Math.max(DEFAULT_STALL_MS, 2 * deadlockMs + 1000),
@@ -720,7 +816,10 @@ export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir:
   } finally {
     await control?.end().catch(() => undefined);
     await monitor?.end().catch(() => undefined);
-    if (created) await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(dbName)} WITH (FORCE)`).catch(() => undefined);
+    if (created)
+      await admin
+        .query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(dbName)} WITH (FORCE)`)
+        .catch(() => undefined);
     if (created) await cluster?.dropDatabase(dbName);
     await admin.end().catch(() => undefined);
   }
@@ -728,7 +827,11 @@ export async function runSpecFile(loaded: LoadedSpec, serverUrl: string, outDir:
 }
 
 /** Runs spec files (each in its own fresh database) on one server: `database`, else --db / DATABASE_URL / embedded. */
-export async function runScenarios(files: string[], options: ScenarioOptions = {}, database?: Database): Promise<ScenarioRun> {
+export async function runScenarios(
+  files: string[],
+  options: ScenarioOptions = {},
+  database?: Database,
+): Promise<ScenarioRun> {
   const log = options.log ?? defaultLog;
   // bad input fails before a server starts
   if (files.length === 0) throw new InputError('no spec files');
@@ -760,7 +863,8 @@ export async function runScenarios(files: string[], options: ScenarioOptions = {
     log(`database: ${db.description}`);
     log(`histories: ${outDir}`);
     const results: PermutationResult[] = [];
-    for (const l of loaded) results.push(...(await runSpecFile(l, db.url, outDir, { ...options, log }, state, cluster)));
+    for (const l of loaded)
+      results.push(...(await runSpecFile(l, db.url, outDir, { ...options, log }, state, cluster)));
     return { results, outDir, database: db.description };
   } catch (e) {
     if (state.signal) throw new ScenarioInterrupted(state.signal, interruptedLine(state));
@@ -781,11 +885,15 @@ function checkOutDir(dir: string): void {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const why =
-      code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a folder on its path) is a file, not a folder'
-      : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
-      : code === 'EROFS' ? 'the file system is read-only'
-      : code === 'ENOENT' ? 'the folder cannot be created'
-      : (e as Error).message;
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? 'it (or a folder on its path) is a file, not a folder'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied'
+          : code === 'EROFS'
+            ? 'the file system is read-only'
+            : code === 'ENOENT'
+              ? 'the folder cannot be created'
+              : (e as Error).message;
     throw new InputError(`--out ${dir}: cannot write histories there: ${why}`);
   }
 }
@@ -794,7 +902,11 @@ function isConnectionProblem(e: unknown): boolean {
   const code = (e as { code?: unknown })?.code;
   const message = (e as { message?: unknown })?.message;
   return (
-    code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'))) ||
-    (typeof message === 'string' && /Connection terminated|Client has encountered a connection error|not queryable/.test(message))
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'EPIPE' ||
+    (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'))) ||
+    (typeof message === 'string' &&
+      /Connection terminated|Client has encountered a connection error|not queryable/.test(message))
   );
 }

@@ -33,7 +33,10 @@ export interface ScenarioSpec {
   permutations: string[][];
 }
 
-type Token = { kind: 'word'; text: string; line: number } | { kind: 'block'; text: string; line: number } | { kind: 'paren'; text: string; line: number };
+type Token =
+  | { kind: 'word'; text: string; line: number }
+  | { kind: 'block'; text: string; line: number }
+  | { kind: 'paren'; text: string; line: number };
 
 function tokenize(text: string, file: string): Token[] {
   const tokens: Token[] = [];
@@ -99,19 +102,20 @@ export function parseSpec(text: string, file: string): ScenarioSpec {
   let i = 0;
   const expectBlock = (what: string): string => {
     const t = tokens[i++];
-    if (!t || t.kind !== 'block') throw new InputError(`${file}:${t?.line ?? '?'}: expected { SQL } after ${what}`);
+    if (t?.kind !== 'block') throw new InputError(`${file}:${t?.line ?? '?'}: expected { SQL } after ${what}`);
     return t.text;
   };
   const expectName = (what: string): string => {
     const t = tokens[i++];
-    if (!t || t.kind !== 'word') throw new InputError(`${file}:${t?.line ?? '?'}: expected a name after ${what}`);
+    if (t?.kind !== 'word') throw new InputError(`${file}:${t?.line ?? '?'}: expected a name after ${what}`);
     return t.text;
   };
   const keywords = new Set(['setup', 'teardown', 'session', 'step', 'permutation']);
   let session: SessionSpec | undefined;
   while (i < tokens.length) {
     const t = tokens[i++];
-    if (t.kind !== 'word') throw new InputError(`${file}:${t.line}: unexpected ${t.kind === 'block' ? '{ block }' : '( )'}`);
+    if (t.kind !== 'word')
+      throw new InputError(`${file}:${t.line}: unexpected ${t.kind === 'block' ? '{ block }' : '( )'}`);
     switch (t.text) {
       case 'setup':
         if (session && session.steps.length === 0) session.setup.push(expectBlock('setup'));
@@ -139,7 +143,11 @@ export function parseSpec(text: string, file: string): ScenarioSpec {
       case 'permutation': {
         session = undefined;
         const perm: string[] = [];
-        while (i < tokens.length && tokens[i].kind !== 'block' && !(tokens[i].kind === 'word' && keywords.has(tokens[i].text))) {
+        while (
+          i < tokens.length &&
+          tokens[i].kind !== 'block' &&
+          !(tokens[i].kind === 'word' && keywords.has(tokens[i].text))
+        ) {
           const tok = tokens[i++];
           if (tok.kind === 'paren') continue; // blocker markers
           perm.push(tok.text);
@@ -149,11 +157,14 @@ export function parseSpec(text: string, file: string): ScenarioSpec {
         break;
       }
       default:
-        throw new InputError(`${file}:${t.line}: unexpected "${t.text}" (expected setup, teardown, session, step or permutation)`);
+        throw new InputError(
+          `${file}:${t.line}: unexpected "${t.text}" (expected setup, teardown, session, step or permutation)`,
+        );
     }
   }
   for (const perm of spec.permutations) {
-    for (const name of perm) if (!stepNames.has(name)) throw new InputError(`${file}: permutation names unknown step "${name}"`);
+    for (const name of perm)
+      if (!stepNames.has(name)) throw new InputError(`${file}: permutation names unknown step "${name}"`);
   }
   if (spec.sessions.length === 0) throw new InputError(`${file}: no sessions`);
   return spec;

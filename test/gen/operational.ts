@@ -13,8 +13,24 @@
  * Some transactions roll back (application aborts), and some end `unknown` (the commit happened or not).
  */
 import type { History } from '../../src/history/history.js';
-import { ISOLATION_LEVELS, type IsolationLevel, type Line, type TxnLine, type TxnStatus } from '../../src/history/format.js';
-import { chance, historyFromLines, int, pick, randomPreamble, TxnRunner, VersionStore, type Rng, type Version } from './random-history.js';
+import {
+  ISOLATION_LEVELS,
+  type IsolationLevel,
+  type Line,
+  type TxnLine,
+  type TxnStatus,
+} from '../../src/history/format.js';
+import {
+  chance,
+  historyFromLines,
+  int,
+  pick,
+  randomPreamble,
+  TxnRunner,
+  VersionStore,
+  type Rng,
+  type Version,
+} from './random-history.js';
 
 export interface OperationalOptions {
   /** Number of transactions, inclusive range. Default [2, 8]. */
@@ -70,7 +86,13 @@ export function operationalHistoryLines(rng: Rng, opts: OperationalOptions = {})
   const txnLines: TxnLine[] = [];
   const latest = (table: string, id: number): Version => store.latest(table, id);
 
-  const finish = (s: number, a: Active, status: TxnStatus, commit: boolean, error?: { code: string; message: string }) => {
+  const finish = (
+    s: number,
+    a: Active,
+    status: TxnStatus,
+    commit: boolean,
+    error?: { code: string; message: string },
+  ) => {
     if (commit) a.runner.commitTo(store, ++clock);
     const { session, seq } = seqOf.get(a.index)!;
     txnLines.push({
@@ -89,12 +111,16 @@ export function operationalHistoryLines(rng: Rng, opts: OperationalOptions = {})
   };
 
   const commitOrAbort = (s: number, a: Active) => {
-    if (chance(rng, opts.rollback ?? 0.1)) return finish(s, a, 'aborted', false, { code: 'P0001', message: 'application rollback' });
+    if (chance(rng, opts.rollback ?? 0.1))
+      return finish(s, a, 'aborted', false, { code: 'P0001', message: 'application rollback' });
     if (a.level === 'SI') {
       for (const k of a.runner.own.keys()) {
         const [table, id] = k.split('/');
         if (latest(table, Number(id)).time > a.snapshot!) {
-          return finish(s, a, 'aborted', false, { code: '40001', message: 'could not serialize access due to concurrent update' });
+          return finish(s, a, 'aborted', false, {
+            code: '40001',
+            message: 'could not serialize access due to concurrent update',
+          });
         }
       }
     }
@@ -113,7 +139,13 @@ export function operationalHistoryLines(rng: Rng, opts: OperationalOptions = {})
     steps++;
     if (!a) {
       const index = queue[s].shift()!;
-      a = { index, level: pick(rng, levels), runner: new TxnRunner(`t${index + 1}`, rng, store), remaining: int(rng, ...(opts.events ?? [1, 4])), begin: steps };
+      a = {
+        index,
+        level: pick(rng, levels),
+        runner: new TxnRunner(`t${index + 1}`, rng, store),
+        remaining: int(rng, ...(opts.events ?? [1, 4])),
+        begin: steps,
+      };
       active[s] = a;
       if (a.level === 'SER') {
         // Atomically, on the latest committed state.

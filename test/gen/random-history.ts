@@ -132,7 +132,8 @@ export function historyFromLines(lines: Line[], file = 'generated.ndjson'): Hist
 export function historyToLines(h: History): Line[] {
   const lines: Line[] = [{ kind: 'history', format: HISTORY_FORMAT, version: HISTORY_VERSION, meta: h.meta }];
   for (const t of h.tables.values()) lines.push({ kind: 'table', name: t.name, key: t.key, columns: t.columns });
-  for (const [table, rows] of h.init) if (rows.length) lines.push({ kind: 'init', table, rows: rows.map((r) => r.row) });
+  for (const [table, rows] of h.init)
+    if (rows.length) lines.push({ kind: 'init', table, rows: rows.map((r) => r.row) });
   for (const t of h.txns) {
     const { line: _line, ...rest } = t;
     lines.push({ ...rest, kind: 'txn' } as TxnLine);
@@ -142,7 +143,9 @@ export function historyToLines(h: History): Line[] {
 }
 
 export function historyToNdjson(h: History): string {
-  return historyToLines(h).map((l) => JSON.stringify(l)).join('\n') + '\n';
+  return `${historyToLines(h)
+    .map((l) => JSON.stringify(l))
+    .join('\n')}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -262,7 +265,7 @@ export class TxnRunner {
       for (const id of ids) {
         const v = this.view(table, id, see);
         if (v.value && pred.test(v.value)) {
-          const row = { ...v.value, v: chance(rng, 0.5) ? newV : (((v.value.v as number) + 1) % 4) };
+          const row = { ...v.value, v: chance(rng, 0.5) ? newV : ((v.value.v as number) + 1) % 4 };
           rows.push({ read: v.wid, row });
         }
       }
@@ -338,7 +341,10 @@ export function randomHistoryLines(rng: Rng, opts: RandomHistoryOptions = {}): L
   // How often a read ignores its snapshot point for a key (fractured reads, long forks).
   const wander = pick(rng, [0.25, 0.25, 0.5]);
   const heads = sessions.map(() => 0);
-  const active: ({ i: number; runner: TxnRunner; left: number; see: (table: string, key: number) => Version } | undefined)[] = sessions.map(() => undefined);
+  const active: (
+    | { i: number; runner: TxnRunner; left: number; see: (table: string, key: number) => Version }
+    | undefined
+  )[] = sessions.map(() => undefined);
   const txnLines: TxnLine[] = [];
   const committedTimes: number[] = [0];
   const sessionCommit = sessions.map(() => 0);
@@ -354,14 +360,24 @@ export function randomHistoryLines(rng: Rng, opts: RandomHistoryOptions = {}): L
       // Mostly the state as of a snapshot point (usually not before the session's previous commit), sometimes
       // the newest or any version, per key.
       const floor = chance(rng, 0.9) ? sessionCommit[session] : 0;
-      const snap = chance(rng, 0.4) ? time : pick(rng, committedTimes.filter((t) => t >= floor));
+      const snap = chance(rng, 0.4)
+        ? time
+        : pick(
+            rng,
+            committedTimes.filter((t) => t >= floor),
+          );
       const see = (table: string, key: number): Version => {
         const r = rng();
         if (r >= wander) return store.asOf(table, key, snap);
         if (r < wander / 2) return store.latest(table, key);
         return pick(rng, store.list(table, key));
       };
-      a = active[session] = { i, runner: new TxnRunner(`t${i + 1}`, rng, store), left: int(rng, ...(opts.events ?? [1, 4])), see };
+      a = active[session] = {
+        i,
+        runner: new TxnRunner(`t${i + 1}`, rng, store),
+        left: int(rng, ...(opts.events ?? [1, 4])),
+        see,
+      };
     }
     if (a.left > 0) {
       a.left--;

@@ -39,7 +39,8 @@ export const KNOWN_SPECS = [
 export function externalSpecs(): ExternalSpecs {
   const set = process.env[PG_SPECS_SETTING] || undefined;
   const dir = set ? resolve(set) : undefined;
-  if (dir !== undefined && !existsSync(dir)) return { files: [], absent: KNOWN_SPECS, missing: dir, skipReason: `${PG_SPECS_SETTING}=${set}: no such folder` };
+  if (dir !== undefined && !existsSync(dir))
+    return { files: [], absent: KNOWN_SPECS, missing: dir, skipReason: `${PG_SPECS_SETTING}=${set}: no such folder` };
   if (dir === undefined) {
     const skipReason = `PostgreSQL's isolation specs are not here: set ${PG_SPECS_SETTING}=DIR (a folder of isolation-tester .spec files) to run these tests`;
     // vitest's summary counts skipped tests without their reasons: say it where it shows

@@ -9,7 +9,17 @@ import { join, resolve } from 'node:path';
 const root = resolve(import.meta.dirname, '..', '..');
 
 export function buildPrivateCli(dir: string): string {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], { cwd: root, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      join(dir, 'dist'),
+    ],
+    { cwd: root, stdio: 'inherit' },
+  );
   mkdirSync(join(dir, 'bin'));
   copyFileSync(join(root, 'bin', 'isocheck.js'), join(dir, 'bin', 'isocheck.js'));
   copyFileSync(join(root, 'package.json'), join(dir, 'package.json'));

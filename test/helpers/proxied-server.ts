@@ -3,7 +3,11 @@ import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../../src/db/embedded.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/proxy.js';
 
-export async function proxiedServer(setupSql: string[], tables: string[], out: string): Promise<{ server: EmbeddedServer; proxy: RunningProxy }> {
+export async function proxiedServer(
+  setupSql: string[],
+  tables: string[],
+  out: string,
+): Promise<{ server: EmbeddedServer; proxy: RunningProxy }> {
   const server = await startEmbedded();
   try {
     const setup = new pg.Client({ connectionString: server.url });

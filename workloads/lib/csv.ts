@@ -20,7 +20,7 @@ export type TableColumns = ReadonlyArray<readonly [name: string, type: ColType]>
 function field(v: Cell): string {
   if (v === null) return '';
   const s = typeof v === 'string' ? v : typeof v === 'boolean' ? (v ? 'true' : 'false') : String(v);
-  if (s === '' || /[",\r\n]/.test(s) || s.trim() !== s) return '"' + s.replace(/"/g, '""') + '"';
+  if (s === '' || /[",\r\n]/.test(s) || s.trim() !== s) return `"${s.replace(/"/g, '""')}"`;
   return s;
 }
 
@@ -31,14 +31,15 @@ export class CsvWriter {
     this.lines = [columns.map(([name]) => field(name)).join(',')];
   }
   row(values: Cell[]): void {
-    if (values.length !== this.columns.length) throw new Error(`CSV row has ${values.length} fields, expected ${this.columns.length}`);
+    if (values.length !== this.columns.length)
+      throw new Error(`CSV row has ${values.length} fields, expected ${this.columns.length}`);
     this.lines.push(values.map(field).join(','));
   }
   get count(): number {
     return this.lines.length - 1;
   }
   async write(file: string): Promise<void> {
-    await writeFile(file, this.lines.join('\n') + '\n', 'utf8');
+    await writeFile(file, `${this.lines.join('\n')}\n`, 'utf8');
   }
 }
 
@@ -48,7 +49,8 @@ function convert(value: string | null, type: ColType, where: string): Cell {
     case 'int': {
       if (!/^-?\d+$/.test(value)) throw new Error(`${where}: "${value}" is not an integer`);
       const n = Number(value);
-      if (!Number.isSafeInteger(n) || n < -2147483648 || n > 2147483647) throw new Error(`${where}: ${value} is out of int4 range`);
+      if (!Number.isSafeInteger(n) || n < -2147483648 || n > 2147483647)
+        throw new Error(`${where}: ${value} is out of int4 range`);
       return n;
     }
     case 'bigint':
@@ -81,11 +83,19 @@ export async function readCsv(file: string, columns: TableColumns): Promise<Cell
   if (header.length !== expected.length || header.some((h, i) => h !== expected[i])) {
     throw new Error(`${file}: header ${JSON.stringify(header)} does not match columns ${JSON.stringify(expected)}`);
   }
-  return records.slice(1).map((rec, i) => rec.map((v, j) => convert(v, columns[j][1], `${file} line ${i + 2} column ${expected[j]}`)));
+  return records
+    .slice(1)
+    .map((rec, i) => rec.map((v, j) => convert(v, columns[j][1], `${file} line ${i + 2} column ${expected[j]}`)));
 }
 
 /** Inserts rows with multi-row INSERTs of at most `batch` rows (and fewer than 65535 parameters). */
-export async function insertRows(client: Queryable, table: string, columns: TableColumns, rows: Cell[][], batch = 500): Promise<void> {
+export async function insertRows(
+  client: Queryable,
+  table: string,
+  columns: TableColumns,
+  rows: Cell[][],
+  batch = 500,
+): Promise<void> {
   const n = columns.length;
   const perBatch = Math.max(1, Math.min(batch, Math.floor(60000 / n)));
   const names = columns.map(([c]) => c).join(', ');
@@ -104,7 +114,11 @@ export async function insertRows(client: Queryable, table: string, columns: Tabl
 }
 
 /** Loads every table's CSV (in the given table order) inside one transaction. */
-export async function loadTables(client: Queryable, files: Record<string, string>, tables: Record<string, TableColumns>): Promise<void> {
+export async function loadTables(
+  client: Queryable,
+  files: Record<string, string>,
+  tables: Record<string, TableColumns>,
+): Promise<void> {
   await client.query('BEGIN');
   try {
     for (const [table, columns] of Object.entries(tables)) {

@@ -20,10 +20,13 @@ export function fromUnits(units: bigint, scale = 2): string {
   const digits = (neg ? -units : units).toString().padStart(scale + 1, '0');
   const int = digits.slice(0, digits.length - scale);
   const frac = digits.slice(digits.length - scale);
-  return (neg ? '-' : '') + int + (scale > 0 ? '.' + frac : '');
+  return (neg ? '-' : '') + int + (scale > 0 ? `.${frac}` : '');
 }
 
 /** Sum of decimal strings, as a decimal string with `scale` decimals. */
 export function sumDecimals(values: Array<string | number>, scale = 2): string {
-  return fromUnits(values.reduce<bigint>((acc, v) => acc + toUnits(v, scale), 0n), scale);
+  return fromUnits(
+    values.reduce<bigint>((acc, v) => acc + toUnits(v, scale), 0n),
+    scale,
+  );
 }

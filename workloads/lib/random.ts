@@ -71,11 +71,15 @@ export function nurand(rng: Rng, A: number, C: number, x: number, y: number): nu
  */
 export class Zipf {
   private readonly cdf: Float64Array;
-  constructor(readonly n: number, readonly s: number, private readonly order?: readonly number[]) {
+  constructor(
+    readonly n: number,
+    readonly s: number,
+    private readonly order?: readonly number[],
+  ) {
     this.cdf = new Float64Array(n);
     let acc = 0;
     for (let k = 1; k <= n; k++) {
-      acc += 1 / Math.pow(k, s);
+      acc += 1 / k ** s;
       this.cdf[k - 1] = acc;
     }
     for (let k = 0; k < n; k++) this.cdf[k] /= acc;

@@ -57,12 +57,29 @@ export interface SmallBankContext extends WorkloadContext {
 export const SMALLBANK_TABLES = ['accounts', 'savings', 'checking'] as const;
 
 /** BenchBase's procedure parameters (SmallBankConstants), in cents. */
-export const AMOUNTS = { depositChecking: 130n, transactSavings: 2020n, writeCheck: 500n, sendPayment: 500n, overdraftPenalty: 100n };
+export const AMOUNTS = {
+  depositChecking: 130n,
+  transactSavings: 2020n,
+  writeCheck: 500n,
+  sendPayment: 500n,
+  overdraftPenalty: 100n,
+};
 
 const COLUMNS: Record<string, TableColumns> = {
-  accounts: [['custid', 'int'], ['name', 'text']],
-  savings: [['custid', 'int'], ['bal', 'numeric'], ['net_external', 'numeric']],
-  checking: [['custid', 'int'], ['bal', 'numeric'], ['net_external', 'numeric']],
+  accounts: [
+    ['custid', 'int'],
+    ['name', 'text'],
+  ],
+  savings: [
+    ['custid', 'int'],
+    ['bal', 'numeric'],
+    ['net_external', 'numeric'],
+  ],
+  checking: [
+    ['custid', 'int'],
+    ['bal', 'numeric'],
+    ['net_external', 'numeric'],
+  ],
 };
 
 const SCHEMA = `
@@ -214,7 +231,16 @@ async function run(type: string, db: Queryable, rng: Rng, ctx: SmallBankContext)
       const checking = await balance(db, S.getChecking, a, 'checking');
       const amount = AMOUNTS.sendPayment;
       if (checking < amount) throw new RollbackError(`insufficient checking funds for customer #${a}`);
-      const [first, second] = ctx.fixedLockOrder && b < a ? [[amount, b], [-amount, a]] : [[-amount, a], [amount, b]];
+      const [first, second] =
+        ctx.fixedLockOrder && b < a
+          ? [
+              [amount, b],
+              [-amount, a],
+            ]
+          : [
+              [-amount, a],
+              [amount, b],
+            ];
       await db.query(S.transferChecking, [fromUnits(first[0] as bigint), first[1]]);
       await db.query(S.transferChecking, [fromUnits(second[0] as bigint), second[1]]);
       return;
@@ -247,14 +273,17 @@ async function invariants(db: Queryable): Promise<string[]> {
     if (extra.length > 0) out.push(`${table}: rows for unknown customers ${extra.join(', ')}`);
   }
   if (bal !== ext) {
-    out.push(`money not conserved: total balance ${fromUnits(bal)} != opening balances + external flows ${fromUnits(ext)} (difference ${fromUnits(bal - ext)})`);
+    out.push(
+      `money not conserved: total balance ${fromUnits(bal)} != opening balances + external flows ${fromUnits(ext)} (difference ${fromUnits(bal - ext)})`,
+    );
   }
   return out;
 }
 
 export const smallbank: Workload = {
   name: 'smallbank',
-  description: 'SmallBank over few customers: WriteCheck/TransactSavings write skew at SI; money conservation invariant',
+  description:
+    'SmallBank over few customers: WriteCheck/TransactSavings write skew at SI; money conservation invariant',
   tables: [...SMALLBANK_TABLES],
   schema: () => SCHEMA,
   generate,

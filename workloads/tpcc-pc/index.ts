@@ -45,8 +45,10 @@ import { randInt } from '../lib/random.js';
 
 export const PC_SQL = {
   noInsertNewOrder: 'INSERT INTO new_order (no_w_id, no_d_id, no_o_id, no_delivered) VALUES ($1, $2, $3, false)',
-  osGetDistrictOrders: 'SELECT o_id, o_c_id, o_carrier_id, o_entry_d FROM oorder WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = ANY($3)',
-  dlGetNewOrders: 'SELECT no_o_id, no_delivered FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = ANY($3)',
+  osGetDistrictOrders:
+    'SELECT o_id, o_c_id, o_carrier_id, o_entry_d FROM oorder WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = ANY($3)',
+  dlGetNewOrders:
+    'SELECT no_o_id, no_delivered FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = ANY($3)',
   dlMarkDelivered: 'UPDATE new_order SET no_delivered = true WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = $3',
   slGetStock: 'SELECT s_i_id, s_quantity FROM stock WHERE s_w_id = $1 AND s_i_id = ANY($2)',
 } as const;
@@ -76,7 +78,9 @@ async function orderStatusPC(db: Queryable, rng: Rng, ctx: TpccContext): Promise
   const d = randInt(rng, 1, ctx.districts);
   const cust = await getCustomer(db, w, d, chooseCustomer(rng, ctx));
   const next = await nextOrderId(db, w, d);
-  const orders = (await db.query(PC_SQL.osGetDistrictOrders, [w, d, range(1, next - 1)])).rows.filter((o) => Number(o.o_c_id) === Number(cust.c_id));
+  const orders = (await db.query(PC_SQL.osGetDistrictOrders, [w, d, range(1, next - 1)])).rows.filter(
+    (o) => Number(o.o_c_id) === Number(cust.c_id),
+  );
   if (orders.length === 0) return;
   const newest = orders.reduce((a, b) => (Number(b.o_id) > Number(a.o_id) ? b : a));
   await db.query(TPCC_SQL.osGetOrderLines, [w, d, Number(newest.o_id)]);
@@ -88,7 +92,9 @@ async function deliveryPC(db: Queryable, rng: Rng, ctx: TpccContext): Promise<vo
   const when = nowTimestamp();
   for (let d = 1; d <= ctx.districts; d++) {
     const next = await nextOrderId(db, w, d);
-    const rows = (await db.query(PC_SQL.dlGetNewOrders, [w, d, range(1, next - 1)])).rows.filter((r) => !r.no_delivered);
+    const rows = (await db.query(PC_SQL.dlGetNewOrders, [w, d, range(1, next - 1)])).rows.filter(
+      (r) => !r.no_delivered,
+    );
     if (rows.length === 0) continue;
     const oId = Math.min(...rows.map((r) => Number(r.no_o_id)));
     await db.query(PC_SQL.dlMarkDelivered, [w, d, oId]);
@@ -105,7 +111,8 @@ async function stockLevelPC(db: Queryable, rng: Rng, ctx: TpccContext): Promise<
 
 export const tpccPc: Workload = {
   name: 'tpcc-pc',
-  description: 'TPC-C PC: conflict-free TPC-C (Delivery flags instead of deleting; reads on keys instead of mutable columns)',
+  description:
+    'TPC-C PC: conflict-free TPC-C (Delivery flags instead of deleting; reads on keys instead of mutable columns)',
   tables: [...TPCC_TABLES],
   schema: () => tpccSchema(true),
   generate: (dir, seed, scale) => generateTpcc(dir, seed, scale, true),

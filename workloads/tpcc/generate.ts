@@ -23,11 +23,11 @@ function data(rng: Rng): string {
   const s = astring(rng, 26, 50);
   if (!chance(rng, 0.1)) return s;
   const at = randInt(rng, 0, s.length - 8);
-  return s.slice(0, at) + 'ORIGINAL' + s.slice(at + 8);
+  return `${s.slice(0, at)}ORIGINAL${s.slice(at + 8)}`;
 }
 
 function zip(rng: Rng): string {
-  return nstring(rng, 4, 4) + '11111';
+  return `${nstring(rng, 4, 4)}11111`;
 }
 
 function state(rng: Rng): string {
@@ -39,7 +39,12 @@ function address(rng: Rng): Cell[] {
   return [astring(rng, 10, 20), astring(rng, 10, 20), astring(rng, 10, 20), state(rng), zip(rng)];
 }
 
-export async function generateTpcc(dir: string, seed: string, scale: number, pc: boolean): Promise<Record<string, string>> {
+export async function generateTpcc(
+  dir: string,
+  seed: string,
+  scale: number,
+  pc: boolean,
+): Promise<Record<string, string>> {
   const ctx: TpccContext = tpccContext(scale);
   const cols = tpccColumns(pc);
   const w: Record<string, CsvWriter> = {};
@@ -54,7 +59,13 @@ export async function generateTpcc(dir: string, seed: string, scale: number, pc:
   let hId = 0;
   for (let wid = 1; wid <= ctx.warehouses; wid++) {
     const rw = rngFor(seed, `tpcc/warehouse/${wid}`);
-    w.warehouse.row([wid, fromUnits(custYtd * BigInt(ctx.districts)), decimalIn(rw, 0, 2000, 4), astring(rw, 6, 10), ...address(rw)]);
+    w.warehouse.row([
+      wid,
+      fromUnits(custYtd * BigInt(ctx.districts)),
+      decimalIn(rw, 0, 2000, 4),
+      astring(rw, 6, 10),
+      ...address(rw),
+    ]);
 
     const rs = rngFor(seed, `tpcc/stock/${wid}`);
     for (let i = 1; i <= ctx.items; i++) {
@@ -64,14 +75,38 @@ export async function generateTpcc(dir: string, seed: string, scale: number, pc:
 
     for (let did = 1; did <= ctx.districts; did++) {
       const rd = rngFor(seed, `tpcc/district/${wid}/${did}`);
-      w.district.row([wid, did, fromUnits(custYtd), decimalIn(rd, 0, 2000, 4), ctx.ordersPerDistrict + 1, astring(rd, 6, 10), ...address(rd)]);
+      w.district.row([
+        wid,
+        did,
+        fromUnits(custYtd),
+        decimalIn(rd, 0, 2000, 4),
+        ctx.ordersPerDistrict + 1,
+        astring(rd, 6, 10),
+        ...address(rd),
+      ]);
 
       const rc = rngFor(seed, `tpcc/customer/${wid}/${did}`);
       for (let cid = 1; cid <= ctx.customersPerDistrict; cid++) {
-        const n = cid <= ctx.lastNames ? cid - 1 : nurand(rc, ctx.nurand.cLast.A, ctx.nurand.cLast.C, 0, ctx.lastNames - 1);
+        const n =
+          cid <= ctx.lastNames ? cid - 1 : nurand(rc, ctx.nurand.cLast.A, ctx.nurand.cLast.C, 0, ctx.lastNames - 1);
         w.customer.row([
-          wid, did, cid, decimalIn(rc, 0, 5000, 4), chance(rc, 0.1) ? 'BC' : 'GC', lastName(n), astring(rc, 8, 16),
-          '50000.00', '-10.00', '10.00', 1, 0, ...address(rc), nstring(rc, 16, 16), LOAD_TIME, 'OE', astring(rc, 300, 500),
+          wid,
+          did,
+          cid,
+          decimalIn(rc, 0, 5000, 4),
+          chance(rc, 0.1) ? 'BC' : 'GC',
+          lastName(n),
+          astring(rc, 8, 16),
+          '50000.00',
+          '-10.00',
+          '10.00',
+          1,
+          0,
+          ...address(rc),
+          nstring(rc, 16, 16),
+          LOAD_TIME,
+          'OE',
+          astring(rc, 300, 500),
         ]);
         w.history.row([++hId, cid, did, wid, did, wid, LOAD_TIME, '10.00', astring(rc, 12, 24)]);
       }
@@ -82,11 +117,28 @@ export async function generateTpcc(dir: string, seed: string, scale: number, pc:
       for (let oid = 1; oid <= ctx.ordersPerDistrict; oid++) {
         const delivered = oid < firstUndelivered;
         const olCnt = randInt(ro, 5, 15);
-        w.oorder.row([wid, did, oid, perm[(oid - 1) % perm.length], delivered ? randInt(ro, 1, 10) : null, olCnt, 1, LOAD_TIME]);
+        w.oorder.row([
+          wid,
+          did,
+          oid,
+          perm[(oid - 1) % perm.length],
+          delivered ? randInt(ro, 1, 10) : null,
+          olCnt,
+          1,
+          LOAD_TIME,
+        ]);
         for (let n = 1; n <= olCnt; n++) {
           w.order_line.row([
-            wid, did, oid, n, randInt(ro, 1, ctx.items), delivered ? LOAD_TIME : null,
-            delivered ? '0.00' : decimalIn(ro, 1, 999999, 2), wid, 5, astring(ro, 24, 24),
+            wid,
+            did,
+            oid,
+            n,
+            randInt(ro, 1, ctx.items),
+            delivered ? LOAD_TIME : null,
+            delivered ? '0.00' : decimalIn(ro, 1, 999999, 2),
+            wid,
+            5,
+            astring(ro, 24, 24),
           ]);
         }
         if (pc) w.new_order.row([wid, did, oid, delivered]);

@@ -23,7 +23,13 @@ export { loadTpcc } from './load.js';
 export { tpccInvariants } from './invariants.js';
 export * from './procedures.js';
 
-export const TPCC_MIX: Record<string, number> = { NewOrder: 45, Payment: 43, OrderStatus: 4, Delivery: 4, StockLevel: 4 };
+export const TPCC_MIX: Record<string, number> = {
+  NewOrder: 45,
+  Payment: 43,
+  OrderStatus: 4,
+  Delivery: 4,
+  StockLevel: 4,
+};
 
 export function asTpccContext(ctx: WorkloadContext): TpccContext {
   if (typeof ctx.districts !== 'number' || typeof ctx.customersPerDistrict !== 'number') return tpccContext(ctx.scale);
@@ -32,7 +38,8 @@ export function asTpccContext(ctx: WorkloadContext): TpccContext {
 
 export const tpcc: Workload = {
   name: 'tpcc',
-  description: 'TPC-C: NewOrder, Payment, OrderStatus, Delivery, StockLevel over 9 tables; joins split into single-table statements',
+  description:
+    'TPC-C: NewOrder, Payment, OrderStatus, Delivery, StockLevel over 9 tables; joins split into single-table statements',
   tables: [...TPCC_TABLES],
   schema: () => tpccSchema(false),
   generate: (dir, seed, scale) => generateTpcc(dir, seed, scale, false),

@@ -14,7 +14,12 @@ import type { Queryable } from '../types.js';
 
 const key = (...parts: unknown[]): string => parts.map(String).join('/');
 
-async function map(db: Queryable, sql: string, k: (r: any) => string, v: (r: any) => string): Promise<Map<string, string>> {
+async function map(
+  db: Queryable,
+  sql: string,
+  k: (r: any) => string,
+  v: (r: any) => string,
+): Promise<Map<string, string>> {
   const m = new Map<string, string>();
   for (const r of (await db.query(sql)).rows) m.set(k(r), v(r) === null ? 'NULL' : String(v(r)));
   return m;
@@ -23,48 +28,115 @@ async function map(db: Queryable, sql: string, k: (r: any) => string, v: (r: any
 export async function tpccInvariants(db: Queryable, pc: boolean): Promise<string[]> {
   const out: string[] = [];
   // Comparisons are done in SQL text of exact numerics (numeric -> text normalised by ::numeric(14,2)).
-  const wYtd = await map(db, 'SELECT w_id, w_ytd::numeric(14,2)::text AS v FROM warehouse', (r) => key(r.w_id), (r) => r.v);
-  const dYtd = await map(db, 'SELECT d_w_id, d_id, d_ytd::numeric(14,2)::text AS v FROM district', (r) => key(r.d_w_id, r.d_id), (r) => r.v);
-  const dNext = await map(db, 'SELECT d_w_id, d_id, d_next_o_id AS v FROM district', (r) => key(r.d_w_id, r.d_id), (r) => r.v);
-  const sumD = await map(db, 'SELECT d_w_id, sum(d_ytd)::numeric(14,2)::text AS v FROM district GROUP BY d_w_id', (r) => key(r.d_w_id), (r) => r.v);
-  const hW = await map(db, 'SELECT h_w_id, sum(h_amount)::numeric(14,2)::text AS v FROM history GROUP BY h_w_id', (r) => key(r.h_w_id), (r) => r.v);
-  const hD = await map(db, 'SELECT h_w_id, h_d_id, sum(h_amount)::numeric(14,2)::text AS v FROM history GROUP BY h_w_id, h_d_id', (r) => key(r.h_w_id, r.h_d_id), (r) => r.v);
-  const maxO = await map(db, 'SELECT o_w_id, o_d_id, max(o_id) AS v FROM oorder GROUP BY o_w_id, o_d_id', (r) => key(r.o_w_id, r.o_d_id), (r) => r.v);
-  const olCnt = await map(db, 'SELECT o_w_id, o_d_id, sum(o_ol_cnt) AS v FROM oorder GROUP BY o_w_id, o_d_id', (r) => key(r.o_w_id, r.o_d_id), (r) => r.v);
-  const olRows = await map(db, 'SELECT ol_w_id, ol_d_id, count(*) AS v FROM order_line GROUP BY ol_w_id, ol_d_id', (r) => key(r.ol_w_id, r.ol_d_id), (r) => r.v);
-  const allNo = await map(db, 'SELECT no_w_id, no_d_id, max(no_o_id) AS v FROM new_order GROUP BY no_w_id, no_d_id', (r) => key(r.no_w_id, r.no_d_id), (r) => r.v);
+  const wYtd = await map(
+    db,
+    'SELECT w_id, w_ytd::numeric(14,2)::text AS v FROM warehouse',
+    (r) => key(r.w_id),
+    (r) => r.v,
+  );
+  const dYtd = await map(
+    db,
+    'SELECT d_w_id, d_id, d_ytd::numeric(14,2)::text AS v FROM district',
+    (r) => key(r.d_w_id, r.d_id),
+    (r) => r.v,
+  );
+  const dNext = await map(
+    db,
+    'SELECT d_w_id, d_id, d_next_o_id AS v FROM district',
+    (r) => key(r.d_w_id, r.d_id),
+    (r) => r.v,
+  );
+  const sumD = await map(
+    db,
+    'SELECT d_w_id, sum(d_ytd)::numeric(14,2)::text AS v FROM district GROUP BY d_w_id',
+    (r) => key(r.d_w_id),
+    (r) => r.v,
+  );
+  const hW = await map(
+    db,
+    'SELECT h_w_id, sum(h_amount)::numeric(14,2)::text AS v FROM history GROUP BY h_w_id',
+    (r) => key(r.h_w_id),
+    (r) => r.v,
+  );
+  const hD = await map(
+    db,
+    'SELECT h_w_id, h_d_id, sum(h_amount)::numeric(14,2)::text AS v FROM history GROUP BY h_w_id, h_d_id',
+    (r) => key(r.h_w_id, r.h_d_id),
+    (r) => r.v,
+  );
+  const maxO = await map(
+    db,
+    'SELECT o_w_id, o_d_id, max(o_id) AS v FROM oorder GROUP BY o_w_id, o_d_id',
+    (r) => key(r.o_w_id, r.o_d_id),
+    (r) => r.v,
+  );
+  const olCnt = await map(
+    db,
+    'SELECT o_w_id, o_d_id, sum(o_ol_cnt) AS v FROM oorder GROUP BY o_w_id, o_d_id',
+    (r) => key(r.o_w_id, r.o_d_id),
+    (r) => r.v,
+  );
+  const olRows = await map(
+    db,
+    'SELECT ol_w_id, ol_d_id, count(*) AS v FROM order_line GROUP BY ol_w_id, ol_d_id',
+    (r) => key(r.ol_w_id, r.ol_d_id),
+    (r) => r.v,
+  );
+  const allNo = await map(
+    db,
+    'SELECT no_w_id, no_d_id, max(no_o_id) AS v FROM new_order GROUP BY no_w_id, no_d_id',
+    (r) => key(r.no_w_id, r.no_d_id),
+    (r) => r.v,
+  );
   const open = pc ? 'WHERE NOT no_delivered' : '';
-  const noStats = (await db.query(`SELECT no_w_id, no_d_id, max(no_o_id) AS mx, min(no_o_id) AS mn, count(*) AS n FROM new_order ${open} GROUP BY no_w_id, no_d_id`)).rows;
+  const noStats = (
+    await db.query(
+      `SELECT no_w_id, no_d_id, max(no_o_id) AS mx, min(no_o_id) AS mn, count(*) AS n FROM new_order ${open} GROUP BY no_w_id, no_d_id`,
+    )
+  ).rows;
   const noByDistrict = new Map(noStats.map((r) => [key(r.no_w_id, r.no_d_id), r]));
 
   for (const [w, ytd] of wYtd) {
-    if (ytd !== (sumD.get(w) ?? '0.00')) out.push(`condition 1: warehouse ${w}: W_YTD ${ytd} != sum(D_YTD) ${sumD.get(w)}`);
-    if (ytd !== (hW.get(w) ?? '0.00')) out.push(`condition 8: warehouse ${w}: W_YTD ${ytd} != sum(H_AMOUNT) ${hW.get(w)}`);
+    if (ytd !== (sumD.get(w) ?? '0.00'))
+      out.push(`condition 1: warehouse ${w}: W_YTD ${ytd} != sum(D_YTD) ${sumD.get(w)}`);
+    if (ytd !== (hW.get(w) ?? '0.00'))
+      out.push(`condition 8: warehouse ${w}: W_YTD ${ytd} != sum(H_AMOUNT) ${hW.get(w)}`);
   }
   for (const [d, next] of dNext) {
     const expected = String(Number(next) - 1);
-    if ((maxO.get(d) ?? '0') !== expected) out.push(`condition 2: district ${d}: D_NEXT_O_ID - 1 = ${expected} != max(O_ID) ${maxO.get(d)}`);
+    if ((maxO.get(d) ?? '0') !== expected)
+      out.push(`condition 2: district ${d}: D_NEXT_O_ID - 1 = ${expected} != max(O_ID) ${maxO.get(d)}`);
     const maxNo = pc ? allNo.get(d) : noByDistrict.get(d)?.mx?.toString();
-    if (maxNo !== undefined && maxNo !== expected) out.push(`condition 2: district ${d}: D_NEXT_O_ID - 1 = ${expected} != max(NO_O_ID) ${maxNo}`);
+    if (maxNo !== undefined && maxNo !== expected)
+      out.push(`condition 2: district ${d}: D_NEXT_O_ID - 1 = ${expected} != max(NO_O_ID) ${maxNo}`);
     const st = noByDistrict.get(d);
     if (st && Number(st.mx) - Number(st.mn) + 1 !== Number(st.n)) {
-      out.push(`condition 3: district ${d}: max(NO_O_ID) - min(NO_O_ID) + 1 = ${Number(st.mx) - Number(st.mn) + 1} != ${st.n} ${pc ? 'undelivered ' : ''}NEW_ORDER rows`);
+      out.push(
+        `condition 3: district ${d}: max(NO_O_ID) - min(NO_O_ID) + 1 = ${Number(st.mx) - Number(st.mn) + 1} != ${st.n} ${pc ? 'undelivered ' : ''}NEW_ORDER rows`,
+      );
     }
-    if ((olCnt.get(d) ?? '0') !== (olRows.get(d) ?? '0')) out.push(`condition 4: district ${d}: sum(O_OL_CNT) ${olCnt.get(d)} != ORDER_LINE rows ${olRows.get(d)}`);
-    if (dYtd.get(d) !== (hD.get(d) ?? '0.00')) out.push(`condition 9: district ${d}: D_YTD ${dYtd.get(d)} != sum(H_AMOUNT) ${hD.get(d)}`);
+    if ((olCnt.get(d) ?? '0') !== (olRows.get(d) ?? '0'))
+      out.push(`condition 4: district ${d}: sum(O_OL_CNT) ${olCnt.get(d)} != ORDER_LINE rows ${olRows.get(d)}`);
+    if (dYtd.get(d) !== (hD.get(d) ?? '0.00'))
+      out.push(`condition 9: district ${d}: D_YTD ${dYtd.get(d)} != sum(H_AMOUNT) ${hD.get(d)}`);
   }
 
   // condition 5 (row by row, on both tables)
   const orders = (await db.query('SELECT o_w_id, o_d_id, o_id, o_carrier_id FROM oorder')).rows;
-  const newOrders = (await db.query(`SELECT no_w_id, no_d_id, no_o_id${pc ? ', no_delivered' : ''} FROM new_order`)).rows;
-  const undelivered = new Set(newOrders.filter((r) => !pc || !r.no_delivered).map((r) => key(r.no_w_id, r.no_d_id, r.no_o_id)));
+  const newOrders = (await db.query(`SELECT no_w_id, no_d_id, no_o_id${pc ? ', no_delivered' : ''} FROM new_order`))
+    .rows;
+  const undelivered = new Set(
+    newOrders.filter((r) => !pc || !r.no_delivered).map((r) => key(r.no_w_id, r.no_d_id, r.no_o_id)),
+  );
   const orderKeys = new Set<string>();
   let bad5 = 0;
   for (const o of orders) {
     const k = key(o.o_w_id, o.o_d_id, o.o_id);
     orderKeys.add(k);
     if ((o.o_carrier_id === null) !== undelivered.has(k) && bad5++ < 5) {
-      out.push(`condition 5: order ${k}: O_CARRIER_ID ${o.o_carrier_id} but ${undelivered.has(k) ? 'an undelivered' : 'no undelivered'} NEW_ORDER row`);
+      out.push(
+        `condition 5: order ${k}: O_CARRIER_ID ${o.o_carrier_id} but ${undelivered.has(k) ? 'an undelivered' : 'no undelivered'} NEW_ORDER row`,
+      );
     }
   }
   for (const n of newOrders) {

@@ -39,7 +39,8 @@ const CUSTOMER_COLS =
 export const SQL = {
   // NewOrder
   noGetWarehouse: 'SELECT w_tax FROM warehouse WHERE w_id = $1',
-  noNextOrderId: 'UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id, d_tax',
+  noNextOrderId:
+    'UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id, d_tax',
   noGetCustomer: 'SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3',
   noInsertOrder:
     'INSERT INTO oorder (o_w_id, o_d_id, o_id, o_c_id, o_carrier_id, o_ol_cnt, o_all_local, o_entry_d) VALUES ($1, $2, $3, $4, NULL, $5, $6, $7)',
@@ -54,7 +55,8 @@ export const SQL = {
   payUpdateWarehouse: 'UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2',
   payGetWarehouse: 'SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = $1',
   payUpdateDistrict: 'UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3',
-  payGetDistrict: 'SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = $1 AND d_id = $2',
+  payGetDistrict:
+    'SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = $1 AND d_id = $2',
   payGetCustomerData: 'SELECT c_data FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3',
   payUpdateCustomer:
     'UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4',
@@ -66,7 +68,8 @@ export const SQL = {
   getCustomerById: `SELECT ${CUSTOMER_COLS} FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3`,
   getCustomersByLastName: `SELECT ${CUSTOMER_COLS} FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3`,
   // OrderStatus
-  osGetCustomerOrders: 'SELECT o_id, o_carrier_id, o_entry_d FROM oorder WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3',
+  osGetCustomerOrders:
+    'SELECT o_id, o_carrier_id, o_entry_d FROM oorder WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3',
   osGetOrderLines:
     'SELECT ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3',
   // Delivery
@@ -75,11 +78,14 @@ export const SQL = {
   dlGetOrder: 'SELECT o_c_id FROM oorder WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = $3',
   dlUpdateCarrier: 'UPDATE oorder SET o_carrier_id = $1 WHERE o_w_id = $2 AND o_d_id = $3 AND o_id = $4',
   dlUpdateDeliveryDate: 'UPDATE order_line SET ol_delivery_d = $1 WHERE ol_w_id = $2 AND ol_d_id = $3 AND ol_o_id = $4',
-  dlGetOrderLineAmounts: 'SELECT ol_number, ol_amount FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3',
-  dlUpdateCustomer: 'UPDATE customer SET c_balance = c_balance + $1, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4',
+  dlGetOrderLineAmounts:
+    'SELECT ol_number, ol_amount FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3',
+  dlUpdateCustomer:
+    'UPDATE customer SET c_balance = c_balance + $1, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4',
   // StockLevel
   slGetDistrict: 'SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2',
-  slGetOrderLines: 'SELECT ol_o_id, ol_number, ol_i_id FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id >= $3 AND ol_o_id < $4',
+  slGetOrderLines:
+    'SELECT ol_o_id, ol_number, ol_i_id FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id >= $3 AND ol_o_id < $4',
   slGetLowStock: 'SELECT s_i_id, s_quantity FROM stock WHERE s_w_id = $1 AND s_i_id = ANY($2) AND s_quantity < $3',
 } as const;
 
@@ -132,7 +138,12 @@ export interface NewOrderOptions {
   insertNewOrder: string;
 }
 
-export async function newOrder(db: Queryable, rng: Rng, ctx: TpccContext, opts: NewOrderOptions = { insertNewOrder: SQL.noInsertNewOrder }): Promise<void> {
+export async function newOrder(
+  db: Queryable,
+  rng: Rng,
+  ctx: TpccContext,
+  opts: NewOrderOptions = { insertNewOrder: SQL.noInsertNewOrder },
+): Promise<void> {
   const w = randInt(rng, 1, ctx.warehouses);
   const d = randInt(rng, 1, ctx.districts);
   const c = nurand(rng, ctx.nurand.cId.A, ctx.nurand.cId.C, 1, ctx.customersPerDistrict);
@@ -140,7 +151,8 @@ export async function newOrder(db: Queryable, rng: Rng, ctx: TpccContext, opts: 
   const rollback = randInt(rng, 1, 100) === 1;
   const lines: { item: number; supplyW: number; quantity: number }[] = [];
   for (let n = 1; n <= olCnt; n++) {
-    const item = n === olCnt && rollback ? ctx.items + 1 : nurand(rng, ctx.nurand.olIId.A, ctx.nurand.olIId.C, 1, ctx.items);
+    const item =
+      n === olCnt && rollback ? ctx.items + 1 : nurand(rng, ctx.nurand.olIId.A, ctx.nurand.olIId.C, 1, ctx.items);
     const supplyW = ctx.warehouses > 1 && randInt(rng, 1, 100) === 1 ? otherWarehouse(rng, ctx, w) : w;
     lines.push({ item, supplyW, quantity: randInt(rng, 1, 10) });
   }
@@ -157,9 +169,13 @@ export async function newOrder(db: Queryable, rng: Rng, ctx: TpccContext, opts: 
   for (let n = 1; n <= olCnt; n++) {
     const line = lines[n - 1];
     const items = (await db.query(SQL.noGetItem, [line.item])).rows;
-    if (items.length === 0) throw new RollbackError(`NewOrder: item ${line.item} not found (the 1% rollback, clause 2.4.2.3)`);
+    if (items.length === 0)
+      throw new RollbackError(`NewOrder: item ${line.item} not found (the 1% rollback, clause 2.4.2.3)`);
     const price = toUnits(items[0].i_price);
-    const stock = one((await db.query(SQL.noGetStock, [line.supplyW, line.item])).rows, `stock ${line.supplyW}/${line.item}`);
+    const stock = one(
+      (await db.query(SQL.noGetStock, [line.supplyW, line.item])).rows,
+      `stock ${line.supplyW}/${line.item}`,
+    );
     const q = Number(stock.s_quantity);
     const newQ = q >= line.quantity + 10 ? q - line.quantity : q - line.quantity + 91;
     const remote = line.supplyW === w ? 0 : 1;
@@ -186,7 +202,8 @@ export async function payment(db: Queryable, rng: Rng, ctx: TpccContext): Promis
   const cust = await getCustomer(db, cW, cD, choice);
   const cId = Number(cust.c_id);
   if (cust.c_credit === 'BC') {
-    const old = one((await db.query(SQL.payGetCustomerData, [cW, cD, cId])).rows, `customer ${cW}/${cD}/${cId}`).c_data as string;
+    const old = one((await db.query(SQL.payGetCustomerData, [cW, cD, cId])).rows, `customer ${cW}/${cD}/${cId}`)
+      .c_data as string;
     const cData = `${cId} ${cD} ${cW} ${d} ${w} ${amount} | ${old}`.slice(0, 500);
     await db.query(SQL.payUpdateCustomerBC, [amount, cData, cW, cD, cId]);
   } else {
@@ -207,7 +224,14 @@ export async function orderStatus(db: Queryable, rng: Rng, ctx: TpccContext): Pr
 }
 
 /** The part of Delivery after choosing the order: customer, carrier, delivery dates, amount, balance. */
-export async function deliverOrder(db: Queryable, w: number, d: number, oId: number, carrier: number, when: string): Promise<void> {
+export async function deliverOrder(
+  db: Queryable,
+  w: number,
+  d: number,
+  oId: number,
+  carrier: number,
+  when: string,
+): Promise<void> {
   const order = one((await db.query(SQL.dlGetOrder, [w, d, oId])).rows, `order ${w}/${d}/${oId}`);
   await db.query(SQL.dlUpdateCarrier, [carrier, w, d, oId]);
   await db.query(SQL.dlUpdateDeliveryDate, [when, w, d, oId]);
@@ -225,13 +249,18 @@ export async function delivery(db: Queryable, rng: Rng, ctx: TpccContext): Promi
     if (rows.length === 0) continue; // no undelivered order in this district (clause 2.7.4.2: skipped)
     const oId = Math.min(...rows.map((r) => Number(r.no_o_id)));
     const deleted = await db.query(SQL.dlDeleteNewOrder, [w, d, oId]);
-    if (deleted.rowCount !== 1) throw new RollbackError(`Delivery: new order ${w}/${d}/${oId} was delivered concurrently`);
+    if (deleted.rowCount !== 1)
+      throw new RollbackError(`Delivery: new order ${w}/${d}/${oId} was delivered concurrently`);
     await deliverOrder(db, w, d, oId, carrier, when);
   }
 }
 
 /** StockLevel's random inputs, and the district's last 20 orders' item ids. */
-export async function stockLevelItems(db: Queryable, rng: Rng, ctx: TpccContext): Promise<{ w: number; threshold: number; items: number[] }> {
+export async function stockLevelItems(
+  db: Queryable,
+  rng: Rng,
+  ctx: TpccContext,
+): Promise<{ w: number; threshold: number; items: number[] }> {
   const w = randInt(rng, 1, ctx.warehouses);
   const d = randInt(rng, 1, ctx.districts);
   const threshold = randInt(rng, 10, 20);

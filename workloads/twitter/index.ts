@@ -49,11 +49,34 @@ export interface TwitterContext extends WorkloadContext {
 export const TWITTER_TABLES = ['user_profiles', 'follows', 'followers', 'tweets', 'added_tweets'] as const;
 
 const COLUMNS: Record<string, TableColumns> = {
-  user_profiles: [['uid', 'int'], ['name', 'text'], ['email', 'text'], ['partitionid', 'int'], ['partitionid2', 'int'], ['followers', 'int']],
-  follows: [['f1', 'int'], ['f2', 'int']],
-  followers: [['f1', 'int'], ['f2', 'int']],
-  tweets: [['id', 'int'], ['uid', 'int'], ['text', 'text'], ['createdate', 'timestamp']],
-  added_tweets: [['id', 'int'], ['uid', 'int'], ['text', 'text'], ['createdate', 'timestamp']],
+  user_profiles: [
+    ['uid', 'int'],
+    ['name', 'text'],
+    ['email', 'text'],
+    ['partitionid', 'int'],
+    ['partitionid2', 'int'],
+    ['followers', 'int'],
+  ],
+  follows: [
+    ['f1', 'int'],
+    ['f2', 'int'],
+  ],
+  followers: [
+    ['f1', 'int'],
+    ['f2', 'int'],
+  ],
+  tweets: [
+    ['id', 'int'],
+    ['uid', 'int'],
+    ['text', 'text'],
+    ['createdate', 'timestamp'],
+  ],
+  added_tweets: [
+    ['id', 'int'],
+    ['uid', 'int'],
+    ['text', 'text'],
+    ['createdate', 'timestamp'],
+  ],
 };
 
 const SCHEMA = `
@@ -250,15 +273,23 @@ async function invariants(db: Queryable): Promise<string[]> {
   const b = new Set(followers);
   const onlyFollows = follows.filter((p) => !b.has(p));
   const onlyFollowers = followers.filter((p) => !a.has(p));
-  if (onlyFollows.length > 0) out.push(`follows without the mirrored followers row: ${onlyFollows.slice(0, 10).join(', ')}${onlyFollows.length > 10 ? ', ...' : ''}`);
-  if (onlyFollowers.length > 0) out.push(`followers without the mirrored follows row: ${onlyFollowers.slice(0, 10).join(', ')}${onlyFollowers.length > 10 ? ', ...' : ''}`);
+  if (onlyFollows.length > 0)
+    out.push(
+      `follows without the mirrored followers row: ${onlyFollows.slice(0, 10).join(', ')}${onlyFollows.length > 10 ? ', ...' : ''}`,
+    );
+  if (onlyFollowers.length > 0)
+    out.push(
+      `followers without the mirrored follows row: ${onlyFollowers.slice(0, 10).join(', ')}${onlyFollowers.length > 10 ? ', ...' : ''}`,
+    );
   const self = follows.filter((p) => p.split('->')[0] === p.split('->')[1]);
   if (self.length > 0) out.push(`users following themselves: ${self.join(', ')}`);
   const counts = new Map<number, number>();
-  for (const r of (await db.query('SELECT f1 FROM followers')).rows) counts.set(Number(r.f1), (counts.get(Number(r.f1)) ?? 0) + 1);
+  for (const r of (await db.query('SELECT f1 FROM followers')).rows)
+    counts.set(Number(r.f1), (counts.get(Number(r.f1)) ?? 0) + 1);
   for (const u of (await db.query('SELECT uid, followers FROM user_profiles ORDER BY uid')).rows) {
     const n = counts.get(Number(u.uid)) ?? 0;
-    if (u.followers === null || Number(u.followers) !== n) out.push(`user ${u.uid}: user_profiles.followers = ${u.followers} but ${n} followers rows`);
+    if (u.followers === null || Number(u.followers) !== n)
+      out.push(`user ${u.uid}: user_profiles.followers = ${u.followers} but ${n} followers rows`);
   }
   const mismatched = (
     await db.query(
@@ -266,13 +297,15 @@ async function invariants(db: Queryable): Promise<string[]> {
         WHERE t.id IS NULL OR t.uid <> a.uid OR t.text <> a.text OR t.createdate IS DISTINCT FROM a.createdate`,
     )
   ).rows;
-  if (mismatched.length > 0) out.push(`added_tweets rows without an identical tweets row: ${mismatched.map((r) => r.id).join(', ')}`);
+  if (mismatched.length > 0)
+    out.push(`added_tweets rows without an identical tweets row: ${mismatched.map((r) => r.id).join(', ')}`);
   return out;
 }
 
 export const twitter: Workload = {
   name: 'twitter',
-  description: 'BenchBase Twitter: tweets, follows/followers; InsertTweet writes tweets the reads see; Follow keeps follows/followers mirrored',
+  description:
+    'BenchBase Twitter: tweets, follows/followers; InsertTweet writes tweets the reads see; Follow keeps follows/followers mirrored',
   tables: [...TWITTER_TABLES],
   schema: () => SCHEMA,
   generate,

@@ -13,7 +13,9 @@ import { keysNamedBy } from '../model/key-lookup.js';
 
 /** Above this many candidate keys, conditions on key columns alone are compiled and tested on each key. */
 const KEY_FILTER_MIN = 32;
-const UNKNOWN = 0, MATCH = 1, NO_MATCH = 2;
+const UNKNOWN = 0,
+  MATCH = 1,
+  NO_MATCH = 2;
 
 export class ConflictIndex {
   private readonly initKeys: (number[] | undefined)[];
@@ -106,7 +108,10 @@ export class ConflictIndex {
     }
     // Conditions on key columns alone beyond equalities (TPC-C's StockLevel: ol_o_id >= $3 AND ol_o_id < $4).
     // Compiling them costs about as much as testing a few dozen versions: only worth it for many keys.
-    const onKey = result.length > KEY_FILTER_MIN ? read.pred.conjunctsOn?.((this.keyColumns[read.table] ??= new Set(schema.key))) : undefined;
+    const onKey =
+      result.length > KEY_FILTER_MIN
+        ? read.pred.conjunctsOn?.((this.keyColumns[read.table] ??= new Set(schema.key)))
+        : undefined;
     if (onKey) {
       // On each version's own row (they read only key columns): two versions of one key have equal key values
       // as canonical values, but may spell them differently (numeric 1.0 and 1.00), which `n::text` tells apart.

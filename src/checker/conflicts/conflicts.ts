@@ -51,7 +51,14 @@ export interface ConflictResult {
  * neither a conflict nor a missing row then is neither now. Rounds of forced witnesses cost O(conflicts)
  * instead of O(reads × keys).
  */
-export function findConflicts(index: ConflictIndex, pco: Order, decided?: (read: number, key: number) => boolean, widen = false, previous?: Conflict[], budget?: { checkNow(): void }): ConflictResult {
+export function findConflicts(
+  index: ConflictIndex,
+  pco: Order,
+  decided?: (read: number, key: number) => boolean,
+  widen = false,
+  previous?: Conflict[],
+  budget?: { checkNow(): void },
+): ConflictResult {
   memoryStage('finding conflicts');
   const model = index.model;
   const conflicts: Conflict[] = [];
@@ -76,7 +83,7 @@ export function findConflicts(index: ConflictIndex, pco: Order, decided?: (read:
     let i = 0;
     for (const c of previous) {
       if ((++i & 4095) === 0) budget?.checkNow();
-      if (!(decided !== undefined && decided(c.read, c.key))) classify(model.reads[c.read], c.key);
+      if (!decided?.(c.read, c.key)) classify(model.reads[c.read], c.key);
     }
     return { conflicts, missing };
   }
@@ -85,7 +92,7 @@ export function findConflicts(index: ConflictIndex, pco: Order, decided?: (read:
     if (read.partial) continue;
     // Key columns never change for a key, so a WHERE that pins a key column to values this key does not have
     // is false on every version of it: no conflict (unless every unreturned row needs a witness).
-    const skip = (key: number) => read.returned.has(key) || read.local.has(key) || (decided !== undefined && decided(read.id, key));
+    const skip = (key: number) => read.returned.has(key) || read.local.has(key) || decided?.(read.id, key);
     for (const key of index.matchingInitKeys(read)) {
       if (!skip(key)) missing.push({ read: read.id, key, ones: [INIT] });
     }

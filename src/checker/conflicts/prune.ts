@@ -23,7 +23,12 @@ import { memoryStage } from '../budget.js';
  * Removes from each conflict's zeros the writers that cannot be its witness under `rel` (saturated, acyclic),
  * unless none would be left. Returns how many choices it removed.
  */
-export function pruneWitnesses(rel: Relations, partners: WritePartners, conflicts: Conflict[], budget?: { checkNow(): void }): number {
+export function pruneWitnesses(
+  rel: Relations,
+  partners: WritePartners,
+  conflicts: Conflict[],
+  budget?: { checkNow(): void },
+): number {
   memoryStage('pruning witness choices');
   const { model, pco } = rel;
   const { words } = pco;

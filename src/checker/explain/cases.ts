@@ -28,7 +28,13 @@ interface Tried extends Case {
   forced: ForcedEdge[];
 }
 
-function tryOrder(rel: Relations, a: number, b: number, partners: WritePartners, budget: Budget): { rel: Relations; cycle?: Tried } {
+function tryOrder(
+  rel: Relations,
+  a: number,
+  b: number,
+  partners: WritePartners,
+  budget: Budget,
+): { rel: Relations; cycle?: Tried } {
   const next = rel.clone();
   next.assume(a, b);
   const ok = !next.pco.cyclic && saturate(next, partners, undefined, budget);
@@ -46,7 +52,14 @@ function tryOrder(rel: Relations, a: number, b: number, partners: WritePartners,
 }
 
 /** The case split of `a` and `b` (both orders cyclic), with the derived orders its cycles use, earliest first. */
-function caseSplit(rel: Relations, a: number, b: number, ab: Tried, ba: Tried, derived: Map<string, Tried>): CaseSplitAnomaly {
+function caseSplit(
+  rel: Relations,
+  a: number,
+  b: number,
+  ab: Tried,
+  ba: Tried,
+  derived: Map<string, Tried>,
+): CaseSplitAnomaly {
   const { model } = rel;
   const last = (c: Tried) => c.forced[c.forced.length - 1];
   const facts = last(ab) && last(ba) ? [forcedFact(model, last(ab)), forcedFact(model, last(ba))] : [];
@@ -116,7 +129,12 @@ export function explainByCases(base: Relations, partners: WritePartners, budget:
  * see the other's write, or an SI reader the other's commit would make stale): try both orders of the pair on
  * the saturated base; when both force a cycle, that is the explanation (often a write skew), at any size.
  */
-export function explainStuckPair(base: Relations, partners: WritePartners, stuck: StuckPoint, budget: Budget): CaseSplitAnomaly | undefined {
+export function explainStuckPair(
+  base: Relations,
+  partners: WritePartners,
+  stuck: StuckPoint,
+  budget: Budget,
+): CaseSplitAnomaly | undefined {
   if (base.model.n > MAX_STUCK_PAIR_TRANSACTIONS) return undefined;
   const by = new Map<number, number>();
   for (const b of stuck.blocked) {

@@ -12,7 +12,9 @@ import type { Order } from '../model/order.js';
 
 /** What a cycle explanation reads: the model, the wr triples, the forced and assumed edges, and the edge that
  *  closed the cycle. A saturated `Relations`, or the few edges of a cycle the linear check found (linear/). */
-export type CycleSource = Pick<Relations, 'model' | 'triples' | 'forced' | 'assumed'> & { pco: Pick<Order, 'cycleEdge'> };
+export type CycleSource = Pick<Relations, 'model' | 'triples' | 'forced' | 'assumed'> & {
+  pco: Pick<Order, 'cycleEdge'>;
+};
 
 interface DirectEdge {
   to: number;
@@ -50,11 +52,21 @@ export function forcedEdgeToEdge(model: CheckModel, f: ForcedEdge): AxiomEdge {
 /** The wr edge of a read's `index`-th version read (`overwrote`: the reader then wrote the row). */
 export function wrEdgeData(model: CheckModel, readId: number, index: number, overwrote?: boolean): Edge {
   const read = model.reads[readId];
-  return { from: txnId(model, read.fromTxns[index]), to: model.txns[read.txn].id, kind: 'wr', read: read.ref, ...keyRef(model, read.fromKeys[index]), wid: read.fromWids[index], ...(overwrote ? { overwrote } : {}) };
+  return {
+    from: txnId(model, read.fromTxns[index]),
+    to: model.txns[read.txn].id,
+    kind: 'wr',
+    read: read.ref,
+    ...keyRef(model, read.fromKeys[index]),
+    wid: read.fromWids[index],
+    ...(overwrote ? { overwrote } : {}),
+  };
 }
 
 export function soEdgeData(model: CheckModel, from: number, to: number): Edge {
-  return from === INIT ? { from: 'init', to: model.txns[to].id, kind: 'so' } : { from: model.txns[from].id, to: model.txns[to].id, kind: 'so', session: model.txns[to].session };
+  return from === INIT
+    ? { from: 'init', to: model.txns[to].id, kind: 'so' }
+    : { from: model.txns[from].id, to: model.txns[to].id, kind: 'so', session: model.txns[to].session };
 }
 
 /** One forced fact a contradiction rests on, as the classifier sees it. */
@@ -73,7 +85,14 @@ export interface Fact {
 
 /** Did `reader` (in a statement before `event`) or, with `session`, a transaction before it in its session read
  *  `key` as written by `writer`? */
-function observed(model: CheckModel, reader: number, event: number, key: number, writer: number, session: boolean): boolean {
+function observed(
+  model: CheckModel,
+  reader: number,
+  event: number,
+  key: number,
+  writer: number,
+  session: boolean,
+): boolean {
   for (let t = reader; t !== INIT && t >= 0; t = session ? model.soPrev[t] : INIT) {
     for (const ri of model.readsOf[t]) {
       const r = model.reads[ri];
@@ -99,7 +118,10 @@ export function forcedFact(model: CheckModel, f: ForcedEdge): Fact {
   };
 }
 
-const is = (...vias: Fact['via'][]) => (f: Fact) => vias.includes(f.via);
+const is =
+  (...vias: Fact['via'][]) =>
+  (f: Fact) =>
+    vias.includes(f.via);
 const orderedByCommit = is('co', 'conflict', 'anti');
 
 /**
@@ -117,8 +139,16 @@ const RULES: { type: ContradictionType; facts: 1 | 2; when: (f: Fact[]) => boole
   { type: 'g-single', facts: 1, when: () => true },
   // Two facts of two readers.
   { type: 'lost-update', facts: 2, when: ([a, b]) => a.key === b.key && a.readerWritesKey && b.readerWritesKey },
-  { type: 'long-fork', facts: 2, when: ([a, b]) => (a.via === 'prefix' || b.via === 'prefix') && !a.readerWritesKey && !b.readerWritesKey },
-  { type: 'write-skew', facts: 2, when: ([a, b]) => orderedByCommit(a) && orderedByCommit(b) && a.readerWrites && b.readerWrites },
+  {
+    type: 'long-fork',
+    facts: 2,
+    when: ([a, b]) => (a.via === 'prefix' || b.via === 'prefix') && !a.readerWritesKey && !b.readerWritesKey,
+  },
+  {
+    type: 'write-skew',
+    facts: 2,
+    when: ([a, b]) => orderedByCommit(a) && orderedByCommit(b) && a.readerWrites && b.readerWrites,
+  },
 ];
 
 export function classifyContradiction(facts: Fact[]): ContradictionType {
@@ -143,7 +173,16 @@ function directEdges(rel: CycleSource): DirectEdge[][] {
     out[tr.from].push({
       to: read.txn,
       wrWriter: tr.from,
-      edge: (): Edge => (tr.index >= 0 ? wrEdgeData(model, tr.read, tr.index) : { from: txnId(model, tr.from), to: model.txns[read.txn].id, kind: 'witness', read: read.ref, ...keyRef(model, tr.key) }),
+      edge: (): Edge =>
+        tr.index >= 0
+          ? wrEdgeData(model, tr.read, tr.index)
+          : {
+              from: txnId(model, tr.from),
+              to: model.txns[read.txn].id,
+              kind: 'witness',
+              read: read.ref,
+              ...keyRef(model, tr.key),
+            },
     });
   }
   for (const f of rel.forced) out[f.from].push({ to: f.to, forced: f, edge: () => forcedEdgeToEdge(model, f) });
@@ -218,6 +257,8 @@ export function cycleAnomaly(rel: CycleSource): Anomaly {
 /** The transactions an explanation's edges name (readers included), without init. */
 export function edgeTxns(edges: Edge[]): string[] {
   const out = new Set<string>();
-  for (const e of edges) for (const id of [e.from, e.to, e.kind === 'axiom' ? e.reader : undefined]) if (id !== undefined && id !== 'init') out.add(id);
+  for (const e of edges)
+    for (const id of [e.from, e.to, e.kind === 'axiom' ? e.reader : undefined])
+      if (id !== undefined && id !== 'init') out.add(id);
   return [...out];
 }

@@ -23,7 +23,9 @@ export function whereText(where: string): string {
 }
 
 function short(row: unknown): string {
-  return JSON.stringify(row, (_k, v) => (typeof v === 'string' && v.length > MAX_VALUE ? `${v.slice(0, MAX_VALUE - 1)}…` : v));
+  return JSON.stringify(row, (_k, v) =>
+    typeof v === 'string' && v.length > MAX_VALUE ? `${v.slice(0, MAX_VALUE - 1)}…` : v,
+  );
 }
 
 function rowsText(rows: string[]): string {
@@ -31,7 +33,8 @@ function rowsText(rows: string[]): string {
 }
 
 function statementText(e: HistoryEvent): string {
-  const where = e.op !== 'insert' && e.where ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${short(e.params)}` : ''}` : '';
+  const where =
+    e.op !== 'insert' && e.where ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${short(e.params)}` : ''}` : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
   switch (e.op) {
     case 'select':
@@ -49,7 +52,16 @@ function describeTransactions(history: History, ids: string[]): TxnDescription[]
   const wanted = new Set(ids);
   return history.txns
     .filter((t) => wanted.has(t.id))
-    .map((t) => ({ id: t.id, session: t.session, seq: t.seq, ...(t.label ? { label: t.label } : {}), ...(t.node ? { node: t.node } : {}), iso: t.iso, status: t.status, statements: t.events.map(statementText) }));
+    .map((t) => ({
+      id: t.id,
+      session: t.session,
+      seq: t.seq,
+      ...(t.label ? { label: t.label } : {}),
+      ...(t.node ? { node: t.node } : {}),
+      iso: t.iso,
+      status: t.status,
+      statements: t.events.map(statementText),
+    }));
 }
 
 /** Adds `transactions` to each anomaly that names a few transactions. */

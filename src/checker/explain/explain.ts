@@ -5,7 +5,18 @@
  * and each forced edge with its reason). `--json` (report/json.ts) and the HTML report (report/html.ts) take
  * their prose from here.
  */
-import { anomalyName, ANOMALY_NAMES, literatureNames, type Anomaly, type Blocked, type Edge, type MissingRowAnomaly, type OpenConflict, type ReadAnomaly, type Visibility } from '../anomaly.js';
+import {
+  anomalyName,
+  ANOMALY_NAMES,
+  literatureNames,
+  type Anomaly,
+  type Blocked,
+  type Edge,
+  type MissingRowAnomaly,
+  type OpenConflict,
+  type ReadAnomaly,
+  type Visibility,
+} from '../anomaly.js';
 import type { CheckResult } from '../result.js';
 import { whereText } from './describe.js';
 
@@ -22,7 +33,8 @@ const VIA_TEXT: Record<Visibility, string> = {
   wr: 'the reader read from it',
   causal: 'it causally precedes the reader (session order and reads)',
   prefix: 'it commits before a transaction the reader read from or follows in its session',
-  conflict: 'it commits before a transaction that writes a row the reader also writes, and that commits before the reader',
+  conflict:
+    'it commits before a transaction that writes a row the reader also writes, and that commits before the reader',
   co: 'it commits before the reader',
 };
 
@@ -37,7 +49,9 @@ const versionOf = (writer: string) => (writer === 'init' ? 'the initial version'
 export function edgeReason(e: Edge): string {
   switch (e.kind) {
     case 'so':
-      return e.from === 'init' ? 'init precedes every transaction' : `${e.from} precedes ${e.to} in session ${e.session}`;
+      return e.from === 'init'
+        ? 'init precedes every transaction'
+        : `${e.from} precedes ${e.to} in session ${e.session}`;
     case 'wr':
       return `${e.to} read ${keyText(e.table, e.key)} written by ${e.from} (wid ${e.wid})${e.overwrote ? ' and overwrote it' : ''}`;
     case 'witness':
@@ -48,7 +62,9 @@ export function edgeReason(e: Edge): string {
     }
     case 'axiom': {
       const key = keyText(e.table, e.key);
-      const chosen = e.unreturned ? ' (the row was not returned: among the versions that would hide it, this one was chosen)' : '';
+      const chosen = e.unreturned
+        ? ' (the row was not returned: among the versions that would hide it, this one was chosen)'
+        : '';
       return `${e.from} must commit before ${e.to}: ${e.reader} (${e.level}) read ${key} as ${versionOf(e.to)}${e.wid ? ` (wid ${e.wid})` : ''}${chosen}, ${e.from} also wrote ${key} and is visible to it (${VIA_TEXT[e.via]})`;
     }
     case 'assumed':
@@ -82,7 +98,9 @@ function readMessage(a: ReadAnomaly): string {
     case 'writer-deleted-row':
       return `${head} read ${key} from wid ${a.wid} of ${a.writer}, which deleted that row`;
     case 'values-differ': {
-      const diff = (a.differences ?? []).map((d) => `${d.column} = ${JSON.stringify(d.returned)}${d.notWritten ? ' (not written)' : ''}`).join(', ');
+      const diff = (a.differences ?? [])
+        .map((d) => `${d.column} = ${JSON.stringify(d.returned)}${d.notWritten ? ' (not written)' : ''}`)
+        .join(', ');
       return `${head} returned ${key} with ${diff}, but ${a.own ? 'it had itself written' : `wid ${a.wid} wrote`} ${JSON.stringify(a.row)}`;
     }
     case 'where-not-satisfied':
@@ -123,7 +141,10 @@ function messageOf(a: Anomaly): string {
   if (a.table && a.key) {
     return `${meaning(a)}: ${x} and ${y} both read ${keyText(a.table, a.key)} (wid ${a.wid}) and both wrote it; whichever committed second would have seen the other`;
   }
-  const what = a.type === 'commit-order-cycle' ? 'no commit order works: each way of ordering two transactions forces a cycle' : meaning(a);
+  const what =
+    a.type === 'commit-order-cycle'
+      ? 'no commit order works: each way of ordering two transactions forces a cycle'
+      : meaning(a);
   return `${what}: ${x} and ${y} cannot be ordered either way${a.fromStuck ? ' (the search for a commit order got stuck with each of them waiting for the other)' : ''}`;
 }
 
@@ -157,12 +178,18 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
   const lines = [`${indent}${anomalyHeading(a)}`];
   lines.push(`${indent}  ${anomalyMessage(a)}`);
   for (const e of a.events ?? []) {
-    lines.push(`${indent}  statement ${e.event} of ${e.txn} (line ${e.line}): ${e.op} ${e.table}${e.where ? ` WHERE ${whereText(e.where)}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`);
+    lines.push(
+      `${indent}  statement ${e.event} of ${e.txn} (line ${e.line}): ${e.op} ${e.table}${e.where ? ` WHERE ${whereText(e.where)}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`,
+    );
   }
-  const steps = (edges: Edge[]) => edges.map((e, j) => `${indent}   ${j + 1}. [${e.kind}] ${e.from} -> ${e.to}: ${edgeReason(e)}`);
+  const steps = (edges: Edge[]) =>
+    edges.map((e, j) => `${indent}   ${j + 1}. [${e.kind}] ${e.from} -> ${e.to}: ${edgeReason(e)}`);
   if ('by' in a && a.by === 'cases') {
     a.cases.forEach((c, i) => {
-      lines.push(`${indent}  Case ${i + 1}: suppose ${c.assume.before} commits before ${c.assume.after}. Then a cycle is forced:`, ...steps(c.edges));
+      lines.push(
+        `${indent}  Case ${i + 1}: suppose ${c.assume.before} commits before ${c.assume.after}. Then a cycle is forced:`,
+        ...steps(c.edges),
+      );
     });
   } else if ('edges' in a && a.edges.length) {
     lines.push(`${indent}  Why (each step is forced; together they form a cycle):`, ...steps(a.edges));
@@ -170,16 +197,21 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
   if (a.transactions) {
     lines.push(`${indent}  Transactions:`);
     for (const t of a.transactions) {
-      lines.push(`${indent}   ${t.id}: session ${t.session} #${t.seq}${t.label ? ` ${t.label}` : ''}, ${t.iso}, ${t.status}${t.node ? `, on ${t.node}` : ''}`);
+      lines.push(
+        `${indent}   ${t.id}: session ${t.session} #${t.seq}${t.label ? ` ${t.label}` : ''}, ${t.iso}, ${t.status}${t.node ? `, on ${t.node}` : ''}`,
+      );
       const MAX_STATEMENTS = 10;
       for (const st of t.statements.slice(0, MAX_STATEMENTS)) lines.push(`${indent}     ${st}`);
-      if (t.statements.length > MAX_STATEMENTS) lines.push(`${indent}     ... ${t.statements.length - MAX_STATEMENTS} more statements (--json has them all)`);
+      if (t.statements.length > MAX_STATEMENTS)
+        lines.push(`${indent}     ... ${t.statements.length - MAX_STATEMENTS} more statements (--json has them all)`);
     }
   }
   if (a.type !== 'no-consistent-order') return lines;
   if (a.stuck) {
     const s = a.stuck;
-    lines.push(`${indent}  The search for a commit order got furthest with ${s.committed} transactions committed (the last: ${s.lastCommitted.join(', ') || 'none'}); then none of the next ones can commit:`);
+    lines.push(
+      `${indent}  The search for a commit order got furthest with ${s.committed} transactions committed (the last: ${s.lastCommitted.join(', ') || 'none'}); then none of the next ones can commit:`,
+    );
     for (const b of s.blocked) lines.push(`${indent}   - ${b.txn}: ${blockedText(b)}`);
   }
   if (a.subHistory) lines.push(`${indent}  Smallest inconsistent sub-history found: ${a.subHistory.join(', ')}`);
@@ -198,6 +230,7 @@ export function renderResult(file: string, r: CheckResult): string {
   for (const note of r.notes) lines.push(`  note: ${note}`);
   const shown = r.anomalies.slice(0, 5);
   for (const a of shown) lines.push(...renderAnomaly(a));
-  if (r.anomalies.length > shown.length) lines.push(`  ... and ${r.anomalies.length - shown.length} more (use --json to see all)`);
+  if (r.anomalies.length > shown.length)
+    lines.push(`  ... and ${r.anomalies.length - shown.length} more (use --json to see all)`);
   return lines.join('\n');
 }

@@ -17,7 +17,12 @@ export interface Shrunk {
   result: CheckResult;
 }
 
-export function shrink(history: History, _options: CheckOptions, check: (h: History) => CheckResult | undefined, deadline: number): Shrunk | undefined {
+export function shrink(
+  history: History,
+  _options: CheckOptions,
+  check: (h: History) => CheckResult | undefined,
+  deadline: number,
+): Shrunk | undefined {
   const n = history.txns.length;
   const writerOf = new Map<string, number>();
   history.txns.forEach((t, i) => {
@@ -56,9 +61,14 @@ export function shrink(history: History, _options: CheckOptions, check: (h: Hist
   tryDrop(history.txns.map((t, i) => (t.status === 'aborted' ? i : -1)).filter((i) => i >= 0));
   // Latest first (by end time, else file order): anomalies tend to be local, and later readers go first.
   const order = history.txns.map((_, i) => i).sort((a, b) => (history.txns[b].end ?? b) - (history.txns[a].end ?? a));
-  for (let chunk = Math.ceil(n / 2); chunk >= 1 && Date.now() <= deadline; chunk = chunk === 1 ? 0 : Math.ceil(chunk / 2)) {
+  for (
+    let chunk = Math.ceil(n / 2);
+    chunk >= 1 && Date.now() <= deadline;
+    chunk = chunk === 1 ? 0 : Math.ceil(chunk / 2)
+  ) {
     const live = order.filter((i) => kept[i]);
-    for (let s = 0; s < live.length && Date.now() <= deadline; s += chunk) tryDrop(live.slice(s, s + chunk).filter((i) => kept[i]));
+    for (let s = 0; s < live.length && Date.now() <= deadline; s += chunk)
+      tryDrop(live.slice(s, s + chunk).filter((i) => kept[i]));
   }
   if (!last) return undefined;
   return { txns: history.txns.filter((_, i) => kept[i]).map((t) => t.id), result: last };

@@ -172,7 +172,8 @@ function dedupe(sorted: Int32Array): Int32Array {
 }
 
 function lowerBound(values: Float64Array, x: number): number {
-  let lo = 0, hi = values.length;
+  let lo = 0,
+    hi = values.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (values[mid] < x) lo = mid + 1;

@@ -11,7 +11,10 @@ import type { ForcedEdges } from './constraints.js';
 import type { Flat } from './flat.js';
 
 /** Edge kinds: session order, reads from, forced by an axiom (constraints.ts), a hint from a failed order. */
-export const SO = 0, WR = 1, FORCED = 2, HINT = 3;
+export const SO = 0,
+  WR = 1,
+  FORCED = 2,
+  HINT = 3;
 
 /** One edge of a cycle: its kind, and for wr the read and index, for forced the index into ForcedEdges, for a hint its index. */
 export interface GraphEdge {
@@ -42,7 +45,10 @@ function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges, hints: r
   for (let t = 0; t < n; t++) start[t + 1] = start[t] + degree[t];
   const m = start[n];
   const fill = start.slice(0, n);
-  const to = new Int32Array(m), kind = new Uint8Array(m), a = new Int32Array(m), b = new Int32Array(m);
+  const to = new Int32Array(m),
+    kind = new Uint8Array(m),
+    a = new Int32Array(m),
+    b = new Int32Array(m);
   const put = (from: number, target: number, k: number, x: number, y: number) => {
     const at = fill[from]++;
     to[at] = target;
@@ -61,14 +67,22 @@ function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges, hints: r
   return { start, to, kind, a, b };
 }
 
-export type CandidateOrder = { order: Int32Array; pos: Int32Array; cycle?: undefined } | { cycle: GraphEdge[]; order?: undefined; pos?: undefined };
+export type CandidateOrder =
+  | { order: Int32Array; pos: Int32Array; cycle?: undefined }
+  | { cycle: GraphEdge[]; order?: undefined; pos?: undefined };
 
 /**
  * `hints`: more edges as (before, after) pairs, from the failures of an earlier candidate (linear-check.ts). They
  * are guesses, not facts: those that would close a cycle are given up, so a cycle is only ever returned for the
  * facts (so, wr, forced edges).
  */
-export function candidateOrder(model: CheckModel, flat: Flat, forced: ForcedEdges, check: () => void, hints: readonly number[] = []): CandidateOrder {
+export function candidateOrder(
+  model: CheckModel,
+  flat: Flat,
+  forced: ForcedEdges,
+  check: () => void,
+  hints: readonly number[] = [],
+): CandidateOrder {
   const { n, txns } = model;
   const g = buildGraph(model, flat, forced, hints);
   const indeg = new Int32Array(n);
@@ -150,7 +164,13 @@ export function candidateOrder(model: CheckModel, flat: Flat, forced: ForcedEdge
 function shortestCycle(g: Graph, n: number, indeg: Int32Array): GraphEdge[] {
   const comp = components(g, n, (t) => indeg[t] > 0);
   const inside = (t: number) => comp.id[t] === comp.smallest;
-  const edge = (id: number): GraphEdge => ({ from: edgeSource(g, id), to: g.to[id], kind: g.kind[id], a: g.a[id], b: g.b[id] });
+  const edge = (id: number): GraphEdge => ({
+    from: edgeSource(g, id),
+    to: g.to[id],
+    kind: g.kind[id],
+    a: g.a[id],
+    b: g.b[id],
+  });
   const via = new Int32Array(n).fill(-1);
   let tried = 0;
   for (const u of comp.members) {
@@ -171,14 +191,20 @@ function shortestCycle(g: Graph, n: number, indeg: Int32Array): GraphEdge[] {
 }
 
 /** Strongly connected components of the nodes `keep` accepts; the smallest one with two nodes or more. */
-function components(g: Graph, n: number, keep: (t: number) => boolean): { id: Int32Array; smallest: number; members: number[] } {
+function components(
+  g: Graph,
+  n: number,
+  keep: (t: number) => boolean,
+): { id: Int32Array; smallest: number; members: number[] } {
   const id = new Int32Array(n).fill(-1);
   const low = new Int32Array(n);
   const num = new Int32Array(n).fill(-1);
   const onStack = new Uint8Array(n);
   const stack: number[] = [];
-  let counter = 0, comps = 0;
-  let smallest = -1, smallestSize = Infinity;
+  let counter = 0,
+    comps = 0;
+  let smallest = -1,
+    smallestSize = Infinity;
   const work: number[] = [];
   const edgeAt: number[] = [];
   for (let s = 0; s < n; s++) {
@@ -236,7 +262,14 @@ const MAX_SINGLE_EDGE_TRIES = 2000;
 
 /** Edge ids of a shortest path from `from` to `to` over nodes `left` accepts (only so and wr edges when
  *  `unforced`), if any. `via` is scratch space of -1s, left as it was found. */
-function pathOf(g: Graph, from: number, to: number, left: (t: number) => boolean, via: Int32Array, unforced: boolean): number[] | undefined {
+function pathOf(
+  g: Graph,
+  from: number,
+  to: number,
+  left: (t: number) => boolean,
+  via: Int32Array,
+  unforced: boolean,
+): number[] | undefined {
   const queue = [from];
   const touched = [from];
   via[from] = -2;
@@ -266,7 +299,8 @@ function pathOf(g: Graph, from: number, to: number, left: (t: number) => boolean
 }
 
 function edgeSource(g: Graph, e: number): number {
-  let lo = 0, hi = g.start.length - 1;
+  let lo = 0,
+    hi = g.start.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >>> 1;
     if (g.start[mid] <= e) lo = mid;

@@ -21,7 +21,9 @@ import type { Chains } from './sessions.js';
 import { WritersByKey, writesKey, type Flat } from './flat.js';
 
 /** Why a forced edge is there. */
-export const SO_VISIBLE = 0, WR_VISIBLE = 1, ANTI_DEPENDENCY = 2;
+export const SO_VISIBLE = 0,
+  WR_VISIBLE = 1,
+  ANTI_DEPENDENCY = 2;
 
 export interface ForcedEdges {
   count: number;
@@ -78,7 +80,15 @@ class Growable {
 
   done(): ForcedEdges {
     const c = this.count;
-    return { count: c, from: this.from.subarray(0, c), to: this.to.subarray(0, c), why: this.why.subarray(0, c), read: this.read.subarray(0, c), index: this.index.subarray(0, c), other: this.other.subarray(0, c) };
+    return {
+      count: c,
+      from: this.from.subarray(0, c),
+      to: this.to.subarray(0, c),
+      why: this.why.subarray(0, c),
+      read: this.read.subarray(0, c),
+      index: this.index.subarray(0, c),
+      other: this.other.subarray(0, c),
+    };
   }
 }
 
@@ -143,7 +153,8 @@ export function overwriters(model: CheckModel, flat: Flat): Overwriters {
 /** The range [from, to) of `over` for one version (key x written by t1). */
 function versionRange(over: Overwriters, v: number): [number, number] {
   const a = over.version;
-  let lo = 0, hi = a.length;
+  let lo = 0,
+    hi = a.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (a[mid] < v) lo = mid + 1;
@@ -154,12 +165,19 @@ function versionRange(over: Overwriters, v: number): [number, number] {
   return [lo, to];
 }
 
-export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over: Overwriters, check: () => void): { edges: ForcedEdges; lostUpdates: LostUpdate[] } {
+export function forcedEdges(
+  model: CheckModel,
+  flat: Flat,
+  chains: Chains,
+  over: Overwriters,
+  check: () => void,
+): { edges: ForcedEdges; lostUpdates: LostUpdate[] } {
   const { n } = model;
   const { readStart, tripleStart, tripleKey, tripleFrom, level: levels } = flat;
   const readTxn = (r: number) => {
     // the transaction of read r: binary search in readStart
-    let lo = 0, hi = n - 1;
+    let lo = 0,
+      hi = n - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       if (readStart[mid] <= r) lo = mid;
@@ -185,7 +203,8 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
     const level = levels[t3];
     const session = chains.of[t3];
     wrList.length = 0;
-    const first = tripleStart[readStart[t3]], last = tripleStart[readStart[t3 + 1]];
+    const first = tripleStart[readStart[t3]],
+      last = tripleStart[readStart[t3 + 1]];
     for (let j = first; j < last; j++) {
       const w = tripleFrom[j];
       if (wrStamp[w] !== t3) {
@@ -204,7 +223,8 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
           const t2 = lastWriter[x];
           if (t2 !== t1) edges.push(t2, t1, SO_VISIBLE, r, i);
         }
-        if (many) for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) wrVisible(byKey.writerOf(e), t1, t3, level, r, i);
+        if (many)
+          for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) wrVisible(byKey.writerOf(e), t1, t3, level, r, i);
         else for (const t2 of wrList) if (writesKey(flat, t2, x)) wrVisible(t2, t1, t3, level, r, i);
         if (level === SER) {
           const [from, to] = versionRange(over, x * n + t1);
@@ -232,7 +252,12 @@ export function forcedEdges(model: CheckModel, flat: Flat, chains: Chains, over:
       if (a < 0) a = k;
       else if (readTxn(over.read[a]) !== t) {
         const v = over.version[from];
-        lostUpdates.push({ key: Math.floor(v / n), from: v % n, a: { read: over.read[a], index: over.index[a] }, b: { read: over.read[k], index: over.index[k] } });
+        lostUpdates.push({
+          key: Math.floor(v / n),
+          from: v % n,
+          a: { read: over.read[a], index: over.index[a] },
+          b: { read: over.read[k], index: over.index[k] },
+        });
         break;
       }
     }

@@ -55,7 +55,8 @@ export function flatten(model: CheckModel, manyWriters = MANY_WRITERS): Flat {
 
 /** Whether transaction t writes key x. */
 export function writesKey(flat: Flat, t: number, x: number): boolean {
-  let lo = flat.writeStart[t], hi = flat.writeStart[t + 1];
+  let lo = flat.writeStart[t],
+    hi = flat.writeStart[t + 1];
   const keys = flat.writeKey;
   if (hi - lo <= 8) {
     for (; lo < hi; lo++) if (keys[lo] === x) return true;
@@ -99,7 +100,11 @@ export class WritersByKey {
     this.size = 0;
     if (onlyReadBy >= 0) {
       // a read key is marked current with an empty list; other keys stay stale and are skipped below
-      for (let j = flat.tripleStart[flat.readStart[onlyReadBy]]; j < flat.tripleStart[flat.readStart[onlyReadBy + 1]]; j++) {
+      for (
+        let j = flat.tripleStart[flat.readStart[onlyReadBy]];
+        j < flat.tripleStart[flat.readStart[onlyReadBy + 1]];
+        j++
+      ) {
         stamp[flat.tripleKey[j]] = b;
         head[flat.tripleKey[j]] = -1;
       }

@@ -12,14 +12,31 @@
  * with edges forced in every commit order. `undecided` only means this order did not work.
  */
 import type { Anomaly, AxiomEdge, CaseSplitAnomaly, Edge } from '../anomaly.js';
-import { classifyContradiction, cycleAnomaly, forcedEdgeToEdge, forcedFact, keyRef, txnId, wrEdgeData, soEdgeData, type Fact } from '../explain/cycle.js';
+import {
+  classifyContradiction,
+  cycleAnomaly,
+  forcedEdgeToEdge,
+  forcedFact,
+  keyRef,
+  txnId,
+  wrEdgeData,
+  soEdgeData,
+  type Fact,
+} from '../explain/cycle.js';
 import { RC, SER, levelName } from '../levels.js';
 import { describeKey, INIT, type CheckModel } from '../model/model.js';
 import { missingRowAnomaly } from '../explain/missing-row.js';
 import type { ForcedEdge, Triple } from '../model/relations.js';
 import { CandidateRows } from './candidate-rows.js';
 import { candidateOrder, FORCED, WR, type GraphEdge } from './commit-order.js';
-import { ANTI_DEPENDENCY, SO_VISIBLE, forcedEdges, overwriters, type ForcedEdges, type LostUpdate } from './constraints.js';
+import {
+  ANTI_DEPENDENCY,
+  SO_VISIBLE,
+  forcedEdges,
+  overwriters,
+  type ForcedEdges,
+  type LostUpdate,
+} from './constraints.js';
 import { sessionChains } from './sessions.js';
 import { flatten } from './flat.js';
 import { verifyOrder } from './verify.js';
@@ -37,7 +54,13 @@ export interface LinearTuning {
   manyWriters?: number;
 }
 
-export function linearCheck(model: CheckModel, check: () => void, phases?: LinearPhases, stage?: (name: string) => void, tuning: LinearTuning = {}): LinearOutcome {
+export function linearCheck(
+  model: CheckModel,
+  check: () => void,
+  phases?: LinearPhases,
+  stage?: (name: string) => void,
+  tuning: LinearTuning = {},
+): LinearOutcome {
   let clock = Date.now();
   const lap = (name: keyof LinearPhases) => {
     const now = Date.now();
@@ -52,12 +75,14 @@ export function linearCheck(model: CheckModel, check: () => void, phases?: Linea
   const over = overwriters(model, flat);
   const { edges, lostUpdates } = forcedEdges(model, flat, chains, over, check);
   lap('forced');
-  if (lostUpdates.length > 0) return { verdict: 'inconsistent', anomalies: lostUpdates.slice(0, 10).map((l) => lostUpdateAnomaly(model, l)) };
+  if (lostUpdates.length > 0)
+    return { verdict: 'inconsistent', anomalies: lostUpdates.slice(0, 10).map((l) => lostUpdateAnomaly(model, l)) };
   check();
   stage?.('a candidate commit order');
   let candidate = candidateOrder(model, flat, edges, check);
   lap('order');
-  if (candidate.cycle) return { verdict: 'inconsistent', anomalies: [forcedCycleAnomaly(model, edges, candidate.cycle)] };
+  if (candidate.cycle)
+    return { verdict: 'inconsistent', anomalies: [forcedCycleAnomaly(model, edges, candidate.cycle)] };
   const rows = new CandidateRows(model);
   // A failed order is repaired a few times: each writer that the order made visible where it must not be is
   // moved after its reader (a hint edge), and the candidate is rebuilt. Hints are guesses: a cycle through them,
@@ -66,7 +91,9 @@ export function linearCheck(model: CheckModel, check: () => void, phases?: Linea
   const rounds = model.n <= 50_000 ? MAX_REPAIR_ROUNDS : 2;
   for (let round = 1; ; round++) {
     check();
-    stage?.(round === 1 ? 'verifying every axiom under it' : `verifying every axiom under a repaired order (round ${round})`);
+    stage?.(
+      round === 1 ? 'verifying every axiom under it' : `verifying every axiom under a repaired order (round ${round})`,
+    );
     const v = verifyOrder(model, flat, candidate.order!, candidate.pos!, chains, rows, check);
     lap('verify');
     if (v.ok) return { verdict: 'consistent', order: candidate.order! };
@@ -75,12 +102,14 @@ export function linearCheck(model: CheckModel, check: () => void, phases?: Linea
     const why = `the commit order by commit time${round > 1 ? ` (repaired ${round - 1} time(s))` : ''} fails at ${model.txns[read.txn].id} event ${read.ref.event} on ${describeKey(model, v.key)}: ${v.why}`;
     if (round >= rounds) return { verdict: 'undecided', reason: why };
     const before = hints.length;
-    for (const f of [{ reader: read.txn, writer: v.writer }, ...(v.more ?? [])]) if (f.writer !== INIT && f.writer !== f.reader) hints.push(f.reader, f.writer);
+    for (const f of [{ reader: read.txn, writer: v.writer }, ...(v.more ?? [])])
+      if (f.writer !== INIT && f.writer !== f.reader) hints.push(f.reader, f.writer);
     if (hints.length === before) return { verdict: 'undecided', reason: why };
     stage?.(`a repaired candidate commit order (round ${round + 1})`);
     candidate = candidateOrder(model, flat, edges, check, hints);
     lap('order');
-    if (candidate.cycle) return { verdict: 'undecided', reason: `${why}; moving the writers after their readers closes a cycle` };
+    if (candidate.cycle)
+      return { verdict: 'undecided', reason: `${why}; moving the writers after their readers closes a cycle` };
   }
 }
 
@@ -113,11 +142,20 @@ function forcedCycleAnomaly(model: CheckModel, edges: ForcedEdges, cycle: GraphE
     const forced = cycle.filter((e) => e.kind === FORCED).map((e) => toForcedEdge(model, edges, e.a));
     return cycleAnomaly({ model, triples, forced, assumed: [], pco: { cycleEdge: [cycle[0].from, cycle[0].to] } });
   }
-  const facts: Fact[] = cycle.filter((e) => e.kind === FORCED).map((e) => {
-    if (edges.why[e.a] !== ANTI_DEPENDENCY) return forcedFact(model, toForcedEdge(model, edges, e.a));
-    const key = model.reads[edges.read[e.a]].fromKeys[edges.index[e.a]];
-    return { via: 'anti', reader: e.from, key, readerWritesKey: model.writes[e.from].has(key), readerWrites: model.writes[e.from].size > 0, sawNewerVersion: false };
-  });
+  const facts: Fact[] = cycle
+    .filter((e) => e.kind === FORCED)
+    .map((e) => {
+      if (edges.why[e.a] !== ANTI_DEPENDENCY) return forcedFact(model, toForcedEdge(model, edges, e.a));
+      const key = model.reads[edges.read[e.a]].fromKeys[edges.index[e.a]];
+      return {
+        via: 'anti',
+        reader: e.from,
+        key,
+        readerWritesKey: model.writes[e.from].has(key),
+        readerWrites: model.writes[e.from].size > 0,
+        sawNewerVersion: false,
+      };
+    });
   const out: Edge[] = cycle.map((e) => graphEdge(model, edges, e));
   return {
     type: classifyContradiction(facts),
@@ -135,22 +173,42 @@ function graphEdge(model: CheckModel, edges: ForcedEdges, e: GraphEdge): Edge {
   if (edges.why[e.a] !== ANTI_DEPENDENCY) return forcedEdgeToEdge(model, toForcedEdge(model, edges, e.a));
   const r = model.reads[edges.read[e.a]];
   const i = edges.index[e.a];
-  return { from: txnId(model, e.from), to: txnId(model, e.to), kind: 'rw', read: r.ref, ...keyRef(model, r.fromKeys[i]), wid: r.fromWids[i], version: txnId(model, r.fromTxns[i]), level: 'SER' };
+  return {
+    from: txnId(model, e.from),
+    to: txnId(model, e.to),
+    kind: 'rw',
+    read: r.ref,
+    ...keyRef(model, r.fromKeys[i]),
+    wid: r.fromWids[i],
+    version: txnId(model, r.fromTxns[i]),
+    level: 'SER',
+  };
 }
 
 /** Two SI/SER transactions read the same version and both overwrote it: a case split on their order (each order
  *  makes the first visible to the second, which then must commit before the version it read). */
 function lostUpdateAnomaly(model: CheckModel, l: LostUpdate): CaseSplitAnomaly {
   const { txns, reads } = model;
-  const ra = reads[l.a.read], rb = reads[l.b.read];
-  const a = ra.txn, b = rb.txn;
+  const ra = reads[l.a.read],
+    rb = reads[l.b.read];
+  const a = ra.txn,
+    b = rb.txn;
   /** Suppose x commits before y: y sees x (SER: committed before it; SI: both write the row), so x must commit
    *  before the version y read, which x read too. */
   const order = (x: number, y: number, readY: number, iy: number, readX: number, ix: number) => {
-    const axiom: AxiomEdge = forcedEdgeToEdge(model, { from: x, to: l.from, triple: { read: readY, key: l.key, from: l.from, index: iy }, via: txns[y].level === SER ? 'co' : 'conflict', level: txns[y].level });
+    const axiom: AxiomEdge = forcedEdgeToEdge(model, {
+      from: x,
+      to: l.from,
+      triple: { read: readY, key: l.key, from: l.from, index: iy },
+      via: txns[y].level === SER ? 'co' : 'conflict',
+      level: txns[y].level,
+    });
     return { assume: { before: txns[x].id, after: txns[y].id }, edges: [axiom, wrEdgeData(model, readX, ix, true)] };
   };
-  const cases = [order(a, b, l.b.read, l.b.index, l.a.read, l.a.index), order(b, a, l.a.read, l.a.index, l.b.read, l.b.index)];
+  const cases = [
+    order(a, b, l.b.read, l.b.index, l.a.read, l.a.index),
+    order(b, a, l.a.read, l.a.index, l.b.read, l.b.index),
+  ];
   return {
     type: 'lost-update',
     by: 'cases',

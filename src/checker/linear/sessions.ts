@@ -44,7 +44,11 @@ export class CausalClocks {
   private readonly clock: Int32Array;
   private readonly k: number;
 
-  constructor(private readonly model: CheckModel, private readonly flat: Flat, private readonly chains: Chains) {
+  constructor(
+    private readonly model: CheckModel,
+    private readonly flat: Flat,
+    private readonly chains: Chains,
+  ) {
     this.k = chains.count;
     this.clock = new Int32Array(model.n * this.k);
   }
@@ -63,7 +67,8 @@ export class CausalClocks {
   join(t: number, w: number): void {
     if (w === INIT) return;
     const { k, clock } = this;
-    const row = t * k, wRow = w * k;
+    const row = t * k,
+      wRow = w * k;
     for (let s = 0; s < k; s++) if (clock[wRow + s] > clock[row + s]) clock[row + s] = clock[wRow + s];
   }
 

@@ -27,7 +27,16 @@ import { WritersByKey, writesKey, type Flat } from './flat.js';
 export type Verification =
   | { ok: true }
   | { ok: false; missingRow: true; read: number; key: number }
-  | { ok: false; missingRow?: false; read: number; key: number; writer: number; from?: number; why: string; more?: OrderFailure[] };
+  | {
+      ok: false;
+      missingRow?: false;
+      read: number;
+      key: number;
+      writer: number;
+      from?: number;
+      why: string;
+      more?: OrderFailure[];
+    };
 
 /** Where an order failed: a reader and a writer that, in another order, might commit after it. */
 export interface OrderFailure {
@@ -62,7 +71,8 @@ export class KeyWriters {
 
   /** Index (into ids/at) of the first writer of x at a position > p. */
   after(x: number, p: number): number {
-    let lo = this.start[x], hi = this.start[x + 1];
+    let lo = this.start[x],
+      hi = this.start[x + 1];
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (this.at[mid] <= p) lo = mid + 1;
@@ -79,7 +89,20 @@ const MAX_WITNESS_ROUNDS = 8;
  * Checks the readers `pass` selects; returns the witnesses it had to add (beyond the canonical ones, which add no
  * visibility) as (writer, reader) pairs, so that the causal clocks of a later pass can include them.
  */
-function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined, pos: Int32Array, kw: KeyWriters, chains: Chains, clocks: CausalClocks | undefined, extraOf: Map<number, number[]> | undefined, rows: CandidateRows, pass: (level: number) => boolean, witnesses: number[], check: () => void): Verification {
+function verifyPass(
+  model: CheckModel,
+  flat: Flat,
+  order: Int32Array | undefined,
+  pos: Int32Array,
+  kw: KeyWriters,
+  chains: Chains,
+  clocks: CausalClocks | undefined,
+  extraOf: Map<number, number[]> | undefined,
+  rows: CandidateRows,
+  pass: (level: number) => boolean,
+  witnesses: number[],
+  check: () => void,
+): Verification {
   const { n, reads, txns, soPrev } = model;
   const { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey } = flat;
   const widenForCausality = flat.level.some((l, t) => t !== INIT && l === CC);
@@ -106,7 +129,11 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
         // that the next candidate order can move every offending writer at once.
         if (failed.ok === false && failed.missingRow) return failed;
         if (first === undefined) first = failed;
-        else if (first.ok === false && !first.missingRow) (first.more ??= []).push({ reader: t3, writer: failed.ok === false && !failed.missingRow ? failed.writer : INIT });
+        else if (first.ok === false && !first.missingRow)
+          (first.more ??= []).push({
+            reader: t3,
+            writer: failed.ok === false && !failed.missingRow ? failed.writer : INIT,
+          });
         if ((first.ok === false && !first.missingRow ? (first.more?.length ?? 0) : 0) >= MAX_FAILURES) return first;
       }
     }
@@ -173,15 +200,24 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
             byKey.build(flat, wrList);
             byKeyOf = wrList.length;
           }
-          for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) if (level !== RC || rcStamp[byKey.writerOf(e)] === t3) consider(byKey.writerOf(e));
-        } else for (const w of wrList) if (w !== INIT && (level !== RC || rcStamp[w] === t3) && writesKey(flat, w, x)) consider(w);
+          for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e))
+            if (level !== RC || rcStamp[byKey.writerOf(e)] === t3) consider(byKey.writerOf(e));
+        } else
+          for (const w of wrList)
+            if (w !== INIT && (level !== RC || rcStamp[w] === t3) && writesKey(flat, w, x)) consider(w);
       }
       return best;
     };
     for (let round = 0; ; round++) {
       if (round === MAX_WITNESS_ROUNDS) {
         const r = readStart[t3];
-        return { ok: false, read: r, key: tripleKey[tripleStart[r]] ?? 0, writer: INIT, why: `the witnesses of ${txns[t3].id}'s unreturned rows did not settle in ${MAX_WITNESS_ROUNDS} rounds` };
+        return {
+          ok: false,
+          read: r,
+          key: tripleKey[tripleStart[r]] ?? 0,
+          writer: INIT,
+          why: `the witnesses of ${txns[t3].id}'s unreturned rows did not settle in ${MAX_WITNESS_ROUNDS} rounds`,
+        };
       }
       computeBound();
       let added = false;
@@ -192,7 +228,14 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
           const t1 = tripleFrom[j];
           const latest = latestVisible(x);
           if (latest !== t1 && pos[latest] > pos[t1]) {
-            return { ok: false, read: ri, key: x, writer: latest, from: t1, why: `${txns[latest].id} wrote the row after ${txns[t1].id} in this order and is visible to the read` };
+            return {
+              ok: false,
+              read: ri,
+              key: x,
+              writer: latest,
+              from: t1,
+              why: `${txns[latest].id} wrote the row after ${txns[t1].id} in this order and is visible to the read`,
+            };
           }
         }
         rcLater.length = 0;
@@ -203,7 +246,8 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
             const writers = model.writersOf[x];
             if (writers.length === 0) {
               const init = model.initRow[x];
-              if (init !== undefined && predicateHolds(model, r, init, INIT)) return { ok: false, missingRow: true, read: r.id, key: x };
+              if (init !== undefined && predicateHolds(model, r, init, INIT))
+                return { ok: false, missingRow: true, read: r.id, key: x };
               continue;
             }
             const w = latestVisible(x);
@@ -220,7 +264,13 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
               }
             }
             if (later < 0) {
-              return { ok: false, read: r.id, key: x, writer: w, why: `the read did not return the row, but the latest version visible to it in this order (${w === INIT ? 'init' : txns[w].id}) matches its WHERE, and no later version before it hides the row` };
+              return {
+                ok: false,
+                read: r.id,
+                key: x,
+                writer: w,
+                why: `the read did not return the row, but the latest version visible to it in this order (${w === INIT ? 'init' : txns[w].id}) matches its WHERE, and no later version before it hides the row`,
+              };
             }
             witnesses.push(later, t3);
             if (level === RC) rcLater.push(later);
@@ -229,8 +279,7 @@ function verifyPass(model: CheckModel, flat: Flat, order: Int32Array | undefined
                 clocks!.join(t3, later);
                 added = true;
               }
-            }
-            else if (wrStamp[later] !== t3) {
+            } else if (wrStamp[later] !== t3) {
               wrStamp[later] = t3;
               wrList.push(later);
               added = true;
@@ -271,14 +320,41 @@ function hides(model: CheckModel, r: ReadEvent, x: number, w: number): boolean {
   return row === undefined || row === null || !predicateHolds(model, r, row, w);
 }
 
-export function verifyOrder(model: CheckModel, flat: Flat, order: Int32Array, pos: Int32Array, chains: Chains, rows: CandidateRows, check: () => void): Verification {
+export function verifyOrder(
+  model: CheckModel,
+  flat: Flat,
+  order: Int32Array,
+  pos: Int32Array,
+  chains: Chains,
+  rows: CandidateRows,
+  check: () => void,
+): Verification {
   const kw = new KeyWriters(model, pos);
   const witnesses: number[] = [];
-  const first = verifyPass(model, flat, undefined, pos, kw, chains, undefined, undefined, rows, (level) => level !== CC, witnesses, check);
+  const first = verifyPass(
+    model,
+    flat,
+    undefined,
+    pos,
+    kw,
+    chains,
+    undefined,
+    undefined,
+    rows,
+    (level) => level !== CC,
+    witnesses,
+    check,
+  );
   if (!first.ok) return first;
   if (!model.txns.some((t, i) => i !== INIT && t.level === CC)) return first;
   if (model.n * chains.count > MAX_CLOCK_ENTRIES) {
-    return { ok: false, read: 0, key: 0, writer: INIT, why: `causal clocks for ${model.n} transactions in ${chains.count} sessions would not fit` };
+    return {
+      ok: false,
+      read: 0,
+      key: 0,
+      writer: INIT,
+      why: `causal clocks for ${model.n} transactions in ${chains.count} sessions would not fit`,
+    };
   }
   // CC readers see what causally precedes them, the witnesses chosen for the other readers included.
   const extraOf = new Map<number, number[]>();
@@ -287,5 +363,18 @@ export function verifyOrder(model: CheckModel, flat: Flat, order: Int32Array, po
     if (!list) extraOf.set(witnesses[i + 1], (list = []));
     list.push(witnesses[i]);
   }
-  return verifyPass(model, flat, order, pos, kw, chains, new CausalClocks(model, flat, chains), extraOf, rows, (level) => level === CC, [], check);
+  return verifyPass(
+    model,
+    flat,
+    order,
+    pos,
+    kw,
+    chains,
+    new CausalClocks(model, flat, chains),
+    extraOf,
+    rows,
+    (level) => level === CC,
+    [],
+    check,
+  );
 }

@@ -20,7 +20,7 @@ export function keysNamedBy(model: CheckModel, read: ReadEvent): number[] | unde
   for (const values of points as string[][]) {
     if (prefixes.length * values.length > MAX_KEY_TUPLES) return undefined;
     const next: string[] = [];
-    for (const p of prefixes) for (const v of values) next.push(p + '\u001f' + v);
+    for (const p of prefixes) for (const v of values) next.push(`${p}\u001f${v}`);
     prefixes = next;
   }
   const keys: number[] = [];

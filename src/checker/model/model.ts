@@ -28,7 +28,13 @@ import type { HistoryEvent, IsolationLevel, Row, SqlValue } from '../../history/
 import { INIT_WID, MAX_PARAMS_DEPTH } from '../../history/format.js';
 import { deeperThan } from '../../history/reader.js';
 import type { History, TableSchema, Txn } from '../../history/history.js';
-import { canonicalValue, compilePredicate, valuesEqual, PredicateError, type CompiledPredicate } from '../../history/predicate.js';
+import {
+  canonicalValue,
+  compilePredicate,
+  valuesEqual,
+  PredicateError,
+  type CompiledPredicate,
+} from '../../history/predicate.js';
 import { InputError } from '../../history/input-errors.js';
 import type { Anomaly, ColumnDifference, EventRef, ReadAnomaly, ReadProblem } from '../anomaly.js';
 import { effectiveLevel, levelIndex, type IsoOverride } from '../levels.js';
@@ -118,7 +124,17 @@ export interface CheckModel {
   droppedUnknown: string[];
   /** Notes for the user (unresolved wids in a truncated file, dropped unknown transactions, ...). */
   notes: string[];
-  stats: { transactions: number; committed: number; aborted: number; unknown: number; dropped: number; events: number; reads: number; keys: number; sessions: number };
+  stats: {
+    transactions: number;
+    committed: number;
+    aborted: number;
+    unknown: number;
+    dropped: number;
+    events: number;
+    reads: number;
+    keys: number;
+    sessions: number;
+  };
 }
 
 export interface ModelOptions {
@@ -130,7 +146,7 @@ export interface ModelOptions {
 
 const SEP = '\u001f';
 
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+const hasOwn = (o: object, k: string): boolean => Object.hasOwn(o, k);
 
 export function describeKey(model: Pick<CheckModel, 'keys' | 'tables'>, key: number): string {
   const k = model.keys[key];
@@ -210,7 +226,8 @@ class ModelRead implements ReadEvent {
 type KeyValue = SqlValue | undefined;
 
 /** A JSON scalar (or undefined): usable as a Map key that stands for the value exactly as written. */
-const isScalar = (v: unknown): v is KeyValue => v === null || v === undefined || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
+const isScalar = (v: unknown): v is KeyValue =>
+  v === null || v === undefined || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
 
 /**
  * Key values exactly as written, as a text no other list of values has (each value tagged, strings with their
@@ -248,7 +265,8 @@ const WRITER_ABORTED = 1;
 const WRITER_UNKNOWN = 2;
 
 /** The frozen array [v], made once per index of `cache`. */
-const sharedOne = <T>(cache: (T[] | undefined)[], index: number, v: T): T[] => (cache[index] ??= Object.freeze([v]) as unknown as T[]);
+const sharedOne = <T>(cache: (T[] | undefined)[], index: number, v: T): T[] =>
+  (cache[index] ??= Object.freeze([v]) as unknown as T[]);
 
 /** A scratch list: a plain array reused across calls (never shrunk, so never reallocated), and its length. */
 interface Scratch<T> {
@@ -276,7 +294,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const columnNames: string[][] = [];
   for (const schema of history.tables.values()) {
     for (const k of schema.key) {
-      if (!hasOwn(schema.columns, k)) throw new InputError(`${history.file}:${schema.line}: table "${schema.name}": key column "${k}" is not declared in "columns"`);
+      if (!hasOwn(schema.columns, k))
+        throw new InputError(
+          `${history.file}:${schema.line}: table "${schema.name}": key column "${k}" is not declared in "columns"`,
+        );
     }
     tableIds.set(schema.name, tables.length);
     tables.push({ id: tables.length, schema, initKeys: [], writtenKeys: [] });
@@ -284,9 +305,13 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   }
   /** A row must hold every column of its table (docs/history-format.md): a WHERE may read any of them. */
   const complete = (table: number, row: Row, line: number, where: () => string): Row => {
-    if (typeof row !== 'object' || row === null) throw new InputError(`${history.file}:${line}: ${where()}: a row must be an object`);
+    if (typeof row !== 'object' || row === null)
+      throw new InputError(`${history.file}:${line}: ${where()}: a row must be an object`);
     for (const c of columnNames[table]) {
-      if (!hasOwn(row, c)) throw new InputError(`${history.file}:${line}: ${where()}: the row lacks column "${c}" of table "${tables[table].schema.name}" (every row holds every column)`);
+      if (!hasOwn(row, c))
+        throw new InputError(
+          `${history.file}:${line}: ${where()}: the row lacks column "${c}" of table "${tables[table].schema.name}" (every row holds every column)`,
+        );
     }
     return row;
   };
@@ -305,7 +330,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         if (!(plain && !names[c] && row[cols[c]] !== undefined) && !hasOwn(row, cols[c])) whole = false;
       }
     }
-    return whole ? row : complete(table, row, txn.line, () => `txn "${txn.id}" event ${ei + 1} (${e.op} on ${e.table}) rows[${i}]`);
+    return whole
+      ? row
+      : complete(table, row, txn.line, () => `txn "${txn.id}" event ${ei + 1} (${e.op} on ${e.table}) rows[${i}]`);
   };
 
   // Key ids. keyIds maps a key's canonical text (table id, then canonicalValue of each key value) to its id.
@@ -360,7 +387,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         return id;
       }
     }
-    return keyOf(table, tables[table].schema.key.map((k) => row[k] ?? null));
+    return keyOf(
+      table,
+      tables[table].schema.key.map((k) => row[k] ?? null),
+    );
   };
   const keySetOf = (s: Scratch<number>): KeySet => {
     if (s.n === 0) return NO_KEYS;
@@ -378,7 +408,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     rows.forEach(({ row, line }, i) => {
       complete(t, row, line, () => `init of "${name}" rows[${i}]`);
       const key = keyOfRow(t, row);
-      if (initRow[key] !== undefined) throw new InputError(`${history.file}:${line}: init of "${name}" has two rows with key ${describeKey({ keys, tables }, key)}`);
+      if (initRow[key] !== undefined)
+        throw new InputError(
+          `${history.file}:${line}: init of "${name}" has two rows with key ${describeKey({ keys, tables }, key)}`,
+        );
       initRow[key] = row;
       tables[t].initKeys.push(key);
     });
@@ -434,7 +467,14 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       const txn = raw[ti];
       txnRecords[ti] = rc;
       txnWrites[ti] = w;
-      const status = (statusOf[ti] = txn.status === 'committed' ? COMMITTED : txn.status === 'aborted' ? ABORTED : txn.status === 'unknown' ? UNKNOWN : OTHER);
+      const status = (statusOf[ti] =
+        txn.status === 'committed'
+          ? COMMITTED
+          : txn.status === 'aborted'
+            ? ABORTED
+            : txn.status === 'unknown'
+              ? UNKNOWN
+              : OTHER);
       sessionOf.push(txn.session);
       seqOf.push(txn.seq);
       const flags = status === ABORTED ? WRITER_ABORTED : status === UNKNOWN ? WRITER_UNKNOWN : 0;
@@ -475,7 +515,13 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const eventIndexes = new Map<number, Map<number, number>>();
   const txnIndexes = new Map<number, Map<number, number>>();
   /** The last record of `key` among [start, end), or -1: a scan, or for a long range a Map made when first asked. */
-  const lastRecord = (start: number, end: number, key: number, indexes: Map<number, Map<number, number>>, id: number): number => {
+  const lastRecord = (
+    start: number,
+    end: number,
+    key: number,
+    indexes: Map<number, Map<number, number>>,
+    id: number,
+  ): number => {
     if (end - start <= 16) {
       for (let r = end - 1; r >= start; r--) if (recs[2 * r] === key) return r;
       return -1;
@@ -491,7 +537,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   /** Write event w's record of `key` (its value), or -1 when it did not write the key. */
   const eventRecord = (w: number, key: number): number => lastRecord(weStart(w), weStart(w + 1), key, eventIndexes, w);
   /** Raw transaction ti's last record of `key`, or -1. */
-  const txnRecord = (ti: number, key: number): number => lastRecord(txnRecords[ti], txnRecords[ti + 1], key, txnIndexes, ti);
+  const txnRecord = (ti: number, key: number): number =>
+    lastRecord(txnRecords[ti], txnRecords[ti + 1], key, txnIndexes, ti);
   /** Whether record r is its transaction's last write of its key (the version others may read). */
   const lastInTxn = (r: number): boolean => (recs[2 * r + 1] & 1) === 1;
   {
@@ -522,12 +569,23 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const readEnd = new Int32Array(raw.length);
   // Compiled WHEREs per table and WHERE text, by params: by the one param itself when there is one and it is a
   // string or a finite number (most statements), else by the params' JSON text. Equal JSON texts share one.
-  const predicateCache: Map<string | undefined, { byParam: Map<string | number, CompiledPredicate>; byJson: Map<string, CompiledPredicate> }>[] = tables.map(() => new Map());
-  const at = (txn: Txn, ei: number, e: HistoryEvent, table: TableSchema): string => `${history.file}:${txn.line}: txn "${txn.id}" event ${ei + 1} (${e.op} on ${table.name})`;
-  const compile = (txn: Txn, ei: number, e: HistoryEvent & { where?: string; params?: unknown[] }, t: number, table: TableSchema): CompiledPredicate => {
+  const predicateCache: Map<
+    string | undefined,
+    { byParam: Map<string | number, CompiledPredicate>; byJson: Map<string, CompiledPredicate> }
+  >[] = tables.map(() => new Map());
+  const at = (txn: Txn, ei: number, e: HistoryEvent, table: TableSchema): string =>
+    `${history.file}:${txn.line}: txn "${txn.id}" event ${ei + 1} (${e.op} on ${table.name})`;
+  const compile = (
+    txn: Txn,
+    ei: number,
+    e: HistoryEvent & { where?: string; params?: unknown[] },
+    t: number,
+    table: TableSchema,
+  ): CompiledPredicate => {
     let byWhere = predicateCache[t].get(e.where);
     if (byWhere === undefined) {
-      if (e.where !== undefined && (typeof e.where !== 'string' || e.where.trim() === '')) throw new InputError(`${at(txn, ei, e, table)}: "where" is blank or not text (leave it out to read every row)`);
+      if (e.where !== undefined && (typeof e.where !== 'string' || e.where.trim() === ''))
+        throw new InputError(`${at(txn, ei, e, table)}: "where" is blank or not text (leave it out to read every row)`);
       predicateCache[t].set(e.where, (byWhere = { byParam: new Map(), byJson: new Map() }));
     }
     const params = e.params;
@@ -536,7 +594,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     let json = '';
     if (!byParam) {
       // The cache key is JSON text: params nested too deep for JSON.stringify are refused first.
-      if (params !== undefined && deeperThan(params, MAX_PARAMS_DEPTH) !== undefined) throw new InputError(`${at(txn, ei, e, table)}: "params" nested deeper than ${MAX_PARAMS_DEPTH} levels`);
+      if (params !== undefined && deeperThan(params, MAX_PARAMS_DEPTH) !== undefined)
+        throw new InputError(`${at(txn, ei, e, table)}: "params" nested deeper than ${MAX_PARAMS_DEPTH} levels`);
       json = JSON.stringify(params ?? []);
     }
     let pred = byParam ? byWhere.byParam.get(param) : byWhere.byJson.get(json);
@@ -544,7 +603,12 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       try {
         // the budget's clock is consulted during long compilations and evaluations (a WHERE of 20,000 ORs on
         // every version of every key): --timeout holds however costly a WHERE is
-        pred = compilePredicate(e.where, params ?? [], table.columns, options.deadline ? { checkDeadline: options.deadline } : undefined);
+        pred = compilePredicate(
+          e.where,
+          params ?? [],
+          table.columns,
+          options.deadline ? { checkDeadline: options.deadline } : undefined,
+        );
       } catch (err) {
         if (err instanceof PredicateError) {
           throw new InputError(`${at(txn, ei, e, table)}: unsupported WHERE: ${err.message}`);
@@ -562,14 +626,27 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
    * it reads or holds a value it cannot read: a malformed history (one built in memory; the reader refuses such
    * files), reported at the reading statement's line and the line of the write of that version.
    */
-  const satisfies = (pred: CompiledPredicate, row: Row, txn: Txn, ei: number, e: HistoryEvent, wid: string): boolean => {
+  const satisfies = (
+    pred: CompiledPredicate,
+    row: Row,
+    txn: Txn,
+    ei: number,
+    e: HistoryEvent,
+    wid: string,
+  ): boolean => {
     try {
       return pred.test(row);
     } catch (err) {
       if (!(err instanceof PredicateError)) throw err;
       const w = widEvent.get(wid);
       const writer = wid === INIT_WID ? 'the initial rows' : w !== undefined ? writerText(raw[weTxn(w)]) : undefined;
-      throw unevaluableWhere(history.file, { line: txn.line, txn: txn.id, event: ei + 1, op: e.op, table: e.table }, writer, wid, err);
+      throw unevaluableWhere(
+        history.file,
+        { line: txn.line, txn: txn.id, event: ei + 1, op: e.op, table: e.table },
+        writer,
+        wid,
+        err,
+      );
     }
   };
 
@@ -594,11 +671,30 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const fromStart: number[] = [];
   const unresolvedShapes = new Set<string>();
   /** A well-formedness anomaly of a read (anomaly.ts `ReadAnomaly`; explain/explain.ts says it in words). */
-  const readAnomaly = (type: ReadAnomaly['type'], problem: ReadProblem, txn: Txn, ref: EventRef, key: number, more: Partial<ReadAnomaly> = {}, writeEvent?: number): void => {
+  const readAnomaly = (
+    type: ReadAnomaly['type'],
+    problem: ReadProblem,
+    txn: Txn,
+    ref: EventRef,
+    key: number,
+    more: Partial<ReadAnomaly> = {},
+    writeEvent?: number,
+  ): void => {
     const info = keys[key];
     const writer = writeEvent === undefined ? undefined : raw[weTxn(writeEvent)];
     const events = writer ? [ref, eventRef(writer, weEvent(writeEvent!))] : [ref];
-    anomalies.push({ type, problem, txns: writer ? [txn.id, writer.id] : [txn.id], events, reader: txn.id, read: ref, table: tables[info.table].schema.name, key: info.values, ...more, ...(writer ? { writer: writer.id } : {}) });
+    anomalies.push({
+      type,
+      problem,
+      txns: writer ? [txn.id, writer.id] : [txn.id],
+      events,
+      reader: txn.id,
+      read: ref,
+      table: tables[info.table].schema.name,
+      key: info.values,
+      ...more,
+      ...(writer ? { writer: writer.id } : {}),
+    });
   };
   const walk = (ti: number): void => {
     const stamp = ++walks;
@@ -617,7 +713,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         // Keys of every row first: a row that is not whole is refused before any row is judged.
         const rows = e.rows;
         rowKeys.n = 0;
-        if (e.op === 'select') for (let i = 0; i < e.rows.length; i++) push(rowKeys, keyOfRow(t, completeRow(t, e.rows[i].row, txn, ei, e, i)));
+        if (e.op === 'select')
+          for (let i = 0; i < e.rows.length; i++)
+            push(rowKeys, keyOfRow(t, completeRow(t, e.rows[i].row, txn, ei, e, i)));
         else for (let i = 0; i < rows.length; i++) push(rowKeys, recKey(weStart(nextWrite) + i)); // as the index found them
         if (keys.length > returnedStamp.length) {
           const grown = new Int32Array(keys.length * 2);
@@ -653,7 +751,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             const own = weWid(recEvent(rec));
             value = recValue[rec];
             if (wid !== own) {
-              readAnomaly('internal-inconsistency', 'own-version-overwritten', txn, read.ref, key, { wid, laterWid: own });
+              readAnomaly('internal-inconsistency', 'own-version-overwritten', txn, read.ref, key, {
+                wid,
+                laterWid: own,
+              });
               continue;
             }
             if (value === null) {
@@ -679,7 +780,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
                 const shape = `${txn.id}`;
                 if (!unresolvedShapes.has(shape)) {
                   unresolvedShapes.add(shape);
-                  notes.push(`${txn.id} event ${ei + 1} read ${describeKey({ keys, tables }, key)} from wid ${wid}, which is not in this truncated file: the read is treated as partial`);
+                  notes.push(
+                    `${txn.id} event ${ei + 1} read ${describeKey({ keys, tables }, key)} from wid ${wid}, which is not in this truncated file: the read is treated as partial`,
+                  );
                 }
                 continue;
               }
@@ -727,7 +830,12 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             const diff = rowDifference(row, value, schema, cleanPrototype);
             if (diff) {
               const kind = local ? 'internal-inconsistency' : 'value-mismatch';
-              readAnomaly(kind, 'values-differ', txn, read.ref, key, { wid, differences: diff, own: local, row: value });
+              readAnomaly(kind, 'values-differ', txn, read.ref, key, {
+                wid,
+                differences: diff,
+                own: local,
+                row: value,
+              });
             }
           }
           const seen = row ?? value;
@@ -754,7 +862,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
           read.fromWids = NO_TEXTS;
         } else if (fromKeys.n === 1) {
           read.fromKeys = sharedOne(keyArrays, fromKeys.items[0], fromKeys.items[0]);
-          read.fromWids = lastFrom < 0 ? INIT_WIDS : ((wids[2 * lastFrom + 1] ??= Object.freeze([weWid(lastFrom)]) as unknown as string[]) as string[]);
+          read.fromWids =
+            lastFrom < 0
+              ? INIT_WIDS
+              : ((wids[2 * lastFrom + 1] ??= Object.freeze([weWid(lastFrom)]) as unknown as string[]) as string[]);
         } else {
           read.fromKeys = firstOf(fromKeys.items, fromKeys.n);
           read.fromWids = firstOf(fromWids.items, fromWids.n);
@@ -814,7 +925,18 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     if (dense[i] < 0) continue;
     const r = raw[i];
     const level = effectiveLevel(r.iso, r.label, options.iso);
-    txns[dense[i]] = { id: r.id, session: r.session, seq: r.seq, level: levelIndex(level), recordedLevel: r.iso, label: r.label, begin: r.begin, end: r.end, line: r.line, raw: r };
+    txns[dense[i]] = {
+      id: r.id,
+      session: r.session,
+      seq: r.seq,
+      level: levelIndex(level),
+      recordedLevel: r.iso,
+      label: r.label,
+      begin: r.begin,
+      end: r.end,
+      line: r.line,
+      raw: r,
+    };
   }
   const soPrev = new Int32Array(n).fill(INIT);
   soPrev[INIT] = -1;
@@ -939,7 +1061,12 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         if (r > ri) backward = true;
       }
     }
-    read.fromTxns = count === 0 ? NO_NUMBERS : count === 1 ? sharedOne(txnArrays, fromTxns.items[0], fromTxns.items[0]) : firstOf(fromTxns.items, count);
+    read.fromTxns =
+      count === 0
+        ? NO_NUMBERS
+        : count === 1
+          ? sharedOne(txnArrays, fromTxns.items[0], fromTxns.items[0])
+          : firstOf(fromTxns.items, count);
   }
   edgeStart[pending.length] = edgeFrom.n;
   // the wr edges in the order of the reads, for the G1c search
@@ -955,7 +1082,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     }
   }
 
-  let committed = 0, aborted = 0, unknown = 0;
+  let committed = 0,
+    aborted = 0,
+    unknown = 0;
   const sessions = new Set<number>();
   const droppedUnknown: string[] = [];
   for (let i = 0; i < raw.length; i++) {
@@ -968,8 +1097,34 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const dropped = droppedUnknown.length;
   if (dropped > 0) notes.push(`${dropped} transaction(s) with unknown outcome were never read and are left out`);
   const model: CheckModel = {
-    droppedUnknown, history, txns, n, soPrev, tables, tableIds, keys, keyIds, initRow, writes, writeWids: [], writersOf, reads, readsOf, anomalies, notes,
-    stats: { transactions: raw.length, committed, aborted, unknown, dropped, events: eventCount, reads: reads.length, keys: keys.length, sessions: sessions.size },
+    droppedUnknown,
+    history,
+    txns,
+    n,
+    soPrev,
+    tables,
+    tableIds,
+    keys,
+    keyIds,
+    initRow,
+    writes,
+    writeWids: [],
+    writersOf,
+    reads,
+    readsOf,
+    anomalies,
+    notes,
+    stats: {
+      transactions: raw.length,
+      committed,
+      aborted,
+      unknown,
+      dropped,
+      events: eventCount,
+      reads: reads.length,
+      keys: keys.length,
+      sessions: sessions.size,
+    },
   };
   const lastRecordsOf = new Int32Array(lastRecords.n);
   for (let i = 0; i < lastRecords.n; i++) lastRecordsOf[i] = lastRecords.items[i];
@@ -985,7 +1140,13 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
  * records of the last writes of transaction d, lastRecords[lastStart[d] .. lastStart[d + 1]). A function of its
  * own, so that the getter keeps these arrays and not everything buildModel's closures share.
  */
-function lazyWriteWids(model: CheckModel, lastStart: Int32Array, lastRecords: Int32Array, recs: Int32Array, wids: (string | string[] | undefined)[]): void {
+function lazyWriteWids(
+  model: CheckModel,
+  lastStart: Int32Array,
+  lastRecords: Int32Array,
+  recs: Int32Array,
+  wids: (string | string[] | undefined)[],
+): void {
   let made: Map<number, string>[] | undefined;
   const make = (): Map<number, string>[] => {
     const noWids = new Map<number, string>();
@@ -1009,7 +1170,12 @@ function lazyWriteWids(model: CheckModel, lastStart: Int32Array, lastRecords: In
 
 /** Columns where a returned row differs from the written one, as text, or undefined when they agree. */
 /** cleanPrototype: Object.prototype has nothing enumerable (enumerableInObjectPrototype() is false). */
-function rowDifference(returned: Row, written: Row, schema: TableSchema, cleanPrototype: boolean): ColumnDifference[] | undefined {
+function rowDifference(
+  returned: Row,
+  written: Row,
+  schema: TableSchema,
+  cleanPrototype: boolean,
+): ColumnDifference[] | undefined {
   let diffs: ColumnDifference[] | undefined;
   const plain = Object.getPrototypeOf(written) === Object.prototype;
   // for-in lists what Object.keys does, without making an array, when nothing enumerable can be inherited
@@ -1027,7 +1193,13 @@ function rowDifference(returned: Row, written: Row, schema: TableSchema, cleanPr
   return diffs;
 }
 
-function columnDifference(col: string, returned: Row, written: Row, plain: boolean, schema: TableSchema): ColumnDifference | undefined {
+function columnDifference(
+  col: string,
+  returned: Row,
+  written: Row,
+  plain: boolean,
+  schema: TableSchema,
+): ColumnDifference | undefined {
   const v = returned[col];
   const w = written[col];
   // the common case without hasOwnProperty: the same value, read from a plain object by a name it cannot inherit
@@ -1067,7 +1239,12 @@ function unevaluableWhere(
  * a string past the evaluator's limit): that is turned into an InputError naming the reading statement's line
  * and the version's writer (a transaction id in the model, INIT for the initial rows), instead of a crash.
  */
-export function predicateHolds(model: Pick<CheckModel, 'history' | 'txns'>, read: ReadEvent, row: Row, writer?: number): boolean {
+export function predicateHolds(
+  model: Pick<CheckModel, 'history' | 'txns'>,
+  read: ReadEvent,
+  row: Row,
+  writer?: number,
+): boolean {
   try {
     return read.pred.test(row);
   } catch (err) {
@@ -1088,7 +1265,11 @@ function wrEdge(model: CheckModel, writer: number, reader: number): { read: Read
 }
 
 /** G1c: a cycle in so ∪ wr, found by depth-first search, reported with its edges. */
-function findInformationFlowCycle(model: CheckModel, wrFrom: Scratch<number>, wrTo: Scratch<number>): Anomaly | undefined {
+function findInformationFlowCycle(
+  model: CheckModel,
+  wrFrom: Scratch<number>,
+  wrTo: Scratch<number>,
+): Anomaly | undefined {
   const { n, txns, soPrev } = model;
   // Successors as one array (CSR): of each transaction, its session successor, then the readers of its writes
   // (wrFrom -> wrTo) in the order of the reads (the order the search takes them in: it decides which cycle is
@@ -1136,10 +1317,19 @@ function findInformationFlowCycle(model: CheckModel, wrFrom: Scratch<number>, wr
         const cyc = [v, ...path.slice(0, -1)]; // v -> ... -> u, and u -> v closes it
         const edges = cyc.map((a, j) => {
           const b = cyc[(j + 1) % cyc.length];
-          if (soPrev[b] === a) return { from: txns[a].id, to: txns[b].id, kind: 'so' as const, session: txns[b].session };
+          if (soPrev[b] === a)
+            return { from: txns[a].id, to: txns[b].id, kind: 'so' as const, session: txns[b].session };
           const wr = wrEdge(model, a, b)!;
           const k = model.keys[wr.read.fromKeys[wr.i]];
-          return { from: txns[a].id, to: txns[b].id, kind: 'wr' as const, read: wr.read.ref, table: model.tables[k.table].schema.name, key: k.values, wid: wr.read.fromWids[wr.i] };
+          return {
+            from: txns[a].id,
+            to: txns[b].id,
+            kind: 'wr' as const,
+            read: wr.read.ref,
+            table: model.tables[k.table].schema.name,
+            key: k.values,
+            wid: wr.read.fromWids[wr.i],
+          };
         });
         return { type: 'circular-information-flow', txns: cyc.map((c) => txns[c].id), edges };
       }

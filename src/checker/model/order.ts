@@ -21,13 +21,19 @@ export class Order {
   /** The first edge that closed a cycle. */
   cycleEdge?: [number, number];
 
-  constructor(readonly n: number, bits?: Uint32Array) {
+  constructor(
+    readonly n: number,
+    bits?: Uint32Array,
+  ) {
     this.words = (n + 31) >>> 5;
     this.bits = bits ?? allocateWords(n * this.words, orderOf(n));
   }
 
   clone(): Order {
-    const o = new Order(this.n, copyWords(this.bits, () => `a copy of ${orderOf(this.n)()}`));
+    const o = new Order(
+      this.n,
+      copyWords(this.bits, () => `a copy of ${orderOf(this.n)()}`),
+    );
     o.cyclic = this.cyclic;
     o.cycleEdge = this.cycleEdge;
     return o;

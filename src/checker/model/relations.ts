@@ -198,7 +198,10 @@ export class PrefixVisibility {
   private pred: Uint32Array | undefined;
   private sets: (Uint32Array | undefined)[];
 
-  constructor(private readonly rel: Relations, private readonly partners: WritePartners) {
+  constructor(
+    private readonly rel: Relations,
+    private readonly partners: WritePartners,
+  ) {
     this.sets = new Array(rel.model.n);
   }
 

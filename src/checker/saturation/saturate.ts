@@ -19,7 +19,12 @@ export interface SaturateStats {
 }
 
 /** Saturates `rel.pco` in place. Returns false when pco became cyclic. */
-export function saturate(rel: Relations, partners: WritePartners, stats?: SaturateStats, budget?: { checkNow(): void }): boolean {
+export function saturate(
+  rel: Relations,
+  partners: WritePartners,
+  stats?: SaturateStats,
+  budget?: { checkNow(): void },
+): boolean {
   const { model, pco } = rel;
   if (pco.cyclic) return false;
   memoryStage('saturating the commit order');

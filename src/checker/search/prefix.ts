@@ -49,7 +49,13 @@ export function blockingReader(reason: BlockReason): number | undefined {
   return reason.why === 'visible-writer' || reason.why === 'stale-snapshot' ? reason.reader : undefined;
 }
 
-export function explorePrefixes(rel: Relations, partners: WritePartners, budget: Budget, stats: PrefixStats, stuck?: StuckPoint): number[] | undefined {
+export function explorePrefixes(
+  rel: Relations,
+  partners: WritePartners,
+  budget: Budget,
+  stats: PrefixStats,
+  stuck?: StuckPoint,
+): number[] | undefined {
   memoryStage('searching for a commit order');
   const { model, pco } = rel;
   const { n, txns, reads, soPrev } = model;
@@ -78,10 +84,11 @@ export function explorePrefixes(rel: Relations, partners: WritePartners, budget:
   const memoKeys: number[] = [];
   if (hasSI) {
     const seenKeys = new Set<number>();
-    for (const tr of rel.triples) if (level[reads[tr.read].txn] === SI && !seenKeys.has(tr.key)) {
-      seenKeys.add(tr.key);
-      if (model.writersOf[tr.key].length >= 2) memoKeys.push(tr.key);
-    }
+    for (const tr of rel.triples)
+      if (level[reads[tr.read].txn] === SI && !seenKeys.has(tr.key)) {
+        seenKeys.add(tr.key);
+        if (model.writersOf[tr.key].length >= 2) memoKeys.push(tr.key);
+      }
   }
 
   // Sessions as contiguous ranges of dense ids.
@@ -193,7 +200,8 @@ export function explorePrefixes(rel: Relations, partners: WritePartners, budget:
 
   /** The reason allowed(t) is false, as data (same checks, slow path). */
   const whyBlocked = (t: number): BlockReason => {
-    for (let u = 0; u < n; u++) if (setHas(pred.subarray(t * words, (t + 1) * words), u) && !inP(u)) return { why: 'forced-order', after: u };
+    for (let u = 0; u < n; u++)
+      if (setHas(pred.subarray(t * words, (t + 1) * words), u) && !inP(u)) return { why: 'forced-order', after: u };
     const writes = model.writes[t];
     for (const key of writes.keys()) {
       for (const id of rel.triplesOfKey.get(key) ?? []) {

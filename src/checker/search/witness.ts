@@ -51,7 +51,10 @@ function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Ar
 export class PositionIndex {
   private readonly bounds: Int32Array;
   private readonly byKey = new Map<number, { ids: Int32Array; at: Int32Array }>();
-  constructor(private readonly model: CheckModel, readonly pos: Int32Array) {
+  constructor(
+    private readonly model: CheckModel,
+    readonly pos: Int32Array,
+  ) {
     this.bounds = new Int32Array(model.n).fill(-1);
   }
 
@@ -69,7 +72,8 @@ export class PositionIndex {
   /** Index of the first writer of the key at a position > p. */
   after(key: number, p: number): number {
     const { at } = this.writers(key);
-    let lo = 0, hi = at.length;
+    let lo = 0,
+      hi = at.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (at[mid] <= p) lo = mid + 1;
@@ -100,7 +104,13 @@ export class PositionIndex {
  * SI's Conflict: up to a writer of a key t3 writes that commits before t3). Equal to `Relations.visible` with
  * `co` for pco, in one pass over t3's co-writers instead of one per (t2, read).
  */
-export function prefixBound(rel: Relations, t3: number, pos: Int32Array, partners: WritePartners, index?: PositionIndex): number {
+export function prefixBound(
+  rel: Relations,
+  t3: number,
+  pos: Int32Array,
+  partners: WritePartners,
+  index?: PositionIndex,
+): number {
   const { model } = rel;
   let bound = 0;
   const prev = model.soPrev[t3];
@@ -130,13 +140,26 @@ export function prefixBound(rel: Relations, t3: number, pos: Int32Array, partner
 }
 
 /** vis(t3)(t2, read) with `co` (given by `pos`, also `rel.pco`) for the commit order; `bound` from prefixBound for PC/SI. */
-export function visibleUnder(rel: Relations, t2: number, read: ReadEvent, level: number, pos: Int32Array, bound: number, partners: WritePartners): boolean {
+export function visibleUnder(
+  rel: Relations,
+  t2: number,
+  read: ReadEvent,
+  level: number,
+  pos: Int32Array,
+  bound: number,
+  partners: WritePartners,
+): boolean {
   if (level !== PC && level !== SI) return rel.visible(t2, read, level, partners);
   return pos[t2] < bound || rel.soBefore(t2, read.txn) || setHas(rel.wrPred[read.txn], t2);
 }
 
 /** Checks every axiom instance of `rel`'s triples with `co` (given by `pos`) as the commit order. */
-function satisfiesAxioms(rel: Relations, pos: Int32Array, partners: WritePartners, index = new PositionIndex(rel.model, pos)): boolean {
+function satisfiesAxioms(
+  rel: Relations,
+  pos: Int32Array,
+  partners: WritePartners,
+  index = new PositionIndex(rel.model, pos),
+): boolean {
   const { model } = rel;
   // co extends so and wr: then everything visible to a reader commits before it.
   for (let t = 1; t < model.n; t++) if (pos[model.soPrev[t]] >= pos[t]) return false;
@@ -167,7 +190,13 @@ export interface Completion {
 /** Rounds of choices per reader (each adds a chosen writer: few are needed; the final check decides anyway). */
 const MAX_CHOICE_ROUNDS = 50;
 
-export function completeWitnesses(base: Relations, conflicts: Conflict[], sequence: number[], partners: WritePartners, budget?: { checkNow(): void }): Completion {
+export function completeWitnesses(
+  base: Relations,
+  conflicts: Conflict[],
+  sequence: number[],
+  partners: WritePartners,
+  budget?: { checkNow(): void },
+): Completion {
   memoryStage('completing witnesses');
   const { model } = base;
   const { order, pos } = totalOrder(model.n, sequence);
@@ -214,7 +243,8 @@ export function completeWitnesses(base: Relations, conflicts: Conflict[], sequen
     if (value === null || !predicateHolds(model, read, value, canonical)) return canonical;
     // A later writer before the reader whose version hides the row.
     let best = -1;
-    for (const t of c.zeros) if (t !== t3 && pos[t] > pos[canonical] && pos[t] < pos[t3] && (best < 0 || pos[t] < pos[best])) best = t;
+    for (const t of c.zeros)
+      if (t !== t3 && pos[t] > pos[canonical] && pos[t] < pos[t3] && (best < 0 || pos[t] < pos[best])) best = t;
     return best;
   };
   const none = new Set<number>();
