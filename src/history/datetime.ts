@@ -7,7 +7,7 @@
 // The session TimeZone is taken to be UTC (input without an offset, date/timestamp <-> timestamptz
 // conversions, timestamptz output).
 
-import { EvalError, PredicateError, clip } from './errors.js';
+import { SqlEvalError, PredicateError, clip } from './errors.js';
 
 const US_PER_DAY = 86_400_000_000n;
 const PG_EPOCH_US = 946_684_800_000_000n;
@@ -91,11 +91,11 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
   const month = Number(m[2]);
   const day = Number(m[3]);
   // PostgreSQL reads fields as int32: a larger year is a field overflow
-  if (year === 0 || year > 2147483647) throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
+  if (year === 0 || year > 2147483647) throw new SqlEvalError(`date/time field value out of range: "${clip(text)}"`);
   if (m[9] && m[9].toUpperCase() === 'BC') year = 1 - year;
-  if (month < 1 || month > 12) throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
+  if (month < 1 || month > 12) throw new SqlEvalError(`date/time field value out of range: "${clip(text)}"`);
   const mdays = month === 2 && isLeap(year) ? 29 : MDAYS[month - 1]!;
-  if (day < 1 || day > mdays) throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
+  if (day < 1 || day > mdays) throw new SqlEvalError(`date/time field value out of range: "${clip(text)}"`);
   const days = daysFromCivil(year, month, day);
   let us = 0;
   if (m[4] !== undefined) {
@@ -105,7 +105,7 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
     const fracDigits = m[7] ?? '';
     const fsec = fracDigits === '' ? 0 : rint(Number(`0.${fracDigits}`) * 1e6);
     if (h > 24 || mi > 59 || s > 60 || (h === 24 && (mi !== 0 || s !== 0 || fsec !== 0))) {
-      throw new EvalError(`date/time field value out of range: "${clip(text)}"`);
+      throw new SqlEvalError(`date/time field value out of range: "${clip(text)}"`);
     }
     us = ((h * 60 + mi) * 60 + s) * 1e6 + fsec;
   }
@@ -120,7 +120,7 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
       const omin = om[3] === undefined ? 0 : Number(om[3]);
       const osec = om[4] === undefined ? 0 : Number(om[4]);
       if (oh > 15 || omin > 59 || osec > 59)
-        throw new EvalError(`time zone displacement out of range: "${clip(text)}"`);
+        throw new SqlEvalError(`time zone displacement out of range: "${clip(text)}"`);
       offset = (om[1] === '-' ? -1 : 1) * (oh * 3600 + omin * 60 + osec);
     }
   }
@@ -163,12 +163,12 @@ function fastTimestamp(s: string, withTz: boolean): bigint | undefined {
     const start = i;
     while (i < n && i - start < 6) {
       const c = dig(s, i);
-      if (c !== c) break;
+      if (Number.isNaN(c)) break;
       frac += c * scale;
       scale /= 10;
       i++;
     }
-    if (i === start || (i < n && dig(s, i) === dig(s, i))) return undefined; // none, or > 6 digits
+    if (i === start || (i < n && !Number.isNaN(dig(s, i)))) return undefined; // none, or > 6 digits
   }
   let offset = 0;
   if (i < n) {
@@ -185,7 +185,7 @@ function fastTimestamp(s: string, withTz: boolean): bigint | undefined {
   return BigInt(secs) * 1_000_000n + BigInt(frac);
 }
 
-/** date input. Throws EvalError (invalid) or PredicateError (unsupported format). */
+/** date input. Throws SqlEvalError (invalid) or PredicateError (unsupported format). */
 export function parseDate(text: string): number {
   if (text.length === 10) {
     const d = fastYmd(text);
@@ -193,7 +193,7 @@ export function parseDate(text: string): number {
   }
   const p = parseDateTime(text, 'date');
   if (p.special) return p.special * Infinity;
-  if (p.days < MIN_DAY || p.days > MAX_DATE_DAY) throw new EvalError(`date out of range: "${clip(text)}"`);
+  if (p.days < MIN_DAY || p.days > MAX_DATE_DAY) throw new SqlEvalError(`date out of range: "${clip(text)}"`);
   return p.days;
 }
 
@@ -205,19 +205,19 @@ export function parseTimestamp(text: string, withTz: boolean): bigint {
   if (p.special) return p.special > 0 ? TS_POS_INF : TS_NEG_INF;
   let v = BigInt(p.days) * US_PER_DAY + BigInt(p.us);
   if (withTz && p.offset) v -= BigInt(p.offset) * 1_000_000n;
-  if (v < MIN_TS_US || v >= END_TS_US) throw new EvalError(`timestamp out of range: "${clip(text)}"`);
+  if (v < MIN_TS_US || v >= END_TS_US) throw new SqlEvalError(`timestamp out of range: "${clip(text)}"`);
   return v;
 }
 
 function checkTimestampRange(v: bigint): bigint {
   if (v === TS_NEG_INF || v === TS_POS_INF) return v;
-  if (v < MIN_TS_US || v >= END_TS_US) throw new EvalError('timestamp out of range');
+  if (v < MIN_TS_US || v >= END_TS_US) throw new SqlEvalError('timestamp out of range');
   return v;
 }
 
 export function checkDateRange(d: number): number {
   if (!Number.isFinite(d)) return d;
-  if (d < MIN_DAY || d > MAX_DATE_DAY) throw new EvalError('date out of range');
+  if (d < MIN_DAY || d > MAX_DATE_DAY) throw new SqlEvalError('date out of range');
   return d;
 }
 

@@ -11,7 +11,7 @@
 // before checking it, multiplication refuses a product that must overflow before computing it, and
 // every result is checked, so no value (and no intermediate) grows past a few hundred thousand digits.
 
-import { EvalError, charge } from './errors.js';
+import { SqlEvalError, charge } from './errors.js';
 
 enum Sp {
   Finite = 0,
@@ -61,7 +61,7 @@ function digitCount(a: bigint): number {
 }
 
 function overflow(): never {
-  throw new EvalError('value overflows numeric format');
+  throw new SqlEvalError('value overflows numeric format');
 }
 
 /** The value itself if PostgreSQL can represent it, else "value overflows numeric format". */
@@ -115,7 +115,7 @@ export class Decimal {
     return new Decimal(BigInt(v), 0);
   }
 
-  /** Parses PostgreSQL numeric input syntax; returns undefined if invalid, throws EvalError
+  /** Parses PostgreSQL numeric input syntax; returns undefined if invalid, throws SqlEvalError
    *  ("value overflows numeric format") for a value out of numeric's range, as numeric_in. */
   static parse(text: string): Decimal | undefined {
     const t = text.trim();
@@ -321,12 +321,12 @@ export class Decimal {
       if (a.sp !== Sp.Finite) {
         if (b.sp !== Sp.Finite) return Decimal.NaN;
         const sb = b.sign();
-        if (sb === 0) throw new EvalError('division by zero');
+        if (sb === 0) throw new SqlEvalError('division by zero');
         return a.sp * sb > 0 ? Decimal.PosInf : Decimal.NegInf;
       }
       return Decimal.Zero;
     }
-    if (b.m === 0n) throw new EvalError('division by zero');
+    if (b.m === 0n) throw new SqlEvalError('division by zero');
     // select_div_scale
     const [w1, f1] = a.weightAndFirstDigit();
     const [w2, f2] = b.weightAndFirstDigit();
@@ -362,12 +362,12 @@ export class Decimal {
     if (a.sp !== Sp.Finite || b.sp !== Sp.Finite) {
       if (a.sp === Sp.NaN || b.sp === Sp.NaN) return Decimal.NaN;
       if (a.sp !== Sp.Finite) {
-        if (b.sp === Sp.Finite && b.m === 0n) throw new EvalError('division by zero');
+        if (b.sp === Sp.Finite && b.m === 0n) throw new SqlEvalError('division by zero');
         return Decimal.NaN;
       }
       return a;
     }
-    if (b.m === 0n) throw new EvalError('division by zero');
+    if (b.m === 0n) throw new SqlEvalError('division by zero');
     chargeBig(a.m, b.m);
     const s = Math.max(a.s, b.s);
     const x = a.m * pow10(s - a.s);
@@ -396,12 +396,12 @@ export class Decimal {
   applyTypmod(precision: number, scale: number): Decimal {
     if (this.sp === Sp.NaN) return this;
     if (this.sp !== Sp.Finite)
-      throw new EvalError(`numeric field overflow: cannot hold an infinite value in numeric(${precision},${scale})`);
+      throw new SqlEvalError(`numeric field overflow: cannot hold an infinite value in numeric(${precision},${scale})`);
     const r = this.round(scale);
     const a = r.m < 0n ? -r.m : r.m;
     // integer digits must fit in precision - scale
     if (a >= pow10(precision)) {
-      throw new EvalError(`numeric field overflow: ${this.toString()} does not fit numeric(${precision},${scale})`);
+      throw new SqlEvalError(`numeric field overflow: ${this.toString()} does not fit numeric(${precision},${scale})`);
     }
     return r;
   }

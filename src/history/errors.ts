@@ -13,17 +13,21 @@ export class PredicateError extends Error {
 /** A run-time error PostgreSQL would raise while evaluating the clause on a row (division by
  *  zero, integer out of range, invalid input syntax of a cast...). test() maps it to "not
  *  satisfied": a read whose evaluation raised could not have succeeded. */
-export class EvalError extends Error {
+export class SqlEvalError extends Error {
   override name = 'EvalError';
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what clip escapes
+const HAS_CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what clip escapes
+const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/g;
 
 /** User text for a one-line message: at most `max` characters (then "…" and the full length),
  *  control characters escaped. */
 export function clip(s: string, max = 100): string {
   const cut = s.length > max ? s.slice(0, max) : s;
-  // eslint-disable-next-line no-control-regex
-  const esc = /[\u0000-\u001f\u007f\u2028\u2029]/.test(cut)
-    ? cut.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) =>
+  const esc = HAS_CONTROL.test(cut)
+    ? cut.replace(CONTROL, (c) =>
         c === '\n'
           ? '\\n'
           : c === '\r'

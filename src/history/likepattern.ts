@@ -10,7 +10,7 @@
 // also raises "LIKE pattern must not end with escape character" exactly when PostgreSQL does: only
 // when matching reaches the dangling escape. No user text is ever compiled to a RegExp.
 
-import { EvalError, charge } from './errors.js';
+import { SqlEvalError, charge } from './errors.js';
 
 /** PostgreSQL's do_like_escape: rewrites `pattern` with escape character `esc` into a pattern
  *  using backslash as the escape character. */
@@ -23,7 +23,7 @@ export function likeEscape(pattern: string, esc: string): string {
     return r;
   }
   const e = Array.from(esc);
-  if (e.length !== 1) throw new EvalError('invalid escape string (escape string must be empty or one character)');
+  if (e.length !== 1) throw new SqlEvalError('invalid escape string (escape string must be empty or one character)');
   const ec = e[0]!;
   if (ec === '\\') return pattern;
   let afterEscape = false;
@@ -66,14 +66,14 @@ function cpAt(t: string, i: number): number {
 }
 
 function danglingEscape(): never {
-  throw new EvalError('LIKE pattern must not end with escape character');
+  throw new SqlEvalError('LIKE pattern must not end with escape character');
 }
 
 /** Steps between two charges to the work meter inside one long match. */
 const CHARGE_EVERY = 1 << 16;
 
 /** PostgreSQL's MatchText on code points, iteratively (see the header): LIKE_TRUE, LIKE_FALSE or
- *  LIKE_ABORT; throws EvalError where PostgreSQL raises for a dangling escape. */
+ *  LIKE_ABORT; throws SqlEvalError where PostgreSQL raises for a dangling escape. */
 function matchText(t: string, p: number[]): number {
   const tn = t.length;
   const pn = p.length;
@@ -181,7 +181,7 @@ function matchText(t: string, p: number[]): number {
 const SURROGATE = /[\ud800-\udfff]/;
 
 /** A matcher for a backslash-escaped LIKE pattern (PostgreSQL's MatchText semantics; throws
- *  EvalError when matching reaches a dangling escape). Patterns that are a literal with at most a
+ *  SqlEvalError when matching reaches a dangling escape). Patterns that are a literal with at most a
  *  leading and a trailing '%' use the equivalent native string tests. */
 export function likeMatcher(pattern: string): (s: string) => boolean {
   charge(pattern.length);
@@ -200,7 +200,11 @@ export function likeMatcher(pattern: string): (s: string) => boolean {
         if (lead || trail) return () => true; // '%' matches any text
         return (s) => s.length === 0;
       }
-      if (lead && trail) return (s) => (charge(s.length), s.includes(lit));
+      if (lead && trail)
+        return (s) => {
+          charge(s.length);
+          return s.includes(lit);
+        };
       if (lead) return (s) => s.endsWith(lit);
       if (trail) return (s) => s.startsWith(lit);
       return (s) => s === lit;

@@ -31,7 +31,7 @@
 import { loadModule, parseSync } from 'libpg-query';
 import { deparseSync } from 'pgsql-deparser';
 import { Decimal } from './decimal.js';
-import { EvalError, PredicateError, charge, clip, setWorkHook, showValue } from './errors.js';
+import { SqlEvalError, PredicateError, charge, clip, setWorkHook, showValue } from './errors.js';
 import { asciiLower, likeEscape, likeMatcher } from './likepattern.js';
 import {
   CATEGORY,
@@ -140,7 +140,7 @@ export async function loadPredicateParser(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Compiled expression nodes
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: libpg-query's parse tree, walked by node kind; typing it with @pgsql/types is a rewrite of this file (issue 18)
 type Node = any;
 type Ev = (row: Row) => Internal;
 type T = BaseType | 'unknown';
@@ -231,7 +231,7 @@ function derive(t: T, ev: Ev, kids: Ex[], node: Node): Ex {
     try {
       v = ev(NO_ROW);
     } catch (e) {
-      if (e instanceof EvalError) fail(node, `${e.message} (PostgreSQL raises this error while planning the query)`);
+      if (e instanceof SqlEvalError) fail(node, `${e.message} (PostgreSQL raises this error while planning the query)`);
       throw e;
     }
     return konstEx(t, v, node);
@@ -340,7 +340,7 @@ function arrayString(a: unknown[]): string {
 const MAX_ARRAY_DIMS = 6;
 
 function tooManyDims(d: number): never {
-  throw new EvalError(`number of array dimensions (${d}) exceeds the maximum allowed (${MAX_ARRAY_DIMS})`);
+  throw new SqlEvalError(`number of array dimensions (${d}) exceeds the maximum allowed (${MAX_ARRAY_DIMS})`);
 }
 
 /** Parses a PostgreSQL array literal ('{1,2,"a b",NULL}'), flattening nested dimensions. */
@@ -352,7 +352,7 @@ function parseArrayLiteral(s: string): (string | null)[] {
     while (i < s.length && /\s/.test(s[i]!)) i++;
   };
   const bad = (): never => {
-    throw new EvalError(`malformed array literal: "${clip(s)}"`);
+    throw new SqlEvalError(`malformed array literal: "${clip(s)}"`);
   };
   const level = (depth: number) => {
     if (s[i] !== '{') bad();
@@ -454,7 +454,7 @@ function coerceUnknown(ctx: Ctx, e: Ex, ts: TypeSpec): Ex {
     if (tm) v = tm(v);
     return konstEx(base, v, e.node);
   } catch (err) {
-    if (err instanceof EvalError) {
+    if (err instanceof SqlEvalError) {
       fail(
         e.node,
         `${err.message}${e.param !== undefined ? ` (parameter $${e.param} = ${showValue(ctx.params[e.param - 1])})` : ''}`,
@@ -597,7 +597,7 @@ const I8_MIN = -9223372036854775808n;
 const I8_MAX = 9223372036854775807n;
 
 function divZero(): never {
-  throw new EvalError('division by zero');
+  throw new SqlEvalError('division by zero');
 }
 
 function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Internal {
@@ -605,7 +605,7 @@ function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Inter
   if (t === 'int4' && sig.a === 'date') {
     // date - date (before the int4 operators: -infinity - -infinity is no integer)
     return (x: number, y: number) => {
-      if (!Number.isFinite(x) || !Number.isFinite(y)) throw new EvalError('cannot subtract infinite dates');
+      if (!Number.isFinite(x) || !Number.isFinite(y)) throw new SqlEvalError('cannot subtract infinite dates');
       return x - y;
     };
   }
@@ -613,7 +613,7 @@ function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Inter
     const lo = INT_MIN[t]!;
     const hi = INT_MAX[t]!;
     const chk = (v: number) => {
-      if (v < lo || v > hi) throw new EvalError(`${typeName(t)} out of range`);
+      if (v < lo || v > hi) throw new SqlEvalError(`${typeName(t)} out of range`);
       return v + 0;
     };
     switch (op) {
@@ -631,7 +631,7 @@ function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Inter
   }
   if (t === 'int8') {
     const chk = (v: bigint) => {
-      if (v < I8_MIN || v > I8_MAX) throw new EvalError('bigint out of range');
+      if (v < I8_MIN || v > I8_MAX) throw new SqlEvalError('bigint out of range');
       return v;
     };
     switch (op) {
@@ -664,31 +664,31 @@ function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Inter
   if (t === 'float4' || t === 'float8') {
     const r = t === 'float4' ? Math.fround : (v: number) => v;
     const over = () => {
-      throw new EvalError('value out of range: overflow');
+      throw new SqlEvalError('value out of range: overflow');
     };
     const under = () => {
-      throw new EvalError('value out of range: underflow');
+      throw new SqlEvalError('value out of range: underflow');
     };
     switch (op) {
       case '+':
       case '-':
         return (x: number, y: number) => {
           const v = r(op === '+' ? x + y : x - y);
-          if (!Number.isFinite(v) && v === v && Number.isFinite(x) && Number.isFinite(y)) over();
+          if (!Number.isFinite(v) && !Number.isNaN(v) && Number.isFinite(x) && Number.isFinite(y)) over();
           return v;
         };
       case '*':
         return (x: number, y: number) => {
           const v = r(x * y);
-          if (!Number.isFinite(v) && v === v && Number.isFinite(x) && Number.isFinite(y)) over();
+          if (!Number.isFinite(v) && !Number.isNaN(v) && Number.isFinite(x) && Number.isFinite(y)) over();
           if (v === 0 && x !== 0 && y !== 0) under();
           return v;
         };
       case '/':
         return (x: number, y: number) => {
-          if (y === 0 && x === x) divZero();
+          if (y === 0 && !Number.isNaN(x)) divZero();
           const v = r(x / y);
-          if (!Number.isFinite(v) && v === v && Number.isFinite(x)) over();
+          if (!Number.isFinite(v) && !Number.isNaN(v) && Number.isFinite(x)) over();
           if (v === 0 && x !== 0 && Number.isFinite(y)) under();
           return v;
         };
@@ -804,13 +804,11 @@ function compile(ctx: Ctx, node: Node): Ex {
       return out;
     }
     case 'FuncCall':
-      fail(node, `function calls are not supported (${lastName(b.funcname ?? [])})`);
-    // eslint-disable-next-line no-fallthrough
+      return fail(node, `function calls are not supported (${lastName(b.funcname ?? [])})`);
     case 'SubLink':
-      fail(node, 'subqueries are not supported');
-    // eslint-disable-next-line no-fallthrough
+      return fail(node, 'subqueries are not supported');
     default:
-      fail(node, `unsupported expression (${kind})`);
+      return fail(node, `unsupported expression (${kind})`);
   }
 }
 
@@ -825,7 +823,7 @@ function compileConst(node: Node, b: Node): Ex {
     try {
       v = parseIntText(s, 'int8') as bigint;
     } catch (e) {
-      if (!(e instanceof EvalError)) throw e;
+      if (!(e instanceof SqlEvalError)) throw e;
     }
     if (v !== undefined)
       return v >= -2147483648n && v <= 2147483647n ? konstEx('int4', Number(v), node) : konstEx('int8', v, node);
@@ -834,7 +832,7 @@ function compileConst(node: Node, b: Node): Ex {
       d = Decimal.parse(s);
     } catch (e) {
       // "value overflows numeric format": PostgreSQL raises it while parsing the statement
-      if (e instanceof EvalError) fail(node, e.message);
+      if (e instanceof SqlEvalError) fail(node, e.message);
       throw e;
     }
     if (d === undefined) fail(node, `invalid numeric constant ${clip(s)}`);
@@ -963,7 +961,7 @@ function compileAExpr(ctx: Ctx, node: Node, b: Node): Ex {
     case 'AEXPR_OP': {
       if (b.lexpr === undefined) {
         if (b.rexpr === undefined) fail(node, 'malformed operator expression');
-        return compileUnary(ctx, node, op, compile(ctx, b.rexpr));
+        return compileUnary(node, op, compile(ctx, b.rexpr));
       }
       if (b.rexpr === undefined) fail(node, `unsupported postfix operator ${op}`);
       if (CMP_OPS.has(op)) return compileCompare(ctx, node, op, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
@@ -971,9 +969,8 @@ function compileAExpr(ctx: Ctx, node: Node, b: Node): Ex {
         return compileArith(ctx, node, op, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
       }
       if (op === '||') return compileConcat(ctx, node, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
-      fail(node, `unsupported operator ${op}`);
+      return fail(node, `unsupported operator ${op}`);
     }
-    // eslint-disable-next-line no-fallthrough
     case 'AEXPR_OP_ANY':
     case 'AEXPR_OP_ALL':
       return compileAnyAll(ctx, node, op, b.kind === 'AEXPR_OP_ANY', b.lexpr, b.rexpr);
@@ -1004,7 +1001,7 @@ function compileAExpr(ctx: Ctx, node: Node, b: Node): Ex {
   }
 }
 
-function compileUnary(ctx: Ctx, node: Node, op: string, e: Ex): Ex {
+function compileUnary(node: Node, op: string, e: Ex): Ex {
   if (op !== '-' && op !== '+') fail(node, `unsupported prefix operator ${op}`);
   if (e.t === 'unknown') fail(node, `operator is not unique: ${op} unknown`);
   if (CATEGORY[e.t] !== 'N') fail(node, `operator does not exist: ${op} ${typeName(e.t)}`);
@@ -1015,12 +1012,12 @@ function compileUnary(ctx: Ctx, node: Node, op: string, e: Ex): Ex {
   if (t === 'int2' || t === 'int4') {
     const lo = INT_MIN[t]!;
     fn = (v: number) => {
-      if (v === lo) throw new EvalError(`${typeName(t)} out of range`);
+      if (v === lo) throw new SqlEvalError(`${typeName(t)} out of range`);
       return 0 - v;
     };
   } else if (t === 'int8') {
     fn = (v: bigint) => {
-      if (v === I8_MIN) throw new EvalError('bigint out of range');
+      if (v === I8_MIN) throw new SqlEvalError('bigint out of range');
       return -v;
     };
   } else if (t === 'numeric') fn = (v: Decimal) => v.neg();
@@ -1197,7 +1194,16 @@ function scalarArrayOp(
   t: BaseType,
 ): Ex {
   const lf = l.ev;
-  if (elems === null) return derive('bool', (row) => (lf(row), null), [l], node);
+  if (elems === null)
+    return derive(
+      'bool',
+      (row) => {
+        lf(row);
+        return null;
+      },
+      [l],
+      node,
+    );
   const n = elems.length;
   if (isNullConst(l)) return konstEx('bool', n === 0 ? !useOr : null, node);
   const p = makeCmp(op, t);
@@ -1209,7 +1215,11 @@ function scalarArrayOp(
     const set = new Set(vals.filter((v) => v !== null).map((v) => (key ? key(v) : v)));
     const hasNull = vals.some((v) => v === null);
     const hit = useOr; // result when found
-    if (n === 0) ev = (row) => (lf(row), !useOr);
+    if (n === 0)
+      ev = (row) => {
+        lf(row);
+        return !useOr;
+      };
     else if (key) {
       ev = (row) => {
         const a = lf(row);
@@ -1283,23 +1293,14 @@ function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, lexpr: 
   const fromTyped = (elemType: BaseType, elems: Ex[] | null): Ex => {
     const t = compareType(node, op, L.t, elemType);
     const l = coerceTo(ctx, L, t);
-    return scalarArrayOp(
-      ctx,
-      node,
-      op,
-      useOr,
-      L,
-      l,
-      elems?.map((e) => coerceTo(ctx, e, t)) ?? null,
-      t,
-    );
+    return scalarArrayOp(ctx, node, op, useOr, L, l, elems?.map((e) => coerceTo(ctx, e, t)) ?? null, t);
   };
   const textsOf = (v: unknown, what: Node): (string | null)[] | null => {
     if (v === null || v === undefined) return null;
     try {
       return Array.isArray(v) ? flattenJsonArray(v) : parseArrayLiteral(paramText(v)!);
     } catch (e) {
-      if (e instanceof EvalError) fail(what, e.message);
+      if (e instanceof SqlEvalError) fail(what, e.message);
       throw e;
     }
   };
@@ -1730,7 +1731,7 @@ function makeTest(f: Ev, run: { gen: number }, cost: number, hook: (() => void) 
       charge(cost);
       return f(row) === true;
     } catch (x) {
-      if (x instanceof EvalError) return false;
+      if (x instanceof SqlEvalError) return false;
       // a size or recursion limit of the engine: an error naming it, never a crash
       if (x instanceof RangeError) throw new PredicateError(`evaluation exceeded an internal limit (${x.message})`);
       throw x;

@@ -13,7 +13,7 @@
 // Text compares by code point (COLLATE "C"); the session TimeZone is UTC.
 
 import { Decimal } from './decimal.js';
-import { EvalError, PredicateError, charge, clip, safeJson, showValue } from './errors.js';
+import { SqlEvalError, PredicateError, charge, clip, safeJson, showValue } from './errors.js';
 import {
   dateToTimestamp,
   formatDate,
@@ -43,7 +43,7 @@ export type BaseType =
   | 'timestamptz'
   | 'uuid';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the representation depends on the BaseType at run time (above); a union needs casts in every per-type closure (issue 18)
 export type Internal = any;
 
 export interface TypeSpec {
@@ -202,7 +202,7 @@ export function isFloat(t: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Input functions (text -> internal). Invalid input => EvalError (PostgreSQL raises an error);
+// Input functions (text -> internal). Invalid input => SqlEvalError (PostgreSQL raises an error);
 // syntax PostgreSQL accepts but this module does not implement => PredicateError.
 
 const INT_RE =
@@ -219,7 +219,7 @@ const INT_LIMITS: Record<string, [bigint, bigint]> = dict<[bigint, bigint]>({
 export function parseIntText(text: string, t: 'int2' | 'int4' | 'int8'): number | bigint {
   charge(text.length);
   const m = INT_RE.exec(text.trim());
-  if (!m) throw new EvalError(`invalid input syntax for type ${DISPLAY[t]}: "${clip(text)}"`);
+  if (!m) throw new SqlEvalError(`invalid input syntax for type ${DISPLAY[t]}: "${clip(text)}"`);
   const [radix, digits] =
     m[2] !== undefined
       ? ['', m[2]]
@@ -231,7 +231,7 @@ export function parseIntText(text: string, t: 'int2' | 'int4' | 'int8'): number 
   const ds = digits.replace(/_/g, '').replace(/^0+(?=.)/, '');
   // the longest int8 literal has 19 decimal, 16 hex, 22 octal or 64 binary digits
   const maxLen = radix === '' ? 19 : radix === '0x' ? 16 : radix === '0o' ? 22 : 64;
-  const outOfRange = () => new EvalError(`value "${clip(text)}" is out of range for type ${DISPLAY[t]}`);
+  const outOfRange = () => new SqlEvalError(`value "${clip(text)}" is out of range for type ${DISPLAY[t]}`);
   if (ds.length > maxLen) throw outOfRange();
   let v = BigInt(radix + ds);
   if (m[1] === '-') v = -v;
@@ -263,13 +263,13 @@ function parseFloatText(text: string, t: 'float4' | 'float8'): number {
   }
   if (!FLOAT_RE.test(s)) {
     if (/^[+-]?0[xX]/.test(s)) throw new PredicateError(`unsupported ${DISPLAY[t]} input syntax "${clip(text)}"`);
-    throw new EvalError(`invalid input syntax for type ${DISPLAY[t]}: "${clip(text)}"`);
+    throw new SqlEvalError(`invalid input syntax for type ${DISPLAY[t]}: "${clip(text)}"`);
   }
   const d = Number(s);
   const v = t === 'float4' ? Math.fround(d) : d;
-  if (!Number.isFinite(v)) throw new EvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
+  if (!Number.isFinite(v)) throw new SqlEvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
   if (v === 0 && /[1-9]/.test(s.replace(/[eE].*$/, '')))
-    throw new EvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
+    throw new SqlEvalError(`"${clip(text)}" is out of range for type ${DISPLAY[t]}`);
   return v;
 }
 
@@ -279,14 +279,14 @@ function parseBoolText(text: string): boolean {
     if ('true'.startsWith(s) || 'yes'.startsWith(s) || s === 'on' || s === '1') return true;
     if ('false'.startsWith(s) || 'no'.startsWith(s) || s === 'of' || s === 'off' || s === '0') return false;
   }
-  throw new EvalError(`invalid input syntax for type boolean: "${clip(text)}"`);
+  throw new SqlEvalError(`invalid input syntax for type boolean: "${clip(text)}"`);
 }
 
 function parseUuidText(text: string): string {
   let s = text.trim();
   if (s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
   if (!/^[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}$/.test(s))
-    throw new EvalError(`invalid input syntax for type uuid: "${clip(text)}"`);
+    throw new SqlEvalError(`invalid input syntax for type uuid: "${clip(text)}"`);
   const h = s.replace(/-/g, '').toLowerCase();
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
@@ -303,7 +303,7 @@ export function inputFn(t: BaseType): (text: string) => Internal {
     case 'numeric':
       return (s) => {
         const d = Decimal.parse(s);
-        if (d === undefined) throw new EvalError(`invalid input syntax for type numeric: "${clip(s)}"`);
+        if (d === undefined) throw new SqlEvalError(`invalid input syntax for type numeric: "${clip(s)}"`);
         return d;
       };
     case 'float4':
@@ -479,8 +479,8 @@ function cmpFloat(a: number, b: number): number {
   if (a < b) return -1;
   if (a > b) return 1;
   if (a === b) return 0;
-  const an = a !== a;
-  const bn = b !== b;
+  const an = Number.isNaN(a);
+  const bn = Number.isNaN(b);
   return an ? (bn ? 0 : 1) : -1;
 }
 
@@ -511,7 +511,7 @@ export function eqFn(t: BaseType): ((a: Internal, b: Internal) => boolean) | und
   switch (t) {
     case 'float4':
     case 'float8':
-      return (a: number, b: number) => a === b || (a !== a && b !== b);
+      return (a: number, b: number) => a === b || (Number.isNaN(a) && Number.isNaN(b));
     case 'numeric':
       return Decimal.eq;
     case 'bpchar':
@@ -575,21 +575,21 @@ export function isPreferred(t: string): boolean {
 
 function intRange(t: 'int2' | 'int4', v: number): number {
   if (t === 'int2' ? v < -32768 || v > 32767 : v < -2147483648 || v > 2147483647) {
-    throw new EvalError(`${DISPLAY[t]} out of range`);
+    throw new SqlEvalError(`${DISPLAY[t]} out of range`);
   }
   return v;
 }
 
 function bigRange(t: 'int2' | 'int4' | 'int8', v: bigint): number | bigint {
   const [lo, hi] = INT_LIMITS[t]!;
-  if (v < lo || v > hi) throw new EvalError(`${DISPLAY[t]} out of range`);
+  if (v < lo || v > hi) throw new SqlEvalError(`${DISPLAY[t]} out of range`);
   return t === 'int8' ? v : Number(v);
 }
 
 function floatToFloat4(v: number): number {
   const r = Math.fround(v);
-  if (!Number.isFinite(r) && Number.isFinite(v)) throw new EvalError('value out of range: overflow');
-  if (r === 0 && v !== 0) throw new EvalError('value out of range: underflow');
+  if (!Number.isFinite(r) && Number.isFinite(v)) throw new SqlEvalError('value out of range: overflow');
+  if (r === 0 && v !== 0) throw new SqlEvalError('value out of range: underflow');
   return r;
 }
 
@@ -650,8 +650,8 @@ export function castFn(from: BaseType, to: BaseType, explicit: boolean): ((v: In
         case 'int4':
         case 'int8':
           return (v: Decimal) => {
-            if (v.isNaN) throw new EvalError(`cannot convert NaN to ${DISPLAY[to]}`);
-            if (!v.isFinite) throw new EvalError(`cannot convert infinity to ${DISPLAY[to]}`);
+            if (v.isNaN) throw new SqlEvalError(`cannot convert NaN to ${DISPLAY[to]}`);
+            if (!v.isFinite) throw new SqlEvalError(`cannot convert infinity to ${DISPLAY[to]}`);
             return bigRange(to, v.roundToBigInt());
           };
         case 'float8':
@@ -660,7 +660,7 @@ export function castFn(from: BaseType, to: BaseType, explicit: boolean): ((v: In
             // numeric_float8/4 go through the float input function, which rejects out-of-range values
             const d = v.toNumber();
             if (v.isFinite && (!Number.isFinite(d) || (d === 0 && v.m !== 0n))) {
-              throw new EvalError(`"${v.toString()}" is out of range for type ${DISPLAY[to]}`);
+              throw new SqlEvalError(`"${v.toString()}" is out of range for type ${DISPLAY[to]}`);
             }
             return to === 'float4' ? floatToFloat4(d) : d;
           };
@@ -673,10 +673,10 @@ export function castFn(from: BaseType, to: BaseType, explicit: boolean): ((v: In
         case 'int4':
         case 'int8':
           return (v: number) => {
-            if (!Number.isFinite(v)) throw new EvalError(`${DISPLAY[to]} out of range`);
+            if (!Number.isFinite(v)) throw new SqlEvalError(`${DISPLAY[to]} out of range`);
             const r = rintHalfEven(v);
             if (to === 'int8') {
-              if (r < -9223372036854775808 || r >= 9223372036854775808) throw new EvalError('bigint out of range');
+              if (r < -(2 ** 63) || r >= 2 ** 63) throw new SqlEvalError('bigint out of range');
               return BigInt(r);
             }
             return intRange(to, r);
@@ -760,7 +760,7 @@ export function fromSqlFn(ts: TypeSpec, col?: string): (v: Exclude<SqlValue, nul
     try {
       return parse(String(v));
     } catch (e) {
-      if (e instanceof EvalError || e instanceof PredicateError) badValue(v, ts, col, e.message);
+      if (e instanceof SqlEvalError || e instanceof PredicateError) badValue(v, ts, col, e.message);
       throw e;
     }
   };
