@@ -10,6 +10,7 @@
  * labels, and they would only show as garbage anyway.
  */
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching the control characters XML cannot hold is the point
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffe\uffff]/g;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 

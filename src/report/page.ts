@@ -20,7 +20,14 @@ export function pageHtml(parts: PageParts): string {
   if (/<\/script/i.test(PAGE_SCRIPT) || /<\/style/i.test(PAGE_STYLE))
     throw new Error('report page script/style must not contain a closing tag');
   const scriptHash = createHash('sha256').update(PAGE_SCRIPT, 'utf8').digest('base64');
-  const csp = `default-src 'none'; script-src 'sha256-${scriptHash}'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'`;
+  const csp = [
+    "default-src 'none'",
+    `script-src 'sha256-${scriptHash}'`,
+    "style-src 'unsafe-inline'",
+    "img-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
   return [
     '<!DOCTYPE html>',
     '<html lang="en">',
