@@ -641,9 +641,9 @@ export function fromCsv(text: string): Row[] {
   return lines.slice(1).map((l) => {
     const f = splitCsvLine(l);
     const r: Record<string, unknown> = {};
-    header.forEach(
-      (h, i) => (r[h] = numeric.has(h) && f[i] !== '' && f[i] !== undefined ? Number(f[i]) : (f[i] ?? '')),
-    );
+    for (const [i, h] of header.entries()) {
+      r[h] = numeric.has(h) && f[i] !== '' && f[i] !== undefined ? Number(f[i]) : (f[i] ?? '');
+    }
     return r as unknown as Row;
   });
 }

@@ -46,9 +46,7 @@ const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 function decodeMappings(mappings: string): number[][][] {
   const lines: number[][][] = [];
   let src = 0,
-    srcLine = 0,
-    srcCol = 0,
-    name = 0;
+    srcLine = 0;
   for (const line of mappings.split(';')) {
     const segs: number[][] = [];
     let col = 0;
@@ -70,9 +68,7 @@ function decodeMappings(mappings: string): number[][][] {
       col += vals[0];
       if (vals.length >= 4) {
         src += vals[1];
-        srcLine += vals[2];
-        srcCol += vals[3];
-        if (vals.length >= 5) name += vals[4];
+        srcLine += vals[2]; // vals[3] and vals[4]: source column and name, not used
         segs.push([col, src, srcLine]);
       }
     }

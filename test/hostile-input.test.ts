@@ -224,8 +224,9 @@ describe('3. verdicts on malformed files', () => {
   function namedHistory(names: string[]): string {
     const out: (object | string)[] = [HEADER];
     const cols = (f: (c: string, i: number) => unknown) => Object.fromEntries(names.map((c, i) => [c, f(c, i)]));
-    names.forEach((t) => out.push({ kind: 'table', name: t, key: [t], columns: cols(() => 'int4') }));
-    names.forEach((t) => out.push({ kind: 'init', table: t, rows: [1, 2].map((k) => cols((c) => (c === t ? k : 0))) }));
+    for (const t of names) out.push({ kind: 'table', name: t, key: [t], columns: cols(() => 'int4') });
+    for (const t of names)
+      out.push({ kind: 'init', table: t, rows: [1, 2].map((k) => cols((c) => (c === t ? k : 0))) });
     let n = 0;
     names.forEach((t, i) => {
       const v = names[(i + 1) % names.length];

@@ -258,7 +258,9 @@ interface RegTxn {
 function registerHistory(txns: RegTxn[], level: (typeof ISOLATION_LEVELS)[number]): History {
   const keyId = { x: 1, y: 2 } as const;
   const widOf = new Map<string, string>(); // `${key}=${value}` -> wid
-  txns.forEach((t) => t.ops.forEach((op, i) => op[0] === 'w' && widOf.set(`${op[1]}=${op[2]}`, `${t.id}.${i + 1}`)));
+  for (const t of txns) {
+    for (const [i, op] of t.ops.entries()) if (op[0] === 'w') widOf.set(`${op[1]}=${op[2]}`, `${t.id}.${i + 1}`);
+  }
   const seqs = new Map<number, number>();
   const lines: object[] = [
     { kind: 'history', format: 'isocheck-history', version: 1, meta: {} },

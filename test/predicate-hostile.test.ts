@@ -135,7 +135,7 @@ class Hostile {
           1e308,
           5e-324,
           1.5,
-          9007199254740993,
+          2 ** 53, // past Number.MAX_SAFE_INTEGER
           1e21,
           NaN,
           Infinity,
@@ -548,7 +548,7 @@ class Hostile {
         -1e308,
         5e-324,
         2147483648,
-        9007199254740993,
+        2 ** 53,
         1e21,
         Infinity,
         NaN,

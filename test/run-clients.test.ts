@@ -40,7 +40,10 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
   child.stderr.on('data', (d) => (stderr += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   return new Promise((resolve) =>
-    child.on('close', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))),
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
   );
 }
 

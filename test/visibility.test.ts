@@ -31,7 +31,7 @@ function randomSequence(rng: Rng, model: CheckModel): { seq: number[]; pos: Int3
     [seq[i], seq[j]] = [seq[j], seq[i]];
   }
   const pos = new Int32Array(model.n);
-  seq.forEach((t, i) => (pos[t] = i + 1));
+  for (let i = 0; i < seq.length; i++) pos[seq[i]] = i + 1;
   return { seq, pos };
 }
 
@@ -152,7 +152,10 @@ describe('fast PC/SI visibility', () => {
       const partners = new WritePartners(model);
       for (let t3 = 1; t3 < model.n; t3++) {
         const visited = new Set<number>();
-        partners.some(t3, (t4) => (visited.add(t4), false));
+        partners.some(t3, (t4) => {
+          visited.add(t4);
+          return false;
+        });
         for (let t = 1; t < model.n; t++) {
           const expected = t !== t3 && [...model.writes[t3].keys()].some((k) => model.writes[t].has(k));
           if (visited.has(t) !== expected || (t !== t3 && partners.share(t, t3) !== expected))

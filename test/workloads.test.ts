@@ -81,7 +81,7 @@ class Capturing implements Queryable {
     private readonly inner: Queryable,
     readonly seen: Set<string>,
   ) {}
-  query(text: string, params?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }> {
+  query(text: string, params?: unknown[]): ReturnType<Queryable['query']> {
     this.seen.add(text);
     return this.inner.query(text, params);
   }

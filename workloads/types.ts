@@ -9,8 +9,11 @@
 
 /** What a transaction runs on: a pg Client, a recording client, or anything with pg's query shape. */
 export interface Queryable {
-  query(text: string, params?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
+  query(text: string, params?: unknown[]): Promise<{ rows: DbRow[]; rowCount: number | null }>;
 }
+
+/** A row as pg returns it: column name -> value (numeric and bigint columns as text). */
+export type DbRow = Record<string, unknown>;
 
 /** Isolation levels PostgreSQL implements: SER = SERIALIZABLE, SI = REPEATABLE READ, RC = READ COMMITTED. */
 export type Level = 'SER' | 'SI' | 'RC';

@@ -46,8 +46,17 @@ function places(
   v: Json,
   acc: [Json[] | { [k: string]: Json }, string | number][] = [],
 ): [Json[] | { [k: string]: Json }, string | number][] {
-  if (Array.isArray(v)) v.forEach((x, i) => (acc.push([v, i]), places(x, acc)));
-  else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) acc.push([v, k]), places(v[k], acc);
+  if (Array.isArray(v)) {
+    for (const [i, x] of v.entries()) {
+      acc.push([v, i]);
+      places(x, acc);
+    }
+  } else if (v !== null && typeof v === 'object') {
+    for (const k of Object.keys(v)) {
+      acc.push([v, k]);
+      places(v[k], acc);
+    }
+  }
   return acc;
 }
 

@@ -127,43 +127,75 @@ export function specCheck(text: string): SpecVerdict {
 
   lines.forEach((line, i) => {
     const at = `line ${i + 1}`;
-    if (sawEnd) return void format.push(`${at}: after end`);
-    if (line.trim() === '') return void unspecified.push(`${at}: blank line`);
+    if (sawEnd) {
+      format.push(`${at}: after end`);
+      return;
+    }
+    if (line.trim() === '') {
+      unspecified.push(`${at}: blank line`);
+      return;
+    }
     let v: unknown;
     try {
       v = JSON.parse(line);
     } catch {
-      return void format.push(`${at}: not JSON`);
+      format.push(`${at}: not JSON`);
+      return;
     }
-    if (!isObj(v)) return void format.push(`${at}: not an object`);
+    if (!isObj(v)) {
+      format.push(`${at}: not an object`);
+      return;
+    }
     if (i === 0) {
       if (v.kind !== 'history' || v.format !== 'isocheck-history' || v.version !== 1) format.push(`${at}: bad header`);
       if (own(v, 'meta') && !isObj(v.meta)) format.push(`${at}: meta not an object`);
       return;
     }
     switch (v.kind) {
-      case 'history':
-        return void format.push(`${at}: second header`);
+      case 'history': {
+        format.push(`${at}: second header`);
+        return;
+      }
       case 'table': {
         const { name, key, columns } = v;
-        if (typeof name !== 'string' || name === '') return void format.push(`${at}: table name`);
-        if (tables.has(name)) return void format.push(`${at}: table declared twice`);
-        if (!isObj(columns)) return void format.push(`${at}: columns`);
+        if (typeof name !== 'string' || name === '') {
+          format.push(`${at}: table name`);
+          return;
+        }
+        if (tables.has(name)) {
+          format.push(`${at}: table declared twice`);
+          return;
+        }
+        if (!isObj(columns)) {
+          format.push(`${at}: columns`);
+          return;
+        }
         const cols = new Map<string, string>();
         for (const [c, t] of Object.entries(columns)) {
-          if (typeof t !== 'string') return void format.push(`${at}: type of ${c}`);
+          if (typeof t !== 'string') {
+            format.push(`${at}: type of ${c}`);
+            return;
+          }
           cols.set(c, t);
         }
-        if (!Array.isArray(key) || key.length === 0 || key.some((k) => typeof k !== 'string' || !cols.has(k)))
-          return void format.push(`${at}: key`);
+        if (!Array.isArray(key) || key.length === 0 || key.some((k) => typeof k !== 'string' || !cols.has(k))) {
+          format.push(`${at}: key`);
+          return;
+        }
         if (new Set(key).size !== key.length) unspecified.push(`${at}: a key column twice`);
         tables.set(name, { key: key as string[], columns: cols });
         return;
       }
       case 'init': {
         const t = typeof v.table === 'string' ? tables.get(v.table) : undefined;
-        if (!t) return void format.push(`${at}: init of an undeclared table`);
-        if (!Array.isArray(v.rows)) return void format.push(`${at}: rows`);
+        if (!t) {
+          format.push(`${at}: init of an undeclared table`);
+          return;
+        }
+        if (!Array.isArray(v.rows)) {
+          format.push(`${at}: rows`);
+          return;
+        }
         if (txnIds.size > 0) unspecified.push(`${at}: init after transactions`);
         for (const r of v.rows) {
           if (rowOk(r, t, at, true)) {
@@ -176,7 +208,10 @@ export function specCheck(text: string): SpecVerdict {
       }
       case 'txn': {
         const { id, session, seq, iso, status, label, begin, end, error, events } = v;
-        if (typeof id !== 'string' || id === '') return void format.push(`${at}: id`);
+        if (typeof id !== 'string' || id === '') {
+          format.push(`${at}: id`);
+          return;
+        }
         if (txnIds.has(id)) format.push(`${at}: duplicate id`);
         txnIds.add(id);
         if (!isSafeInt(session) || session < 1) format.push(`${at}: session`);
@@ -191,13 +226,22 @@ export function specCheck(text: string): SpecVerdict {
         ] as const)
           if (t !== undefined && (typeof t !== 'number' || !Number.isFinite(t))) format.push(`${at}: ${n}`);
         if (error !== undefined && typeof error !== 'string' && !isObj(error)) format.push(`${at}: error`);
-        if (!Array.isArray(events)) return void format.push(`${at}: events`);
+        if (!Array.isArray(events)) {
+          format.push(`${at}: events`);
+          return;
+        }
         const st = typeof status === 'string' ? status : '?';
         events.forEach((e, j) => {
           const ev = `${at} event ${j + 1}`;
-          if (!isObj(e) || typeof e.op !== 'string' || !OPS.has(e.op)) return void format.push(`${ev}: op`);
+          if (!isObj(e) || typeof e.op !== 'string' || !OPS.has(e.op)) {
+            format.push(`${ev}: op`);
+            return;
+          }
           const t = typeof e.table === 'string' ? tables.get(e.table) : undefined;
-          if (!t) return void format.push(`${ev}: undeclared table`);
+          if (!t) {
+            format.push(`${ev}: undeclared table`);
+            return;
+          }
           const table = e.table as string;
           if (e.op !== 'insert') {
             if (own(e, 'where') && (typeof e.where !== 'string' || e.where.trim() === '')) format.push(`${ev}: where`);
@@ -208,12 +252,18 @@ export function specCheck(text: string): SpecVerdict {
               unspecified.push(`${ev}: a WHERE (the evaluator's subset is not in the format)`);
           }
           if (e.op !== 'select') {
-            if (typeof e.wid !== 'string' || e.wid === '') return void format.push(`${ev}: wid`);
+            if (typeof e.wid !== 'string' || e.wid === '') {
+              format.push(`${ev}: wid`);
+              return;
+            }
             if (e.wid === 'init') format.push(`${ev}: wid init`);
             if (widNames.has(e.wid)) format.push(`${ev}: duplicate wid`);
             widNames.add(e.wid);
           }
-          if (!Array.isArray(e.rows)) return void format.push(`${ev}: rows`);
+          if (!Array.isArray(e.rows)) {
+            format.push(`${ev}: rows`);
+            return;
+          }
           for (const r of e.rows) {
             if (!isObj(r)) {
               format.push(`${ev}: row entry`);

@@ -201,8 +201,8 @@ export class MemoryGuard {
 
   /** Before allocating `bytes` outside the heap (a typed array): throws MemoryExceeded if they would not fit. */
   reserve(bytes: number, what: () => string): void {
-    if (bytes < SMALL_BYTES) return this.poll();
-    this.ensure(bytes, what);
+    if (bytes < SMALL_BYTES) this.poll();
+    else this.ensure(bytes, what);
   }
 
   private ensure(bytes: number, what: (() => string) | undefined): void {

@@ -75,7 +75,6 @@ async function demo(options: DemoOptions, signal: AbortSignal, onInterrupt: (lin
     say();
     say('2. SmallBank at REPEATABLE READ (snapshot isolation), declared SERIALIZABLE (4 sessions x 40 transactions)');
     let shown = false;
-    let r2;
     // the write skew needs two transactions to overlap: on an idle machine the first seed shows it, on a busy one
     // (a test suite beside it) it can take more; each attempt is a fraction of a second
     const attempts = options.attempts ?? 20;
@@ -95,7 +94,7 @@ async function demo(options: DemoOptions, signal: AbortSignal, onInterrupt: (lin
         db,
       );
       say(renderRunSummary(bank));
-      r2 = await checkFile(bank.file, { timeout: 60 });
+      const r2 = await checkFile(bank.file, { timeout: 60 });
       say(renderResult(bank.file, r2.result!));
       shown = r2.verdict === 'inconsistent';
       if (!shown && seed < attempts)

@@ -30,10 +30,9 @@
 import { openSync, writeSync, closeSync, fchownSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { userInfo } from 'node:os';
 import pg from 'pg';
 import { InputError } from '../history/input-errors.js';
-import { postgresUser, startEmbedded, type EmbeddedServer } from './embedded.js';
+import { startEmbedded, type EmbeddedServer } from './embedded.js';
 import { serverEnv, type RunAs } from './pg-binaries.js';
 import { waitForReplay } from '../recorder/cluster.js';
 
@@ -223,8 +222,6 @@ async function startAll<T>(started: EmbeddedServer[], fn: () => Promise<T>): Pro
   }
 }
 
-const runAs = (): RunAs | undefined => (userInfo().uid === 0 ? postgresUser() : undefined);
-
 /** Runs a program as the server's user (the data directories are its own), failing with what it said. */
 function asServerUser(program: string, args: string[], cwd: string, user: RunAs | undefined): void {
   const r = spawnSync(program, args, {
@@ -255,16 +252,10 @@ function writeNew(path: string, text: string, user: RunAs | undefined): void {
 const confValue = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 
 /** A hot standby of `primary`: a base backup by pg_backup_start/stop through a physical slot, streaming. */
-async function startStandby(
-  primary: EmbeddedServer,
-  name: string,
-  applyDelayMs: number,
-  timeoutMs: number,
-): Promise<EmbeddedServer> {
+async function startStandby(primary: EmbeddedServer, name: string, applyDelayMs: number): Promise<EmbeddedServer> {
   const u = new URL(primary.url);
   const password = decodeURIComponent(u.password);
   const slot = `isocheck_${name}`;
-  const user = runAs();
   const admin = new pg.Client({ connectionString: primary.url });
   admin.on('error', () => undefined);
   await admin.connect();
@@ -331,7 +322,7 @@ export async function startReplicaTopology(options: ReplicaOptions = {}): Promis
     started.push(primary);
     const standbys: EmbeddedServer[] = [];
     for (let i = 1; i <= n; i++) {
-      const s = await startStandby(primary, `standby${i}`, delay, timeoutMs);
+      const s = await startStandby(primary, `standby${i}`, delay);
       started.push(s);
       standbys.push(s);
     }

@@ -313,7 +313,7 @@ function build(history: History, options: NaiveOptions): Ctx {
 }
 
 /** value(t, x); init writes † for keys it has no row for. */
-function valueOf(ctx: Ctx, t: number, key: string): Value {
+function writtenValue(ctx: Ctx, t: number, key: string): Value {
   return ctx.txns[t].writes.get(key) ?? null;
 }
 
@@ -440,7 +440,7 @@ function place(ctx: Ctx, st: SearchState, t3: number, next: () => boolean): bool
       if (r.from.has(key) || r.local.has(key)) continue;
       const cands = ctx.writers
         .get(key)!
-        .filter((w) => w !== t3 && st.pos[w] >= 0 && !matches(r, valueOf(ctx, w, key)));
+        .filter((w) => w !== t3 && st.pos[w] >= 0 && !matches(r, writtenValue(ctx, w, key)));
       pairs.push({ read: ri, key, cands });
     }
   });
@@ -471,7 +471,7 @@ function placeByProduct(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], ne
   for (;;) {
     tick(st);
     const from: Map<string, number>[] = T.reads.map((r) => new Map(r.from));
-    pairs.forEach((p, i) => from[p.read].set(p.key, p.cands[choice[i]]));
+    for (let i = 0; i < pairs.length; i++) from[pairs[i].read].set(pairs[i].key, pairs[i].cands[choice[i]]);
     const sources = new Set<number>(T.soPreds);
     for (const f of from) for (const t of f.values()) sources.add(t);
     const sig = [...sources].sort((a, b) => a - b).join(',');
@@ -528,7 +528,7 @@ function placeBySources(ctx: Ctx, st: SearchState, t3: number, pairs: Pair[], ne
     if (feasible.some((f) => (f & mask) === f)) continue;
     tick(st);
     const W = new Set(base);
-    extra.forEach((t, i) => mask & (1 << i) && W.add(t));
+    for (let i = 0; i < extra.length; i++) if (mask & (1 << i)) W.add(extra[i]);
     const vis = visFor(ctx, st, t3, W);
     const ok =
       T.reads.every((r) => [...r.from].every(([key, t1]) => instanceHolds(ctx, st, t3, key, t1, vis))) &&
@@ -576,7 +576,7 @@ function placeRC(
     if (feasible.some((f) => (f & mask) === f)) continue;
     tick(st);
     const next2 = new Set(base);
-    extra.forEach((t, i) => mask & (1 << i) && next2.add(t));
+    for (let i = 0; i < extra.length; i++) if (mask & (1 << i)) next2.add(extra[i]);
     if (!mine.every((v) => v.some((c) => next2.has(c)))) continue;
     feasible.push(mask);
     if (placeRC(ctx, st, t3, pairs, ri + 1, next2, next)) return true;
@@ -696,7 +696,7 @@ export function checkCommitOrder(
       ? commitOrder.slice(1)
       : commitOrder;
   const index = new Map<string, number>();
-  ctx.txns.forEach((t, i) => i > 0 && index.set(t.id, i));
+  for (let i = 1; i < ctx.txns.length; i++) index.set(ctx.txns[i].id, i);
   if (ids.length !== ctx.txns.length - 1) return 'invalid';
   const fixed: number[] = [];
   for (const id of ids) {

@@ -6,7 +6,7 @@
 import { deparseSync } from 'pgsql-deparser';
 import { UnsupportedStatementError } from './errors.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: libpg-query's parse tree as loose data (above); typing it with @pgsql/types is a rewrite of the recorder (issue 18)
 export type N = any;
 
 export const deparse = (node: N): string =>
@@ -35,7 +35,7 @@ export function resTarget(val: N, name?: string): N {
 /** Calls visit on every object in the tree (depth first); visit returns false to skip a subtree. */
 export function walk(
   node: N,
-  visit: (obj: Record<string, N>, key: string | undefined) => boolean | void,
+  visit: (obj: Record<string, N>, key: string | undefined) => boolean | undefined,
   key?: string,
 ): void {
   if (Array.isArray(node)) {

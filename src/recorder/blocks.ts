@@ -288,7 +288,7 @@ export function findBlocks(
     }
     const before = all.length;
     scan(body.returningClause, root);
-    all.slice(before).forEach((b) => inReturning.add(b));
+    for (const b of all.slice(before)) inReturning.add(b);
   }
 
   // Resolve every column reference: mark the blocks it may reach out of.

@@ -714,7 +714,9 @@ export class RecordingClient {
     return this.session.number;
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: the default pg's own query() has, so this stays a drop-in pg client
   query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  // biome-ignore lint/suspicious/noExplicitAny: the default pg's own query() has, so this stays a drop-in pg client
   query<R extends pg.QueryResultRow = any>(
     config: pg.QueryConfig & { rowMode?: 'array' },
     values?: unknown[],
@@ -793,16 +795,18 @@ export class RecordingPool {
   ): void;
   connect(
     callback?: (err: Error | undefined, client?: RecordingClient, done?: (err?: Error | boolean) => void) => void,
-  ): Promise<RecordingClient> | void {
+  ): Promise<RecordingClient> | undefined {
     const p = this.raw.connect().then((c) => new RecordingClient(this.recorder.session(c), (err) => c.release(err)));
     if (!callback) return p;
     p.then(
       (c) => callback(undefined, c, (err) => c.release(err)),
       (e) => callback(e as Error),
     );
+    return undefined;
   }
 
   /** One statement on some pooled connection (its own transaction unless the connection is inside one). */
+  // biome-ignore lint/suspicious/noExplicitAny: the default pg's own query() has, so this stays a drop-in pg client
   query<R extends pg.QueryResultRow = any>(
     text: string | pg.QueryConfig,
     values?: unknown[],
@@ -833,7 +837,9 @@ export class RecordingPool {
     return this.raw.end();
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: any event of pg.Pool, whose listeners take different arguments
   on(event: string, listener: (...args: any[]) => void): this {
+    // biome-ignore lint/suspicious/noExplicitAny: as above
     (this.raw.on as (e: string, l: (...args: any[]) => void) => unknown)(event, listener);
     return this;
   }

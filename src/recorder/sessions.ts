@@ -124,6 +124,7 @@ export class RoutingClient {
     return this;
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: the default pg's own query() has, so this stays a drop-in pg client
   query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
     if (!this.session.inTransaction) {
       const begins = BEGIN.test(text);

@@ -78,7 +78,9 @@ export function operationalHistoryLines(rng: Rng, opts: OperationalOptions = {})
   const queue: number[][] = Array.from({ length: nSessions }, () => []);
   for (let i = 0; i < n; i++) queue[i < nSessions ? i : int(rng, 0, nSessions - 1)].push(i);
   const seqOf = new Map<number, { session: number; seq: number }>();
-  queue.forEach((q, s) => q.forEach((i, j) => seqOf.set(i, { session: s + 1, seq: j + 1 })));
+  for (const [s, q] of queue.entries()) {
+    for (const [j, i] of q.entries()) seqOf.set(i, { session: s + 1, seq: j + 1 });
+  }
 
   let clock = 0; // commit clock: number of commits so far
   let steps = 0;
@@ -132,7 +134,7 @@ export function operationalHistoryLines(rng: Rng, opts: OperationalOptions = {})
   };
 
   for (;;) {
-    const ready = queue.map((q, s) => s).filter((s) => active[s] !== undefined || queue[s].length > 0);
+    const ready = queue.map((_q, s) => s).filter((s) => active[s] !== undefined || queue[s].length > 0);
     if (ready.length === 0) break;
     const s = pick(rng, ready);
     let a = active[s];

@@ -273,7 +273,10 @@ export class TxnRunner {
       this.events.push({ op: 'update', table, ...where(pred), wid, rows });
     } else if (r < 0.85) {
       const free = ids.filter((id) => this.view(table, id, see).value === null);
-      if (free.length === 0) return this.step(see, partialRate);
+      if (free.length === 0) {
+        this.step(see, partialRate);
+        return;
+      }
       const wid = this.nextWid();
       const row = { id: pick(rng, free), v: int(rng, 0, 3) };
       this.own.set(VersionStore.key(table, row.id), { wid, value: row });

@@ -174,7 +174,7 @@ async function accountById(db: Queryable, id: number): Promise<void> {
 async function balance(db: Queryable, sql: string, id: number, what: string): Promise<bigint> {
   const rows = (await db.query(sql, [id])).rows;
   if (rows.length === 0) throw new RollbackError(`no ${what} for customer #${id}`);
-  return toUnits(rows[0].bal);
+  return toUnits(rows[0].bal as string);
 }
 
 async function run(type: string, db: Queryable, rng: Rng, ctx: SmallBankContext): Promise<void> {
@@ -264,8 +264,8 @@ async function invariants(db: Queryable): Promise<string[]> {
         out.push(`${table} ${r.custid}: NULL balance`);
         continue;
       }
-      bal += toUnits(r.bal);
-      ext += toUnits(r.ext);
+      bal += toUnits(r.bal as string);
+      ext += toUnits(r.ext as string);
     }
     const missing = accounts.filter((id) => !seen.has(id));
     if (missing.length > 0) out.push(`${table}: no row for customers ${missing.join(', ')}`);

@@ -10,15 +10,15 @@
  * tpcc-pc keeps delivered NEW_ORDER rows (no_delivered = true): conditions 3 and 5 count the undelivered ones,
  * and condition 2 uses every NEW_ORDER row (each order has one).
  */
-import type { Queryable } from '../types.js';
+import type { DbRow, Queryable } from '../types.js';
 
 const key = (...parts: unknown[]): string => parts.map(String).join('/');
 
 async function map(
   db: Queryable,
   sql: string,
-  k: (r: any) => string,
-  v: (r: any) => string,
+  k: (r: DbRow) => string,
+  v: (r: DbRow) => unknown,
 ): Promise<Map<string, string>> {
   const m = new Map<string, string>();
   for (const r of (await db.query(sql)).rows) m.set(k(r), v(r) === null ? 'NULL' : String(v(r)));

@@ -27,7 +27,7 @@
  * NURand(A, 1, I); 5..15 lines; quantity 1..10; 1% remote supply warehouse and 15% remote customer (only with
  * more than one warehouse); h_amount 1.00..5000.00; carrier 1..10; threshold 10..20.
  */
-import { RollbackError, type Queryable } from '../types.js';
+import { RollbackError, type DbRow, type Queryable } from '../types.js';
 import { nurand, randInt, type Rng } from '../lib/random.js';
 import { fromUnits, toUnits } from '../lib/decimal.js';
 import { lastName, type TpccContext } from './context.js';
@@ -123,13 +123,14 @@ export function chooseCustomer(rng: Rng, ctx: TpccContext): CustomerChoice {
 }
 
 /** Reads the customer by id, or the candidates by last name and picks the middle one sorted by c_first. */
-export async function getCustomer(db: Queryable, w: number, d: number, choice: CustomerChoice): Promise<any> {
+export async function getCustomer(db: Queryable, w: number, d: number, choice: CustomerChoice): Promise<DbRow> {
   if (!choice.byName) {
     return one((await db.query(SQL.getCustomerById, [w, d, choice.cId])).rows, `customer ${w}/${d}/${choice.cId}`);
   }
   const rows = (await db.query(SQL.getCustomersByLastName, [w, d, choice.cLast])).rows;
   if (rows.length === 0) throw new Error(`no customer named ${choice.cLast} in district ${w}/${d}`);
-  rows.sort((a, b) => (a.c_first < b.c_first ? -1 : a.c_first > b.c_first ? 1 : a.c_id - b.c_id));
+  const first = (r: DbRow) => r.c_first as string;
+  rows.sort((a, b) => (first(a) < first(b) ? -1 : first(a) > first(b) ? 1 : (a.c_id as number) - (b.c_id as number)));
   return rows[Math.ceil(rows.length / 2) - 1];
 }
 
@@ -171,7 +172,7 @@ export async function newOrder(
     const items = (await db.query(SQL.noGetItem, [line.item])).rows;
     if (items.length === 0)
       throw new RollbackError(`NewOrder: item ${line.item} not found (the 1% rollback, clause 2.4.2.3)`);
-    const price = toUnits(items[0].i_price);
+    const price = toUnits(items[0].i_price as string);
     const stock = one(
       (await db.query(SQL.noGetStock, [line.supplyW, line.item])).rows,
       `stock ${line.supplyW}/${line.item}`,
@@ -236,7 +237,7 @@ export async function deliverOrder(
   await db.query(SQL.dlUpdateCarrier, [carrier, w, d, oId]);
   await db.query(SQL.dlUpdateDeliveryDate, [when, w, d, oId]);
   const lines = (await db.query(SQL.dlGetOrderLineAmounts, [w, d, oId])).rows;
-  const total = lines.reduce<bigint>((acc, l) => acc + toUnits(l.ol_amount), 0n);
+  const total = lines.reduce<bigint>((acc, l) => acc + toUnits(l.ol_amount as string), 0n);
   await db.query(SQL.dlUpdateCustomer, [fromUnits(total), w, d, Number(order.o_c_id)]);
 }
 

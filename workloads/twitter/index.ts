@@ -157,8 +157,6 @@ function activeUser(rng: Rng, ctx: TwitterContext): number {
   return zipf(ctx.users, 1).next(rng);
 }
 
-const LOAD_TIME = '2024-01-01 00:00:00';
-
 async function generate(dir: string, seed: string, scale: number): Promise<Record<string, string>> {
   const ctx = twitterContext(scale);
   const w: Record<string, CsvWriter> = {};

@@ -34,7 +34,7 @@ export function searchExtensions(
   // Fewest choices first; within a conflict, the writers latest before the reader in the relaxed order first
   // (the likeliest versions a database showed).
   const pos = new Int32Array(model.n);
-  relaxed.forEach((t, i) => (pos[t] = i + 1));
+  for (let i = 0; i < relaxed.length; i++) pos[relaxed[i]] = i + 1;
   conflicts.forEach((c, i) => {
     const t3 = model.reads[c.read].txn;
     const first = preferred[i];

@@ -14,7 +14,7 @@
  */
 import type { Conflict } from '../conflicts/conflicts.js';
 import { CC, PC, RC, SER, SI } from '../levels.js';
-import { INIT, predicateHolds, valueOf, type CheckModel, type ReadEvent } from '../model/model.js';
+import { INIT, predicateHolds, valueOf as writtenValue, type CheckModel, type ReadEvent } from '../model/model.js';
 import { Order, setHas } from '../model/order.js';
 import type { WritePartners } from '../model/write-partners.js';
 import type { Relations } from '../model/relations.js';
@@ -23,7 +23,7 @@ import { memoryStage } from '../budget.js';
 function totalOrder(n: number, sequence: number[]): { order: Order; pos: Int32Array } {
   const pos = new Int32Array(n);
   pos[INIT] = 0;
-  sequence.forEach((t, i) => (pos[t] = i + 1));
+  for (let i = 0; i < sequence.length; i++) pos[sequence[i]] = i + 1;
   const order = new Order(n);
   const all = [INIT, ...sequence];
   // Row of all[i] = every later transaction: fill from the end.
@@ -239,7 +239,7 @@ export function completeWitnesses(
         break;
       }
     }
-    const value = valueOf(model, canonical, c.key);
+    const value = writtenValue(model, canonical, c.key);
     if (value === null || !predicateHolds(model, read, value, canonical)) return canonical;
     // A later writer before the reader whose version hides the row.
     let best = -1;
@@ -281,7 +281,7 @@ export function completeWitnesses(
       }
       if (!grew) break;
     }
-    group.forEach((i, k) => add(i, choices[k]));
+    for (let k = 0; k < group.length; k++) add(group[k], choices[k]);
   }
   if (!complete) return { preferred };
   return { rel: satisfiesAxioms(rel, pos, partners, index) ? rel : undefined, preferred };
