@@ -4,6 +4,8 @@
  * Runs until SIGINT/SIGTERM/SIGHUP: then the transactions still open are written (aborted, or unknown during
  * COMMIT), the `end` line, one line saying what the history holds; exit 0.
  */
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { InputError } from '../history/input-errors.js';
 import { checkOutputFile, watchSignals } from './interrupt.js';
 
@@ -13,6 +15,39 @@ export interface ProxyCommandOptions {
   tables: string;
   out: string;
   onUnsupported?: string;
+  /** The proxy's TLS certificate and key (PEM files): clients may then connect with sslmode=require. */
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+/** The TLS certificate and key files when not given as options (e.g. --tls-cert): from the environment. */
+export const TLS_CERT_ENV = 'ISOCHECK_PROXY_TLS_CERT';
+export const TLS_KEY_ENV = 'ISOCHECK_PROXY_TLS_KEY';
+
+/** The certificate and key for clients' TLS, read from their files; undefined without them. */
+export function readTls(
+  certFile: string | undefined,
+  keyFile: string | undefined,
+): { cert: Buffer; key: Buffer } | undefined {
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile)
+    throw new InputError(
+      `--tls-cert and --tls-key (or ${TLS_CERT_ENV} and ${TLS_KEY_ENV}) go together: give both files, in PEM`,
+    );
+  const read = (file: string, what: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new InputError(`${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  };
+  const pair = { cert: read(certFile, '--tls-cert'), key: read(keyFile, '--tls-key') };
+  try {
+    createSecureContext(pair);
+  } catch (e) {
+    throw new InputError(`--tls-cert ${certFile} / --tls-key ${keyFile}: ${(e as Error).message}`);
+  }
+  return pair;
 }
 
 /** The password clients must give, from the environment (not the command line, which other users may read). */
@@ -37,6 +72,7 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
   const onUnsupported = opts.onUnsupported ?? 'refuse';
   if (onUnsupported !== 'refuse' && onUnsupported !== 'pass')
     throw new InputError(`--on-unsupported ${onUnsupported}: expected refuse or pass`);
+  const tls = readTls(opts.tlsCert ?? process.env[TLS_CERT_ENV], opts.tlsKey ?? process.env[TLS_KEY_ENV]);
   checkOutputFile(opts.out, '--out');
   const watch = watchSignals();
   const { startProxy } = await import('../proxy/proxy.js');
@@ -61,15 +97,18 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
       meta: { command: 'proxy' },
       onUnsupported,
       password: process.env[PASSWORD_ENV] || undefined,
+      tls,
     });
     watch.lastWords = () => `isocheck: stopped; ${proxy.recorder.transactions} transactions in ${opts.out}`;
     if (proxy.missing.length > 0)
       process.stderr.write(
-        `isocheck: ${proxy.missing.join(', ')} not found yet: the tables are instrumented when they all exist, before the first statement that uses them\n`,
+        `isocheck: ${proxy.missing.join(', ')} not found yet: ` +
+          'the tables are instrumented when they all exist, before the first statement that uses them\n',
       );
     if (!process.env[PASSWORD_ENV] && !['127.0.0.1', 'localhost', '::1'].includes(host))
       process.stderr.write(
-        `isocheck: warning: clients are not authenticated (trust): anyone who reaches ${host}:${proxy.port} can use the database (set ${PASSWORD_ENV} to require a password)\n`,
+        `isocheck: warning: clients are not authenticated (trust): anyone who reaches ${host}:${proxy.port} ` +
+          `can use the database (set ${PASSWORD_ENV} to require a password)\n`,
       );
     process.stderr.write(`isocheck: recording ${tables.join(', ')} to ${opts.out}; connect clients to:\n`);
     process.stdout.write(`${proxy.url}\n`);
@@ -78,7 +117,8 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
     await proxy.close(`the proxy was stopped (${String(watch.signal.reason)})`);
     const c = proxy.recorder.counts;
     process.stderr.write(
-      `isocheck: ${proxy.recorder.transactions} transactions (${c.committed} committed, ${c.aborted} aborted, ${c.unknown} unknown) in ${opts.out}; check it with: isocheck check ${opts.out}\n`,
+      `isocheck: ${proxy.recorder.transactions} transactions (${c.committed} committed, ${c.aborted} aborted, ` +
+        `${c.unknown} unknown) in ${opts.out}; check it with: isocheck check ${opts.out}\n`,
     );
     return 0;
   } finally {

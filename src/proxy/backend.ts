@@ -51,6 +51,16 @@ export const portalSuspended = (): Buffer => message('s', Buffer.alloc(0));
 export const emptyQueryResponse = (): Buffer => message('I', Buffer.alloc(0));
 export const commandComplete = (tag: string): Buffer => message('C', cstr(tag));
 
+/** CopyInResponse ('G') or CopyOutResponse ('H'): the overall format and each column's. */
+export function copyResponse(type: 'G' | 'H', binary: boolean, columnFormats: number[]): Buffer {
+  return message(
+    type,
+    Buffer.concat([Buffer.from([binary ? 1 : 0]), int16(columnFormats.length), ...columnFormats.map(int16)]),
+  );
+}
+export const copyData = (chunk: Buffer): Buffer => message('d', chunk);
+export const copyDone = (): Buffer => message('c', Buffer.alloc(0));
+
 export function parameterDescription(types: number[]): Buffer {
   return message('t', Buffer.concat([int16(types.length), ...types.map((t) => int32(t))]));
 }

@@ -2,8 +2,8 @@
  * One client connection of the proxy: it terminates the client's protocol and runs each statement through its
  * own server connection wrapped by the Recorder (one history session per client connection).
  *
- *   startup (trust, or MD5 with the proxy's password) -> pg.Client to the server -> AuthenticationOk, the server's ParameterStatus, BackendKeyData,
- *   ReadyForQuery
+ *   startup (SSLRequest: TLS when the proxy has a certificate; trust, or MD5 with the proxy's password) -> pg.Client
+ *   to the server -> AuthenticationOk, the server's ParameterStatus, BackendKeyData, ReadyForQuery
  *   Query "a; b" -> split (libpg-query) -> each through RecordingClient.query (rewritten, recorded; the app's columns
  *     only) -> RowDescription, DataRow (text), CommandComplete (the server's tag) | ErrorResponse -> ReadyForQuery
  *   Parse/Bind/Describe/Execute/Close/Sync/Flush -> statements and portals kept here; a portal runs (recorded) at
@@ -22,12 +22,15 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
+import tls from 'node:tls';
 import pg from 'pg';
 import type { Recorder } from '../recorder/recorder.js';
+import type { NamedSession } from '../recorder/sessions.js';
 import { RAW_TYPES } from '../recorder/catalog.js';
 import { FrontendReader, type FrontendMessage, type StartupPacket } from './frontend.js';
 import * as B from './backend.js';
 import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBinaryResult } from './formats.js';
+import { mapPosition } from './positions.js';
 import { splitStatements } from './split.js';
 
 /** What a connection needs of the proxy that accepted it. */
@@ -45,6 +48,8 @@ export interface ProxyContext {
   onUnsupported: 'refuse' | 'pass';
   /** The password clients must give (MD5 authentication); undefined: trust. */
   password?: string;
+  /** TLS for clients that ask for it (SSLRequest answered 'S'); undefined: they are told 'N'. */
+  tls?: tls.SecureContext;
   opened(c: ProxyConnection): void;
   closed(c: ProxyConnection): void;
 }
@@ -65,13 +70,32 @@ interface Outcome {
 
 interface Portal {
   text: string;
+  /** The parameter types the client declared in its Parse (0: unspecified). */
+  paramTypes: number[];
   values: unknown[];
   resultFormats: number[];
   outcome?: Outcome;
   sent: number;
 }
 
+interface CopyResponse {
+  binary: boolean;
+  columnTypes: number[];
+}
+
+/** What the COPY relay uses of pg's connection. */
+interface CopyConnection extends NodeJS.EventEmitter {
+  query(text: string): void;
+  sendCopyFromChunk(chunk: Buffer): void;
+  endCopyFrom(): void;
+  sendCopyFail(message: string): void;
+}
+
 const OUT_HIGH_WATER = 64 * 1024;
+/** Named statements the proxy prepares on one server connection for statements with declared parameter types. */
+const TYPED_MAX = 1000;
+/** `application_name=isocheck:NAME`: the connection's statements are those of the history session named NAME. */
+const SESSION_PREFIX = 'isocheck:';
 let nextPid = 1;
 
 /** An error the proxy itself raises, sent as an ErrorResponse. */
@@ -105,29 +129,57 @@ export class ProxyConnection {
   private ended = false;
   /** Waiting for the client's PasswordMessage (its startup parameters, the salt sent). */
   private awaiting: { params: Record<string, string>; salt: Buffer } | undefined;
+  /** In COPY FROM STDIN: the client's CopyData/CopyDone/CopyFail go straight to the server. */
+  private copyIn = false;
+  /** The history session the client named (application_name `isocheck:NAME`). */
+  private named: NamedSession | undefined;
+  /** Statements with declared parameter types: the name each (text, types) is prepared as on the server. */
+  private readonly typed = new Map<string, string>();
+  /** The declared types of the statement being prepared now (a Parse with this name gets them). */
+  private parseTypes: { name: string; types: number[] } | undefined;
 
   constructor(
-    private readonly socket: net.Socket,
+    private socket: net.Socket,
     private readonly ctx: ProxyContext,
   ) {
     socket.setNoDelay(true);
     this.reader = new FrontendReader(
       (p) => this.enqueue(() => this.startup(p)),
       (m) => {
+        // COPY data goes to the server as it arrives (the Query that started the COPY is still running);
+        // outside COPY, PostgreSQL ignores it (a client still sending after its COPY failed)
+        if (m.type === 'd' || m.type === 'c' || m.type === 'f') {
+          this.copyMessage(m);
+          return;
+        }
         this.pending.push(m);
         this.enqueue(() => this.message(this.pending.shift()!));
       },
     );
-    socket.on('data', (chunk: Buffer) => {
-      try {
-        this.reader.push(chunk);
-      } catch (e) {
-        this.fatal('08P01', `isocheck proxy: ${(e as Error).message}`);
-      }
-    });
+    socket.on('data', this.onData);
     socket.on('error', () => undefined);
     socket.on('close', () => this.enqueue(() => this.end()));
     ctx.opened(this);
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    try {
+      this.reader.push(chunk);
+    } catch (e) {
+      this.fatal('08P01', `isocheck proxy: ${(e as Error).message}`);
+    }
+  };
+
+  /** Answers an SSLRequest 'S' and continues on TLS over the same socket (the StartupMessage comes encrypted). */
+  private startTls(context: tls.SecureContext): void {
+    const plain = this.socket;
+    plain.removeListener('data', this.onData);
+    plain.write('S');
+    const secure = new tls.TLSSocket(plain, { isServer: true, secureContext: context });
+    secure.on('data', this.onData);
+    secure.on('error', () => undefined);
+    secure.on('close', () => this.enqueue(() => this.end()));
+    this.socket = secure;
   }
 
   /** Closes both sides now (the proxy is stopping). */
@@ -202,6 +254,9 @@ export class ProxyConnection {
   private async startup(p: StartupPacket): Promise<void> {
     switch (p.kind) {
       case 'ssl':
+        if (this.ctx.tls && !(this.socket instanceof tls.TLSSocket)) this.startTls(this.ctx.tls);
+        else if (!this.socket.destroyed) this.socket.write('N');
+        return;
       case 'gssenc':
         if (!this.socket.destroyed) this.socket.write('N');
         return;
@@ -214,7 +269,8 @@ export class ProxyConnection {
       case 'unsupported-version':
         this.fatal(
           '0A000',
-          `isocheck proxy: unsupported frontend protocol ${p.version >> 16}.${p.version & 0xffff}: the proxy speaks 3.0`,
+          `isocheck proxy: unsupported frontend protocol ${p.version >> 16}.${p.version & 0xffff}: ` +
+            'the proxy speaks 3.0',
         );
         return;
       case 'startup':
@@ -271,7 +327,17 @@ export class ProxyConnection {
     }
     this.raw = raw;
     this.client = raw;
-    const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
+    const name = params.application_name;
+    if (name?.startsWith(SESSION_PREFIX) && name.length > SESSION_PREFIX.length)
+      this.named = this.ctx.recorder.namedSession(name.slice(SESSION_PREFIX.length));
+    const con = (
+      raw as unknown as { connection: NodeJS.EventEmitter & { parse(q: { name?: string; types?: unknown }): void } }
+    ).connection;
+    // a statement with declared parameter types: its Parse (the rewritten text's, or the passed-through one's)
+    // declares them to the server too (the recorder's own Parse declares none)
+    const parse = con.parse.bind(con);
+    con.parse = (q) =>
+      parse(this.parseTypes && q.name === this.parseTypes.name ? { ...q, types: this.parseTypes.types } : q);
     con.on('commandComplete', (msg: { text: string }) => this.tags.push(msg.text));
     con.on('parameterStatus', (msg: { parameterName: string; parameterValue: string }) =>
       this.send(B.parameterStatus(msg.parameterName, msg.parameterValue)),
@@ -359,19 +425,32 @@ export class ProxyConnection {
   }
 
   /** One statement through the recorder; its result as the client sees it (text values). */
-  private async run(text: string, values: unknown[] = []): Promise<Outcome[]> {
+  private async run(text: string, values: unknown[] = [], paramTypes: number[] = []): Promise<Outcome[]> {
     this.tags = [];
+    const plan = this.planOf(text, values.length);
     const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig;
+    // (in a failed transaction the server refuses the statement anyway, and the recorder sends it as written)
+    if (paramTypes.some((t) => t !== 0) && this.raw!.getTransactionStatus() !== 'E') {
+      const name = this.typedName(plan && 'sql' in plan ? plan.sql : text, paramTypes);
+      if (name !== undefined) {
+        config.name = name;
+        this.parseTypes = { name, types: paramTypes };
+      }
+    }
     let r: pg.QueryArrayResult | pg.QueryArrayResult[];
     try {
-      r = (await this.client!.query(config, values)) as typeof r;
+      r = (await this.recording().query(config, values)) as typeof r;
     } catch (e) {
+      // the server's error position is in the text it ran: the rewritten one for a recorded statement
+      const err = e as { position?: string };
+      if (typeof err?.position === 'string') {
+        const at = Number(err.position);
+        const mapped = plan && 'sql' in plan ? mapPosition(text, plan.sql, at) : at;
+        if (mapped === undefined || mapped > text.length) delete err.position;
+        else err.position = String(mapped);
+      }
       if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
-      const refused = e as Error & { reason?: string };
-      this.ctx.recorder.warn(
-        `passed through unrecorded (--on-unsupported pass): ${text}: ${refused.reason ?? refused.message}; the history may be wrong about what it read and wrote`,
-        `unsupported:${refused.reason ?? text}`,
-      );
+      this.passWarning(text, e);
       // pg's own query(), not the recording one
       const query = pg.Client.prototype.query as (
         this: pg.Client,
@@ -379,9 +458,68 @@ export class ProxyConnection {
         v: unknown[],
       ) => Promise<pg.QueryArrayResult>;
       r = await query.call(this.raw!, config, values);
+    } finally {
+      this.parseTypes = undefined;
+      // DISCARD ALL / DEALLOCATE: the server dropped the statements prepared for declared types
+      if (plan && 'dropsPrepared' in plan && plan.dropsPrepared) this.forgetTyped();
     }
     const results = Array.isArray(r) ? r : [r];
     return results.map((x) => this.outcome(x));
+  }
+
+  /** A statement the recorder refused, run anyway (--on-unsupported pass). */
+  private passWarning(text: string, e: unknown): void {
+    const refused = e as Error & { reason?: string };
+    this.ctx.recorder.warn(
+      `passed through unrecorded (--on-unsupported pass): ${text}: ${refused.reason ?? refused.message}; ` +
+        'the history may be wrong about what it read and wrote',
+      `unsupported:${refused.reason ?? text}`,
+    );
+  }
+
+  /** The statements of this connection run through the named session once it can record (else the driver's). */
+  private recording(): pg.Client {
+    const raw = this.raw!;
+    if (this.named && this.client === raw && this.ctx.recorder.instrumented && raw.getTransactionStatus() === 'I') {
+      // a view of the connection whose query() is pg's own (the driver's would record in its own session)
+      const view = Object.create(raw) as Record<string, unknown>;
+      const base = pg.Client.prototype.query as (...a: unknown[]) => unknown;
+      view.query = (...a: unknown[]) => base.apply(raw, a);
+      for (const m of ['on', 'once', 'off', 'addListener', 'removeListener', 'removeAllListeners', 'emit', 'end']) {
+        const f = (raw as unknown as Record<string, unknown>)[m];
+        if (typeof f === 'function') view[m] = (...a: unknown[]) => f.apply(raw, a);
+      }
+      this.client = this.named.client(view as unknown as pg.Client) as unknown as pg.Client;
+    }
+    return this.client!;
+  }
+
+  /** The name a statement with declared parameter types is prepared as (one per text and types), or undefined
+   *  beyond TYPED_MAX of them (then it runs without its types, as the recorder's own statement). */
+  private typedName(sql: string, types: number[]): string | undefined {
+    const key = `${types.join(',')}:${sql}`;
+    let name = this.typed.get(key);
+    if (name === undefined && this.typed.size < TYPED_MAX)
+      this.typed.set(key, (name = `__isocheck_proxy_${this.pid}_${this.typed.size + 1}`));
+    if (name === undefined)
+      this.ctx.recorder.warn(
+        `isocheck proxy: more than ${TYPED_MAX} statements with declared parameter types on one connection: ` +
+          'the next ones are prepared without their types',
+        'proxy:typed-max',
+      );
+    return name;
+  }
+
+  private forgetTyped(): void {
+    const parsed = (this.raw as unknown as { connection: { parsedStatements: Record<string, string> } }).connection
+      .parsedStatements;
+    const submitted = (this.raw as unknown as { connection: { submittedNamedStatements: Record<string, string> } })
+      .connection.submittedNamedStatements;
+    for (const name of this.typed.values()) {
+      delete parsed[name];
+      delete submitted[name];
+    }
+    this.typed.clear();
   }
 
   private outcome(r: pg.QueryArrayResult): Outcome {
@@ -425,7 +563,7 @@ export class ProxyConnection {
     for (const p of pieces) {
       let outcomes: Outcome[];
       try {
-        outcomes = await this.run(p.text);
+        outcomes = p.copy ? [await this.copy(p.text)] : await this.run(p.text);
       } catch (e) {
         this.sendError(e, p.offset);
         if (implicit) await this.run('ROLLBACK').catch(() => undefined);
@@ -451,7 +589,13 @@ export class ProxyConnection {
         m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
       return format === 1 ? decodeBinaryParam(b, st.paramTypes[i] ?? 0) : b.toString('utf8');
     });
-    this.portals.set(m.portal, { text: st.text, values, resultFormats: m.resultFormats, sent: 0 });
+    this.portals.set(m.portal, {
+      text: st.text,
+      paramTypes: st.paramTypes,
+      values,
+      resultFormats: m.resultFormats,
+      sent: 0,
+    });
   }
 
   private formatOf(p: Portal, i: number): number {
@@ -496,14 +640,21 @@ export class ProxyConnection {
   /** Runs a portal once (at its Describe or first Execute). */
   private async runPortal(p: Portal, executesAhead: number): Promise<Outcome> {
     if (p.outcome) return p.outcome;
+    if (/^\s*copy\b/i.test(p.text) && splitStatements(p.text)[0]?.copy)
+      throw new ProxyError(
+        '0A000',
+        'isocheck proxy: COPY FROM STDIN / TO STDOUT is relayed in the simple query protocol only (a Query message)',
+      );
     await this.beginImplicit(p, executesAhead);
-    const outcomes = await this.run(p.text, p.values);
+    const outcomes = await this.run(p.text, p.values, p.paramTypes);
     const o = outcomes[outcomes.length - 1];
     o.columns.forEach((c, i) => {
       c.format = this.formatOf(p, i);
       if (c.format === 1 && !binaryResultSupported(c.dataTypeID))
         throw new BinaryFormatError(
-          `column "${c.name}" (type oid ${c.dataTypeID}) is asked for in binary; the proxy sends int2/4/8, float4/8, bool, bytea and text types in binary only (ask for text results, e.g. JDBC's binaryTransfer=false)`,
+          `column "${c.name}" (type oid ${c.dataTypeID}) is asked for in binary; the proxy sends int2/4/8, ` +
+            'float4/8, bool, bytea and text types in binary only ' +
+            "(ask for text results, e.g. JDBC's binaryTransfer=false)",
         );
     });
     p.outcome = o;
@@ -529,7 +680,15 @@ export class ProxyConnection {
     // original text would also show the hidden wid column)
     const plan = this.planOf(st.text, d.params.length);
     if (columns && plan && 'appRows' in plan && plan.appRows) {
-      const rewritten = await this.describeStatement(plan.sql, st.paramTypes);
+      const rewritten = await this.describeStatement(plan.sql, st.paramTypes).catch((e: unknown) => {
+        const err = e as { position?: string };
+        if (typeof err?.position === 'string') {
+          const at = mapPosition(st.text, plan.sql, Number(err.position));
+          if (at === undefined) delete err.position;
+          else err.position = String(at);
+        }
+        throw e;
+      });
       columns = rewritten.columns ? rewritten.columns.slice(0, rewritten.columns.length - plan.added) : null;
     }
     this.send(B.parameterDescription(d.params));
@@ -587,6 +746,77 @@ export class ProxyConnection {
       };
       (raw.query as (q: unknown) => unknown)(q);
     });
+  }
+
+  /**
+   * `COPY ... FROM STDIN` / `TO STDOUT` relayed between the client and the server (CopyInResponse, the client's
+   * CopyData/CopyDone/CopyFail, CopyOutResponse, CopyData, CopyDone), unrecorded. On a recorded table the
+   * recorder refuses it (SQLSTATE 0A000), or with --on-unsupported pass it is relayed with a warning.
+   */
+  private async copy(text: string): Promise<Outcome> {
+    if (this.ctx.recorder.instrumented) {
+      try {
+        this.ctx.recorder.plan(text, 0);
+      } catch (e) {
+        if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
+        this.passWarning(text, e);
+      }
+    }
+    const raw = this.raw!;
+    const con = (raw as unknown as { connection: CopyConnection }).connection;
+    return new Promise<Outcome>((resolve, reject) => {
+      let tag = 'COPY';
+      const onIn = (msg: CopyResponse): void => {
+        this.copyIn = true;
+        this.send(B.copyResponse('G', msg.binary, msg.columnTypes));
+        this.flush();
+      };
+      const onOut = (msg: CopyResponse): void => this.send(B.copyResponse('H', msg.binary, msg.columnTypes));
+      const onDone = (): void => this.send(B.copyDone());
+      con.on('copyInResponse', onIn);
+      con.on('copyOutResponse', onOut);
+      con.on('copyDone', onDone);
+      const done = (): void => {
+        this.copyIn = false;
+        con.removeListener('copyInResponse', onIn);
+        con.removeListener('copyOutResponse', onOut);
+        con.removeListener('copyDone', onDone);
+      };
+      const q = {
+        submit: (c: CopyConnection) => c.query(text),
+        handleCopyInResponse() {},
+        handleCopyData: (msg: { chunk: Buffer }) => this.send(B.copyData(msg.chunk)),
+        handleCommandComplete(msg: { text: string }) {
+          tag = msg.text;
+        },
+        handleError(err: Error) {
+          done();
+          reject(err);
+        },
+        handleReadyForQuery() {
+          done();
+          resolve({ columns: [], rows: [], tag, returnsRows: false });
+        },
+        handleRowDescription() {},
+        handleDataRow() {},
+        handleEmptyQuery() {},
+        handlePortalSuspended() {},
+      };
+      (pg.Client.prototype.query as (q: unknown) => unknown).call(raw, q);
+    });
+  }
+
+  /** The client's CopyData, CopyDone or CopyFail: to the server during COPY FROM STDIN, else ignored (as
+   *  PostgreSQL does: a client may still be sending after its COPY failed). */
+  private copyMessage(m: FrontendMessage & { type: 'd' | 'c' | 'f' }): void {
+    if (!this.copyIn || !this.raw) return;
+    const con = (this.raw as unknown as { connection: CopyConnection }).connection;
+    if (m.type === 'd') con.sendCopyFromChunk(m.data);
+    else {
+      this.copyIn = false;
+      if (m.type === 'c') con.endCopyFrom();
+      else con.sendCopyFail(m.message);
+    }
   }
 
   private portal(name: string): Portal {

@@ -39,7 +39,8 @@ export function decodeBinaryParam(b: Buffer, oid: number): string | Buffer {
     default:
       if (TEXTUAL.has(oid) && oid !== 0) return b.toString('utf8');
       throw new BinaryFormatError(
-        `a binary parameter of type oid ${oid || 'unspecified'} (the proxy converts int2/4/8, float4/8, bool, bytea and text types only; send it in text format)`,
+        `a binary parameter of type oid ${oid || 'unspecified'} (the proxy converts int2/4/8, float4/8, bool, ` +
+          'bytea and text types only; send it in text format)',
       );
   }
 }

@@ -1,7 +1,8 @@
 /**
  * What a PostgreSQL client sends (protocol 3.0, frontend side), cut from the socket's bytes into messages:
  * the untyped first packet (StartupMessage, SSLRequest, GSSENCRequest, CancelRequest), then typed messages
- * (Query, Parse, Bind, Describe, Execute, Sync, Close, Flush, Terminate, PasswordMessage; others are kept raw for the caller to refuse).
+ * (Query, Parse, Bind, Describe, Execute, Sync, Close, Flush, Terminate, PasswordMessage, and COPY's CopyData, CopyDone
+ * and CopyFail; others are kept raw for the caller to refuse).
  *
  * pg-protocol parses only the backend side (what a server sends), so this side is ours: a few dozen lines.
  */
@@ -31,6 +32,9 @@ export type FrontendMessage =
   | { type: 'H' }
   | { type: 'X' }
   | { type: 'p'; password: string }
+  | { type: 'd'; data: Buffer }
+  | { type: 'c' }
+  | { type: 'f'; message: string }
   | { type: 'other'; code: string };
 
 const SSL_CODE = 80877103;
@@ -123,7 +127,12 @@ function parseTyped(type: string, body: Buffer): FrontendMessage {
     case 'S':
     case 'H':
     case 'X':
+    case 'c':
       return { type };
+    case 'd':
+      return { type, data: body };
+    case 'f':
+      return { type, message: c.cstring() };
     case 'p':
       return { type, password: c.cstring() };
     default:

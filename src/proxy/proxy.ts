@@ -10,10 +10,14 @@
  * first statement that uses them (so a client may create its schema through the proxy first).
  *
  * Clients authenticate with trust, or with MD5 when the proxy is given a password: without one, listen on
- * loopback (the default) unless the network is yours. The server is
- * reached with the URL's credentials (and its sslmode, as pg reads it from the URL).
+ * loopback (the default) unless the network is yours. Given a certificate and key (`tls`), the proxy accepts TLS
+ * from clients that ask for it (SSLRequest answered 'S'); else it answers 'N' and they connect in clear (or give
+ * up, with sslmode=require). The server is reached with the URL's credentials and its sslmode read as libpq reads
+ * it (`require`: encrypted, the certificate not verified; `verify-ca`/`verify-full` with `sslrootcert`), not as
+ * pg reads it by default (`require` as `verify-full`).
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { Recorder } from '../recorder/recorder.js';
@@ -34,6 +38,8 @@ export interface ProxyOptions {
   onUnsupported?: 'refuse' | 'pass';
   /** Clients must give this password (MD5 authentication); default: trust. */
   password?: string;
+  /** The proxy's certificate and private key (PEM): clients may connect with TLS (sslmode=require). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   onWarning?: (message: string) => void;
 }
 
@@ -44,6 +50,8 @@ export interface RunningProxy {
   port: number;
   /** A connection URL for clients (the server's user and database, the proxy's address). */
   url: string;
+  /** Clients may use TLS. */
+  tls: boolean;
   recorder: Recorder;
   /** Client connections open now. */
   readonly connections: number;
@@ -57,13 +65,24 @@ const NOT_PASSED = new Set(['user', 'database', 'replication', 'client_encoding'
 /** A startup parameter as a `-c name=value` option (backslash before spaces and backslashes). */
 const option = (k: string, v: string): string => `-c ${k}=${v.replace(/([\\ ])/g, '\\$1')}`;
 
+/** The server's connection settings from its URL, sslmode read as libpq reads it (unless the URL says
+ *  uselibpqcompat itself). */
+export function serverConfig(url: string): pg.ClientConfig {
+  const compat = /[?&]uselibpqcompat=/i.test(url) ? {} : { useLibpqCompat: true };
+  const c = parseConnectionString(url, compat) as Record<string, unknown>;
+  for (const k of Object.keys(c)) if (c[k] === null || c[k] === undefined) delete c[k];
+  return c as pg.ClientConfig;
+}
+
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const recorder = new Recorder({
     file: opts.out,
     meta: { proxy: true, ...(opts.meta ?? {}) },
     onWarning: opts.onWarning,
   });
-  const setup = new pg.Client({ connectionString: opts.db });
+  const server = serverConfig(opts.db);
+  const secureContext = opts.tls ? tls.createSecureContext({ cert: opts.tls.cert, key: opts.tls.key }) : undefined;
+  const setup = new pg.Client(server);
   await setup.connect();
   let missing: string[] = [];
   try {
@@ -81,14 +100,15 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   }
   // tables not created yet: the driver instruments them before the first statement that uses them once all exist
   const driver = recorder.driver({ pg, tables: opts.tables });
-  const target = parseConnectionString(opts.db);
   const live = new Set<ProxyConnection>();
   const ctx: ProxyContext = {
     recorder,
     onUnsupported: opts.onUnsupported ?? 'refuse',
     password: opts.password,
+    tls: secureContext,
     async connectServer(params) {
       const options = [
+        server.options,
         params.options,
         ...Object.entries(params)
           .filter(([k]) => !NOT_PASSED.has(k))
@@ -97,7 +117,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         .filter(Boolean)
         .join(' ');
       const raw = new driver.Client({
-        connectionString: opts.db,
+        ...server,
         ...(options ? { options } : {}),
         ...(params.application_name ? { application_name: params.application_name } : {}),
       });
@@ -116,8 +136,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     cancel(raw) {
       const c = raw as unknown as { processID: number | null; secretKey: number | null };
       if (c.processID === null || c.secretKey === null) return;
-      const host = target.host ?? 'localhost';
-      const port = Number(target.port ?? 5432);
+      const host = server.host ?? 'localhost';
+      const port = Number(server.port ?? 5432);
       const sock = host.startsWith('/') ? net.connect(`${host}/.s.PGSQL.${port}`) : net.connect(port, host);
       const b = Buffer.alloc(16);
       b.writeInt32BE(16, 0);
@@ -134,16 +154,16 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     opened: (c) => void live.add(c),
     closed: (c) => void live.delete(c),
   };
-  const server = net.createServer((socket) => new ProxyConnection(socket, ctx));
+  const listener = net.createServer((socket) => new ProxyConnection(socket, ctx));
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 6543, host, () => {
-      server.removeListener('error', reject);
+    listener.once('error', reject);
+    listener.listen(opts.port ?? 6543, host, () => {
+      listener.removeListener('error', reject);
       resolve();
     });
   });
-  const port = (server.address() as net.AddressInfo).port;
+  const port = (listener.address() as net.AddressInfo).port;
   const u = new URL(opts.db);
   u.hostname = host.includes(':') ? `[${host}]` : host;
   u.port = String(port);
@@ -155,6 +175,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     host,
     port,
     url: u.toString(),
+    tls: secureContext !== undefined,
     recorder,
     get connections() {
       return live.size;
@@ -162,7 +183,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     close(reason = 'the proxy was stopped') {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {
-          server.close(() => resolve());
+          listener.close(() => resolve());
           recorder.interrupt(reason);
           for (const c of [...live]) c.destroy();
         });

@@ -9,6 +9,14 @@ export interface Piece {
   text: string;
   /** Where it starts in the whole string, in characters (for an error's position). */
   offset: number;
+  /** `COPY ... FROM STDIN` or `COPY ... TO STDOUT`: data goes through the protocol (CopyData messages). */
+  copy?: boolean;
+}
+
+interface Stmt {
+  stmt_location?: number;
+  stmt_len?: number;
+  stmt?: { CopyStmt?: { filename?: string } };
 }
 
 const CACHE_SIZE = 2000;
@@ -25,9 +33,9 @@ export function splitStatements(text: string): Piece[] {
 }
 
 function split(text: string): Piece[] {
-  let stmts: { stmt_location?: number; stmt_len?: number }[];
+  let stmts: Stmt[];
   try {
-    stmts = (parseSync(text) as { stmts?: { stmt_location?: number; stmt_len?: number }[] }).stmts ?? [];
+    stmts = (parseSync(text) as { stmts?: Stmt[] }).stmts ?? [];
   } catch {
     return [{ text, offset: 0 }];
   }
@@ -38,7 +46,12 @@ function split(text: string): Piece[] {
     const end = s.stmt_len ? start + s.stmt_len : bytes.length;
     const piece = bytes.subarray(start, end).toString('utf8');
     const lead = piece.length - piece.trimStart().length;
-    out.push({ text: piece.trim(), offset: bytes.subarray(0, start).toString('utf8').length + lead });
+    const copy = s.stmt?.CopyStmt !== undefined && !s.stmt.CopyStmt.filename;
+    out.push({
+      text: piece.trim(),
+      offset: bytes.subarray(0, start).toString('utf8').length + lead,
+      ...(copy ? { copy } : {}),
+    });
   }
   return out;
 }
