@@ -1,6 +1,7 @@
 /**
- * `npm run bench -- compare --base DIST [--timeout S] [--reps N] [--iso LEVELS] [--md FILE] FILE...`: our checker at two versions
- * of the code on the same histories, in one run, so that a speedup is a ratio measured under the same load.
+ * `npm run bench -- compare --base DIST [--timeout S] [--reps N] [--iso LEVELS] [--md FILE] FILE...`: our checker at
+ * two versions of the code on the same histories, in one run, so that a speedup is a ratio measured under the same
+ * load.
  *
  * DIST is the compiled tree (dist/) of another checkout, e.g. of an older commit:
  *
@@ -8,8 +9,8 @@
  *     npm run bench -- compare --base /tmp/base/dist bench/slow/*.gz
  *
  * Each check runs in a fresh child process of that version's `bench/paper-worker.js` (the protocol of
- * paper-worker.ts: warm-up on the file itself when it is under 5 MB, load, then the check with its own deadline), base and head
- * alternating, `--reps` times each; the table gives the median check time, the peak RSS and the verdicts (a
+ * paper-worker.ts: warm-up on the file itself when it is under 5 MB, load, then the check with its own deadline), base
+ * and head alternating, `--reps` times each; the table gives the median check time, the peak RSS and the verdicts (a
  * speedup over a base that stopped at its time limit is a lower bound: ≥). This build's dist/ is copied first
  * (code-snapshot.ts), so that a rebuild during the run cannot change the head's code halfway.
  */
@@ -142,7 +143,8 @@ async function compareFiles(
         const o = await checkOnce(which === 'base' ? baseDist : headDist, resolve(file), timeoutMs, iso);
         runs[which].push(o);
         process.stderr.write(
-          `${basename(file)} ${which}: ${o.verdict}${o.decidedBy ? ` (${o.decidedBy})` : ''} ${ms(o.checkMs)} (load ${ms(o.loadMs)}, ${o.peakMb.toFixed(0)} MB)\n`,
+          `${basename(file)} ${which}: ${o.verdict}${o.decidedBy ? ` (${o.decidedBy})` : ''} ${ms(o.checkMs)} ` +
+            `(load ${ms(o.loadMs)}, ${o.peakMb.toFixed(0)} MB)\n`,
         );
       }
     }
@@ -186,7 +188,11 @@ async function compareFiles(
     'peak RSS MB',
   ];
   const geo = ratios.length ? Math.exp(ratios.reduce((a, r) => a + Math.log(r), 0) / ratios.length) : NaN;
-  const summary = `${files.length} files; speedup over the ${ratios.length} decided alike by both: geometric mean ${geo.toFixed(2)}×, median ${ratios.length ? median(ratios).toFixed(2) : '–'}×, min ${ratios.length ? Math.min(...ratios).toFixed(2) : '–'}×, max ${ratios.length ? Math.max(...ratios).toFixed(2) : '–'}×; decided verdicts that differ: ${disagree}.`;
+  const summary =
+    `${files.length} files; speedup over the ${ratios.length} decided alike by both: geometric ` +
+    `mean ${geo.toFixed(2)}×, median ${ratios.length ? median(ratios).toFixed(2) : '–'}×, ` +
+    `min ${ratios.length ? Math.min(...ratios).toFixed(2) : '–'}×, ` +
+    `max ${ratios.length ? Math.max(...ratios).toFixed(2) : '–'}×; decided verdicts that differ: ${disagree}.`;
   return [
     `| ${header.join(' | ')} |`,
     `| ${header.map((_, i) => (i === 0 ? ':--' : '--:')).join(' | ')} |`,

@@ -751,7 +751,8 @@ async function runAll(
   if (o.recordOnly) {
     progress.done();
     console.log(
-      `${rec.recorded} histories recorded, ${rec.failed.size} failed, ${all.size - rec.recorded - rec.failed.size} already there (${o.histories})`,
+      `${rec.recorded} histories recorded, ${rec.failed.size} ` +
+        `failed, ${all.size - rec.recorded - rec.failed.size} already there (${o.histories})`,
     );
     return;
   }
@@ -814,7 +815,8 @@ async function runAll(
       next = o.sequential ? undefined : spawnNext(i);
       const eta = ran > 0 ? fmtDuration(((Date.now() - checkStart) / ran) * (toRun.length - ran)) : '?';
       progress.line(
-        `checking ${ran + 1}/${toRun.length} ${j.e.id} ${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''} ${j.file}; ${undecided} undecided so far; ~${eta} left`,
+        `checking ${ran + 1}/${toRun.length} ${j.e.id} ${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''} ${j.file}; ${undecided} ` +
+          `undecided so far; ~${eta} left`,
       );
       const outcome = await runJob(w, {
         file: join(o.histories, j.file),
@@ -828,7 +830,8 @@ async function runAll(
       if (outcome.kind !== 'done' || outcome.done.verdict === 'unknown') {
         undecided++;
         progress.line(
-          `${j.file} (${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''}): ${outcome.kind === 'done' ? `unknown: ${outcome.done.reason}` : `${outcome.kind}: ${outcome.message}`}`,
+          `${j.file} ` +
+            `(${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''}): ${outcome.kind === 'done' ? `unknown: ${outcome.done.reason}` : `${outcome.kind}: ${outcome.message}`}`,
           true,
         );
       }
@@ -876,6 +879,8 @@ async function runAll(
   writeFileSync(join(o.results, 'run.json'), `${JSON.stringify(info, null, 2)}\n`);
   writeReport(info, rows, o.results, o.md);
   console.log(
-    `results: ${o.results} (${exps.map((e) => `${e.id}.csv/.svg`).join(', ')}), report: ${o.md}; ${fmtDuration(info.wallMs.total)} (recording ${fmtDuration(rec.ms)}, checking ${fmtDuration(info.wallMs.checking)})`,
+    `results: ${o.results} (${exps.map((e) => `${e.id}.csv/.svg`).join(', ')}), ` +
+      `report: ${o.md}; ${fmtDuration(info.wallMs.total)} (recording ${fmtDuration(rec.ms)}, ` +
+      `checking ${fmtDuration(info.wallMs.checking)})`,
   );
 }

@@ -1,8 +1,9 @@
 /**
- * `npm run bench -- profile FILE [--iso SER] [--timeout S] [--naive [--exhaustive]] [--no-warmup] [--out DIR]`: CPU profile of checking one
- * history (the same as `node --cpu-prof`, through node:inspector so that only the check is profiled, not the load).
- * Writes DIR/<file>.cpuprofile (open in Chrome DevTools or speedscope) and prints the functions with the most
- * self time and the most inclusive time (a function counted once per sample, however deep its recursion).
+ * `npm run bench -- profile FILE [--iso SER] [--timeout S] [--naive [--exhaustive]] [--no-warmup] [--out DIR]`: CPU
+ * profile of checking one history (the same as `node --cpu-prof`, through node:inspector so that only the check is
+ * profiled, not the load). Writes DIR/<file>.cpuprofile (open in Chrome DevTools or speedscope) and prints the
+ * functions with the most self time and the most inclusive time (a function counted once per sample, however deep its
+ * recursion).
  */
 import { Session } from 'node:inspector/promises';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -199,7 +200,10 @@ export async function runProfile(args: string[]): Promise<void> {
   } else {
     const r = checkHistory(history, { iso, timeoutMs, explain: false, shrink: false });
     verdict = r.verdict;
-    stats = `${r.stats.transactions} transactions, ${r.stats.events} events, ${r.stats.conflicts} conflicts (${r.stats.forcedWitnesses} forced), ${r.stats.extensions} extensions, ${r.stats.prefixes} prefixes, ${r.stats.saturationEdges} saturation edges${r.reason ? `; ${r.reason}` : ''}`;
+    stats =
+      `${r.stats.transactions} transactions, ${r.stats.events} events, ${r.stats.conflicts} conflicts ` +
+      `(${r.stats.forcedWitnesses} forced), ${r.stats.extensions} extensions, ${r.stats.prefixes} ` +
+      `prefixes, ${r.stats.saturationEdges} saturation edges${r.reason ? `; ${r.reason}` : ''}`;
   }
   const ms = performance.now() - t0;
   const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
@@ -211,7 +215,8 @@ export async function runProfile(args: string[]): Promise<void> {
   const lines = [
     `### Profile: \`${basename(file)}\`${isoText ? ` checked as ${isoText}` : ''}${naive ? ' (naive baseline)' : ''}`,
     '',
-    `${naive ? 'naiveCheck' : 'checkHistory'}: ${verdict} in ${(ms / 1000).toFixed(2)} s (${stats}). Profile: \`${target}\` (${s.totalMs.toFixed(0)} ms sampled).`,
+    `${naive ? 'naiveCheck' : 'checkHistory'}: ${verdict} in ${(ms / 1000).toFixed(2)} s (${stats}). Profile: ` +
+      `\`${target}\` (${s.totalMs.toFixed(0)} ms sampled).`,
     '',
     '| self time | % | function |',
     '| --: | --: | :-- |',

@@ -35,7 +35,8 @@ export async function runProxyBench(
   const cpu: Record<Mode, number[]> = { direct: [], recorder: [], proxy: [] };
   try {
     log(
-      `database: ${db.description}; smallbank, ${sessions} sessions x ${txns} transactions, REPEATABLE READ, ${rounds} rounds`,
+      `database: ${db.description}; smallbank, ${sessions} sessions x ${txns} transactions, REPEATABLE ` +
+        `READ, ${rounds} rounds`,
     );
     const data = await workload.generate(dir, '1', 1);
     for (let round = 0; round < rounds; round++) {
@@ -113,17 +114,22 @@ export async function runProxyBench(
         times[mode].push(secs);
         cpu[mode].push(cpuSecs);
         log(
-          `round ${round + 1} ${mode.padEnd(8)} ${committed} committed (${retries} retried after 40001/40P01) in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s`,
+          `round ${round + 1} ${mode.padEnd(8)} ${committed} committed (${retries} retried after 40001/40P01) ` +
+            `in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s`,
         );
       }
     }
     const d = median(times.direct);
     const c = median(cpu.direct);
     log(
-      `CPU medians (this process): direct ${c.toFixed(2)} s, recorder x${(median(cpu.recorder) / c).toFixed(2)}, proxy x${(median(cpu.proxy) / c).toFixed(2)} (the proxy's includes its own clients' protocol work twice: they share the process)`,
+      `CPU medians (this process): direct ${c.toFixed(2)} s, recorder ` +
+        `x${(median(cpu.recorder) / c).toFixed(2)}, proxy x${(median(cpu.proxy) / c).toFixed(2)} (the proxy's ` +
+        `includes its own clients' protocol work twice: they share the process)`,
     );
     log(
-      `medians: direct ${d.toFixed(2)} s, recorder ${median(times.recorder).toFixed(2)} s (x${(median(times.recorder) / d).toFixed(2)}), proxy ${median(times.proxy).toFixed(2)} s (x${(median(times.proxy) / d).toFixed(2)}); target: proxy <= x1.3 and <= the recorder's`,
+      `medians: direct ${d.toFixed(2)} s, recorder ${median(times.recorder).toFixed(2)} s ` +
+        `(x${(median(times.recorder) / d).toFixed(2)}), proxy ${median(times.proxy).toFixed(2)} s ` +
+        `(x${(median(times.proxy) / d).toFixed(2)}); target: proxy <= x1.3 and <= the recorder's`,
     );
     return times;
   } finally {

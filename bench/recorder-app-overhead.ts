@@ -43,7 +43,10 @@ interface Options {
   out: string;
 }
 
-/** The repository (examples/ and bench/results/): above the compiled file when it is in the tree, else the working directory. */
+/**
+ * The repository (examples/ and bench/results/): above the compiled file when it is in the tree, else the working
+ * directory.
+ */
 function repoRoot(): string {
   for (let d = import.meta.dirname; d !== dirname(d); d = dirname(d))
     if (existsSync(join(d, 'examples', 'bank.mjs'))) return d;
@@ -261,10 +264,14 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
     report.add('# Recording overhead on an ORM application');
     report.add();
     report.add(
-      `Written by \`npm run bench -- recorder ${args.join(' ')}\` on ${new Date().toISOString().slice(0, 10)}: ${db.description}, Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}). `,
+      `Written by \`npm run bench -- recorder ${args.join(' ')}\` ` +
+        `on ${new Date().toISOString().slice(0, 10)}: ${db.description}, ` +
+        `Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}). `,
     );
     report.add(
-      `The bank example (examples/bank.mjs: transfers and audits, ${o.workers} workers x ${o.txns} transactions, seed 1), a fresh database per run, variants alternated round by round, medians of ${o.rounds} rounds${o.base ? `; \`@base\` is the build at ${o.base}` : ''}.`,
+      `The bank example (examples/bank.mjs: transfers and audits, ${o.workers} workers x ${o.txns} ` +
+        `transactions, seed 1), a fresh database per run, variants alternated round by round, medians ` +
+        `of ${o.rounds} rounds${o.base ? `; \`@base\` is the build at ${o.base}` : ''}.`,
     );
     report.add();
     if (o.process) {
@@ -272,7 +279,10 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
       report.add('## Whole processes (wall time as a user sees it)');
       report.add();
       report.add(
-        "`plain`: `node examples/<app>/app.mjs`; `hook`: with the module hook only (`node --import hook.js`, the ISOCHECK_RECORD_* variables set); `record`: `isocheck record -- node examples/<app>/app.mjs` (the hook and the CLI's own start). `fixed`: the same with `--txns 0` (start-up, set-up, the two withdrawals); `per txn`: (wall - fixed) / transactions.",
+        '`plain`: `node examples/<app>/app.mjs`; `hook`: with the module hook only (`node --import hook.js`, ' +
+          'the ISOCHECK_RECORD_* variables set); `record`: `isocheck record -- node examples/<app>/app.mjs` (the ' +
+          "hook and the CLI's own start). `fixed`: the same with `--txns 0` (start-up, set-up, the two " +
+          'withdrawals); `per txn`: (wall - fixed) / transactions.',
       );
       report.add();
       report.add(`| app | level | variant | wall ms | x plain | fixed ms | per txn ms | x plain per txn |`);
@@ -304,7 +314,8 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
             const f = median(fixed.get(v.name)!);
             const per = (wall - f) / n;
             report.add(
-              `| ${app} | ${isoName(iso)} | ${v.name} | ${fmt(wall)} | ${fmt(wall / plainWall, 2)} | ${fmt(f)} | ${fmt(per, 3)} | ${fmt(per / plainPer, 2)} |`,
+              `| ${app} | ${isoName(iso)} | ${v.name} | ${fmt(wall)} | ${fmt(wall / plainWall, 2)} ` +
+                `| ${fmt(f)} | ${fmt(per, 3)} | ${fmt(per / plainPer, 2)} |`,
             );
           }
         }
@@ -315,7 +326,8 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
       report.add('## In one process (the drop-in driver, `recorder.driver()`; warm: the first round is not counted)');
       report.add();
       report.add(
-        "`per txn`: wall / transactions; `client CPU per txn`: this process's CPU (the ORM, pg, the recorder) / transactions; the server's work is the rest.",
+        "`per txn`: wall / transactions; `client CPU per txn`: this process's CPU (the ORM, pg, the recorder) " +
+          "/ transactions; the server's work is the rest.",
       );
       report.add();
       report.add(
@@ -376,7 +388,10 @@ export async function runRecorderAppBench(args: string[]): Promise<void> {
             const wall = median(s.map((x) => x.ms));
             const cpuMs = median(s.map((x) => x.cpuMs));
             report.add(
-              `| ${app} | ${isoName(iso)} | ${v.name} | ${fmt(wall)} | ${fmt(wall / median(plain.map((x) => x.ms)), 2)} | ${fmt(wall / n, 3)} | ${fmt(cpuMs / n, 3)} | ${fmt(cpuMs / median(plain.map((x) => x.cpuMs)), 2)} | ${fmt(median(s.map((x) => x.retries)))} |`,
+              `| ${app} | ${isoName(iso)} | ${v.name} | ${fmt(wall)} ` +
+                `| ${fmt(wall / median(plain.map((x) => x.ms)), 2)} | ${fmt(wall / n, 3)} | ${fmt(cpuMs / n, 3)} ` +
+                `| ${fmt(cpuMs / median(plain.map((x) => x.cpuMs)), 2)} ` +
+                `| ${fmt(median(s.map((x) => x.retries)))} |`,
             );
           }
         }

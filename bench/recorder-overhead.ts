@@ -1,7 +1,8 @@
 /**
  * Benchmark: the recorder's overhead. The same SmallBank transactions (same seed, same sessions) run twice on
  * one embedded PostgreSQL, once with plain pg clients and once through the recorder, and the throughput of
- * both is reported with its ratio. Run: npm run bench -- recorder-smallbank [TXNS_PER_SESSION] [SESSIONS] (the ORM apps: bench -- recorder)
+ * both is reported with its ratio. Run: npm run bench -- recorder-smallbank [TXNS_PER_SESSION] [SESSIONS] (the ORM
+ * apps: bench -- recorder)
  */
 import pg from 'pg';
 import seedrandom from 'seedrandom';
@@ -76,11 +77,13 @@ export async function runRecorderBench(txns = 300, sessions = 4): Promise<void> 
       await admin.end();
       results[mode] = committed / secs;
       console.log(
-        `${mode.padEnd(9)} ${committed} committed in ${secs.toFixed(2)} s: ${(committed / secs).toFixed(0)} transactions/s`,
+        `${mode.padEnd(9)} ${committed} committed in ${secs.toFixed(2)} s: ${(committed / secs).toFixed(0)} ` +
+          `transactions/s`,
       );
     }
     console.log(
-      `recording costs ${((1 - results.recorded / results.plain) * 100).toFixed(0)}% of the throughput (recorded/plain = ${(results.recorded / results.plain).toFixed(2)}, last round of each)`,
+      `recording costs ${((1 - results.recorded / results.plain) * 100).toFixed(0)}% of the throughput ` +
+        `(recorded/plain = ${(results.recorded / results.plain).toFixed(2)}, last round of each)`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -65,7 +65,8 @@ export function renderPlot(p: Plot): string {
   const xMax = xs.length ? xs[xs.length - 1] : 1;
   const out: string[] = [];
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 ` +
+      `0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`,
   );
   out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="white"/>`);
   out.push(
@@ -82,7 +83,8 @@ export function renderPlot(p: Plot): string {
       y1 = top + H - mb;
     out.push(`<g>`);
     out.push(
-      `<text x="${(x0 + x1) / 2}" y="${top + 16}" text-anchor="middle" font-size="12" font-weight="bold">${esc(panel.title)}</text>`,
+      `<text x="${(x0 + x1) / 2}" y="${top + 16}" text-anchor="middle" font-size="12" ` +
+        `font-weight="bold">${esc(panel.title)}</text>`,
     );
     out.push(`<rect x="${x0}" y="${y0}" width="${x1 - x0}" height="${y1 - y0}" fill="none" stroke="#333"/>`);
     for (let d = lo; d <= hi; d++) {
@@ -96,7 +98,8 @@ export function renderPlot(p: Plot): string {
     }
     out.push(`<text x="${(x0 + x1) / 2}" y="${y1 + 32}" text-anchor="middle">${esc(p.xLabel)}</text>`);
     out.push(
-      `<text x="${ox + 14}" y="${(y0 + y1) / 2}" text-anchor="middle" transform="rotate(-90 ${ox + 14} ${(y0 + y1) / 2})">${esc(p.yLabel)}</text>`,
+      `<text x="${ox + 14}" y="${(y0 + y1) / 2}" text-anchor="middle" ` +
+        `transform="rotate(-90 ${ox + 14} ${(y0 + y1) / 2})">${esc(p.yLabel)}</text>`,
     );
     if (anyTimeout || all.length === 0) {
       const yt = py(p.timeoutMs);
@@ -109,17 +112,22 @@ export function renderPlot(p: Plot): string {
       const pts = s.points.slice().sort((a, b) => a.x - b.x);
       if (pts.length > 1)
         out.push(
-          `<polyline fill="none" stroke="${s.color}" stroke-width="1.6"${s.dashed ? ' stroke-dasharray="5 3"' : ''} points="${pts.map((q) => `${px(q.x).toFixed(1)},${py(q.y).toFixed(1)}`).join(' ')}"/>`,
+          `<polyline fill="none" stroke="${s.color}" ` +
+            `stroke-width="1.6"${s.dashed ? ' stroke-dasharray="5 3"' : ''} ` +
+            `points="${pts.map((q) => `${px(q.x).toFixed(1)},${py(q.y).toFixed(1)}`).join(' ')}"/>`,
         );
       for (const q of pts)
         out.push(
-          `<circle cx="${px(q.x).toFixed(1)}" cy="${py(q.y).toFixed(1)}" r="2.6" fill="${s.color}"><title>${esc(`${s.name}, ${q.x}: ${timeLabel(q.y)}`)}</title></circle>`,
+          `<circle cx="${px(q.x).toFixed(1)}" cy="${py(q.y).toFixed(1)}" r="2.6" ` +
+            `fill="${s.color}"><title>${esc(`${s.name}, ${q.x}: ${timeLabel(q.y)}`)}</title></circle>`,
         );
       for (const t of s.timeouts) {
         const cx = Math.min(x1 - 4, Math.max(x0 + 4, px(t.x) + (si - (panel.series.length - 1) / 2) * 4));
         const cy = py(p.timeoutMs);
         out.push(
-          `<path d="M${cx - 3.5},${cy - 3.5}L${cx + 3.5},${cy + 3.5}M${cx - 3.5},${cy + 3.5}L${cx + 3.5},${cy - 3.5}" stroke="${s.color}" stroke-width="2"><title>${esc(`${s.name}, ${t.x}: ${t.count}/${t.of} not decided within the timeout`)}</title></path>`,
+          `<path d="M${cx - 3.5},${cy - 3.5}L${cx + 3.5},${cy + 3.5}M${cx - 3.5},${cy + 3.5}L${cx + 3.5},${cy - 3.5}" ` +
+            `stroke="${s.color}" ` +
+            `stroke-width="2"><title>${esc(`${s.name}, ${t.x}: ${t.count}/${t.of} not decided within the timeout`)}</title></path>`,
         );
       }
     });
@@ -132,14 +140,16 @@ export function renderPlot(p: Plot): string {
   const ly = top + H + 12;
   for (const s of names.values()) {
     out.push(
-      `<line x1="${lx}" y1="${ly}" x2="${lx + 18}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`,
+      `<line x1="${lx}" y1="${ly}" x2="${lx + 18}" y2="${ly}" stroke="${s.color}" ` +
+        `stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`,
     );
     out.push(`<text x="${lx + 22}" y="${ly + 4}">${esc(s.name)}</text>`);
     lx += 30 + s.name.length * 7;
   }
   if (anyTimeout) {
     out.push(
-      `<path d="M${lx + 5},${ly - 3.5}L${lx + 12},${ly + 3.5}M${lx + 5},${ly + 3.5}L${lx + 12},${ly - 3.5}" stroke="#333" stroke-width="2"/>`,
+      `<path d="M${lx + 5},${ly - 3.5}L${lx + 12},${ly + 3.5}M${lx + 5},${ly + 3.5}L${lx + 12},${ly - 3.5}" ` +
+        `stroke="#333" stroke-width="2"/>`,
     );
     out.push(`<text x="${lx + 18}" y="${ly + 4}">not decided within the timeout (hover for counts)</text>`);
   }

@@ -135,7 +135,10 @@ export async function runBank(app, { iso = 'serializable', workers = 4, txns = 2
   };
 }
 
-/** The command line of every example: `node app.mjs [--iso serializable|repeatable-read|read-committed] [--workers 4] [--txns 20] [--seed 1]`. */
+/**
+ * The command line of every example: `node app.mjs [--iso serializable|repeatable-read|read-committed] [--workers 4]
+ * [--txns 20] [--seed 1]`.
+ */
 export function options(argv = process.argv.slice(2)) {
   const o = { iso: 'serializable', workers: 4, txns: 20, seed: '1' };
   for (let i = 0; i < argv.length; i += 2) {
@@ -171,7 +174,8 @@ export async function main(makeApp, pg) {
     const { results, retries } = await runBank(app, o);
     console.log(JSON.stringify(results));
     console.error(
-      `${o.workers} workers × ${o.txns} transactions at ${o.iso}: ${results.transfers} transfers, ${results.audits} audits, ${retries} retries`,
+      `${o.workers} workers × ${o.txns} transactions at ${o.iso}: ${results.transfers} ` +
+        `transfers, ${results.audits} audits, ${retries} retries`,
     );
   } finally {
     await app.close();

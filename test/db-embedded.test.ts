@@ -97,7 +97,8 @@ describe('startEmbedded', () => {
     const c = new pg.Client({ connectionString: s.url });
     await c.connect();
     const r = await c.query(
-      `SELECT datcollate, datctype, pg_encoding_to_char(encoding) AS enc FROM pg_database WHERE datname = current_database()`,
+      `SELECT datcollate, datctype, pg_encoding_to_char(encoding) AS enc FROM pg_database WHERE datname = ` +
+        `current_database()`,
     );
     expect(r.rows[0]).toEqual({ datcollate: 'C', datctype: 'C', enc: 'UTF8' });
     await c.end();

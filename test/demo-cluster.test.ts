@@ -67,19 +67,23 @@ function listening(port: number): Promise<boolean> {
 }
 
 describe('isocheck demo cluster', () => {
-  it("a read on the standby misses the client's own write: READ-YOUR-WRITES VIOLATION [violates RC], the servers named, all stopped", async () => {
-    const t0 = Date.now();
-    const r = await run(['demo', 'cluster']);
-    expect(r.code, r.stderr + r.stdout).toBe(0);
-    expect(r.stderr).not.toMatch(STACK);
-    expect(r.stdout).toMatch(/READ-YOUR-WRITES VIOLATION \[violates RC\]/);
-    expect(r.stdout).toMatch(/, on standby1$/m);
-    expect(r.stdout).toMatch(/, on primary$/m);
-    const ports = portsOf(r.stdout);
-    expect(ports.length).toBeGreaterThanOrEqual(2);
-    for (const p of ports) expect(await listening(p), `port ${p}`).toBe(false);
-    expect(Date.now() - t0).toBeLessThan(60_000);
-  });
+  it(
+    "a read on the standby misses the client's own write: READ-YOUR-WRITES VIOLATION [violates RC], the servers " +
+      'named, all stopped',
+    async () => {
+      const t0 = Date.now();
+      const r = await run(['demo', 'cluster']);
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      expect(r.stderr).not.toMatch(STACK);
+      expect(r.stdout).toMatch(/READ-YOUR-WRITES VIOLATION \[violates RC\]/);
+      expect(r.stdout).toMatch(/, on standby1$/m);
+      expect(r.stdout).toMatch(/, on primary$/m);
+      const ports = portsOf(r.stdout);
+      expect(ports.length).toBeGreaterThanOrEqual(2);
+      for (const p of ports) expect(await listening(p), `port ${p}`).toBe(false);
+      expect(Date.now() - t0).toBeLessThan(60_000);
+    },
+  );
 
   it('Ctrl-C: one line, exit 130, every server stopped', async () => {
     let sent = false;

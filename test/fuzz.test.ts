@@ -59,7 +59,8 @@ describe('the independent reading of the documents', () => {
 });
 
 describe('fuzzing', () => {
-  it(`${N} mutants of the committed histories: no crash, no hang, no verdict on a malformed file, no wrong verdict`, async () => {
+  it(`${N} mutants of the committed histories: no crash, no hang, no verdict on a malformed file, no wrong ` +
+    `verdict`, async () => {
     const { stats, failures } = await runCampaign({
       n: N,
       seed: SEED,
@@ -72,7 +73,8 @@ describe('fuzzing', () => {
       .slice(0, 8)
       .map(
         (f) =>
-          `${f.kind} | ${f.source.split('/').pop()} | ${f.mutation} | ${f.detail.split('\n').slice(0, 2).join(' / ').slice(0, 300)}`,
+          `${f.kind} | ${f.source.split('/').pop()} | ${f.mutation} ` +
+          `| ${f.detail.split('\n').slice(0, 2).join(' / ').slice(0, 300)}`,
       );
     expect(shown).toEqual([]);
     expect(stats.tried).toBe(N);

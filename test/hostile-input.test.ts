@@ -102,40 +102,45 @@ describe('1. crashes', () => {
     expect(r.ms).toBeLessThan(20_000);
   }, 60_000);
 
-  it('params nested 100,000 deep are refused naming params (JSON.stringify and recursive validators would overflow the stack)', () => {
-    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
-    const f = write(
-      'deep-params.ndjson',
-      lines(
-        HEADER,
-        TABLE,
-        INIT,
-        `{"kind":"txn","id":"a","session":1,"seq":1,"iso":"SER","status":"committed","events":[{"op":"select","table":"t","where":"id = $1","params":[${deep}],"rows":[]}]}`,
-        { kind: 'end', transactions: 1 },
-      ),
-    );
-    expectOneError(run(['check', f]), f, 4, /nested deeper than 64 levels \(at events\[0\]\.params\[0\]/);
-    // nested less deep than the line limit, but deeper than params may be
-    const f2 = write(
-      'deep-params-40.ndjson',
-      lines(
-        HEADER,
-        TABLE,
-        INIT,
-        txn('a', 1, 1, [
-          {
-            op: 'select',
-            table: 't',
-            where: 'id = $1',
-            params: [JSON.parse('['.repeat(40) + ']'.repeat(40))],
-            rows: [],
-          },
-        ]),
-        { kind: 'end', transactions: 1 },
-      ),
-    );
-    expectOneError(run(['check', f2]), f2, 4, /txn "a" event 1 \(select\): "params" nested deeper than 32 levels/);
-  });
+  it(
+    'params nested 100,000 deep are refused naming params (JSON.stringify and recursive validators would ' +
+      'overflow the stack)',
+    () => {
+      const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+      const f = write(
+        'deep-params.ndjson',
+        lines(
+          HEADER,
+          TABLE,
+          INIT,
+          `{"kind":"txn","id":"a","session":1,"seq":1,"iso":"SER","status":"committed","events":[{"op":"select","table":"t","where":"id ` +
+            `= $1","params":[${deep}],"rows":[]}]}`,
+          { kind: 'end', transactions: 1 },
+        ),
+      );
+      expectOneError(run(['check', f]), f, 4, /nested deeper than 64 levels \(at events\[0\]\.params\[0\]/);
+      // nested less deep than the line limit, but deeper than params may be
+      const f2 = write(
+        'deep-params-40.ndjson',
+        lines(
+          HEADER,
+          TABLE,
+          INIT,
+          txn('a', 1, 1, [
+            {
+              op: 'select',
+              table: 't',
+              where: 'id = $1',
+              params: [JSON.parse('['.repeat(40) + ']'.repeat(40))],
+              rows: [],
+            },
+          ]),
+          { kind: 'end', transactions: 1 },
+        ),
+      );
+      expectOneError(run(['check', f2]), f2, 4, /txn "a" event 1 \(select\): "params" nested deeper than 32 levels/);
+    },
+  );
 
   it('deep params in a History built in memory are an InputError, not a stack overflow', async () => {
     let deep: unknown = 1;
@@ -189,7 +194,8 @@ describe('2. hangs', () => {
       /more than 1398101 JSON objects and arrays in one line \(at most one per 12 bytes of the line limit, 16 MiB/,
     );
     expect(r.ms).toBeLessThan(10_000);
-    // an object of millions of members (Object.keys alone takes seconds); a table of more columns than PostgreSQL allows
+    // an object of millions of members (Object.keys alone takes seconds); a table of more columns than PostgreSQL
+    // allows
     const members = Array.from({ length: 2_000_000 }, (_, i) => `"c${i}":"int4"`).join(',');
     const wide = write('wide.ndjson', lines(HEADER, `{"kind":"table","name":"t","key":["c0"],"columns":{${members}}}`));
     const w = run(['check', wide]);
@@ -399,7 +405,8 @@ describe('3. verdicts on malformed files', () => {
       expect(e, c).toBeInstanceOf(InputError);
       expect(e.message).toMatch(
         new RegExp(
-          `^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:4: txn "a" event 1 \\(select on t\\): unsupported WHERE: .*unknown column "${c}"`,
+          `^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:4: txn "a" event 1 \\(select on t\\): unsupported ` +
+            `WHERE: .*unknown column "${c}"`,
         ),
       );
     }
@@ -418,46 +425,58 @@ describe('3. verdicts on malformed files', () => {
     }
   });
 
-  it('session and seq numbers beyond 2^53 are errors, not rounded into one session (an invented read-your-writes violation)', () => {
-    const write1 = {
-      op: 'update',
-      table: 't',
-      where: 'id = $1',
-      params: [1],
-      wid: 'w1',
-      rows: [{ read: 'init', row: { id: 1, v: 1 } }],
-    };
-    const read0 = {
-      op: 'select',
-      table: 't',
-      where: 'id = $1',
-      params: [1],
-      rows: [{ wid: 'init', row: { id: 1, v: 0 } }],
-    };
-    // 2^53 + 1 and 2^53 are both read as 2^53: two sessions would become one
-    const f = write(
-      'big-session.ndjson',
-      lines(HEADER, TABLE, INIT, txn('a', '9007199254740993', 1, [write1]), txn('b', '9007199254740992', 2, [read0]), {
-        kind: 'end',
-        transactions: 2,
-      }),
-    );
-    const r = run(['check', f]);
-    expect(r.status, r.out).toBe(2);
-    expect(r.out).toMatch(
-      new RegExp(`${f}:4: txn "a": field "session" must be an integer >= 1 and at most 2\\^53 - 1`),
-    );
-    expect(r.out).not.toMatch(/READ-YOUR-WRITES|INCONSISTENT/);
-    const g = write(
-      'big-seq.ndjson',
-      lines(HEADER, TABLE, INIT, txn('a', 1, '9007199254740993', [read0]), { kind: 'end', transactions: 1 }),
-    );
-    expectOneError(run(['check', g]), g, 4, /txn "a": field "seq" must be an integer >= 1 and at most 2\^53 - 1/);
-    const h = write('big-end.ndjson', lines(HEADER, TABLE, INIT, '{"kind":"end","transactions":9007199254740993}'));
-    expectOneError(run(['check', h]), h, 4, /end: field "transactions" must be a count/);
-  });
+  it(
+    'session and seq numbers beyond 2^53 are errors, not rounded into one session (an invented read-your-writes ' +
+      'violation)',
+    () => {
+      const write1 = {
+        op: 'update',
+        table: 't',
+        where: 'id = $1',
+        params: [1],
+        wid: 'w1',
+        rows: [{ read: 'init', row: { id: 1, v: 1 } }],
+      };
+      const read0 = {
+        op: 'select',
+        table: 't',
+        where: 'id = $1',
+        params: [1],
+        rows: [{ wid: 'init', row: { id: 1, v: 0 } }],
+      };
+      // 2^53 + 1 and 2^53 are both read as 2^53: two sessions would become one
+      const f = write(
+        'big-session.ndjson',
+        lines(
+          HEADER,
+          TABLE,
+          INIT,
+          txn('a', '9007199254740993', 1, [write1]),
+          txn('b', '9007199254740992', 2, [read0]),
+          {
+            kind: 'end',
+            transactions: 2,
+          },
+        ),
+      );
+      const r = run(['check', f]);
+      expect(r.status, r.out).toBe(2);
+      expect(r.out).toMatch(
+        new RegExp(`${f}:4: txn "a": field "session" must be an integer >= 1 and at most 2\\^53 - 1`),
+      );
+      expect(r.out).not.toMatch(/READ-YOUR-WRITES|INCONSISTENT/);
+      const g = write(
+        'big-seq.ndjson',
+        lines(HEADER, TABLE, INIT, txn('a', 1, '9007199254740993', [read0]), { kind: 'end', transactions: 1 }),
+      );
+      expectOneError(run(['check', g]), g, 4, /txn "a": field "seq" must be an integer >= 1 and at most 2\^53 - 1/);
+      const h = write('big-end.ndjson', lines(HEADER, TABLE, INIT, '{"kind":"end","transactions":9007199254740993}'));
+      expectOneError(run(['check', h]), h, 4, /end: field "transactions" must be a count/);
+    },
+  );
 
-  it('values outside their type are errors: int2/int4/int8 ranges, numeric limits without expanding, finite floats, dates', () => {
+  it('values outside their type are errors: int2/int4/int8 ranges, numeric limits without expanding, finite ' +
+    'floats, dates', () => {
     const typed = (type: string, value: string) =>
       lines(
         HEADER,
@@ -508,31 +527,38 @@ describe('4. misleading reasons', () => {
     );
   });
 
-  it('1e400 for an int4 is named as a number beyond a double, not "= null"; an object is "an object", not [object Object]', () => {
-    const inf = write('inf.ndjson', lines(HEADER, TABLE, '{"kind":"init","table":"t","rows":[{"id":1,"v":1e400}]}'));
-    const r = run(['check', inf]);
-    expectOneError(
-      r,
-      inf,
-      3,
-      /column "v" = a number beyond the range of a double \(read as Infinity\) should be an integer/,
-    );
-    expect(r.out).not.toMatch(/= null/);
-    const obj = write('obj.ndjson', lines(HEADER, TABLE, '{"kind":"init","table":"t","rows":[{"id":1,"v":{"a":1}}]}'));
-    const o = run(['check', obj]);
-    expectOneError(o, obj, 3, /column "v" has a non-scalar value \(an object\)/);
-    const param = write(
-      'obj-param.ndjson',
-      lines(
-        HEADER,
-        TABLE,
-        INIT,
-        txn('a', 1, 1, [{ op: 'select', table: 't', where: 'id = $1', params: [{ a: 1 }], rows: [] }]),
-        { kind: 'end', transactions: 1 },
-      ),
-    );
-    expect(run(['check', param]).out).not.toMatch(/\[object Object\]/);
-  });
+  it(
+    '1e400 for an int4 is named as a number beyond a double, not "= null"; an object is "an object", not ' +
+      '[object Object]',
+    () => {
+      const inf = write('inf.ndjson', lines(HEADER, TABLE, '{"kind":"init","table":"t","rows":[{"id":1,"v":1e400}]}'));
+      const r = run(['check', inf]);
+      expectOneError(
+        r,
+        inf,
+        3,
+        /column "v" = a number beyond the range of a double \(read as Infinity\) should be an integer/,
+      );
+      expect(r.out).not.toMatch(/= null/);
+      const obj = write(
+        'obj.ndjson',
+        lines(HEADER, TABLE, '{"kind":"init","table":"t","rows":[{"id":1,"v":{"a":1}}]}'),
+      );
+      const o = run(['check', obj]);
+      expectOneError(o, obj, 3, /column "v" has a non-scalar value \(an object\)/);
+      const param = write(
+        'obj-param.ndjson',
+        lines(
+          HEADER,
+          TABLE,
+          INIT,
+          txn('a', 1, 1, [{ op: 'select', table: 't', where: 'id = $1', params: [{ a: 1 }], rows: [] }]),
+          { kind: 'end', transactions: 1 },
+        ),
+      );
+      expect(run(['check', param]).out).not.toMatch(/\[object Object\]/);
+    },
+  );
 
   it('a 50 MB garbage line without a newline is "not valid JSON" at line 1, not "empty file"', () => {
     const f = write('garbage.ndjson', Buffer.alloc(50 * 1024 * 1024, 'x'));
@@ -663,42 +689,47 @@ describe('5. a row without a column its WHERE reads', () => {
 });
 
 describe('5b. a WHERE the evaluator cannot apply to a version nobody returned', () => {
-  it('predicateHolds (for the conflict search and the witness) turns PredicateError into an InputError with both lines', async () => {
-    await loadPredicateParser();
-    // valid history; the evaluator casts text to date in ISO format only ("Jan 5 2020" may be valid in PostgreSQL)
-    const f = write(
-      'unsupported-cast.ndjson',
-      lines(
-        HEADER,
-        { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', d: 'text' } },
-        {
-          kind: 'init',
-          table: 't',
-          rows: [
-            { id: 1, d: 'Jan 5 2020' },
-            { id: 2, d: '2020-01-01' },
-          ],
-        },
-        txn('a', 1, 1, [
+  it(
+    'predicateHolds (for the conflict search and the witness) turns PredicateError into an InputError with both ' +
+      'lines',
+    async () => {
+      await loadPredicateParser();
+      // valid history; the evaluator casts text to date in ISO format only ("Jan 5 2020" may be valid in PostgreSQL)
+      const f = write(
+        'unsupported-cast.ndjson',
+        lines(
+          HEADER,
+          { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', d: 'text' } },
           {
-            op: 'select',
+            kind: 'init',
             table: 't',
-            where: "d::date > '2019-06-01'",
-            rows: [{ wid: 'init', row: { id: 2, d: '2020-01-01' } }],
+            rows: [
+              { id: 1, d: 'Jan 5 2020' },
+              { id: 2, d: '2020-01-01' },
+            ],
           },
-        ]),
-        { kind: 'end', transactions: 1 },
-      ),
-    );
-    const model = buildModel(await readHistory(f));
-    const read = model.reads[0];
-    expect(predicateHolds(model, read, { id: 2, d: '2020-01-01' }, 0)).toBe(true);
-    expect(() => predicateHolds(model, read, model.initRow[model.tables[0].initKeys[0]]!, 0)).toThrow(
-      new RegExp(
-        `^${f}:4: txn "a" event 1 \\(select on t\\): cannot evaluate its WHERE on a row written by the initial rows: .*unsupported date input format "Jan 5 2020"`,
-      ),
-    );
-  });
+          txn('a', 1, 1, [
+            {
+              op: 'select',
+              table: 't',
+              where: "d::date > '2019-06-01'",
+              rows: [{ wid: 'init', row: { id: 2, d: '2020-01-01' } }],
+            },
+          ]),
+          { kind: 'end', transactions: 1 },
+        ),
+      );
+      const model = buildModel(await readHistory(f));
+      const read = model.reads[0];
+      expect(predicateHolds(model, read, { id: 2, d: '2020-01-01' }, 0)).toBe(true);
+      expect(() => predicateHolds(model, read, model.initRow[model.tables[0].initKeys[0]]!, 0)).toThrow(
+        new RegExp(
+          `^${f}:4: txn "a" event 1 \\(select on t\\): cannot evaluate its WHERE on a row written by the ` +
+            `initial rows: .*unsupported date input format "Jan 5 2020"`,
+        ),
+      );
+    },
+  );
 
   it('--timeout holds however costly the WHEREs: 20,000 ORs evaluated on every version of 4,000 keys', () => {
     // unbounded, this history takes ~13 s (the WHERE on every version, for the conflict search); with --timeout 1
@@ -728,33 +759,37 @@ describe('5b. a WHERE the evaluator cannot apply to a version nobody returned', 
     expect(r.ms).toBeLessThan(1000 + 5000); // the limit, plus starting node and reading 1.3 MB
   });
 
-  it('a valid file whose WHERE cannot be applied to a row no read returned is one error, not a crash in the conflict search', () => {
-    const f = write(
-      'unsupported-cast-cli.ndjson',
-      lines(
-        HEADER,
-        { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', d: 'text' } },
-        {
-          kind: 'init',
-          table: 't',
-          rows: [
-            { id: 1, d: 'Jan 5 2020' },
-            { id: 2, d: '2020-01-01' },
-          ],
-        },
-        txn('a', 1, 1, [
+  it(
+    'a valid file whose WHERE cannot be applied to a row no read returned is one error, not a crash in the ' +
+      'conflict search',
+    () => {
+      const f = write(
+        'unsupported-cast-cli.ndjson',
+        lines(
+          HEADER,
+          { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', d: 'text' } },
           {
-            op: 'select',
+            kind: 'init',
             table: 't',
-            where: "d::date > '2019-06-01'",
-            rows: [{ wid: 'init', row: { id: 2, d: '2020-01-01' } }],
+            rows: [
+              { id: 1, d: 'Jan 5 2020' },
+              { id: 2, d: '2020-01-01' },
+            ],
           },
-        ]),
-        { kind: 'end', transactions: 1 },
-      ),
-    );
-    expectOneError(run(['check', f]), f, 4, /cannot evaluate its WHERE on a row written by the initial rows/);
-  });
+          txn('a', 1, 1, [
+            {
+              op: 'select',
+              table: 't',
+              where: "d::date > '2019-06-01'",
+              rows: [{ wid: 'init', row: { id: 2, d: '2020-01-01' } }],
+            },
+          ]),
+          { kind: 'end', transactions: 1 },
+        ),
+      );
+      expectOneError(run(['check', f]), f, 4, /cannot evaluate its WHERE on a row written by the initial rows/);
+    },
+  );
 });
 
 describe('6. standard input, named pipes, --report', () => {

@@ -244,7 +244,8 @@ async function compare(history: History, url: string, kind: string, f: Figures):
     }
     f.lost++;
     problems.push(
-      `the database holds ${k.replace('\u0000', ' ')} written by ${wid}, ${w ? `recorded ${w.txn.status}` : byId.has(txnIdOfWid(wid) ?? '') ? 'a transaction whose events lack that write' : 'a transaction not in the file'}`,
+      `the database holds ${k.replace('\u0000', ' ')} written ` +
+        `by ${wid}, ${w ? `recorded ${w.txn.status}` : byId.has(txnIdOfWid(wid) ?? '') ? 'a transaction whose events lack that write' : 'a transaction not in the file'}`,
     );
   }
   // 2. what was recorded committed is in the database, or overwritten by a later recorded write
@@ -282,7 +283,8 @@ async function compare(history: History, url: string, kind: string, f: Figures):
       if (w.op === 'delete' && now !== undefined && insertedAgain(k)) continue;
       f.phantom++;
       problems.push(
-        `${w.txn.id} is recorded committed with ${k.replace('\u0000', ' ')} (wid ${wid}), but the database holds ${now ?? 'no row'} and no recorded write leads from it back to ${wid}`,
+        `${w.txn.id} is recorded committed with ${k.replace('\u0000', ' ')} (wid ${wid}), but the database ` +
+          `holds ${now ?? 'no row'} and no recorded write leads from it back to ${wid}`,
       );
     }
   }
@@ -305,7 +307,9 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
   const server = kind === 'sigkill-server' ? await startEmbedded() : shared;
   let restarted: ChildProcess | undefined;
   const file = join(work, `${kind}-${seed}.ndjson`);
-  const what = `${kind} seed ${seed}: ${workload} --iso ${iso}, ${sessions} sessions, after ${delayMs} ms${kind === 'sigkill-server' ? (wholeServer ? ', whole server' : ', one backend') : ''}`;
+  const what =
+    `${kind} seed ${seed}: ${workload} --iso ${iso}, ${sessions} sessions, after ${delayMs} ` +
+    `ms${kind === 'sigkill-server' ? (wholeServer ? ', whole server' : ', one backend') : ''}`;
   try {
     const child = spawn(
       process.execPath,

@@ -74,7 +74,10 @@ function compare(seed: string, h: History, iso: IsoOverride | undefined, tally: 
     }
     tally.inconsistent++;
     if (naive.verdict === 'consistent')
-      return `${seed}: linear inconsistent (${linear.anomalies.map(anomalyMessage).join('; ')}), oracle consistent with [${naive.commitOrder?.join(' ')}]\n${historyToNdjson(h)}`;
+      return (
+        `${seed}: linear inconsistent (${linear.anomalies.map(anomalyMessage).join('; ')}), oracle consistent ` +
+        `with [${naive.commitOrder?.join(' ')}]\n${historyToNdjson(h)}`
+      );
   }
   return undefined;
 }
@@ -105,23 +108,27 @@ describe('linear check', () => {
     }
   });
 
-  it('agrees with the oracle on every history of the regression corpus (test/fixtures/disagreements), at recorded levels and each level', async () => {
-    const dir = join(import.meta.dirname, 'fixtures', 'disagreements');
-    const problems: string[] = [];
-    const tally = { consistent: 0, inconsistent: 0, undecided: 0, wellFormedness: 0 };
-    for (const file of readdirSync(dir)
-      .filter((f) => f.endsWith('.ndjson'))
-      .sort()) {
-      const h = await readHistory(join(dir, file));
-      for (const level of [undefined, ...ISOLATION_LEVELS]) {
-        const p = compare(`${file} at ${level ?? 'recorded'}`, h, level ? parseIsoOverride(level) : undefined, tally);
-        if (p) problems.push(p);
+  it(
+    'agrees with the oracle on every history of the regression corpus (test/fixtures/disagreements), at ' +
+      'recorded levels and each level',
+    async () => {
+      const dir = join(import.meta.dirname, 'fixtures', 'disagreements');
+      const problems: string[] = [];
+      const tally = { consistent: 0, inconsistent: 0, undecided: 0, wellFormedness: 0 };
+      for (const file of readdirSync(dir)
+        .filter((f) => f.endsWith('.ndjson'))
+        .sort()) {
+        const h = await readHistory(join(dir, file));
+        for (const level of [undefined, ...ISOLATION_LEVELS]) {
+          const p = compare(`${file} at ${level ?? 'recorded'}`, h, level ? parseIsoOverride(level) : undefined, tally);
+          if (p) problems.push(p);
+        }
       }
-    }
-    console.log(`linear on the regression corpus: ${JSON.stringify(tally)}`);
-    expect(problems.slice(0, 3).join('\n\n'), `${problems.length} disagreement(s)`).toBe('');
-    expect(tally.consistent + tally.inconsistent).toBeGreaterThan(500);
-  });
+      console.log(`linear on the regression corpus: ${JSON.stringify(tally)}`);
+      expect(problems.slice(0, 3).join('\n\n'), `${problems.length} disagreement(s)`).toBe('');
+      expect(tally.consistent + tally.inconsistent).toBeGreaterThan(500);
+    },
+  );
 
   it('decides operational histories consistent, with orders the oracle validates', () => {
     const problems: string[] = [];

@@ -172,7 +172,8 @@ describe('the packed package', () => {
     expect(r.stdout).toMatch(/LOST UPDATE \[violates SI\]/);
   });
 
-  it('installed: a strict TypeScript program importing isocheck, isocheck/recorder and isocheck/db type-checks and runs', () => {
+  it('installed: a strict TypeScript program importing isocheck, isocheck/recorder and isocheck/db type-checks ' +
+    'and runs', () => {
     writeFileSync(join(project, 'main.ts'), PROGRAM);
     writeFileSync(
       join(project, 'tsconfig.json'),

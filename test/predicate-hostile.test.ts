@@ -406,7 +406,10 @@ class Hostile {
       const k = this.pick(['AND', 'OR', 'NOT', 'IS']);
       if (k === 'NOT') return `NOT (${this.bool(depth - 1)})`;
       if (k === 'IS')
-        return `(${this.bool(depth - 1)}) IS ${this.pick(['TRUE', 'NOT TRUE', 'FALSE', 'UNKNOWN', 'NOT UNKNOWN', 'NULL', 'DISTINCT FROM true'])}`;
+        return (
+          `(${this.bool(depth - 1)}) ` +
+          `IS ${this.pick(['TRUE', 'NOT TRUE', 'FALSE', 'UNKNOWN', 'NOT UNKNOWN', 'NULL', 'DISTINCT FROM true'])}`
+        );
       return `(${this.bool(depth - 1)}) ${k} (${this.bool(depth - 1)})`;
     }
     if (r < 0.36) return this.deep();
@@ -419,12 +422,18 @@ class Hostile {
         return `${this.scalar(sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}NULL`;
       case 3: {
         const n = this.chance(0.1) ? 500 : 1 + this.int(5);
-        return `${this.scalar(sub)} ${this.chance(0.3) ? 'NOT ' : ''}IN (${Array.from({ length: n }, () => this.scalar(0)).join(', ')})`;
+        return (
+          `${this.scalar(sub)} ${this.chance(0.3) ? 'NOT ' : ''}IN ` +
+          `(${Array.from({ length: n }, () => this.scalar(0)).join(', ')})`
+        );
       }
       case 4:
         return `${this.column()} ${this.pick(['= ANY', '<> ALL', '< ANY', '>= ALL'])}(${this.pick([this.param(), this.param(), "'{1,2,NULL}'", "'{{{{{{{1}}}}}}}'", 'ARRAY[1, i4]', "ARRAY['a', t]", `${this.param()}::int4[]`, `${this.param()}::text[]`, 'NULL'])})`;
       case 5:
-        return `${this.scalar(sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(0)} AND ${this.scalar(0)}`;
+        return (
+          `${this.scalar(sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(0)} ` +
+          `AND ${this.scalar(0)}`
+        );
       case 6:
       case 7: {
         const esc = this.pick([
@@ -771,79 +780,84 @@ describe('predicate: hostile input', () => {
     expect(perRow(inVars, { i4: -1, i2: 0 })).toBeLessThan(20);
   });
 
-  it('limits: too long, too many nodes, too deeply nested, parameters nested too deeply (one-line errors naming the limit)', () => {
-    const { maxLength, maxNodes, maxDepth, maxParamDepth } = PREDICATE_LIMITS;
-    const expectRejected = (where: string, params: unknown[], re: RegExp) => {
-      const r = timed(() => compilePredicate(where, params, COLS), 3000);
-      expect('error' in r.out, where.slice(0, 60)).toBe(true);
-      const e = (r.out as { error: unknown }).error;
-      expect(e, where.slice(0, 60)).toBeInstanceOf(PredicateError);
-      expect((e as Error).message, where.slice(0, 60)).toMatch(re);
-      expect((e as Error).message).not.toMatch(/[\n\r]/);
-      expect((e as Error).message.length).toBeLessThan(1200);
-      expect(r.ms, where.slice(0, 60)).toBeLessThan(3000);
-    };
-    expectRejected(
-      `t = '${'x'.repeat(maxLength)}'`,
-      [],
-      new RegExp(`too long: \\d+ characters \\(limit ${maxLength}\\)`),
-    );
-    expectRejected(
-      Array.from({ length: maxNodes / 4 + 1 }, (_, j) => `i4=${j}`).join(' OR '),
-      [],
-      new RegExp(`too large: more than ${maxNodes} expression nodes \\(limit ${maxNodes}\\)`),
-    );
-    for (const k of [maxDepth + 1, 5000, 20000, 100_000]) {
-      expectRejected(`${'NOT '.repeat(k)}bo`, [], new RegExp(`nested too deeply \\(limit ${maxDepth} levels\\)`));
+  it(
+    'limits: too long, too many nodes, too deeply nested, parameters nested too deeply (one-line errors naming ' +
+      'the limit)',
+    () => {
+      const { maxLength, maxNodes, maxDepth, maxParamDepth } = PREDICATE_LIMITS;
+      const expectRejected = (where: string, params: unknown[], re: RegExp) => {
+        const r = timed(() => compilePredicate(where, params, COLS), 3000);
+        expect('error' in r.out, where.slice(0, 60)).toBe(true);
+        const e = (r.out as { error: unknown }).error;
+        expect(e, where.slice(0, 60)).toBeInstanceOf(PredicateError);
+        expect((e as Error).message, where.slice(0, 60)).toMatch(re);
+        expect((e as Error).message).not.toMatch(/[\n\r]/);
+        expect((e as Error).message.length).toBeLessThan(1200);
+        expect(r.ms, where.slice(0, 60)).toBeLessThan(3000);
+      };
       expectRejected(
-        `${'('.repeat(k)}i4${')'.repeat(k)} = 1 AND i4 + 1${' + 1'.repeat(k)} > 0`,
+        `t = '${'x'.repeat(maxLength)}'`,
         [],
-        new RegExp(`nested too deeply \\(limit ${maxDepth} levels\\)`),
+        new RegExp(`too long: \\d+ characters \\(limit ${maxLength}\\)`),
       );
-    }
-    // just under the limit: compiled and evaluated (the compiler and evaluator recurse that deep)
-    const depth = maxDepth - 5;
-    expect(compilePredicate(`${'NOT '.repeat(depth)}bo`, [], COLS).test({ bo: depth % 2 !== 1 })).toBe(true);
-    expect(compilePredicate(`${Array(depth).fill('i4').join(' + ')} = ${5 * depth}`, [], COLS).test({ i4: 5 })).toBe(
-      true,
-    );
-    expect(
-      compilePredicate(
-        `${Array(depth - 2)
-          .fill('t')
-          .join(' || ')} LIKE 'ab%'`,
+      expectRejected(
+        Array.from({ length: maxNodes / 4 + 1 }, (_, j) => `i4=${j}`).join(' OR '),
         [],
-        COLS,
-      ).test({ t: 'ab' }),
-    ).toBe(true);
-    expect(compilePredicate(`${'- '.repeat(depth)}i4 = ${depth % 2 === 0 ? 5 : -5}`, [], COLS).test({ i4: 5 })).toBe(
-      true,
-    );
-    // an error raised at the top of a deep expression still names it in one line
-    expectRejected(Array(depth).fill('i4').join(' + '), [], /argument of WHERE must be type boolean/);
-    // parameters
-    let deepArray: unknown = 1;
-    for (let k = 0; k < maxParamDepth + 1; k++) deepArray = [deepArray];
-    expectRejected(
-      't = $1',
-      [deepArray],
-      new RegExp(`parameter \\$1 is nested more than ${maxParamDepth} levels deep`),
-    );
-    let deepObject: unknown = 1;
-    for (let k = 0; k < 100_000; k++) deepObject = { a: deepObject };
-    expectRejected(
-      't = $1',
-      [deepObject],
-      new RegExp(`parameter \\$1 is nested more than ${maxParamDepth} levels deep`),
-    );
-    expectRejected(
-      'i4 = ANY($1)',
-      [[[[[[[[1]]]]]]]],
-      /number of array dimensions \(7\) exceeds the maximum allowed \(6\)/,
-    );
-    expectRejected('i4 = ANY($1)', ['{'.repeat(100_000)], /number of array dimensions/);
-    expect(compilePredicate('t = $1', [[[[[[[['a']]]]]]]], COLS).test({ t: '{{{{{{{"a"}}}}}}}' })).toBe(true); // text, not an array
-  });
+        new RegExp(`too large: more than ${maxNodes} expression nodes \\(limit ${maxNodes}\\)`),
+      );
+      for (const k of [maxDepth + 1, 5000, 20000, 100_000]) {
+        expectRejected(`${'NOT '.repeat(k)}bo`, [], new RegExp(`nested too deeply \\(limit ${maxDepth} levels\\)`));
+        expectRejected(
+          `${'('.repeat(k)}i4${')'.repeat(k)} = 1 AND i4 + 1${' + 1'.repeat(k)} > 0`,
+          [],
+          new RegExp(`nested too deeply \\(limit ${maxDepth} levels\\)`),
+        );
+      }
+      // just under the limit: compiled and evaluated (the compiler and evaluator recurse that deep)
+      const depth = maxDepth - 5;
+      expect(compilePredicate(`${'NOT '.repeat(depth)}bo`, [], COLS).test({ bo: depth % 2 !== 1 })).toBe(true);
+      expect(compilePredicate(`${Array(depth).fill('i4').join(' + ')} = ${5 * depth}`, [], COLS).test({ i4: 5 })).toBe(
+        true,
+      );
+      expect(
+        compilePredicate(
+          `${Array(depth - 2)
+            .fill('t')
+            .join(' || ')} LIKE 'ab%'`,
+          [],
+          COLS,
+        ).test({ t: 'ab' }),
+      ).toBe(true);
+      expect(compilePredicate(`${'- '.repeat(depth)}i4 = ${depth % 2 === 0 ? 5 : -5}`, [], COLS).test({ i4: 5 })).toBe(
+        true,
+      );
+      // an error raised at the top of a deep expression still names it in one line
+      expectRejected(Array(depth).fill('i4').join(' + '), [], /argument of WHERE must be type boolean/);
+      // parameters
+      let deepArray: unknown = 1;
+      for (let k = 0; k < maxParamDepth + 1; k++) deepArray = [deepArray];
+      expectRejected(
+        't = $1',
+        [deepArray],
+        new RegExp(`parameter \\$1 is nested more than ${maxParamDepth} levels deep`),
+      );
+      let deepObject: unknown = 1;
+      for (let k = 0; k < 100_000; k++) deepObject = { a: deepObject };
+      expectRejected(
+        't = $1',
+        [deepObject],
+        new RegExp(`parameter \\$1 is nested more than ${maxParamDepth} levels deep`),
+      );
+      expectRejected(
+        'i4 = ANY($1)',
+        [[[[[[[[1]]]]]]]],
+        /number of array dimensions \(7\) exceeds the maximum allowed \(6\)/,
+      );
+      expectRejected('i4 = ANY($1)', ['{'.repeat(100_000)], /number of array dimensions/);
+      // text, not an array
+      expect(compilePredicate('t = $1', [[[[[[[['a']]]]]]]], COLS).test({ t: '{{{{{{{"a"}}}}}}}' })).toBe(true);
+    },
+  );
 
   it('nested BETWEEN and IN evaluate each operand once per row (PostgreSQL copies them: exponential otherwise)', () => {
     for (const n of [10, 40, 150]) {
@@ -889,7 +903,8 @@ describe('predicate: hostile input', () => {
       ['t::int8 > 0', [], { t: '9'.repeat(1_000_000) }, false],
       ['t::float8 > 0', [], { t: `1${'0'.repeat(400)}x` }, false],
       ['t::date IS NULL', [], { t: '99999999999999999999-01-01' }, false],
-      ['t::timestamp IS NULL', [], { t: `${'9'.repeat(400)}-01-01 00:00` }, 'rejected'], // longer than any date/time this evaluator reads
+      // longer than any date/time this evaluator reads
+      ['t::timestamp IS NULL', [], { t: `${'9'.repeat(400)}-01-01 00:00` }, 'rejected'],
     ];
     for (const [where, params, row, expected] of cases) {
       const r = timed(() => compilePredicate(where, params, COLS).test(row), 1000);
@@ -935,22 +950,25 @@ describe('predicate: hostile input', () => {
     expect(calls).toBe(0);
   });
 
-  it('rows that are not objects, columns that are not types, and strings past the length limit are PredicateErrors', () => {
-    const p = compilePredicate('t = $1', ['x'], COLS);
-    for (const row of [null, undefined, 5, 'row', true])
-      expect(() => p.test(row as unknown as Row)).toThrow(PredicateError);
-    expect(() => compilePredicate('c = 1', [], { c: 5 } as unknown as ColumnTypes)).toThrow(/unsupported type/);
-    expect(() => compilePredicate('c = 1', [], null as unknown as ColumnTypes)).toThrow(PredicateError);
-    expect(() => compilePredicate('c = 1', { 0: 1 } as unknown as unknown[], { c: 'int4' })).toThrow(
-      /params is not an array/,
-    );
-    expect(() => compilePredicate(5 as unknown as string, [], COLS)).toThrow(PredicateError);
-    // || past maxStringLength: refused (JavaScript strings end at 2^29 characters; PostgreSQL's text at 1 GB)
-    const long = 'x'.repeat(PREDICATE_LIMITS.maxStringLength / 2);
-    const concat = compilePredicate("t || t || 'y' IS NULL", [], COLS);
-    expect(() => concat.test({ t: long })).toThrow(
-      new RegExp(`longer than ${PREDICATE_LIMITS.maxStringLength} characters`),
-    );
-    expect(compilePredicate('t || t IS NULL', [], COLS).test({ t: long })).toBe(false);
-  });
+  it(
+    'rows that are not objects, columns that are not types, and strings past the length limit are ' + 'PredicateErrors',
+    () => {
+      const p = compilePredicate('t = $1', ['x'], COLS);
+      for (const row of [null, undefined, 5, 'row', true])
+        expect(() => p.test(row as unknown as Row)).toThrow(PredicateError);
+      expect(() => compilePredicate('c = 1', [], { c: 5 } as unknown as ColumnTypes)).toThrow(/unsupported type/);
+      expect(() => compilePredicate('c = 1', [], null as unknown as ColumnTypes)).toThrow(PredicateError);
+      expect(() => compilePredicate('c = 1', { 0: 1 } as unknown as unknown[], { c: 'int4' })).toThrow(
+        /params is not an array/,
+      );
+      expect(() => compilePredicate(5 as unknown as string, [], COLS)).toThrow(PredicateError);
+      // || past maxStringLength: refused (JavaScript strings end at 2^29 characters; PostgreSQL's text at 1 GB)
+      const long = 'x'.repeat(PREDICATE_LIMITS.maxStringLength / 2);
+      const concat = compilePredicate("t || t || 'y' IS NULL", [], COLS);
+      expect(() => concat.test({ t: long })).toThrow(
+        new RegExp(`longer than ${PREDICATE_LIMITS.maxStringLength} characters`),
+      );
+      expect(compilePredicate('t || t IS NULL', [], COLS).test({ t: long })).toBe(false);
+    },
+  );
 });

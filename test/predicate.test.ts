@@ -642,7 +642,10 @@ class Gen {
         return `${col} ${op}(${this.param(arr)})`;
       }
       case 'between':
-        return `${this.scalar(f, sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(f, 0)} AND ${this.scalar(f, 0)}`;
+        return (
+          `${this.scalar(f, sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(f, 0)} ` +
+          `AND ${this.scalar(f, 0)}`
+        );
       case 'like': {
         const pat = this.pick([
           'a%',
@@ -670,7 +673,10 @@ class Gen {
       case 'distinct':
         return `${this.scalar(f, sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}DISTINCT FROM ${this.scalar(f, sub)}`;
       default:
-        return `${this.pick(['bo', '(i4 > 2)', `(t = $${this.params.length})`].slice(0, this.params.length ? 3 : 2))} IS ${this.pick(['TRUE', 'NOT TRUE', 'FALSE', 'NOT FALSE', 'UNKNOWN', 'NOT UNKNOWN'])}`;
+        return (
+          `${this.pick(['bo', '(i4 > 2)', `(t = $${this.params.length})`].slice(0, this.params.length ? 3 : 2))} ` +
+          `IS ${this.pick(['TRUE', 'NOT TRUE', 'FALSE', 'NOT FALSE', 'UNKNOWN', 'NOT UNKNOWN'])}`
+        );
     }
   }
   /** An equality-style condition on one column, usually satisfied by `row` (for point constraints). */
@@ -771,7 +777,8 @@ describe('predicate: agreement with PostgreSQL', () => {
           for (const [col, vals] of compiled.pointConstraints) {
             if (!vals.includes(canonicalValue(row[col]!, COLS[col]!))) {
               failures.push(
-                `point constraint ${col} in ${JSON.stringify(vals)} violated by a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`,
+                `point constraint ${col} in ${JSON.stringify(vals)} violated by a satisfying row: ${expr} ` +
+                  `params=${JSON.stringify(params)} row=${JSON.stringify(row)}`,
               );
             }
           }
@@ -784,7 +791,8 @@ describe('predicate: agreement with PostgreSQL', () => {
             const cut: Row = Object.fromEntries([...only].map((c) => [c, row[c]!]));
             if (!onCols(cut))
               failures.push(
-                `conjuncts on ${[...only].join(',')} false on a satisfying row: ${expr} params=${JSON.stringify(params)} row=${JSON.stringify(row)}`,
+                `conjuncts on ${[...only].join(',')} false on a satisfying row: ${expr} ` +
+                  `params=${JSON.stringify(params)} row=${JSON.stringify(row)}`,
               );
           }
         }
@@ -925,7 +933,8 @@ describe('predicate: agreement with PostgreSQL', () => {
         compared++;
         if (pgText === null ? mine !== 'rejected' : mine !== 'true') {
           failures.push(
-            `${expr} with $1=${a} $2=${b}: PostgreSQL ${pgText === null ? 'error' : JSON.stringify(pgText)}, ours ${mine}`,
+            `${expr} with $1=${a} $2=${b}: PostgreSQL ${pgText === null ? 'error' : JSON.stringify(pgText)}, ` +
+              `ours ${mine}`,
           );
         }
       }
@@ -1008,7 +1017,8 @@ describe('predicate: agreement with PostgreSQL', () => {
     expect(stats.bothRejected).toBeGreaterThan(0);
   }, 120_000);
 
-  it('out-of-range literals and parameters are rejected at compile time, run-time overflows are not satisfied, as in PostgreSQL', async () => {
+  it('out-of-range literals and parameters are rejected at compile time, run-time overflows are not satisfied, ' +
+    'as in PostgreSQL', async () => {
     // [where over columns n numeric, i8 int8, i4 int4, f8 float8, d date, t text; params; row; expected]
     // expected: 'rejected' (PostgreSQL fails while parsing/planning: PredicateError), or the value of (where) IS TRUE,
     // with run-time errors (PostgreSQL fails while executing) as false

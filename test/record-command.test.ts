@@ -134,7 +134,8 @@ describe('isocheck record', () => {
         `await c.query('UPDATE t SET v = v + 1 WHERE id = 1');`,
         `await c.query('COMMIT');`,
         `c.release();`,
-        `console.log(JSON.stringify({ pool: Pool.name, types: types === pg.types, v: (await pool.query('SELECT v FROM t')).rows }));`,
+        `console.log(JSON.stringify({ pool: Pool.name, types: types === pg.types, v: (await ` +
+          `pool.query('SELECT v FROM t')).rows }));`,
         `await pool.end();`,
       ].join('\n'),
     );

@@ -124,108 +124,112 @@ describe.each(['typeorm', 'sequelize'])('%s through the drop-in driver', (lib) =
 });
 
 describe('relations through the drop-in driver (their SQL joins and nests subqueries)', () => {
-  it('Sequelize include (with LIMIT: a subquery) and TypeORM relations and query-builder joins are recorded, not refused', async () => {
-    const url = await freshDatabase();
-    const setup = new pg.Client({ connectionString: url });
-    await setup.connect();
-    await setup.query('CREATE TABLE orders (id int PRIMARY KEY, customer text)');
-    await setup.query('CREATE TABLE lines (id int PRIMARY KEY, order_id int REFERENCES orders (id), qty int)');
-    await setup.query(`INSERT INTO orders VALUES (1, 'a'), (2, 'b')`);
-    await setup.query('INSERT INTO lines VALUES (1, 1, 3), (2, 1, 4), (3, 2, 5)');
-    await setup.end();
-    const file = join(dir, 'relations.ndjson');
-    const recorder = new Recorder({ file, onWarning: () => undefined });
-    const driver = recorder.driver({ pg, tables: ['orders', 'lines'] });
-    const got: Record<string, unknown> = {};
+  it(
+    'Sequelize include (with LIMIT: a subquery) and TypeORM relations and query-builder joins are recorded, not ' +
+      'refused',
+    async () => {
+      const url = await freshDatabase();
+      const setup = new pg.Client({ connectionString: url });
+      await setup.connect();
+      await setup.query('CREATE TABLE orders (id int PRIMARY KEY, customer text)');
+      await setup.query('CREATE TABLE lines (id int PRIMARY KEY, order_id int REFERENCES orders (id), qty int)');
+      await setup.query(`INSERT INTO orders VALUES (1, 'a'), (2, 'b')`);
+      await setup.query('INSERT INTO lines VALUES (1, 1, 3), (2, 1, 4), (3, 2, 5)');
+      await setup.end();
+      const file = join(dir, 'relations.ndjson');
+      const recorder = new Recorder({ file, onWarning: () => undefined });
+      const driver = recorder.driver({ pg, tables: ['orders', 'lines'] });
+      const got: Record<string, unknown> = {};
 
-    const { Sequelize, DataTypes } = require('sequelize') as typeof import('sequelize');
-    const s = new Sequelize(url, { dialect: 'postgres', dialectModule: driver, logging: false });
-    const Order = s.define(
-      'Order',
-      { id: { type: DataTypes.INTEGER, primaryKey: true }, customer: DataTypes.TEXT },
-      { tableName: 'orders', timestamps: false },
-    );
-    const Line = s.define(
-      'Line',
-      { id: { type: DataTypes.INTEGER, primaryKey: true }, qty: DataTypes.INTEGER },
-      { tableName: 'lines', timestamps: false },
-    );
-    Order.hasMany(Line, { foreignKey: 'order_id' });
-    got.include = await s.transaction(async (transaction) =>
-      (await Order.findAll({ include: Line, transaction, order: [['id', 'ASC']] })).map((o) => o.toJSON()),
-    );
-    got.includeLimit = (await Order.findAll({ include: Line, limit: 1, order: [['id', 'ASC']] })).map(
-      (o) => (o.toJSON() as { Lines: unknown[] }).Lines.length,
-    );
-    await s.close();
+      const { Sequelize, DataTypes } = require('sequelize') as typeof import('sequelize');
+      const s = new Sequelize(url, { dialect: 'postgres', dialectModule: driver, logging: false });
+      const Order = s.define(
+        'Order',
+        { id: { type: DataTypes.INTEGER, primaryKey: true }, customer: DataTypes.TEXT },
+        { tableName: 'orders', timestamps: false },
+      );
+      const Line = s.define(
+        'Line',
+        { id: { type: DataTypes.INTEGER, primaryKey: true }, qty: DataTypes.INTEGER },
+        { tableName: 'lines', timestamps: false },
+      );
+      Order.hasMany(Line, { foreignKey: 'order_id' });
+      got.include = await s.transaction(async (transaction) =>
+        (await Order.findAll({ include: Line, transaction, order: [['id', 'ASC']] })).map((o) => o.toJSON()),
+      );
+      got.includeLimit = (await Order.findAll({ include: Line, limit: 1, order: [['id', 'ASC']] })).map(
+        (o) => (o.toJSON() as { Lines: unknown[] }).Lines.length,
+      );
+      await s.close();
 
-    const { DataSource, EntitySchema } = require('typeorm') as typeof import('typeorm');
-    const OrderE = new EntitySchema<{ id: number; customer: string; lines: unknown[] }>({
-      name: 'Order',
-      tableName: 'orders',
-      columns: { id: { type: 'int', primary: true }, customer: { type: 'text' } },
-      relations: { lines: { type: 'one-to-many', target: 'Line', inverseSide: 'order' } },
-    });
-    const LineE = new EntitySchema<{ id: number; qty: number; order: unknown }>({
-      name: 'Line',
-      tableName: 'lines',
-      columns: { id: { type: 'int', primary: true }, qty: { type: 'int' } },
-      relations: { order: { type: 'many-to-one', target: 'Order', joinColumn: { name: 'order_id' } } },
-    });
-    const ds = new DataSource({ type: 'postgres', url, driver, entities: [OrderE, LineE] });
-    await ds.initialize();
-    got.relations = await ds.transaction('SERIALIZABLE', (m) =>
-      m.find(OrderE, { relations: { lines: true }, take: 1, order: { id: 'ASC' } }),
-    );
-    got.join = (
-      await ds
-        .getRepository(OrderE)
-        .createQueryBuilder('o')
-        .leftJoinAndSelect('o.lines', 'l')
-        .where('l.qty > :q', { q: 3 })
-        .orderBy('o.id')
-        .getMany()
-    ).map((o) => o.id);
-    got.update = (
-      await ds
-        .createQueryBuilder()
-        .update(LineE)
-        .set({ qty: () => 'qty + 1' })
-        .where('id IN (SELECT id FROM lines WHERE qty > 4)')
-        .execute()
-    ).affected;
-    await ds.destroy();
-    recorder.finish();
+      const { DataSource, EntitySchema } = require('typeorm') as typeof import('typeorm');
+      const OrderE = new EntitySchema<{ id: number; customer: string; lines: unknown[] }>({
+        name: 'Order',
+        tableName: 'orders',
+        columns: { id: { type: 'int', primary: true }, customer: { type: 'text' } },
+        relations: { lines: { type: 'one-to-many', target: 'Line', inverseSide: 'order' } },
+      });
+      const LineE = new EntitySchema<{ id: number; qty: number; order: unknown }>({
+        name: 'Line',
+        tableName: 'lines',
+        columns: { id: { type: 'int', primary: true }, qty: { type: 'int' } },
+        relations: { order: { type: 'many-to-one', target: 'Order', joinColumn: { name: 'order_id' } } },
+      });
+      const ds = new DataSource({ type: 'postgres', url, driver, entities: [OrderE, LineE] });
+      await ds.initialize();
+      got.relations = await ds.transaction('SERIALIZABLE', (m) =>
+        m.find(OrderE, { relations: { lines: true }, take: 1, order: { id: 'ASC' } }),
+      );
+      got.join = (
+        await ds
+          .getRepository(OrderE)
+          .createQueryBuilder('o')
+          .leftJoinAndSelect('o.lines', 'l')
+          .where('l.qty > :q', { q: 3 })
+          .orderBy('o.id')
+          .getMany()
+      ).map((o) => o.id);
+      got.update = (
+        await ds
+          .createQueryBuilder()
+          .update(LineE)
+          .set({ qty: () => 'qty + 1' })
+          .where('id IN (SELECT id FROM lines WHERE qty > 4)')
+          .execute()
+      ).affected;
+      await ds.destroy();
+      recorder.finish();
 
-    expect(got).toEqual({
-      include: [
-        {
-          id: 1,
-          customer: 'a',
-          Lines: [
-            { id: 1, qty: 3, order_id: 1 },
-            { id: 2, qty: 4, order_id: 1 },
-          ],
-        },
-        { id: 2, customer: 'b', Lines: [{ id: 3, qty: 5, order_id: 2 }] },
-      ],
-      includeLimit: [2],
-      relations: [
-        {
-          id: 1,
-          customer: 'a',
-          lines: [
-            { id: 1, qty: 3 },
-            { id: 2, qty: 4 },
-          ],
-        },
-      ],
-      join: [1, 2],
-      update: 1,
-    });
-    const h = await readHistory(file);
-    expect(h.txns.filter((t) => t.status === 'committed').length).toBeGreaterThanOrEqual(5);
-    expect(new Set(h.txns.flatMap((t) => t.events.map((e) => e.table)))).toEqual(new Set(['orders', 'lines']));
-    expect((await check(file)).verdict).toBe('consistent');
-  });
+      expect(got).toEqual({
+        include: [
+          {
+            id: 1,
+            customer: 'a',
+            Lines: [
+              { id: 1, qty: 3, order_id: 1 },
+              { id: 2, qty: 4, order_id: 1 },
+            ],
+          },
+          { id: 2, customer: 'b', Lines: [{ id: 3, qty: 5, order_id: 2 }] },
+        ],
+        includeLimit: [2],
+        relations: [
+          {
+            id: 1,
+            customer: 'a',
+            lines: [
+              { id: 1, qty: 3 },
+              { id: 2, qty: 4 },
+            ],
+          },
+        ],
+        join: [1, 2],
+        update: 1,
+      });
+      const h = await readHistory(file);
+      expect(h.txns.filter((t) => t.status === 'committed').length).toBeGreaterThanOrEqual(5);
+      expect(new Set(h.txns.flatMap((t) => t.events.map((e) => e.table)))).toEqual(new Set(['orders', 'lines']));
+      expect((await check(file)).verdict).toBe('consistent');
+    },
+  );
 });

@@ -44,7 +44,8 @@ beforeAll(async () => {
   await setup.query(`INSERT INTO accounts VALUES (1, 'a', 100), (2, 'b', 50.5), (3, 'c', 0)`);
   await setup.query(`CREATE TABLE items (k int8 PRIMARY KEY, flag bool, f float8, d date, ts timestamptz, n int2)`);
   await setup.query(
-    `INSERT INTO items VALUES (9007199254740993, true, 0.1, '2024-02-29', '2024-01-01 10:00:00.5+00', 7), (2, NULL, 'NaN', NULL, NULL, NULL)`,
+    `INSERT INTO items VALUES (9007199254740993, true, 0.1, '2024-02-29', '2024-01-01 10:00:00.5+00', 7), (2, ` +
+      `NULL, 'NaN', NULL, NULL, NULL)`,
   );
   await setup.query(`SET TimeZone = 'UTC'`);
   recorder = new Recorder({ file, meta: { test: 'e2e' }, onWarning: (m) => warnings.push(m) });
@@ -75,7 +76,8 @@ beforeAll(async () => {
 
   // s2.1: autocommit upsert, one conflicting row (update) and one new row (insert)
   const up = await c2.query(
-    `INSERT INTO accounts (id, name, bal) VALUES (1, 'a', '7.00'), (12, 'l', '1.00') ON CONFLICT (id) DO UPDATE SET bal = excluded.bal RETURNING id, bal`,
+    `INSERT INTO accounts (id, name, bal) VALUES (1, 'a', '7.00'), (12, 'l', '1.00') ON CONFLICT (id) DO ` +
+      `UPDATE SET bal = excluded.bal RETURNING id, bal`,
   );
   seen.up = { rows: up.rows, fields: up.fields.map((f) => f.name) };
 

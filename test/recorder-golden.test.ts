@@ -63,7 +63,8 @@ async function record(): Promise<{ results: unknown[]; lines: unknown[] }> {
   for (const ddl of O.SHOP_DDL) await setup.query(ddl);
   await setup.query(`INSERT INTO accounts SELECT g, 'a' || g, 100 FROM generate_series(1, 4) g`);
   await setup.query(
-    `INSERT INTO orders SELECT g, (g - 1) % 4 + 1, CASE WHEN g % 2 = 0 THEN 'paid' ELSE 'open' END FROM generate_series(1, 6) g`,
+    `INSERT INTO orders SELECT g, (g - 1) % 4 + 1, CASE WHEN g % 2 = 0 THEN 'paid' ELSE 'open' END FROM ` +
+      `generate_series(1, 6) g`,
   );
   await setup.query(`INSERT INTO lines SELECT g, (g - 1) % 6 + 1, 'p' || g, g % 4 + 1 FROM generate_series(1, 12) g`);
   const file = join(mkdtempSync(join(tmpdir(), 'isocheck-golden-')), 'run.ndjson');
@@ -123,7 +124,8 @@ async function record(): Promise<{ results: unknown[]; lines: unknown[] }> {
     await run(b, 'INSERT INTO orders (id, account_id, status) VALUES ($1, $2, $3)', [200 + round, 1, 'open']);
     await run(
       b,
-      'INSERT INTO orders (id, account_id, status) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET status = excluded.status RETURNING id, status',
+      'INSERT INTO orders (id, account_id, status) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET status ' +
+        '= excluded.status RETURNING id, status',
       [200 + round, 2, 'paid'],
     );
     await run(b, 'UPDATE orders SET status = $1 WHERE id = $2', ['done', 200 + round]);

@@ -182,71 +182,79 @@ describe('Recorder.interrupt()', () => {
     }
   }
 
-  it('writes a transaction not yet committing as aborted, then the end line; its COMMIT is refused and the database never holds its write', async () => {
-    const { file, recorder, raw, client } = await recording('aborted');
-    await client.query('BEGIN');
-    await client.query('INSERT INTO t2 VALUES (1, 1)');
-    await client.query('COMMIT');
-    await client.query('BEGIN');
-    await client.query('INSERT INTO t2 VALUES (2, 2)');
-    expect(recorder.interrupt('test')).toEqual({ unknown: 0, aborted: 1 });
-    await expect(client.query('COMMIT')).rejects.toBeInstanceOf(RecorderStoppedError);
-    await raw.end();
-    const h = await readHistory(file);
-    expect(h.truncated).toBe(false);
-    expect(h.txns.map((t) => [t.id, t.status])).toEqual([
-      ['s1.1', 'committed'],
-      ['s1.2', 'aborted'],
-    ]);
-    expect(h.txns[1].events.map((e) => e.op)).toEqual(['insert']);
-    expect(await widOf(1)).toBe('s1.1.1');
-    expect(await widOf(2)).toBeUndefined();
-  });
-
-  it('writes a transaction whose COMMIT was sent as unknown (a COMMIT waiting for a synchronous standby that never answers)', async () => {
-    const { file, recorder, raw, client } = await recording('unknown');
-    const admin = new pg.Client({ connectionString: server.url });
-    await admin.connect();
-    try {
-      await admin.query('CREATE TABLE IF NOT EXISTS sync_probe (x int)'); // a temp table's commit would not wait
-      await admin.query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
-      await admin.query('SELECT pg_reload_conf()');
-      // Backends wait for a standby only once the checkpointer too has read the new setting (it publishes that a
-      // standby is named), which on a busy machine can lag: a probe commit on another connection shows when it
-      // has (it waits in SyncRep; cancelling the wait leaves it committed locally).
-      await syncRepInForce(server.url, admin);
+  it(
+    'writes a transaction not yet committing as aborted, then the end line; its COMMIT is refused and the ' +
+      'database never holds its write',
+    async () => {
+      const { file, recorder, raw, client } = await recording('aborted');
       await client.query('BEGIN');
-      await client.query('INSERT INTO t2 VALUES (3, 3)');
-      // the session's backend reads the new setting between statements: wait until it has (SHOW on the raw client)
-      for (
-        let i = 0;
-        i < 400 && (await raw.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names !== 'nobody';
-        i++
-      )
-        await new Promise((r) => setTimeout(r, 25));
-      const pid = (await raw.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-      const commit = client.query('COMMIT');
-      for (let i = 0; i < 400; i++) {
-        if (
-          (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'`, [pid]))
-            .rowCount === 1
-        )
-          break;
-        await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(recorder.interrupt('test')).toEqual({ unknown: 1, aborted: 0 });
-      await admin.query('ALTER SYSTEM RESET synchronous_standby_names');
-      await admin.query('SELECT pg_reload_conf()');
-      await commit; // the answer arrives late: the file keeps what it wrote
+      await client.query('INSERT INTO t2 VALUES (1, 1)');
+      await client.query('COMMIT');
+      await client.query('BEGIN');
+      await client.query('INSERT INTO t2 VALUES (2, 2)');
+      expect(recorder.interrupt('test')).toEqual({ unknown: 0, aborted: 1 });
+      await expect(client.query('COMMIT')).rejects.toBeInstanceOf(RecorderStoppedError);
       await raw.end();
       const h = await readHistory(file);
       expect(h.truncated).toBe(false);
-      expect(h.txns.map((t) => [t.id, t.status])).toEqual([['s1.1', 'unknown']]);
-      expect(await widOf(3)).toBe('s1.1.1');
-    } finally {
-      await admin.query('ALTER SYSTEM RESET synchronous_standby_names').catch(quiet);
-      await admin.query('SELECT pg_reload_conf()').catch(quiet);
-      await admin.end();
-    }
-  });
+      expect(h.txns.map((t) => [t.id, t.status])).toEqual([
+        ['s1.1', 'committed'],
+        ['s1.2', 'aborted'],
+      ]);
+      expect(h.txns[1].events.map((e) => e.op)).toEqual(['insert']);
+      expect(await widOf(1)).toBe('s1.1.1');
+      expect(await widOf(2)).toBeUndefined();
+    },
+  );
+
+  it(
+    'writes a transaction whose COMMIT was sent as unknown (a COMMIT waiting for a synchronous standby that ' +
+      'never answers)',
+    async () => {
+      const { file, recorder, raw, client } = await recording('unknown');
+      const admin = new pg.Client({ connectionString: server.url });
+      await admin.connect();
+      try {
+        await admin.query('CREATE TABLE IF NOT EXISTS sync_probe (x int)'); // a temp table's commit would not wait
+        await admin.query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
+        await admin.query('SELECT pg_reload_conf()');
+        // Backends wait for a standby only once the checkpointer too has read the new setting (it publishes that a
+        // standby is named), which on a busy machine can lag: a probe commit on another connection shows when it
+        // has (it waits in SyncRep; cancelling the wait leaves it committed locally).
+        await syncRepInForce(server.url, admin);
+        await client.query('BEGIN');
+        await client.query('INSERT INTO t2 VALUES (3, 3)');
+        // the session's backend reads the new setting between statements: wait until it has (SHOW on the raw client)
+        for (
+          let i = 0;
+          i < 400 && (await raw.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names !== 'nobody';
+          i++
+        )
+          await new Promise((r) => setTimeout(r, 25));
+        const pid = (await raw.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+        const commit = client.query('COMMIT');
+        for (let i = 0; i < 400; i++) {
+          if (
+            (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'`, [pid]))
+              .rowCount === 1
+          )
+            break;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        expect(recorder.interrupt('test')).toEqual({ unknown: 1, aborted: 0 });
+        await admin.query('ALTER SYSTEM RESET synchronous_standby_names');
+        await admin.query('SELECT pg_reload_conf()');
+        await commit; // the answer arrives late: the file keeps what it wrote
+        await raw.end();
+        const h = await readHistory(file);
+        expect(h.truncated).toBe(false);
+        expect(h.txns.map((t) => [t.id, t.status])).toEqual([['s1.1', 'unknown']]);
+        expect(await widOf(3)).toBe('s1.1.1');
+      } finally {
+        await admin.query('ALTER SYSTEM RESET synchronous_standby_names').catch(quiet);
+        await admin.query('SELECT pg_reload_conf()').catch(quiet);
+        await admin.end();
+      }
+    },
+  );
 });

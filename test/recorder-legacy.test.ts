@@ -106,7 +106,8 @@ async function scenario(url: string, prevColumn: boolean | undefined): Promise<R
     returned.push(
       (
         await c.query(
-          `INSERT INTO acc AS t VALUES (1, 5, 'y', 'z'), (4, 1, NULL, NULL) ON CONFLICT (id) DO UPDATE SET v = excluded.v + t.v RETURNING *`,
+          `INSERT INTO acc AS t VALUES (1, 5, 'y', 'z'), (4, 1, NULL, NULL) ON CONFLICT (id) DO UPDATE SET v ` +
+            `= excluded.v + t.v RETURNING *`,
         )
       ).rows,
     );

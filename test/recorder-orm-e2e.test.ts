@@ -37,7 +37,8 @@ async function reset(): Promise<void> {
   await setup.query(`TRUNCATE accounts, orders, lines`);
   await setup.query(`INSERT INTO accounts SELECT g, 'a' || g, 100 FROM generate_series(1, 4) g`);
   await setup.query(
-    `INSERT INTO orders SELECT g, (g - 1) % 4 + 1, CASE WHEN g % 2 = 0 THEN 'paid' ELSE 'open' END FROM generate_series(1, 6) g`,
+    `INSERT INTO orders SELECT g, (g - 1) % 4 + 1, CASE WHEN g % 2 = 0 THEN 'paid' ELSE 'open' END FROM ` +
+      `generate_series(1, 6) g`,
   );
   await setup.query(`INSERT INTO lines SELECT g, (g - 1) % 6 + 1, 'p' || g, g % 4 + 1 FROM generate_series(1, 12) g`);
 }

@@ -79,9 +79,11 @@ const refused = (sql: string, n = 0): string => {
 };
 
 const COLS =
-  'accounts.id AS __isocheck_0, accounts.name AS __isocheck_1, accounts.bal AS __isocheck_2, accounts._isocheck_wid AS __isocheck_3';
+  'accounts.id AS __isocheck_0, accounts.name AS __isocheck_1, accounts.bal AS __isocheck_2, ' +
+  'accounts._isocheck_wid AS __isocheck_3';
 const JSON_ROWS =
-  'json_agg(ARRAY[accounts.id::text, accounts.name::text, accounts.bal::text, accounts._isocheck_wid::text]) AS __isocheck_0';
+  'json_agg(ARRAY[accounts.id::text, accounts.name::text, accounts.bal::text, accounts._isocheck_wid::text]) ' +
+  'AS __isocheck_0';
 
 beforeAll(async () => {
   await loadRewriter();
@@ -101,7 +103,8 @@ describe('SELECT', () => {
   it('keeps aliases, ORDER BY, FOR UPDATE; records the WHERE without qualifiers', () => {
     const p = rec('SELECT a.name FROM public.accounts a WHERE a.bal > 0 AND a.id = $1 ORDER BY name FOR UPDATE', 1);
     expect(p.sql).toBe(
-      'SELECT a.name, a.id AS __isocheck_0, a.name AS __isocheck_1, a.bal AS __isocheck_2, a._isocheck_wid AS __isocheck_3 FROM public.accounts AS a WHERE a.bal > 0 AND a.id = $1 ORDER BY name FOR UPDATE',
+      'SELECT a.name, a.id AS __isocheck_0, a.name AS __isocheck_1, a.bal AS __isocheck_2, a._isocheck_wid AS ' +
+        '__isocheck_3 FROM public.accounts AS a WHERE a.bal > 0 AND a.id = $1 ORDER BY name FOR UPDATE',
     );
     expect(p.reads).toMatchObject([{ where: 'bal > 0 AND id = $1', partialReason: undefined }]);
   });
@@ -172,7 +175,8 @@ describe('SELECT', () => {
   it('records joins: every table in FROM, exact only on the preserved side with a WHERE about it alone', () => {
     const inner = rec('SELECT a.name, o.v FROM accounts a JOIN other o ON o.id = a.id WHERE a.id = $1', 1);
     expect(inner.sql).toBe(
-      'SELECT a.name, o.v, a.id AS __isocheck_0, a.name AS __isocheck_1, a.bal AS __isocheck_2, a._isocheck_wid AS __isocheck_3 FROM accounts AS a JOIN other AS o ON o.id = a.id WHERE a.id = $1',
+      'SELECT a.name, o.v, a.id AS __isocheck_0, a.name AS __isocheck_1, a.bal AS __isocheck_2, ' +
+        'a._isocheck_wid AS __isocheck_3 FROM accounts AS a JOIN other AS o ON o.id = a.id WHERE a.id = $1',
     );
     expect(inner.reads).toMatchObject([
       { form: 'row', where: 'id = $1', partialReason: 'a join (rows without a match are not returned)' },
@@ -206,12 +210,14 @@ describe('SELECT', () => {
   it('records aggregates over joins and DISTINCT ON with every row read', () => {
     const agg = rec('SELECT a.name, count(o.id) FROM accounts a LEFT JOIN other o ON o.id = a.id GROUP BY a.name');
     expect(agg.sql).toBe(
-      `SELECT a.name, count(o.id), ${JSON_ROWS.replaceAll('accounts.', 'a.')} FROM accounts AS a LEFT JOIN other AS o ON o.id = a.id GROUP BY a.name`,
+      `SELECT a.name, count(o.id), ${JSON_ROWS.replaceAll('accounts.', 'a.')} FROM accounts AS a LEFT JOIN ` +
+        `other AS o ON o.id = a.id GROUP BY a.name`,
     );
     expect(agg.reads).toMatchObject([{ form: 'json', partialReason: undefined }]);
     const on = rec('SELECT DISTINCT ON (name) id, name FROM accounts ORDER BY name, id DESC');
     expect(on.sql).toBe(
-      `SELECT DISTINCT ON (name) id, name, ${JSON_ROWS.replace(' AS __isocheck_0', '')} OVER (PARTITION BY name) AS __isocheck_0 FROM accounts ORDER BY name, id DESC`,
+      `SELECT DISTINCT ON (name) id, name, ${JSON_ROWS.replace(' AS __isocheck_0', '')} OVER (PARTITION BY ` +
+        `name) AS __isocheck_0 FROM accounts ORDER BY name, id DESC`,
     );
     expect(on.reads).toMatchObject([{ form: 'json', partialReason: undefined, needsRow: false }]);
   });
@@ -219,13 +225,15 @@ describe('SELECT', () => {
   it('records subqueries by evaluating them again in the same statement (exact when closed)', () => {
     const sub = rec('SELECT v FROM other WHERE id IN (SELECT id FROM accounts WHERE bal > $1)', 1);
     expect(sub.sql).toBe(
-      `SELECT v, (SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > $1) AS __isocheck_0 FROM other WHERE id IN (SELECT id FROM accounts WHERE bal > $1)`,
+      `SELECT v, (SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > $1) AS ` +
+        `__isocheck_0 FROM other WHERE id IN (SELECT id FROM accounts WHERE bal > $1)`,
     );
     expect(sub.reads).toMatchObject([{ form: 'json', where: 'bal > $1', partialReason: undefined, needsRow: true }]);
     // correlated: evaluated per result row, partial
     const corr = rec('SELECT o.v FROM other o WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = o.id AND a.bal > 0)');
     expect(corr.sql).toContain(
-      '(SELECT json_agg(ARRAY[a.id::text, a.name::text, a.bal::text, a._isocheck_wid::text]) FROM accounts AS a WHERE a.id = o.id AND a.bal > 0) AS __isocheck_0',
+      '(SELECT json_agg(ARRAY[a.id::text, a.name::text, a.bal::text, a._isocheck_wid::text]) FROM accounts AS ' +
+        'a WHERE a.id = o.id AND a.bal > 0) AS __isocheck_0',
     );
     expect(corr.reads).toMatchObject([
       { where: 'bal > 0', partialReason: expect.stringMatching(/correlated subquery/) },
@@ -237,7 +245,9 @@ describe('SELECT', () => {
     // a subquery in FROM with LIMIT: the same ORDER BY and LIMIT, partial
     const lim = rec('SELECT s.id FROM (SELECT id FROM accounts ORDER BY id LIMIT 2) s');
     expect(lim.sql).toContain(
-      '(SELECT json_agg(__isocheck_s.__isocheck_t) FROM ( SELECT id, ARRAY[accounts.id::text, accounts.name::text, accounts.bal::text, accounts._isocheck_wid::text] AS __isocheck_t FROM accounts ORDER BY id LIMIT 2 ) AS __isocheck_s)',
+      '(SELECT json_agg(__isocheck_s.__isocheck_t) FROM ( SELECT id, ARRAY[accounts.id::text, ' +
+        'accounts.name::text, accounts.bal::text, accounts._isocheck_wid::text] AS __isocheck_t FROM accounts ' +
+        'ORDER BY id LIMIT 2 ) AS __isocheck_s)',
     );
     expect(lim.reads).toMatchObject([{ partialReason: 'LIMIT/OFFSET/FETCH' }]);
     // WITH and UNION
@@ -248,7 +258,10 @@ describe('SELECT', () => {
     });
     const union = rec('SELECT id FROM accounts WHERE bal > 0 UNION SELECT id FROM other');
     expect(union.sql).toBe(
-      `SELECT id, CAST((SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > 0) AS text) AS __isocheck_0 FROM accounts WHERE bal > 0 UNION SELECT id, CAST((SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > 0) AS text) AS __isocheck_0 FROM other`,
+      `SELECT id, CAST((SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > 0) AS ` +
+        `text) AS __isocheck_0 FROM accounts WHERE bal > 0 UNION SELECT id, ` +
+        `CAST((SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > 0) AS text) AS ` +
+        `__isocheck_0 FROM other`,
     );
     expect(union.reads).toMatchObject([{ where: 'bal > 0', partialReason: undefined }]);
     // a CTE named like a recorded table is not that table
@@ -269,23 +282,30 @@ describe('INSERT', () => {
       widParam: 3,
       appRows: false,
       added: 4,
-      sql: 'INSERT INTO accounts (id, name, bal, _isocheck_wid) VALUES (1, $1, 0, CAST($3 AS text)), (2, $2, DEFAULT, CAST($3 AS text)) RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3',
+      sql:
+        'INSERT INTO accounts (id, name, bal, _isocheck_wid) VALUES (1, $1, 0, CAST($3 AS text)), (2, $2, ' +
+        'DEFAULT, CAST($3 AS text)) RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, ' +
+        '_isocheck_wid AS __isocheck_3',
     });
   });
 
   it('handles DEFAULT VALUES and INSERT ... SELECT without FROM', () => {
     expect(rec('INSERT INTO accounts DEFAULT VALUES').sql).toBe(
-      'INSERT INTO accounts (_isocheck_wid) VALUES (CAST($1 AS text)) RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3',
+      'INSERT INTO accounts (_isocheck_wid) VALUES (CAST($1 AS text)) RETURNING id AS __isocheck_0, name AS ' +
+        '__isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3',
     );
     expect(rec('INSERT INTO accounts (id, name) SELECT $1, $2', 2).sql).toBe(
-      'INSERT INTO accounts (id, name, _isocheck_wid) SELECT $1, $2, CAST($3 AS text) RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3',
+      'INSERT INTO accounts (id, name, _isocheck_wid) SELECT $1, $2, CAST($3 AS text) RETURNING id AS ' +
+        '__isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3',
     );
   });
 
   it('keeps the application RETURNING first (stars expanded)', () => {
     expect(rec('INSERT INTO accounts (id, name) VALUES (1, $1) RETURNING *', 1)).toMatchObject({
       appRows: true,
-      sql: 'INSERT INTO accounts (id, name, _isocheck_wid) VALUES (1, $1, CAST($2 AS text)) RETURNING id, name, bal, id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3',
+      sql:
+        'INSERT INTO accounts (id, name, _isocheck_wid) VALUES (1, $1, CAST($2 AS text)) RETURNING id, name, ' +
+        'bal, id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3',
     });
   });
 
@@ -296,36 +316,49 @@ describe('INSERT', () => {
       widParam: 3,
       upsertWidParam: 4,
       added: 5,
-      sql: 'INSERT INTO accounts AS a (id, name, _isocheck_wid) VALUES ($1, $2, CAST($3 AS text)) ON CONFLICT (id) DO UPDATE SET name = excluded.name, _isocheck_wid = CAST($4 AS text) RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, old._isocheck_wid AS __isocheck_4',
+      sql:
+        'INSERT INTO accounts AS a (id, name, _isocheck_wid) VALUES ($1, $2, CAST($3 AS text)) ON CONFLICT (id) ' +
+        'DO UPDATE SET name = excluded.name, _isocheck_wid = CAST($4 AS text) RETURNING id AS __isocheck_0, name ' +
+        'AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, old._isocheck_wid AS __isocheck_4',
     });
     expect(rec(sql, 2, PG15).sql).toBe(
-      'INSERT INTO accounts AS a (id, name, _isocheck_wid) VALUES ($1, $2, CAST($3 AS text)) ON CONFLICT (id) DO UPDATE SET name = excluded.name, _isocheck_wid = CAST($4 AS text), _isocheck_prev = a._isocheck_wid RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, _isocheck_prev AS __isocheck_4',
+      'INSERT INTO accounts AS a (id, name, _isocheck_wid) VALUES ($1, $2, CAST($3 AS text)) ON CONFLICT (id) ' +
+        'DO UPDATE SET name = excluded.name, _isocheck_wid = CAST($4 AS text), _isocheck_prev = a._isocheck_wid ' +
+        'RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, ' +
+        '_isocheck_prev AS __isocheck_4',
     );
     expect(rec('INSERT INTO accounts VALUES (1, $1, 0) ON CONFLICT DO NOTHING', 1)).toMatchObject({
       upsertWidParam: undefined,
     });
   });
 
-  it('records INSERT ... SELECT and subqueries in VALUES; refuses key changes in DO UPDATE, copies into other tables', () => {
-    const sel = rec('INSERT INTO accounts SELECT id, name, bal FROM accounts WHERE bal > $1 ORDER BY id', 1);
-    expect(sel.sql).toBe(
-      `INSERT INTO accounts (id, name, bal, _isocheck_wid) SELECT id, name, bal, CAST($2 AS text) FROM accounts WHERE bal > $1 ORDER BY id RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_wid AS __isocheck_3, (SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} FROM accounts WHERE bal > $1) AS __isocheck_4`,
-    );
-    expect(sel.reads).toMatchObject([{ at: 4, where: 'bal > $1', partialReason: undefined, needsRow: true }]);
-    expect(rec('INSERT INTO accounts VALUES ((SELECT max(id) + 1 FROM accounts), $1, 0)', 1).reads).toMatchObject([
-      { at: 4, where: undefined, partialReason: undefined },
-    ]);
-    expect(refused('INSERT INTO accounts SELECT 1, $1, 0 UNION SELECT 2, $1, 0', 1)).toMatch(
-      /UNION\/INTERSECT\/EXCEPT/,
-    );
-    expect(refused('INSERT INTO accounts VALUES (1, $1, 0) ON CONFLICT (id) DO UPDATE SET id = 5', 1)).toMatch(
-      /key column "id"/,
-    );
-    expect(refused('INSERT INTO other SELECT * FROM accounts')).toMatch(
-      /reads a recorded table to write a table that is not recorded/,
-    );
-    expect(refused('INSERT INTO accounts (id, _isocheck_wid) VALUES (1, $1)', 1)).toMatch(/hidden column/);
-  });
+  it(
+    'records INSERT ... SELECT and subqueries in VALUES; refuses key changes in DO UPDATE, copies into other ' +
+      'tables',
+    () => {
+      const sel = rec('INSERT INTO accounts SELECT id, name, bal FROM accounts WHERE bal > $1 ORDER BY id', 1);
+      expect(sel.sql).toBe(
+        `INSERT INTO accounts (id, name, bal, _isocheck_wid) SELECT id, name, bal, CAST($2 AS text) FROM ` +
+          `accounts WHERE bal > $1 ORDER BY id RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS ` +
+          `__isocheck_2, _isocheck_wid AS __isocheck_3, (SELECT ${JSON_ROWS.replace(' AS __isocheck_0', '')} ` +
+          `FROM accounts WHERE bal > $1) AS __isocheck_4`,
+      );
+      expect(sel.reads).toMatchObject([{ at: 4, where: 'bal > $1', partialReason: undefined, needsRow: true }]);
+      expect(rec('INSERT INTO accounts VALUES ((SELECT max(id) + 1 FROM accounts), $1, 0)', 1).reads).toMatchObject([
+        { at: 4, where: undefined, partialReason: undefined },
+      ]);
+      expect(refused('INSERT INTO accounts SELECT 1, $1, 0 UNION SELECT 2, $1, 0', 1)).toMatch(
+        /UNION\/INTERSECT\/EXCEPT/,
+      );
+      expect(refused('INSERT INTO accounts VALUES (1, $1, 0) ON CONFLICT (id) DO UPDATE SET id = 5', 1)).toMatch(
+        /key column "id"/,
+      );
+      expect(refused('INSERT INTO other SELECT * FROM accounts')).toMatch(
+        /reads a recorded table to write a table that is not recorded/,
+      );
+      expect(refused('INSERT INTO accounts (id, _isocheck_wid) VALUES (1, $1)', 1)).toMatch(/hidden column/);
+    },
+  );
 });
 
 describe('UPDATE and DELETE', () => {
@@ -335,17 +368,23 @@ describe('UPDATE and DELETE', () => {
       widParam: 3,
       where: 'id = $1',
       appRows: false,
-      sql: 'UPDATE accounts SET bal = bal + $2, _isocheck_wid = CAST($3 AS text) WHERE id = $1 RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, old._isocheck_wid AS __isocheck_3',
+      sql:
+        'UPDATE accounts SET bal = bal + $2, _isocheck_wid = CAST($3 AS text) WHERE id = $1 RETURNING id AS ' +
+        '__isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, old._isocheck_wid AS __isocheck_3',
     });
     expect(rec('UPDATE accounts AS x SET bal = 0 WHERE x.id = $1', 1, PG15)).toMatchObject({
       where: 'id = $1',
-      sql: 'UPDATE accounts AS x SET bal = 0, _isocheck_wid = CAST($2 AS text), _isocheck_prev = x._isocheck_wid WHERE x.id = $1 RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_prev AS __isocheck_3',
+      sql:
+        'UPDATE accounts AS x SET bal = 0, _isocheck_wid = CAST($2 AS text), _isocheck_prev = x._isocheck_wid ' +
+        'WHERE x.id = $1 RETURNING id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, _isocheck_prev ' +
+        'AS __isocheck_3',
     });
   });
 
   it('uses the application RETURNING WITH (OLD AS o) alias', () => {
     expect(rec('UPDATE accounts SET bal = 1 RETURNING WITH (OLD AS o) o.bal').sql).toBe(
-      'UPDATE accounts SET bal = 1, _isocheck_wid = CAST($1 AS text) RETURNING WITH (OLD AS o) o.bal, id AS __isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, o._isocheck_wid AS __isocheck_3',
+      'UPDATE accounts SET bal = 1, _isocheck_wid = CAST($1 AS text) RETURNING WITH (OLD AS o) o.bal, id AS ' +
+        '__isocheck_0, name AS __isocheck_1, bal AS __isocheck_2, o._isocheck_wid AS __isocheck_3',
     );
   });
 
@@ -359,46 +398,57 @@ describe('UPDATE and DELETE', () => {
     });
   });
 
-  it('records UPDATE ... FROM, DELETE ... USING and subqueries; refuses cursors, key changes, subqueries on assigned columns', () => {
-    const from = rec('UPDATE accounts SET bal = o.v FROM other o WHERE o.id = accounts.id AND accounts.bal > 0');
-    expect(from).toMatchObject({
-      where: 'bal > 0',
-      partialReason: expect.stringMatching(/UPDATE \.\.\. FROM/),
-      reads: [],
-    });
-    expect(from.sql).toBe(
-      'UPDATE accounts SET bal = o.v, _isocheck_wid = CAST($1 AS text) FROM other AS o WHERE o.id = accounts.id AND accounts.bal > 0 RETURNING accounts.id AS __isocheck_0, accounts.name AS __isocheck_1, accounts.bal AS __isocheck_2, old._isocheck_wid AS __isocheck_3',
-    );
-    const using = rec('DELETE FROM orders USING accounts a WHERE a.id = orders.account_id AND a.bal > $1', 1);
-    expect(using.sql).toBe(
-      'DELETE FROM orders USING accounts AS a WHERE a.id = orders.account_id AND a.bal > $1 RETURNING orders.id AS __isocheck_0, orders._isocheck_wid AS __isocheck_1, a.id AS __isocheck_2, a.name AS __isocheck_3, a.bal AS __isocheck_4, a._isocheck_wid AS __isocheck_5',
-    );
-    expect(using.reads).toMatchObject([
-      {
-        table: { name: 'accounts' },
-        form: 'row',
-        at: 2,
-        where: 'bal > $1',
-        partialReason: expect.stringMatching(/DELETE \.\.\. USING/),
-      },
-    ]);
-    const set = rec('UPDATE accounts SET bal = (SELECT max(v) FROM other o WHERE o.id = accounts.id) WHERE id = $1', 1);
-    expect(set).toMatchObject({ where: 'id = $1', partialReason: undefined, reads: [] }); // other is not recorded
-    const self = rec('UPDATE accounts SET bal = 0 WHERE id IN (SELECT id FROM accounts WHERE bal < $1)', 1);
-    expect(self).toMatchObject({
-      where: undefined,
-      partialReason: expect.stringMatching(/WHERE about more/),
-      reads: [{ where: 'bal < $1', partialReason: undefined, needsRow: true }],
-    });
-    expect(refused('UPDATE accounts SET bal = (SELECT count(*) FROM other o WHERE o.v = accounts.bal)')).toMatch(
-      /refers to column "bal", which the UPDATE assigns/,
-    );
-    expect(refused('UPDATE accounts SET bal = 0 WHERE CURRENT OF c')).toMatch(/CURRENT OF/);
-    expect(refused('UPDATE accounts SET id = id + 1')).toMatch(/key column "id".*Delete the row and insert it/);
-    expect(refused('UPDATE other SET v = 1 WHERE id IN (SELECT id FROM accounts)')).toMatch(
-      /reads a recorded table to update a table that is not recorded/,
-    );
-  });
+  it(
+    'records UPDATE ... FROM, DELETE ... USING and subqueries; refuses cursors, key changes, subqueries on ' +
+      'assigned columns',
+    () => {
+      const from = rec('UPDATE accounts SET bal = o.v FROM other o WHERE o.id = accounts.id AND accounts.bal > 0');
+      expect(from).toMatchObject({
+        where: 'bal > 0',
+        partialReason: expect.stringMatching(/UPDATE \.\.\. FROM/),
+        reads: [],
+      });
+      expect(from.sql).toBe(
+        'UPDATE accounts SET bal = o.v, _isocheck_wid = CAST($1 AS text) FROM other AS o WHERE o.id = ' +
+          'accounts.id AND accounts.bal > 0 RETURNING accounts.id AS __isocheck_0, accounts.name AS __isocheck_1, ' +
+          'accounts.bal AS __isocheck_2, old._isocheck_wid AS __isocheck_3',
+      );
+      const using = rec('DELETE FROM orders USING accounts a WHERE a.id = orders.account_id AND a.bal > $1', 1);
+      expect(using.sql).toBe(
+        'DELETE FROM orders USING accounts AS a WHERE a.id = orders.account_id AND a.bal > $1 RETURNING ' +
+          'orders.id AS __isocheck_0, orders._isocheck_wid AS __isocheck_1, a.id AS __isocheck_2, a.name AS ' +
+          '__isocheck_3, a.bal AS __isocheck_4, a._isocheck_wid AS __isocheck_5',
+      );
+      expect(using.reads).toMatchObject([
+        {
+          table: { name: 'accounts' },
+          form: 'row',
+          at: 2,
+          where: 'bal > $1',
+          partialReason: expect.stringMatching(/DELETE \.\.\. USING/),
+        },
+      ]);
+      const set = rec(
+        'UPDATE accounts SET bal = (SELECT max(v) FROM other o WHERE o.id = accounts.id) WHERE id = $1',
+        1,
+      );
+      expect(set).toMatchObject({ where: 'id = $1', partialReason: undefined, reads: [] }); // other is not recorded
+      const self = rec('UPDATE accounts SET bal = 0 WHERE id IN (SELECT id FROM accounts WHERE bal < $1)', 1);
+      expect(self).toMatchObject({
+        where: undefined,
+        partialReason: expect.stringMatching(/WHERE about more/),
+        reads: [{ where: 'bal < $1', partialReason: undefined, needsRow: true }],
+      });
+      expect(refused('UPDATE accounts SET bal = (SELECT count(*) FROM other o WHERE o.v = accounts.bal)')).toMatch(
+        /refers to column "bal", which the UPDATE assigns/,
+      );
+      expect(refused('UPDATE accounts SET bal = 0 WHERE CURRENT OF c')).toMatch(/CURRENT OF/);
+      expect(refused('UPDATE accounts SET id = id + 1')).toMatch(/key column "id".*Delete the row and insert it/);
+      expect(refused('UPDATE other SET v = 1 WHERE id IN (SELECT id FROM accounts)')).toMatch(
+        /reads a recorded table to update a table that is not recorded/,
+      );
+    },
+  );
 });
 
 describe('other statements', () => {

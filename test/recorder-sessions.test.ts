@@ -37,7 +37,8 @@ async function connect(): Promise<RecordingClient> {
 async function killSleeper(): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const r = await setup.query(
-      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()`,
+      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> ` +
+        `pg_backend_pid()`,
     );
     if (r.rowCount) return;
     await new Promise((res) => setTimeout(res, 20));
@@ -52,10 +53,12 @@ beforeAll(async () => {
   await setup.query(`CREATE TABLE acc (id int4 PRIMARY KEY, v int4 NOT NULL, ts timestamptz)`);
   await setup.query(`INSERT INTO acc SELECT g, 0, '2024-01-01 00:00:00+00' FROM generate_series(1, 4) g`);
   await setup.query(
-    `CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.v = 99 THEN PERFORM pg_sleep(30); END IF; RETURN NULL; END $$`,
+    `CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.v = 99 THEN PERFORM ` +
+      `pg_sleep(30); END IF; RETURN NULL; END $$`,
   );
   await setup.query(
-    `CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON acc DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow()`,
+    `CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON acc DEFERRABLE INITIALLY DEFERRED FOR EACH ROW ` +
+      `EXECUTE FUNCTION slow()`,
   );
   recorder = new Recorder({ file, onWarning: (m) => warnings.push(m) });
   await recorder.instrument(setup, ['acc']);
@@ -95,7 +98,8 @@ beforeAll(async () => {
     seen.refused = e;
   }
   try {
-    await c.query({ text: 'SELECT v FROM acc WHERE id = $1', values: [1], binary: true } as pg.QueryConfig); // pg's types omit binary
+    // pg's types omit binary
+    await c.query({ text: 'SELECT v FROM acc WHERE id = $1', values: [1], binary: true } as pg.QueryConfig);
   } catch (e) {
     seen.binary = e;
   }

@@ -32,21 +32,25 @@ describe('WhereColumnsCache', () => {
     expect(cache.get('note = $1', [], t)).toBe(cache.get('note = $1', [], t));
   });
 
-  it('keeps the parameter values apart: a value the checker cannot take is an error, another value of the same WHERE is not', () => {
-    const cache = new WhereColumnsCache();
-    const t = table('accounts');
-    let expected: string | undefined;
-    try {
-      compilePredicate('id = $1', ['not a number'], t.columns);
-    } catch (e) {
-      if (!(e instanceof PredicateError)) throw e;
-      expected = e.message;
-    }
-    expect(expected).toBeDefined();
-    expect(cache.get('id = $1', ['not a number'], t)).toEqual({ error: expected });
-    expect(cache.get('id = $1', [7], t)).toEqual({ columns: ['id'] });
-    expect(cache.get('id = $1', ['7'], t)).not.toBe(cache.get('id = $1', [7], t));
-  });
+  it(
+    'keeps the parameter values apart: a value the checker cannot take is an error, another value of the same ' +
+      'WHERE is not',
+    () => {
+      const cache = new WhereColumnsCache();
+      const t = table('accounts');
+      let expected: string | undefined;
+      try {
+        compilePredicate('id = $1', ['not a number'], t.columns);
+      } catch (e) {
+        if (!(e instanceof PredicateError)) throw e;
+        expected = e.message;
+      }
+      expect(expected).toBeDefined();
+      expect(cache.get('id = $1', ['not a number'], t)).toEqual({ error: expected });
+      expect(cache.get('id = $1', [7], t)).toEqual({ columns: ['id'] });
+      expect(cache.get('id = $1', ['7'], t)).not.toBe(cache.get('id = $1', [7], t));
+    },
+  );
 
   it('keeps tables apart (another TableInfo, other column types)', () => {
     const cache = new WhereColumnsCache();

@@ -142,12 +142,14 @@ describe('isocheck run --client K/N, then isocheck merge', () => {
     ]);
     expect(bad.stderr).toMatch(
       new RegExp(
-        `^isocheck: bad\\.ndjson:${at + 1}: initial row of table "checking" with key \\(\\d+\\) differs from c1\\.ndjson:\\d+: column "bal" is "[0-9.]+" there, "[0-9.]+1" here`,
+        `^isocheck: bad\\.ndjson:${at + 1}: initial row of table "checking" with key \\(\\d+\\) differs from ` +
+          `c1\\.ndjson:\\d+: column "bal" is "[0-9.]+" there, "[0-9.]+1" here`,
       ),
     );
   }, 60_000);
 
-  it('refuses, in one line with exit 2: client 1 in a database that has the tables, a client of another run, a client that joined already, --check', async () => {
+  it('refuses, in one line with exit 2: client 1 in a database that has the tables, a client of another run, a ' +
+    'client that joined already, --check', async () => {
     const url = new URL(server.url);
     url.pathname = '/shared_run'; // used by the test above
     const args = [

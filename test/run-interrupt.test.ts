@@ -98,30 +98,34 @@ function checkExit(file: string): number | null {
 }
 
 describe('isocheck run, interrupted', () => {
-  it('Ctrl-C (SIGINT) on the embedded server: the in-flight transactions and the end line written, one line, exit 130, the server removed', async () => {
-    const file = join(work, 'sigint.ndjson');
-    const r = start(['run', 'smallbank', '--sessions', '3', '--txns', '1000000', '--iso', 'rc', '--out', file]);
-    await until('transactions', 60_000, () => txnLines(file) >= 30 || undefined);
-    r.child.kill('SIGINT');
-    const { code, signal, stderr, stdout } = await r.exited;
-    expect({ code, signal }, stderr).toEqual({ code: 130, signal: null });
-    expect(stderr).not.toMatch(STACK);
-    expect(stdout).toBe('');
-    const history = await readHistory(file);
-    expect(history.truncated).toBe(false);
-    const n = history.txns.length;
-    const m =
-      /^isocheck: interrupted \(SIGINT\): (\d+) transactions recorded in (\S+)( \((\d+ in flight written as (unknown|aborted)(, \d+ as aborted)?)\))?; check it with isocheck check (\S+)$/.exec(
-        lastLine(stderr),
-      );
-    expect(m, stderr).not.toBeNull();
-    expect([Number(m![1]), m![2], m![7]]).toEqual([n, file, file]);
-    // the embedded server and its data are gone
-    const dataDir = /data in (\S+)\)/.exec(stderr)?.[1];
-    expect(dataDir).toBeDefined();
-    expect(existsSync(dataDir!)).toBe(false);
-    expect(checkExit(file)).toBe(0);
-  });
+  it(
+    'Ctrl-C (SIGINT) on the embedded server: the in-flight transactions and the end line written, one line, ' +
+      'exit 130, the server removed',
+    async () => {
+      const file = join(work, 'sigint.ndjson');
+      const r = start(['run', 'smallbank', '--sessions', '3', '--txns', '1000000', '--iso', 'rc', '--out', file]);
+      await until('transactions', 60_000, () => txnLines(file) >= 30 || undefined);
+      r.child.kill('SIGINT');
+      const { code, signal, stderr, stdout } = await r.exited;
+      expect({ code, signal }, stderr).toEqual({ code: 130, signal: null });
+      expect(stderr).not.toMatch(STACK);
+      expect(stdout).toBe('');
+      const history = await readHistory(file);
+      expect(history.truncated).toBe(false);
+      const n = history.txns.length;
+      const m =
+        /^isocheck: interrupted \(SIGINT\): (\d+) transactions recorded in (\S+)( \((\d+ in flight written as (unknown|aborted)(, \d+ as aborted)?)\))?; check it with isocheck check (\S+)$/.exec(
+          lastLine(stderr),
+        );
+      expect(m, stderr).not.toBeNull();
+      expect([Number(m![1]), m![2], m![7]]).toEqual([n, file, file]);
+      // the embedded server and its data are gone
+      const dataDir = /data in (\S+)\)/.exec(stderr)?.[1];
+      expect(dataDir).toBeDefined();
+      expect(existsSync(dataDir!)).toBe(false);
+      expect(checkExit(file)).toBe(0);
+    },
+  );
 
   it('SIGTERM with --db: one line, exit 143, the run database dropped', async () => {
     const file = join(work, 'sigterm.ndjson');
@@ -134,119 +138,133 @@ describe('isocheck run, interrupted', () => {
     expect(stderr).not.toMatch(STACK);
     expect(lastLine(stderr)).toMatch(
       new RegExp(
-        `^isocheck: interrupted \\(SIGTERM\\): \\d+ transactions recorded in ${file}( \\(.*\\))?; check it with isocheck check ${file}$`,
+        `^isocheck: interrupted \\(SIGTERM\\): \\d+ transactions recorded in ${file}( \\(.*\\))?; check it ` +
+          `with isocheck check ${file}$`,
       ),
     );
     expect((await readHistory(file)).truncated).toBe(false);
     expect(await query('SELECT 1 FROM pg_database WHERE datname = $1', [runDb])).toEqual([]);
   });
 
-  it('a COMMIT in flight is written unknown (here COMMITs wait for a synchronous standby that never answers; the other sessions wait for their locks: aborted)', async () => {
-    const file = join(work, 'syncrep.ndjson');
-    const sessions = 3;
-    const r = start([
-      'run',
-      'smallbank',
-      '--db',
-      server.url,
-      '--keep-db',
-      '--sessions',
-      String(sessions),
-      '--txns',
-      '1000000',
-      '--iso',
-      'rc',
-      '--out',
-      file,
-    ]);
-    try {
-      await until('transactions', 60_000, () => txnLines(file) >= 20 || undefined);
-      const runDb = runDbOf(file);
-      await query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
-      await query('SELECT pg_reload_conf()');
-      // each session ends up waiting in its COMMIT, or for a row lock such a transaction holds: stable from then on
-      const waits = async () => {
-        const rows = await query<{ syncrep: number; lock: number }>(
-          `SELECT count(*) FILTER (WHERE wait_event = 'SyncRep')::int AS syncrep, count(*) FILTER (WHERE wait_event_type = 'Lock')::int AS lock
+  it(
+    'a COMMIT in flight is written unknown (here COMMITs wait for a synchronous standby that never answers; the ' +
+      'other sessions wait for their locks: aborted)',
+    async () => {
+      const file = join(work, 'syncrep.ndjson');
+      const sessions = 3;
+      const r = start([
+        'run',
+        'smallbank',
+        '--db',
+        server.url,
+        '--keep-db',
+        '--sessions',
+        String(sessions),
+        '--txns',
+        '1000000',
+        '--iso',
+        'rc',
+        '--out',
+        file,
+      ]);
+      try {
+        await until('transactions', 60_000, () => txnLines(file) >= 20 || undefined);
+        const runDb = runDbOf(file);
+        await query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
+        await query('SELECT pg_reload_conf()');
+        // each session ends up waiting in its COMMIT, or for a row lock such a transaction holds: stable from then on
+        const waits = async () => {
+          const rows = await query<{ syncrep: number; lock: number }>(
+            `SELECT count(*) FILTER (WHERE wait_event = 'SyncRep')::int AS syncrep, count(*) FILTER (WHERE wait_event_type = 'Lock')::int AS lock
              FROM pg_stat_activity WHERE datname = $1`,
-          [runDb],
+            [runDb],
+          );
+          return rows[0];
+        };
+        const w = await until('every session waiting', 30_000, async () => {
+          const a = await waits();
+          if (a.syncrep === 0 || a.syncrep + a.lock !== sessions) return undefined;
+          await sleep(200);
+          const b = await waits();
+          return b.syncrep === a.syncrep && b.lock === a.lock ? a : undefined;
+        });
+        r.child.kill('SIGINT');
+        const { code, stderr } = await r.exited;
+        expect(code, stderr).toBe(130);
+        expect(lastLine(stderr)).toMatch(
+          new RegExp(
+            `: \\d+ transactions recorded in ${file} \\(${w.syncrep} in flight written as ` +
+              `unknown${w.lock > 0 ? `, ${w.lock} as aborted` : ''}\\); check it`,
+          ),
         );
-        return rows[0];
-      };
-      const w = await until('every session waiting', 30_000, async () => {
-        const a = await waits();
-        if (a.syncrep === 0 || a.syncrep + a.lock !== sessions) return undefined;
-        await sleep(200);
-        const b = await waits();
-        return b.syncrep === a.syncrep && b.lock === a.lock ? a : undefined;
-      });
-      r.child.kill('SIGINT');
-      const { code, stderr } = await r.exited;
-      expect(code, stderr).toBe(130);
-      expect(lastLine(stderr)).toMatch(
-        new RegExp(
-          `: \\d+ transactions recorded in ${file} \\(${w.syncrep} in flight written as unknown${w.lock > 0 ? `, ${w.lock} as aborted` : ''}\\); check it`,
-        ),
-      );
+        const history = await readHistory(file);
+        expect(history.truncated).toBe(false);
+        const unknown = history.txns.filter((t) => t.status === 'unknown');
+        expect(unknown.length).toBe(w.syncrep);
+        for (const t of unknown) {
+          // each is its session's last transaction, and holds the writes it made before COMMIT
+          expect(t.seq).toBe(Math.max(...history.txns.filter((x) => x.session === t.session).map((x) => x.seq)));
+          expect(t.events.some((e) => e.op !== 'select')).toBe(true);
+        }
+        // PostgreSQL had committed them locally: once the wait is released, their writes are in the database
+        await query('ALTER SYSTEM RESET synchronous_standby_names');
+        await query('SELECT pg_reload_conf()');
+        await until(
+          "the run's backends to exit",
+          30_000,
+          async () =>
+            (
+              await query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [runDb])
+            )[0].n === 0 || undefined,
+        );
+        const u = new URL(server.url);
+        u.pathname = `/${runDb}`;
+        for (const t of unknown) {
+          for (const e of t.events) {
+            if (e.op !== 'update') continue;
+            const rows = await query<{ w: string }>(
+              `SELECT ${WID_COLUMN} AS w FROM ${e.table} WHERE custid = $1`,
+              [e.rows[0].row.custid],
+              u.toString(),
+            );
+            expect(rows[0].w).toBe(e.wid);
+          }
+        }
+        expect(checkExit(file)).toBe(0);
+        await query(`DROP DATABASE ${runDb} WITH (FORCE)`);
+      } finally {
+        r.child.kill('SIGKILL');
+        await query('ALTER SYSTEM RESET synchronous_standby_names');
+        await query('SELECT pg_reload_conf()');
+      }
+    },
+  );
+
+  it(
+    'every connection of the run terminated (pg_terminate_backend): the database went away, one line, exit 2, ' +
+      'the history finished',
+    async () => {
+      const file = join(work, 'terminated.ndjson');
+      const r = start(['run', 'smallbank', '--db', server.url, '--sessions', '3', '--txns', '1000000', '--out', file]);
+      await until('transactions', 60_000, () => txnLines(file) >= 30 || undefined);
+      const runDb = runDbOf(file);
+      await query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [runDb]);
+      const { code, stderr, stdout } = await r.exited;
+      expect(code, stderr).toBe(2);
+      expect(stderr).not.toMatch(STACK);
+      expect(stdout).toBe('');
       const history = await readHistory(file);
       expect(history.truncated).toBe(false);
-      const unknown = history.txns.filter((t) => t.status === 'unknown');
-      expect(unknown.length).toBe(w.syncrep);
-      for (const t of unknown) {
-        // each is its session's last transaction, and holds the writes it made before COMMIT
-        expect(t.seq).toBe(Math.max(...history.txns.filter((x) => x.session === t.session).map((x) => x.seq)));
-        expect(t.events.some((e) => e.op !== 'select')).toBe(true);
-      }
-      // PostgreSQL had committed them locally: once the wait is released, their writes are in the database
-      await query('ALTER SYSTEM RESET synchronous_standby_names');
-      await query('SELECT pg_reload_conf()');
-      await until(
-        "the run's backends to exit",
-        30_000,
-        async () =>
-          (await query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [runDb]))[0]
-            .n === 0 || undefined,
+      const unknown = history.txns.filter((t) => t.status === 'unknown').length; // a COMMIT cut off by the termination
+      expect(lastLine(stderr)).toBe(
+        `isocheck: the database went away after ${history.txns.length} transactions (terminating connection ` +
+          `due to administrator command); the history is ` +
+          `in ${file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; check it with ` +
+          `isocheck check ${file}`,
       );
-      const u = new URL(server.url);
-      u.pathname = `/${runDb}`;
-      for (const t of unknown) {
-        for (const e of t.events) {
-          if (e.op !== 'update') continue;
-          const rows = await query<{ w: string }>(
-            `SELECT ${WID_COLUMN} AS w FROM ${e.table} WHERE custid = $1`,
-            [e.rows[0].row.custid],
-            u.toString(),
-          );
-          expect(rows[0].w).toBe(e.wid);
-        }
-      }
       expect(checkExit(file)).toBe(0);
-      await query(`DROP DATABASE ${runDb} WITH (FORCE)`);
-    } finally {
-      r.child.kill('SIGKILL');
-      await query('ALTER SYSTEM RESET synchronous_standby_names');
-      await query('SELECT pg_reload_conf()');
-    }
-  });
-
-  it('every connection of the run terminated (pg_terminate_backend): the database went away, one line, exit 2, the history finished', async () => {
-    const file = join(work, 'terminated.ndjson');
-    const r = start(['run', 'smallbank', '--db', server.url, '--sessions', '3', '--txns', '1000000', '--out', file]);
-    await until('transactions', 60_000, () => txnLines(file) >= 30 || undefined);
-    const runDb = runDbOf(file);
-    await query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [runDb]);
-    const { code, stderr, stdout } = await r.exited;
-    expect(code, stderr).toBe(2);
-    expect(stderr).not.toMatch(STACK);
-    expect(stdout).toBe('');
-    const history = await readHistory(file);
-    expect(history.truncated).toBe(false);
-    const unknown = history.txns.filter((t) => t.status === 'unknown').length; // a COMMIT cut off by the termination
-    expect(lastLine(stderr)).toBe(
-      `isocheck: the database went away after ${history.txns.length} transactions (terminating connection due to administrator command); the history is in ${file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; check it with isocheck check ${file}`,
-    );
-    expect(checkExit(file)).toBe(0);
-  });
+    },
+  );
 
   it('the embedded server killed (SIGKILL) under the run: one line, exit 2, the history kept', async () => {
     const file = join(work, 'server-killed.ndjson');
@@ -261,7 +279,8 @@ describe('isocheck run, interrupted', () => {
     const history = await readHistory(file);
     expect(lastLine(stderr)).toMatch(
       new RegExp(
-        `^isocheck: the database went away after ${history.txns.length} transactions \\(.+\\); the history is in ${file}( \\(\\d+ unknown: COMMIT sent, no answer\\))?; check it with isocheck check ${file}$`,
+        `^isocheck: the database went away after ${history.txns.length} transactions \\(.+\\); the history is ` +
+          `in ${file}( \\(\\d+ unknown: COMMIT sent, no answer\\))?; check it with isocheck check ${file}$`,
       ),
     );
     expect([0, 3]).toContain(checkExit(file));
@@ -287,7 +306,8 @@ describe('output paths checked before anything runs', () => {
       '--out through a file',
       (d: string) => ['run', 'smallbank', '--out', join(d, 'a-file', 'run.ndjson')],
       (d: string) =>
-        `isocheck: --out ${join(d, 'a-file', 'run.ndjson')}: cannot write there: a part of the path is a file, not a folder`,
+        `isocheck: --out ${join(d, 'a-file', 'run.ndjson')}: cannot write there: a part of the path is a ` +
+        `file, not a folder`,
     ],
     [
       '--report a directory',
@@ -298,7 +318,8 @@ describe('output paths checked before anything runs', () => {
       '--report through a file',
       (d: string) => ['run', 'smallbank', '--check', '--report', join(d, 'a-file', 'r.html')],
       (d: string) =>
-        `isocheck: --report ${join(d, 'a-file', 'r.html')}: cannot write there: a part of the path is a file, not a folder`,
+        `isocheck: --report ${join(d, 'a-file', 'r.html')}: cannot write there: a part of the path is a file, ` +
+        `not a folder`,
     ],
     [
       'scenario --out a file',
@@ -309,7 +330,8 @@ describe('output paths checked before anything runs', () => {
         join(root, 'test', 'scenarios', 'hermitage', 'p4.rc.spec'),
       ],
       (d: string) =>
-        `isocheck: --out ${join(d, 'a-file')}: cannot write histories there: it (or a folder on its path) is a file, not a folder`,
+        `isocheck: --out ${join(d, 'a-file')}: cannot write histories there: it (or a folder on its path) is ` +
+        `a file, not a folder`,
     ],
   ] as const) {
     it(`${what}: one line, exit 2, no server started`, () => {
@@ -353,7 +375,8 @@ permutation r2 b1 u1 w1 c1
       const sleeping = async () =>
         (
           await query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'isocheck s1' AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'isocheck s1' AND query ` +
+              `LIKE 'SELECT pg_sleep%' AND state = 'active'`,
           )
         )[0].n;
       await until('the sleeping step', 60_000, async () => (await sleeping()) === 1 || undefined);
@@ -363,7 +386,8 @@ permutation r2 b1 u1 w1 c1
       expect(stderr).not.toMatch(STACK);
       const file = join(out, 'sleepy-1.ndjson');
       expect(lastLine(stderr)).toBe(
-        `isocheck: interrupted (${sig}): 0 permutations done; sleepy.spec permutation 1 stopped with 2 transactions recorded in ${file} (1 in flight written as aborted); histories in ${out}`,
+        `isocheck: interrupted (${sig}): 0 permutations done; sleepy.spec permutation 1 stopped with 2 ` +
+          `transactions recorded in ${file} (1 in flight written as aborted); histories in ${out}`,
       );
       const history = await readHistory(file);
       expect(history.truncated).toBe(false);
@@ -391,7 +415,8 @@ permutation r2 b1 u1 w1 c1
     expect(stderr).not.toMatch(STACK);
     expect(lastLine(stderr)).toMatch(
       new RegExp(
-        `^isocheck: the database went away during sleepy.spec permutation 1 after \\d+ transactions? \\(.+\\); its history is in ${file}; histories in ${out}$`,
+        `^isocheck: the database went away during sleepy.spec permutation 1 after \\d+ transactions? ` +
+          `\\(.+\\); its history is in ${file}; histories in ${out}$`,
       ),
     );
     expect((await readHistory(file)).truncated).toBe(false);

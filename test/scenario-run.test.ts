@@ -87,21 +87,25 @@ describe('Hermitage on PostgreSQL', () => {
   });
 
   for (const spec of specs) {
-    it(`${spec}: consistent at the levels PostgreSQL gave, inconsistent exactly at ${JSON.stringify(expected[spec].inconsistentAt)}`, async () => {
-      const r = results.get(spec)!;
-      expect(r.error).toBeUndefined();
-      expect(r.verdict).toBe('consistent');
-      const history = await readHistory(r.file!);
-      // every transaction is recorded at the level PostgreSQL ran it at
-      expect(new Set(history.txns.map((t) => t.iso))).toEqual(new Set([RECORDED[expected[spec].pgLevel]]));
-      const inconsistent: IsolationLevel[] = [];
-      for (const level of LEVELS) {
-        const v = checkHistory(history, { iso: parseIsoOverride(level) }).verdict;
-        expect(v === 'consistent' || v === 'inconsistent', `${spec} at ${level}: ${v}`).toBe(true);
-        if (v === 'inconsistent') inconsistent.push(level);
-      }
-      expect(inconsistent).toEqual(expected[spec].inconsistentAt);
-    });
+    it(
+      `${spec}: consistent at the levels PostgreSQL gave, inconsistent exactly ` +
+        `at ${JSON.stringify(expected[spec].inconsistentAt)}`,
+      async () => {
+        const r = results.get(spec)!;
+        expect(r.error).toBeUndefined();
+        expect(r.verdict).toBe('consistent');
+        const history = await readHistory(r.file!);
+        // every transaction is recorded at the level PostgreSQL ran it at
+        expect(new Set(history.txns.map((t) => t.iso))).toEqual(new Set([RECORDED[expected[spec].pgLevel]]));
+        const inconsistent: IsolationLevel[] = [];
+        for (const level of LEVELS) {
+          const v = checkHistory(history, { iso: parseIsoOverride(level) }).verdict;
+          expect(v === 'consistent' || v === 'inconsistent', `${spec} at ${level}: ${v}`).toBe(true);
+          if (v === 'inconsistent') inconsistent.push(level);
+        }
+        expect(inconsistent).toEqual(expected[spec].inconsistentAt);
+      },
+    );
   }
 
   it('PostgreSQL aborts a transaction where Hermitage says it prevents a lost update or dirty write', () => {
@@ -142,7 +146,10 @@ describe.skipIf(!suite.dir && !suite.missing)(`PostgreSQL isolation specs (${sui
     for (const r of run.results) bySpec.set(r.spec, [...(bySpec.get(r.spec) ?? []), r]);
     const lines = [...bySpec].map(([spec, rs]) => {
       const n = (v: string) => rs.filter((r) => r.verdict === v).length;
-      return `  ${spec.padEnd(30)} ${String(rs.length).padStart(3)} permutations: ${n('consistent')} consistent, ${n('inconsistent')} inconsistent, ${n('unknown')} unknown, ${n('error')} refused`;
+      return (
+        `  ${spec.padEnd(30)} ${String(rs.length).padStart(3)} permutations: ${n('consistent')} ` +
+        `consistent, ${n('inconsistent')} inconsistent, ${n('unknown')} unknown, ${n('error')} refused`
+      );
     });
     console.log(`pg-isolation-specs: all permutations run in ${seconds.toFixed(1)} s\n${lines.join('\n')}`);
   });

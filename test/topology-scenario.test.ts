@@ -22,27 +22,31 @@ const quiet = { log: () => undefined, progress: false };
 const suite = externalSpecs();
 
 describe('isocheck scenario --topology', () => {
-  it('shards: the reader sees half of a committed transfer, FRACTURED READ [violates SER], on the coordinator and both shards', async () => {
-    const run = await runScenarios([spec], { topology: 'shards', out: join(dir, 'shards'), ...quiet });
-    expect(run.database).toMatch(/coordinator[\s\S]*shard1[\s\S]*shard2/);
-    const [r] = run.results;
-    expect(r.verdict, renderPermutation(r, true)).toBe('inconsistent');
-    expect(r.result!.anomalies[0].type).toBe('fractured-read');
-    expect(r.result!.anomalies[0].levels).toContain('SER');
-    expect(renderPermutation(r)).toMatch(/FRACTURED READ \[violates SER\]/);
-    const history = await readHistory(r.file!);
-    expect(history.meta.topology).toMatchObject({
-      kind: 'shards',
-      nodes: [{ name: 'coordinator' }, { name: 'shard1' }, { name: 'shard2' }],
-    });
-    // one history session per spec session, numbered in spec order, every transaction through the coordinator
-    expect(history.txns.map((t) => [t.session, t.iso, t.node])).toEqual(
-      expect.arrayContaining([
-        [1, 'SER', 'coordinator (shard1, shard2)'],
-        [2, 'SER', 'coordinator (shard1, shard2)'],
-      ]),
-    );
-  });
+  it(
+    'shards: the reader sees half of a committed transfer, FRACTURED READ [violates SER], on the coordinator ' +
+      'and both shards',
+    async () => {
+      const run = await runScenarios([spec], { topology: 'shards', out: join(dir, 'shards'), ...quiet });
+      expect(run.database).toMatch(/coordinator[\s\S]*shard1[\s\S]*shard2/);
+      const [r] = run.results;
+      expect(r.verdict, renderPermutation(r, true)).toBe('inconsistent');
+      expect(r.result!.anomalies[0].type).toBe('fractured-read');
+      expect(r.result!.anomalies[0].levels).toContain('SER');
+      expect(renderPermutation(r)).toMatch(/FRACTURED READ \[violates SER\]/);
+      const history = await readHistory(r.file!);
+      expect(history.meta.topology).toMatchObject({
+        kind: 'shards',
+        nodes: [{ name: 'coordinator' }, { name: 'shard1' }, { name: 'shard2' }],
+      });
+      // one history session per spec session, numbered in spec order, every transaction through the coordinator
+      expect(history.txns.map((t) => [t.session, t.iso, t.node])).toEqual(
+        expect.arrayContaining([
+          [1, 'SER', 'coordinator (shard1, shard2)'],
+          [2, 'SER', 'coordinator (shard1, shard2)'],
+        ]),
+      );
+    },
+  );
 
   it('replica: the reader runs on the standby (REPEATABLE READ there), the writer on the primary: consistent', async () => {
     const run = await runScenarios([spec], { topology: 'replica', out: join(dir, 'replica'), ...quiet });
@@ -61,7 +65,8 @@ describe('isocheck scenario --topology', () => {
   });
 
   it.skipIf(!suite.dir)(
-    `PostgreSQL's project-manager.spec on shards: each shard's SSI sees only its part of the read-write cycle: WRITE SKEW [violates SER] (${suite.dir ?? suite.skipReason})`,
+    `PostgreSQL's project-manager.spec on shards: each shard's SSI sees only its part of the read-write ` +
+      `cycle: WRITE SKEW [violates SER] (${suite.dir ?? suite.skipReason})`,
     async () => {
       // on one server SSI aborts one of the two in 18 of its 20 permutations (scenario-run.test.ts: all consistent)
       const run = await runScenarios([specPath(suite, 'project-manager.spec')], {

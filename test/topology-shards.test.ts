@@ -103,7 +103,8 @@ describe('postgres_fdw shards', () => {
     const url = withDatabase(single.url, 'bank');
     const setup = await connect(url);
     await setup.query(
-      'CREATE TABLE accounts (id int PRIMARY KEY, bal int NOT NULL); INSERT INTO accounts SELECT g, 100 FROM generate_series(1, 10) g',
+      'CREATE TABLE accounts (id int PRIMARY KEY, bal int NOT NULL); INSERT INTO accounts SELECT g, 100 FROM ' +
+        'generate_series(1, 10) g',
     );
     const file = join(dir, 'single.ndjson');
     await record(file, url, setup, 1, 2, {});

@@ -49,7 +49,8 @@ describe('topologies', () => {
     const keys = await createSchema(
       sh,
       'y',
-      'CREATE TABLE a (id int PRIMARY KEY, v int); CREATE TABLE b (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, w int)',
+      'CREATE TABLE a (id int PRIMARY KEY, v int); CREATE TABLE b (id int GENERATED ALWAYS AS IDENTITY ' +
+        'PRIMARY KEY, w int)',
       ['a', 'b'],
     );
     expect(keys).toEqual({ a: ['id'], b: ['id'] });

@@ -290,7 +290,8 @@ for (const name of Object.keys(workloads)) {
       await client.query(w.schema());
       const keyed = (
         await client.query(
-          `SELECT c.relname FROM pg_class c JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary WHERE c.relname = ANY($1)`,
+          `SELECT c.relname FROM pg_class c JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary WHERE ` +
+            `c.relname = ANY($1)`,
           [w.tables],
         )
       ).rows.map((r) => r.relname as string);

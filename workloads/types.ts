@@ -83,7 +83,10 @@ export function pickType(mix: Record<string, number>, rng: () => number): string
 
 /** `BEGIN ISOLATION LEVEL ...` for a level. */
 export function beginStatement(level: Level): string {
-  return `BEGIN ISOLATION LEVEL ${level === 'SER' ? 'SERIALIZABLE' : level === 'SI' ? 'REPEATABLE READ' : 'READ COMMITTED'}`;
+  return (
+    `BEGIN ISOLATION ` +
+    `LEVEL ${level === 'SER' ? 'SERIALIZABLE' : level === 'SI' ? 'REPEATABLE READ' : 'READ COMMITTED'}`
+  );
 }
 
 /** Builds the five named configurations from the types run at the stronger level in the mixed ones. */

@@ -31,7 +31,8 @@ function parse(argv: string[]): { n: number; seed: string; timeout: number; out:
 }
 
 const line = (s: FuzzStats): string =>
-  `${s.tried} tried: ${s.errors} refused, ${s.consistent} consistent, ${s.inconsistent} inconsistent, ${s.unknown} unknown; ` +
+  `${s.tried} tried: ${s.errors} refused, ${s.consistent} consistent, ${s.inconsistent} ` +
+  `inconsistent, ${s.unknown} unknown; ` +
   `oracle compared ${s.oracleCompared}; failures ${JSON.stringify(s.failures)}; max ${Math.round(s.maxMs)} ms`;
 
 let opts: ReturnType<typeof parse>;
@@ -54,7 +55,8 @@ const { stats, failures } = await runCampaign({
 });
 console.log(line(stats));
 console.log(
-  `${((Date.now() - started) / 1000).toFixed(1)} s; malformed by the documents: ${stats.malformed}, ill-formed reads: ${stats.illFormed}`,
+  `${((Date.now() - started) / 1000).toFixed(1)} s; malformed by the documents: ${stats.malformed}, ` +
+    `ill-formed reads: ${stats.illFormed}`,
 );
 if (failures.length > 0) {
   mkdirSync(opts.out, { recursive: true });

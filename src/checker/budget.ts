@@ -224,17 +224,25 @@ export class MemoryGuard {
 
   /** The stop, with its reason: which limit, during what, how much was in use and asked for. */
   stop(what?: () => string, use: Use = measure()): MemoryExceeded {
-    const inUse = `${formatMB(use.total)} in use (JavaScript heap ${formatMB(use.heap)}, typed arrays and buffers ${formatMB(use.total - use.heap)})`;
+    const inUse =
+      `${formatMB(use.total)} in use (JavaScript heap ${formatMB(use.heap)}, typed arrays and ` +
+      `buffers ${formatMB(use.total - use.heap)})`;
     const asked = what ? `; ${what()}` : '';
     let message: string;
     if (use.old > this.heapCap) {
-      message = `stopped: memory limit of ${formatMB(this.heapCap)} of JavaScript heap reached while ${this.stage}: ${formatMB(use.old)} in its old generation (V8's limit for it: ${formatMB(this.v8Limit)}, less a margin; NODE_OPTIONS=--max-old-space-size=MB raises it); ${inUse}`;
+      message =
+        `stopped: memory limit of ${formatMB(this.heapCap)} of JavaScript heap reached ` +
+        `while ${this.stage}: ${formatMB(use.old)} in its old generation (V8's limit for ` +
+        `it: ${formatMB(this.v8Limit)}, less a margin; NODE_OPTIONS=--max-old-space-size=MB raises it); ${inUse}`;
     } else {
       const which =
         this.limitBytes !== undefined
           ? '--max-memory'
-          : `${Math.round(PHYSICAL_SHARE * 100)}% of the ${formatMB(physicalMemory())} of physical memory; --max-memory sets it`;
-      message = `stopped: memory limit of ${formatMB(this.totalCap)} (${which}) reached while ${this.stage}: ${inUse}${asked}`;
+          : `${Math.round(PHYSICAL_SHARE * 100)}% of the ${formatMB(physicalMemory())} of physical memory; ` +
+            `--max-memory sets it`;
+      message =
+        `stopped: memory limit of ${formatMB(this.totalCap)} (${which}) reached ` +
+        `while ${this.stage}: ${inUse}${asked}`;
     }
     this.stopped = new MemoryExceeded(message);
     return this.stopped;
@@ -288,7 +296,10 @@ function allocate<T>(bytes: number, what: () => string, make: () => T): T {
   }
 }
 
-/** Before allocating many small arrays together (`bytes` in all; `what` is plural: "the read-from sets ..."): see allocateWords. */
+/**
+ * Before allocating many small arrays together (`bytes` in all; `what` is plural: "the read-from sets ..."): see
+ * allocateWords.
+ */
 export function reserveBytes(bytes: number, what: () => string): void {
   active?.reserve(bytes, () => `${what()} need ${formatMB(bytes)} more`);
 }

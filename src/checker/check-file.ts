@@ -30,8 +30,8 @@ export interface CheckFileOptions {
 }
 
 /**
- * Checks one history (a file name, `.ndjson` or `.ndjson.gz`, `-` for standard input, or a History already read) and returns the
- * verdict, anomalies with explanations, a witness commit order when consistent, notes and statistics.
+ * Checks one history (a file name, `.ndjson` or `.ndjson.gz`, `-` for standard input, or a History already read) and
+ * returns the verdict, anomalies with explanations, a witness commit order when consistent, notes and statistics.
  * Throws `HistoryFormatError` (file and line) for a malformed file or History and `InputError` for other bad input.
  * Reading is asynchronous; the check itself runs on the calling thread (CPU-bound: bound it with `timeoutMs`,
  * or call it from a worker thread to keep an event loop free).

@@ -89,7 +89,9 @@ function checkStages(history: History, options: CheckOptions, budget: Budget, pr
   return result;
 }
 
-/** Explanations of an inconsistent verdict: a shrunk sub-history, the transactions involved. Never changes the verdict. */
+/**
+ * Explanations of an inconsistent verdict: a shrunk sub-history, the transactions involved. Never changes the verdict.
+ */
 function explainInconsistent(history: History, result: CheckResult, options: CheckOptions, started: number): void {
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
     const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
@@ -139,7 +141,9 @@ function withUnknownCommitted(
       ...failed,
       verdict: 'unknown',
       anomalies: [],
-      reason: `inconsistent if the ${dropped.length} transactions with unknown outcome that nobody read did not commit; too many to try which of them committed (at most ${MAX_UNKNOWN_SUBSET})`,
+      reason:
+        `inconsistent if the ${dropped.length} transactions with unknown outcome that nobody read did not ` +
+        `commit; too many to try which of them committed (at most ${MAX_UNKNOWN_SUBSET})`,
     };
   }
   for (let mask = 1; mask < 1 << dropped.length; mask++) {
@@ -257,7 +261,8 @@ function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {
     }
     if (linear.verdict === 'undecided' && model.n > LINEAR_EXPLAINS_ABOVE) {
       notes.push(
-        `the linear check did not decide (${linear.reason}); the search decides instead, in time and memory that grow with the square of the number of transactions (docs/scale.md)`,
+        `the linear check did not decide (${linear.reason}); the search decides instead, in time and memory ` +
+          `that grow with the square of the number of transactions (docs/scale.md)`,
       );
     }
   }
@@ -310,7 +315,10 @@ function checkModel(model: CheckModel, budget: Budget, options: CheckOptions = {
   if (progress) {
     progress.stage = (by) => {
       stats.prefixes = prefixStats.prefixes;
-      return `search stopped by ${by} after ${stats.extensions} extension(s) and ${prefixStats.prefixes} prefix(es) (${conflicts.length} conflict(s))`;
+      return (
+        `search stopped by ${by} after ${stats.extensions} extension(s) and ${prefixStats.prefixes} prefix(es) ` +
+        `(${conflicts.length} conflict(s))`
+      );
     };
   }
 

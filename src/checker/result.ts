@@ -22,7 +22,10 @@ export interface CheckOptions {
   shrink?: boolean;
   /** Build explanations for inconsistent verdicts (default true; shrinking turns it off for its trials). */
   explain?: boolean;
-  /** Try the linear check first (docs/scale.md; default true). false: saturation and search only (tests compare the two). */
+  /**
+   * Try the linear check first (docs/scale.md; default true). false: saturation and search only (tests compare the
+   * two).
+   */
   linear?: boolean;
   /** Called when the check enters a stage ("building the model", "linear check: verifying the commit order", ...):
    *  for progress on long runs (the CLI shows it on a terminal). */

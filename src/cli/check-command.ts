@@ -6,7 +6,7 @@
  *
  * Exit status: 0 all consistent, 1 some inconsistent, 2 bad input or usage, 3 some unknown (and none
  * inconsistent or bad). With --levels (the level boundary, checker/level-boundary.ts): 0 when every level is
- * decided, 3 when one is left unknown, 2 on bad input.
+ * decided, 3 when one is left unknown, 2 on bad input; --report then writes the boundary as the HTML report.
  */
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -55,7 +55,10 @@ async function reportTargetProblem(report: string): Promise<string | undefined> 
     if (!(await stat(dirname(report))).isDirectory())
       return `--report ${report}: ${dirname(report)} is not a directory`;
   } catch (e) {
-    return `--report ${report}: cannot write there (${dirname(report)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+    return (
+      `--report ${report}: cannot write there ` +
+      `(${dirname(report)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`
+    );
   }
   return undefined;
 }
@@ -94,10 +97,6 @@ async function checkOneFile(
   progress: Progress,
 ): Promise<FileResult> {
   if (options.levels && options.iso) throw new InputError('--levels checks every level itself: leave out --iso');
-  if (options.levels && options.report)
-    throw new InputError(
-      '--levels does not write an HTML report yet: leave out --report (or run check --report without --levels)',
-    );
   const iso = options.iso ? parseIsoOverride(options.iso) : undefined;
   const reportAt = options.report
     ? (await import('../report/html.js')).reportFileFor(options.report, name, fileCount)
@@ -122,11 +121,16 @@ async function checkOneFile(
       maxMemoryBytes: options.maxMemory,
       progress: (stage) => progress.stage(stage),
     });
+    if (reportAt) {
+      const { writeLevelsReport } = await import('../report/html.js');
+      await writeReportAt(reportAt, () => writeLevelsReport(reportAt, history, boundary));
+    }
     // the report is complete unless a level is left unknown (time or memory)
     return {
       file: name,
       verdict: boundary.uniform.some((v) => v.verdict === 'unknown') ? 'unknown' : 'consistent',
       boundary,
+      ...(reportAt ? { report: reportAt } : {}),
     };
   }
   const result = await check(history, {
@@ -137,26 +141,29 @@ async function checkOneFile(
     maxMemoryBytes: options.maxMemory,
     progress: (stage) => progress.stage(stage),
   });
-  let report: string | undefined;
   if (reportAt) {
     const { writeReport } = await import('../report/html.js');
-    report = reportAt;
-    try {
-      await writeReport(report, history, result, { iso: options.iso });
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (!code) throw e;
-      throw new InputError(
-        code === 'EISDIR' ? `--report ${report}: is a directory` : `--report ${report}: cannot write it (${code})`,
-      );
-    }
+    await writeReportAt(reportAt, () => writeReport(reportAt, history, result, { iso: options.iso }));
   }
-  return { file: name, verdict: result.verdict, result, ...(report ? { report } : {}) };
+  return { file: name, verdict: result.verdict, result, ...(reportAt ? { report: reportAt } : {}) };
+}
+
+/** Writes the report; a file system error is the user's (one line, exit 2), not a crash. */
+async function writeReportAt(report: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (!code) throw e;
+    throw new InputError(
+      code === 'EISDIR' ? `--report ${report}: is a directory` : `--report ${report}: cannot write it (${code})`,
+    );
+  }
 }
 
 export function jsonOf(r: FileResult): Record<string, unknown> {
   if (r.verdict === 'error') return { file: r.file, verdict: 'error', error: r.error };
-  if (r.boundary) return boundaryJson(r.file, r.boundary);
+  if (r.boundary) return { ...boundaryJson(r.file, r.boundary), ...(r.report ? { report: r.report } : {}) };
   return resultJson(r.file, r.result!, r.report ? { report: r.report } : {});
 }
 
@@ -183,7 +190,8 @@ export async function runCheckCommand(files: string[], options: CheckCommandOpti
       else if (r.boundary) console.log(renderBoundary(name, r.boundary));
       else if (files.length > 1 && r.verdict === 'consistent')
         console.log(
-          `${name}: CONSISTENT (${r.result!.stats.committed} committed, ${(r.result!.stats.timeMs / 1000).toFixed(2)} s)`,
+          `${name}: CONSISTENT (${r.result!.stats.committed} ` +
+            `committed, ${(r.result!.stats.timeMs / 1000).toFixed(2)} s)`,
         );
       else console.log(renderResult(name, r.result!));
       if (r.report) console.log(`  report: ${r.report}`);
@@ -195,7 +203,8 @@ export async function runCheckCommand(files: string[], options: CheckCommandOpti
   } else if (files.length > 1) {
     const count = (v: string) => results.filter((r) => r.verdict === v).length;
     console.log(
-      `total: ${files.length} files: ${count('consistent')} consistent, ${count('inconsistent')} inconsistent, ${count('unknown')} unknown, ${count('error')} bad input`,
+      `total: ${files.length} files: ${count('consistent')} consistent, ${count('inconsistent')} ` +
+        `inconsistent, ${count('unknown')} unknown, ${count('error')} bad input`,
     );
   }
   return exitCodeOf(results);

@@ -30,7 +30,8 @@ export async function clusterDemo(
 ): Promise<number> {
   if (options.db)
     throw new InputError(
-      'demo cluster builds its own servers: leave out --db (isocheck run WORKLOAD --db PRIMARY --replica STANDBY runs on your own)',
+      'demo cluster builds its own servers: leave out --db (isocheck run WORKLOAD --db PRIMARY --replica ' +
+        'STANDBY runs on your own)',
     );
   const say = (s = '') => console.log(s);
   const dir = options.out ?? 'histories/runs';

@@ -70,7 +70,8 @@ async function demo(options: DemoOptions, signal: AbortSignal, onInterrupt: (lin
     say(renderResult(tpcc.file, r1.result!));
     if (r1.result?.commitOrder)
       say(
-        `  witness commit order: ${r1.result.commitOrder.slice(0, 12).join(' ')}${r1.result.commitOrder.length > 12 ? ' ...' : ''}`,
+        `  witness commit ` +
+          `order: ${r1.result.commitOrder.slice(0, 12).join(' ')}${r1.result.commitOrder.length > 12 ? ' ...' : ''}`,
       );
     say();
     say('2. SmallBank at REPEATABLE READ (snapshot isolation), declared SERIALIZABLE (4 sessions x 40 transactions)');
@@ -99,7 +100,8 @@ async function demo(options: DemoOptions, signal: AbortSignal, onInterrupt: (lin
       shown = r2.verdict === 'inconsistent';
       if (!shown && seed < attempts)
         say(
-          `  (no anomaly with seed ${seed}; PostgreSQL's snapshot isolation does not always show one; trying seed ${seed + 1})\n`,
+          `  (no anomaly with seed ${seed}; PostgreSQL's snapshot isolation does not always show one; trying ` +
+            `seed ${seed + 1})\n`,
         );
     }
     say();

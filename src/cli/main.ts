@@ -25,7 +25,8 @@ const positiveSeconds = (name: string) => (v: string) => {
 program
   .name('isocheck')
   .description(
-    'Checks whether a SQL database gave each transaction the isolation level it asked for, by recording client histories and checking them against the axioms of each level (RC, RA, CC, PC, SI, SER).',
+    'Checks whether a SQL database gave each transaction the isolation level it asked for, by recording ' +
+      'client histories and checking them against the axioms of each level (RC, RA, CC, PC, SI, SER).',
   )
   .version('0.1.0')
   .exitOverride()
@@ -49,13 +50,15 @@ program
   .option('--json', 'print JSON: {file, verdict, anomalies, commitOrder?, stats} (an array for several files)')
   .option(
     '--levels',
-    'report the level boundary: which levels hold with every transaction at one level (RC ✓ RA ✓ CC ✗ ...), the strongest, and with labels a strongest configuration by label (exit 0 when all are decided)',
+    'report the level boundary: which levels hold with every transaction at one level (RC ✓ RA ✓ CC ✗ ...), ' +
+      'the strongest, and with labels a strongest configuration by label (exit 0 when all are decided)',
   )
   .option('--check-aborted-reads', 'also check well-formedness of what aborted transactions read')
   .option('--no-shrink', 'do not search for a small inconsistent sub-history to explain a verdict')
   .option(
     '--report <file>',
-    'also write a self-contained HTML report (verdict, explanation graph, timeline) to this file; with several histories, FILE.<history>.html each',
+    'also write a self-contained HTML report (verdict, explanation graph, timeline) to this file; with ' +
+      'several histories, FILE.<history>.html each',
   )
   .option(
     '--max-line-mb <n>',
@@ -75,7 +78,8 @@ program
   })
   .option(
     '--max-memory <size>',
-    'stop with "unknown" when reading or checking would hold more than this in memory: MB, or a size such as 512MB, 4GB (default: V8\'s heap limit less 10%, and 85% of physical memory)',
+    'stop with "unknown" when reading or checking would hold more than this in memory: MB, or a size such as ' +
+      "512MB, 4GB (default: V8's heap limit less 10%, and 85% of physical memory)",
     (v) => parseMemorySize(v),
   )
   .addHelpText(
@@ -134,7 +138,8 @@ const positiveInt = (name: string) => (v: string) => {
 program
   .command('run')
   .description(
-    'run a benchmark workload on PostgreSQL, record its client history, check invariants (and the history with --check)',
+    'run a benchmark workload on PostgreSQL, record its client history, check invariants (and the history ' +
+      'with --check)',
   )
   .argument('<workload>', 'tpcc, tpcc-pc, twitter or smallbank')
   .option('--db <url>', 'use this PostgreSQL server (default: $DATABASE_URL, else a throwaway embedded one)')
@@ -154,7 +159,8 @@ program
   .option('--out <file>', 'history file (default under histories/runs/)')
   .option(
     '--topology <kind>',
-    'run on a cluster of embedded servers isocheck builds: replica (a primary and hot standbys; read-only transactions go to a standby), shards (a postgres_fdw coordinator and shards), pgpool (needs pgpool-II)',
+    'run on a cluster of embedded servers isocheck builds: replica (a primary and hot standbys; read-only ' +
+      'transactions go to a standby), shards (a postgres_fdw coordinator and shards), pgpool (needs pgpool-II)',
   )
   .option('--standbys <n>', 'with --topology replica: hot standbys (default 1)', positiveInt('--standbys'))
   .option(
@@ -170,7 +176,8 @@ program
   .option('--shards <n>', 'with --topology shards: shards (default 2)', positiveInt('--shards'))
   .option(
     '--replica <url>',
-    'your own cluster: a hot standby of the primary given with --db, to route read-only transactions to (repeatable; implies --topology replica)',
+    'your own cluster: a hot standby of the primary given with --db, to route read-only transactions to ' +
+      '(repeatable; implies --topology replica)',
     (v: string, prev: string[] = []) => [...prev, v],
   )
   .option('--check', 'check the history right after the run')
@@ -179,11 +186,13 @@ program
   .option('--json', 'print the run summary (and check result) as JSON')
   .option(
     '--keep-db',
-    "keep the run's database on the server afterwards (its name is printed and in the history's header, meta.runDatabase)",
+    "keep the run's database on the server afterwards (its name is printed and in the history's header, " +
+      'meta.runDatabase)',
   )
   .option(
     '--client <K/N>',
-    'run as client process K of N against the database of --db (a fresh one: client 1 creates the schema; all start together); merge the N files with isocheck merge',
+    'run as client process K of N against the database of --db (a fresh one: client 1 creates the schema; all ' +
+      'start together); merge the N files with isocheck merge',
     parseClient,
   )
   .option(
@@ -211,7 +220,8 @@ Examples:
 program
   .command('merge')
   .description(
-    'join the histories several client processes recorded against one database into one history (sessions kept apart, tables and initial rows checked identical)',
+    'join the histories several client processes recorded against one database into one history (sessions ' +
+      'kept apart, tables and initial rows checked identical)',
   )
   .argument('<files...>', 'history files (.ndjson or .ndjson.gz), e.g. from isocheck run --client K/N')
   .requiredOption('-o, --out <file>', 'the merged history (.ndjson, or .ndjson.gz)')
@@ -237,12 +247,14 @@ Example (two client processes of one run, then the check):
 program
   .command('scenario')
   .description(
-    "run PostgreSQL isolation-tester specs (every permutation, or --permutation N), record each run's history and check it",
+    "run PostgreSQL isolation-tester specs (every permutation, or --permutation N), record each run's history " +
+      'and check it',
   )
   .argument('<specs...>', 'isolation-tester spec files (.spec)')
   .option(
     '--db <url>',
-    'PostgreSQL server (default: DATABASE_URL, else a throwaway embedded PostgreSQL); each spec runs in a fresh database created there',
+    'PostgreSQL server (default: DATABASE_URL, else a throwaway embedded PostgreSQL); each spec runs in a ' +
+      'fresh database created there',
   )
   .option('--iso <config>', 'check at other levels than recorded: "SER" for all, or "*=LEVEL"')
   .option(
@@ -266,7 +278,8 @@ program
   .option('--verbose', "print each permutation's steps, results, waits and errors as the isolation tester does")
   .option(
     '--topology <kind>',
-    'run on a cluster of embedded servers: shards (every session through a postgres_fdw coordinator, the tables sharded by key) or replica (sessions that only read on a hot standby)',
+    'run on a cluster of embedded servers: shards (every session through a postgres_fdw coordinator, the ' +
+      'tables sharded by key) or replica (sessions that only read on a hot standby)',
   )
   .option('--standbys <n>', 'with --topology replica: hot standbys (default 1)', positiveInt('--standbys'))
   .option('--shards <n>', 'with --topology shards: shards (default 2)', positiveInt('--shards'))
@@ -349,7 +362,8 @@ program
   .option('--listen <host:port>', 'where clients connect (trust authentication: keep it on loopback)', '127.0.0.1:6543')
   .option(
     '--on-unsupported <what>',
-    'a statement the recorder cannot record: refuse (an error to the client, SQLSTATE 0A000) or pass (run it unrecorded, with a warning)',
+    'a statement the recorder cannot record: refuse (an error to the client, SQLSTATE 0A000) or pass (run it ' +
+      'unrecorded, with a warning)',
     'refuse',
   )
   .addHelpText(
@@ -373,7 +387,8 @@ Examples:
 program
   .command('demo')
   .description(
-    "record and check two short runs on a throwaway PostgreSQL: a consistent TPC-C run and a SmallBank write skew; `demo cluster`: a read replica's read-your-writes violation",
+    'record and check two short runs on a throwaway PostgreSQL: a consistent TPC-C run and a SmallBank write ' +
+      "skew; `demo cluster`: a read replica's read-your-writes violation",
   )
   .argument('[what]', '"cluster": a primary and a hot standby, reads routed to the standby')
   .option('--db <url>', 'use this PostgreSQL server instead of the embedded one')
@@ -401,13 +416,15 @@ async function main(): Promise<void> {
     if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && missing) {
       // pg is a peer dependency: npm installs it, yarn 1 and --legacy-peer-deps do not
       console.error(
-        `isocheck: this command needs the "${missing[1]}" package (a peer dependency of isocheck): npm install ${missing[1]}`,
+        `isocheck: this command needs the "${missing[1]}" package (a peer dependency of isocheck): npm ` +
+          `install ${missing[1]}`,
       );
       process.exitCode = 2;
       return;
     }
     console.error(
-      `isocheck: internal error (a bug in isocheck; please report it with the command and input):\n${(e as Error).stack ?? e}`,
+      `isocheck: internal error (a bug in isocheck; please report it with the command and ` +
+        `input):\n${(e as Error).stack ?? e}`,
     );
     process.exitCode = 70;
   }

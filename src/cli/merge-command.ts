@@ -45,11 +45,14 @@ export async function runMergeCommand(files: string[], opts: MergeCommandOptions
   }
   for (const f of summary.files) {
     console.log(
-      `  ${f.file}: ${f.transactions} transaction${f.transactions === 1 ? '' : 's'}, ${rangeText([...f.sessions.keys()])}${summary.renumbered ? ` -> ${rangeText([...f.sessions.values()])}` : ''}${f.truncated ? ' (truncated: no end line)' : ''}${f.renamedIds > 0 ? ` (${f.renamedIds} transaction ids renamed)` : ''}`,
+      `  ${f.file}: ${f.transactions} ` +
+        `transaction${f.transactions === 1 ? '' : 's'}, ${rangeText([...f.sessions.keys()])}${summary.renumbered ? ` -> ${rangeText([...f.sessions.values()])}` : ''}${f.truncated ? ' (truncated: no end line)' : ''}${f.renamedIds > 0 ? ` (${f.renamedIds} transaction ids renamed)` : ''}`,
     );
   }
   console.log(
-    `${summary.out}: ${summary.transactions} transactions in ${summary.sessions} sessions from ${summary.files.length} files${summary.truncated ? ' (no end line: an input was truncated)' : ''}; check it with isocheck check ${summary.out}`,
+    `${summary.out}: ${summary.transactions} transactions in ${summary.sessions} sessions ` +
+      `from ${summary.files.length} files${summary.truncated ? ' (no end line: an input was truncated)' : ''}; ` +
+      `check it with isocheck check ${summary.out}`,
   );
   return 0;
 }

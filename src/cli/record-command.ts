@@ -89,7 +89,8 @@ export async function runRecordCommand(command: string[], opts: RecordCommandOpt
     if (existsSync(file)) process.stderr.write(`isocheck: check it with: isocheck check ${opts.out}\n`);
     else
       process.stderr.write(
-        `isocheck: no history written to ${opts.out}: no Node.js process of the command loaded pg, or the tables never existed (then said above)\n`,
+        `isocheck: no history written to ${opts.out}: no Node.js process of the command loaded pg, or the ` +
+          `tables never existed (then said above)\n`,
       );
     return status;
   } finally {
@@ -103,7 +104,8 @@ function spawnProblem(command: string, e: NodeJS.ErrnoException): Error {
   if (e.code === 'ENOENT') return new InputError(`cannot run ${command}: not found (is it on the PATH?)`);
   if (e.code === 'EACCES')
     return new InputError(
-      `cannot run ${command}: not found or not allowed to run it (EACCES: is it on the PATH, executable, and every PATH directory readable?)`,
+      `cannot run ${command}: not found or not allowed to run it (EACCES: is it on the PATH, executable, and ` +
+        `every PATH directory readable?)`,
     );
   if (e.code) return new InputError(`cannot run ${command}: ${e.code} (${e.message})`);
   return e;

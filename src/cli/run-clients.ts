@@ -77,7 +77,8 @@ export class ClientCoordinator {
       if (v !== undefined) return v;
       if (Date.now() >= deadline)
         throw new InputError(
-          `${this.label}: waited ${this.waitMs / 1000} s for ${what}; gave up (start every client within the wait, --client-wait SECONDS)`,
+          `${this.label}: waited ${this.waitMs / 1000} s for ${what}; gave up (start every client within the ` +
+            `wait, --client-wait SECONDS)`,
         );
       if (!said) this.options.log(`${this.label}: waiting for ${what}`);
       said = true;
@@ -90,7 +91,8 @@ export class ClientCoordinator {
     await c.query('BEGIN');
     try {
       await c.query(
-        `CREATE TABLE ${CLIENTS_TABLE} (client int PRIMARY KEY, n int NOT NULL, run text NOT NULL, state text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+        `CREATE TABLE ${CLIENTS_TABLE} (client int PRIMARY KEY, n int NOT NULL, run text NOT NULL, state text ` +
+          `NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
       );
       await c.query(schema);
       await c.query('COMMIT');
@@ -98,7 +100,10 @@ export class ClientCoordinator {
       await c.query('ROLLBACK').catch(() => undefined);
       if ((e as { code?: string }).code === '42P07') {
         throw new InputError(
-          `${this.label} sets up the run, and the database already has ${/relation "([^"]+)"/.exec((e as Error).message)?.[1] ?? 'its tables'} (another run's, running or left over): --client needs a fresh database per run (create one, or drop the workload's tables and ${CLIENTS_TABLE})`,
+          `${this.label} sets up the run, and the database already ` +
+            `has ${/relation "([^"]+)"/.exec((e as Error).message)?.[1] ?? 'its tables'} (another run's, running ` +
+            `or left over): --client needs a fresh database per run (create one, or drop the workload's tables ` +
+            `and ${CLIENTS_TABLE})`,
         );
       }
       throw e;
@@ -115,11 +120,13 @@ export class ClientCoordinator {
     });
     if (row.n !== this.options.client.n)
       throw new InputError(
-        `${this.label}: client 1 runs with ${row.n} clients, this one with ${this.options.client.n} (give every client the same N)`,
+        `${this.label}: client 1 runs with ${row.n} clients, this one with ${this.options.client.n} (give ` +
+          `every client the same N)`,
       );
     if (row.run !== this.options.run)
       throw new InputError(
-        `${this.label}: client 1 runs ${row.run}, this one ${this.options.run} (give every client the same workload, configuration, scale and seed)`,
+        `${this.label}: client 1 runs ${row.run}, this one ${this.options.run} (give every client the same ` +
+          `workload, configuration, scale and seed)`,
       );
     await this.register(c, 'joining');
   }
@@ -137,7 +144,8 @@ export class ClientCoordinator {
     } catch (e) {
       if ((e as { code?: string }).code === '23505')
         throw new InputError(
-          `${this.label}: client ${k} has already joined this run (two processes with --client ${k}/${n}, or a ${CLIENTS_TABLE} table left by an earlier run: use a fresh database)`,
+          `${this.label}: client ${k} has already joined this run (two processes with --client ${k}/${n}, or ` +
+            `a ${CLIENTS_TABLE} table left by an earlier run: use a fresh database)`,
         );
       throw e;
     }

@@ -120,7 +120,8 @@ export function parseConfig(workload: Workload, spec: string): Record<string, Le
     const level = PG_LEVELS[spec.toUpperCase()];
     if (level) return { '*': level };
     throw new InputError(
-      `--iso ${spec}: not a configuration of ${workload.name} (${Object.keys(workload.configs).join(', ')}) nor a level (SER, SI, RC)`,
+      `--iso ${spec}: not a configuration of ${workload.name} (${Object.keys(workload.configs).join(', ')}) ` +
+        `nor a level (SER, SI, RC)`,
     );
   }
   const config: Record<string, Level> = {};
@@ -130,7 +131,8 @@ export function parseConfig(workload: Workload, spec: string): Record<string, Le
     if (!level) throw new InputError(`--iso ${spec}: "${levelText}" is not SER, SI or RC`);
     if (type !== '*' && !(type in workload.mix))
       throw new InputError(
-        `--iso ${spec}: ${workload.name} has no transaction type "${type}" (types: ${Object.keys(workload.mix).join(', ')})`,
+        `--iso ${spec}: ${workload.name} has no transaction type "${type}" ` +
+          `(types: ${Object.keys(workload.mix).join(', ')})`,
       );
     config[type] = level;
   }
@@ -255,7 +257,10 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     client &&
     new ClientCoordinator({
       client,
-      run: `${options.workload} --iso ${options.iso ?? 'ser'}${options.declare ? ` --declare ${options.declare}` : ''} --scale ${scale} --seed ${seed} --sessions ${sessions}`,
+      run:
+        `${options.workload} ` +
+        `--iso ${options.iso ?? 'ser'}${options.declare ? ` --declare ${options.declare}` : ''} --scale ${scale} ` +
+        `--seed ${seed} --sessions ${sessions}`,
       waitSeconds: options.clientWait,
       stopped: () => stopCause !== undefined,
       log,
@@ -299,7 +304,10 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     ]
       .filter(Boolean)
       .join(', ');
-    return `interrupted (${signal})${runFinished ? ' after the run' : ''}: ${txns(n)} recorded in ${file}${held ? ` (${held})` : ''}; check it with isocheck check ${file}`;
+    return (
+      `interrupted (${signal})${runFinished ? ' after the run' : ''}: ${txns(n)} recorded ` +
+      `in ${file}${held ? ` (${held})` : ''}; check it with isocheck check ${file}`
+    );
   };
   const lostLine = (error: unknown): string => {
     const serverSaid = (x: unknown) =>
@@ -309,7 +317,11 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     const n = recorder.transactions;
     if (runFinished) return `the database went away after the run (${why}); the history of ${txns(n)} is in ${file}`;
     const unknown = recorder.counts.unknown;
-    return `the database went away after ${txns(n)} (${why}); the history is in ${file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; check it with isocheck check ${file}`;
+    return (
+      `the database went away after ${txns(n)} (${why}); the history is ` +
+      `in ${file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; check it with isocheck ` +
+      `check ${file}`
+    );
   };
   const stop = (cause: StopCause): void => {
     if (stopCause) return;
@@ -419,7 +431,9 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     const bar = new Progress(sessions * txnsPerSession, options.progress ?? true);
     progress = bar;
     log(
-      `running ${workload.name} (${configName}${declared ? `, declared ${options.declare}` : ''}): ${sessions} sessions × ${txnsPerSession} transactions, seed ${seed}, scale ${scale}`,
+      `running ${workload.name} ` +
+        `(${configName}${declared ? `, declared ${options.declare}` : ''}): ${sessions} sessions ` +
+        `× ${txnsPerSession} transactions, seed ${seed}, scale ${scale}`,
     );
 
     const clients: pg.Client[] = [];
@@ -552,12 +566,15 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
 
 export function renderRunSummary(r: RunSummary): string {
   const lines = [
-    `${r.workload}: ${r.committed} committed, ${r.abortedByDatabase} aborted by the database (${r.retried} retried), ${r.rolledBack} rolled back by the application, in ${r.seconds.toFixed(1)} s`,
+    `${r.workload}: ${r.committed} committed, ${r.abortedByDatabase} aborted by the database (${r.retried} ` +
+      `retried), ${r.rolledBack} rolled back by the application, in ${r.seconds.toFixed(1)} s`,
   ];
   for (const [type, s] of Object.entries(r.perType)) {
     if (s.committed + s.aborted > 0)
       lines.push(
-        `  ${type.padEnd(24)} ${String(s.committed).padStart(4)} committed ${String(s.aborted).padStart(4)} aborted ${String(s.retried).padStart(4)} retried  (${levelFor(r.config, type)}${r.declared ? `, declared ${levelFor(r.declared, type)}` : ''})`,
+        `  ${type.padEnd(24)} ${String(s.committed).padStart(4)} committed ${String(s.aborted).padStart(4)} ` +
+          `aborted ${String(s.retried).padStart(4)} retried  ` +
+          `(${levelFor(r.config, type)}${r.declared ? `, declared ${levelFor(r.declared, type)}` : ''})`,
       );
   }
   lines.push(
@@ -597,7 +614,8 @@ export async function runCommand(workload: string, opts: RunCommandOptions & Top
   if (opts.client && (opts.check || opts.report)) {
     // one client's file reads the others' writes: alone, those reads name writes it does not hold (garbage reads)
     throw new InputError(
-      `--client with ${opts.check ? '--check' : '--report'}: one client's history reads writes recorded in the others'; merge the N files (isocheck merge), then check the merged history`,
+      `--client with ${opts.check ? '--check' : '--report'}: one client's history reads writes recorded in ` +
+        `the others'; merge the N files (isocheck merge), then check the merged history`,
     );
   }
   if (opts.report) checkOutputFile(opts.report, '--report');
@@ -635,7 +653,8 @@ export async function runCommand(workload: string, opts: RunCommandOptions & Top
     const afterRun = (): number | undefined => {
       if (!watch.received) return undefined;
       process.stderr.write(
-        `isocheck: interrupted (${watch.received}) after the run: the history is in ${summary.file}; check it with isocheck check ${summary.file}\n`,
+        `isocheck: interrupted (${watch.received}) after the run: the history is in ${summary.file}; check it ` +
+          `with isocheck check ${summary.file}\n`,
       );
       return new InterruptedError(watch.received, '').exitCode;
     };

@@ -94,7 +94,8 @@ export class TopologyRun {
       throw new InputError(`--topology ${kind}: expected ${TOPOLOGIES.join(', ')}`);
     if (kind === 'pgpool' && !findPgpool()) {
       throw new InputError(
-        `--topology pgpool needs pgpool-II, which is not installed (Debian: apt-get install pgpool2); --topology replica routes read-only transactions to a standby as pgpool would`,
+        `--topology pgpool needs pgpool-II, which is not installed (Debian: apt-get install pgpool2); ` +
+          `--topology replica routes read-only transactions to a standby as pgpool would`,
       );
     }
     if (options.standbys !== undefined && kind === 'shards')
@@ -133,7 +134,8 @@ export class TopologyRun {
     this.topo = topo;
     if (this.kind === 'replica' && this.workload.readOnly?.length) {
       this.log(
-        `read-only transactions (${this.workload.readOnly.join(', ')}) go to a standby; SERIALIZABLE is refused there, so those run at REPEATABLE READ (recorded as SI)`,
+        `read-only transactions (${this.workload.readOnly.join(', ')}) go to a standby; SERIALIZABLE is ` +
+          `refused there, so those run at REPEATABLE READ (recorded as SI)`,
       );
     }
     let pool: PgpoolServer | undefined;
@@ -148,7 +150,9 @@ export class TopologyRun {
     const what =
       this.kind === 'shards'
         ? `a postgres_fdw coordinator and ${topo.shards.length} shards`
-        : `${pool ? `pgpool-II on 127.0.0.1:${pool.port} load balancing to ` : ''}a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'}${own ? ' (yours)' : ` (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)`}`;
+        : `${pool ? `pgpool-II on 127.0.0.1:${pool.port} load balancing to ` : ''}a primary ` +
+          `and ${topo.replicas.length} hot ` +
+          `standby${topo.replicas.length === 1 ? '' : 's'}${own ? ' (yours)' : ` (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)`}`;
     return {
       // setup, load and the invariants go to the primary; the sessions connect to pgpool (sessionClient)
       url: topo.primary.url,
@@ -186,7 +190,8 @@ export class TopologyRun {
     if (this.kind !== 'shards') return;
     this.keys = await distributeTables(this.topo!, this.dbName, setup, this.workload.schema(), this.workload.tables);
     this.log(
-      `sharded: ${this.workload.tables.map((t) => `${t} by hash of ${this.keys[t][0]}`).join(', ')} over ${this.topo!.shards.map((s) => s.name).join(', ')} (partitions of different tables not co-located)`,
+      `sharded: ${this.workload.tables.map((t) => `${t} by hash of ${this.keys[t][0]}`).join(', ')} ` +
+        `over ${this.topo!.shards.map((s) => s.name).join(', ')} (partitions of different tables not co-located)`,
     );
   }
 

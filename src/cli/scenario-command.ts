@@ -64,14 +64,16 @@ export function renderPermutation(r: PermutationResult, verbose = false, sameErr
     lines.push(`${head}: ERROR`);
     if (sameErrorAs !== undefined)
       lines.push(
-        `  ${r.refusedStep ? `not recordable (step ${r.refusedStep})` : 'not recordable'}: as permutation ${sameErrorAs} above`,
+        `  ${r.refusedStep ? `not recordable (step ${r.refusedStep})` : 'not recordable'}: as ` +
+          `permutation ${sameErrorAs} above`,
       );
     else lines.push(`  ${r.error!.split('\n').join('\n  ')}`);
   } else {
     const res = r.result!;
     const s = res.stats;
     lines.push(
-      `${head}: ${res.verdict.toUpperCase()} (${s.committed} committed, ${s.aborted} aborted; ${(s.timeMs / 1000).toFixed(2)} s)`,
+      `${head}: ${res.verdict.toUpperCase()} (${s.committed} committed, ${s.aborted} ` +
+        `aborted; ${(s.timeMs / 1000).toFixed(2)} s)`,
     );
     if (res.verdict !== 'consistent') {
       // the check's explanation, without its first line (the file and verdict are in ours)
@@ -130,7 +132,10 @@ export async function runScenarioCommand(files: string[], options: ScenarioComma
     const count = (v: string) => results.filter((r) => r.verdict === v).length;
     const specs = new Set(results.map((r) => r.specFile)).size;
     console.log(
-      `total: ${results.length} permutation${results.length === 1 ? '' : 's'} of ${specs} spec${specs === 1 ? '' : 's'}: ${count('consistent')} consistent, ${count('inconsistent')} inconsistent, ${count('unknown')} unknown, ${count('error')} not recordable or bad input (histories in ${run.outDir})`,
+      `total: ${results.length} permutation${results.length === 1 ? '' : 's'} of ${specs} ` +
+        `spec${specs === 1 ? '' : 's'}: ${count('consistent')} consistent, ${count('inconsistent')} ` +
+        `inconsistent, ${count('unknown')} unknown, ${count('error')} not recordable or bad input (histories ` +
+        `in ${run.outDir})`,
     );
   }
   return scenarioExitCode(results);

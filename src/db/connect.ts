@@ -63,7 +63,8 @@ export async function openDatabase(options: OpenOptions = {}): Promise<Database>
     } catch (e) {
       const err = e as Error & { code?: string };
       throw new InputError(
-        `cannot connect to ${redactUrl(url)} (${fromFlag ? '--db' : 'DATABASE_URL'}): ${err.message}${err.code ? ` [${err.code}]` : ''}`,
+        `cannot connect to ${redactUrl(url)} ` +
+          `(${fromFlag ? '--db' : 'DATABASE_URL'}): ${err.message}${err.code ? ` [${err.code}]` : ''}`,
       );
     } finally {
       await client.end().catch(() => undefined);

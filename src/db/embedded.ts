@@ -276,7 +276,9 @@ function createPostgresUser(): RunAs {
   const created = userIds('postgres');
   if (created) return created;
   throw new EmbeddedStartError(
-    `could not start the embedded PostgreSQL server: running as root, it needs an unprivileged "postgres" system user, and creating one failed (${tried.join('; ')}); create it (useradd postgres), run isocheck as a normal user, or use an existing server with --db URL`,
+    `could not start the embedded PostgreSQL server: running as root, it needs an unprivileged "postgres" ` +
+      `system user, and creating one failed (${tried.join('; ')}); create it (useradd postgres), run isocheck as ` +
+      `a normal user, or use an existing server with --db URL`,
     '',
   );
 }
@@ -286,7 +288,10 @@ function hintFor(text: string, ctx: { port: number; runAs?: RunAs; dir: string }
   if (/could not bind|address already in use/i.test(text))
     return `port ${ctx.port} is in use: pass another port, or stop the server using it`;
   if (/permission denied|EACCES|EPERM/i.test(text)) {
-    return `the server runs as ${ctx.runAs ? 'the postgres system user' : 'you'} and must be able to enter and own ${ctx.dir}: set TMPDIR to a writable folder not mounted noexec`;
+    return (
+      `the server runs as ${ctx.runAs ? 'the postgres system user' : 'you'} and must be able to enter and ` +
+      `own ${ctx.dir}: set TMPDIR to a writable folder not mounted noexec`
+    );
   }
   if (/ENOENT|No such file/i.test(text))
     return 'a file of the embedded PostgreSQL is missing: reinstall dependencies (npm ci)';
@@ -458,7 +463,9 @@ function serverDir(runAs: RunAs | undefined): string {
     }
   }
   throw new EmbeddedStartError(
-    `could not start the embedded PostgreSQL server: no temp folder for its data (${tried.join('; ') || `${tmpdir()} does not exist`}); set TMPDIR to a writable folder, or use an existing server with --db URL`,
+    `could not start the embedded PostgreSQL server: no temp folder for its data ` +
+      `(${tried.join('; ') || `${tmpdir()} does not exist`}); set TMPDIR to a writable folder, or use an ` +
+      `existing server with --db URL`,
     '',
   );
 }

@@ -91,7 +91,8 @@ export function findNativePackage(): NativePackage {
     entry = createRequire(from).resolve(name);
   } catch {
     throw new PgBinariesError(
-      `no embedded PostgreSQL for ${process.platform}-${process.arch}: the package ${name} is not installed (reinstall dependencies with npm ci; or use an existing server with --db URL)`,
+      `no embedded PostgreSQL for ${process.platform}-${process.arch}: the package ${name} is not installed ` +
+        `(reinstall dependencies with npm ci; or use an existing server with --db URL)`,
     );
   }
   // the package's entry is dist/index.js; its root is the folder above
@@ -100,7 +101,8 @@ export function findNativePackage(): NativePackage {
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: string }).version ?? '0';
   if (!existsSync(join(root, 'native', 'bin', 'postgres'))) {
     throw new PgBinariesError(
-      `the embedded PostgreSQL package ${name} has no binaries (${join(root, 'native', 'bin')}): reinstall dependencies with npm ci`,
+      `the embedded PostgreSQL package ${name} has no binaries (${join(root, 'native', 'bin')}): reinstall ` +
+        `dependencies with npm ci`,
     );
   }
   return { root, version };
@@ -346,7 +348,9 @@ export function findBinaries(runAs: RunAs | undefined, pkg: NativePackage, bases
   }
   const who = runAs ? `the postgres system user (uid ${runAs.uid})` : 'this user';
   throw new PgBinariesError(
-    `${who} cannot run the embedded PostgreSQL binaries in ${inPlace}, and no usable copy could be made (${failures.join('; ') || 'no temp folder'}): ` +
-      `make the project folder enterable by that user (chmod o+x on each parent), or set TMPDIR to a folder it can enter`,
+    `${who} cannot run the embedded PostgreSQL binaries in ${inPlace}, and no usable copy could be made ` +
+      `(${failures.join('; ') || 'no temp folder'}): ` +
+      `make the project folder enterable by that user (chmod o+x on each parent), or set TMPDIR to a folder ` +
+      `it can enter`,
   );
 }

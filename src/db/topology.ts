@@ -274,7 +274,8 @@ async function startStandby(primary: EmbeddedServer, name: string, applyDelayMs:
               'sh',
               [
                 '-c',
-                'rm -f postmaster.pid postmaster.opts && find pg_wal -mindepth 1 ! -type d -delete && rm -rf pg_replslot/* && rm -f log/* 2>/dev/null; true',
+                'rm -f postmaster.pid postmaster.opts && find pg_wal -mindepth 1 ! -type d -delete && rm -rf ' +
+                  'pg_replslot/* && rm -f log/* 2>/dev/null; true',
               ],
               dataDir,
               who,
@@ -329,7 +330,8 @@ export async function startReplicaTopology(options: ReplicaOptions = {}): Promis
     await withClient(primary.url, (c) =>
       waitFor(`the primary reports ${n} standby${n === 1 ? '' : 's'} streaming`, timeoutMs, async () => {
         const r = await c.query<{ n: string }>(
-          `SELECT count(*)::text AS n FROM pg_stat_replication WHERE state = 'streaming' AND application_name LIKE 'standby%'`,
+          `SELECT count(*)::text AS n FROM pg_stat_replication WHERE state = 'streaming' AND application_name ` +
+            `LIKE 'standby%'`,
         );
         return Number(r.rows[0].n) >= n;
       }),
@@ -415,7 +417,8 @@ export async function createDatabase(
     for (const s of topo.shards) {
       const password = decodeURIComponent(new URL(s.url).password);
       await c.query(
-        `CREATE SERVER ${q(s.name)} FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port ${lit(String(s.port))}, dbname ${lit(name)})`,
+        `CREATE SERVER ${q(s.name)} FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', ` +
+          `port ${lit(String(s.port))}, dbname ${lit(name)})`,
       );
       await c.query(
         `CREATE USER MAPPING FOR CURRENT_USER SERVER ${q(s.name)} OPTIONS (user 'postgres', password ${lit(password)})`,
@@ -461,7 +464,8 @@ export async function distributeTables(
       withClient(withDatabase(s.url, name), async (c) => {
         await c.query(schema);
         const fks = await c.query<{ t: string; con: string }>(
-          `SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`,
+          `SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND ` +
+            `connamespace = 'public'::regnamespace`,
         );
         for (const fk of fks.rows) await c.query(`ALTER TABLE ${fk.t} DROP CONSTRAINT ${q(fk.con)}`);
         // the coordinator assigns identities; a shard takes the values it is sent
@@ -477,7 +481,8 @@ export async function distributeTables(
   const keys: DeclaredKeys = {};
   // foreign keys between the recorded tables go (they would hold the old tables)
   const fks = await c.query<{ t: string; con: string }>(
-    `SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`,
+    `SELECT conrelid::regclass::text AS t, conname AS con FROM pg_constraint WHERE contype = 'f' AND ` +
+      `connamespace = 'public'::regnamespace`,
   );
   for (const fk of fks.rows) await c.query(`ALTER TABLE ${fk.t} DROP CONSTRAINT ${q(fk.con)}`);
   let t = 0;
@@ -494,13 +499,15 @@ export async function distributeTables(
     await c.query(`ALTER TABLE ${q(table)} RENAME TO ${q(local)}`);
     // identity columns get their own; sequences of serial columns keep serving the new table's defaults
     await c.query(
-      `CREATE TABLE ${q(table)} (LIKE ${q(local)} INCLUDING DEFAULTS INCLUDING IDENTITY) PARTITION BY HASH (${q(keys[table][0])})`,
+      `CREATE TABLE ${q(table)} (LIKE ${q(local)} INCLUDING DEFAULTS INCLUDING IDENTITY) PARTITION BY HASH ` +
+        `(${q(keys[table][0])})`,
     );
     const n = topo.shards.length;
     for (let i = 0; i < n; i++) {
       const shard = topo.shards[(i + t) % n];
       await c.query(
-        `CREATE FOREIGN TABLE ${q(`${table}_p${i}`)} PARTITION OF ${q(table)} FOR VALUES WITH (MODULUS ${n}, REMAINDER ${i}) SERVER ${q(shard.name)} OPTIONS (table_name ${lit(table)}, batch_size '100')`,
+        `CREATE FOREIGN TABLE ${q(`${table}_p${i}`)} PARTITION OF ${q(table)} FOR VALUES WITH (MODULUS ${n}, ` +
+          `REMAINDER ${i}) SERVER ${q(shard.name)} OPTIONS (table_name ${lit(table)}, batch_size '100')`,
       );
     }
     await c.query(`INSERT INTO ${q(table)} OVERRIDING SYSTEM VALUE SELECT * FROM ${q(local)}`);
@@ -514,7 +521,8 @@ export async function distributeTables(
     for (const o of owned.rows) {
       if (o.identity) {
         await c.query(
-          `SELECT setval(pg_get_serial_sequence(${lit(q(table))}, ${lit(o.col)}), coalesce(max(${q(o.col)}), 0) + 1, false) FROM ${q(table)}`,
+          `SELECT setval(pg_get_serial_sequence(${lit(q(table))}, ${lit(o.col)}), coalesce(max(${q(o.col)}), ` +
+            `0) + 1, false) FROM ${q(table)}`,
         );
       } else {
         await c.query(`ALTER TABLE ${q(table)} ALTER COLUMN ${q(o.col)} SET DEFAULT nextval(${lit(o.seq)}::regclass)`);

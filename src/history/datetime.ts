@@ -84,7 +84,8 @@ function parseDateTime(text: string, what: string): ParsedDateTime {
       throw new PredicateError(`${what} input "${clip(text)}" depends on the current time and cannot be evaluated`);
     }
     throw new PredicateError(
-      `unsupported ${what} input format "${clip(text)}" (only ISO 8601 "YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][offset][ BC]" is supported)`,
+      `unsupported ${what} input format "${clip(text)}" (only ISO 8601 "YYYY-MM-DD[ ` +
+        `HH:MM[:SS[.ffffff]]][offset][ BC]" is supported)`,
     );
   }
   let year = Number(m[1]);

@@ -125,7 +125,8 @@ function compareDatabase(ref: History, refInit: Map<string, InitIndex>, h: Histo
         throw problem(
           h.file,
           r.line,
-          `${at} differs from ${ref.file}:${there.line}: column ${show(c)} is ${show(there.row[c])} there, ${show(r.row[c])} here${why}`,
+          `${at} differs from ${ref.file}:${there.line}: column ${show(c)} is ${show(there.row[c])} ` +
+            `there, ${show(r.row[c])} here${why}`,
         );
       }
       seen.add(key);
@@ -137,7 +138,8 @@ function compareDatabase(ref: History, refInit: Map<string, InitIndex>, h: Histo
         throw problem(
           h.file,
           h.tables.get(name)!.line,
-          `table ${show(name)}: the initial row with key ${keyText(keyValues)} (${ref.file}:${there.line}) is not in this file${why}`,
+          `table ${show(name)}: the initial row with key ${keyText(keyValues)} (${ref.file}:${there.line}) is ` +
+            `not in this file${why}`,
         );
       }
     }
@@ -249,8 +251,10 @@ export async function mergeHistories(inputs: string[], out: string, options: Mer
             throw problem(
               file,
               line,
-              `txn ${show(t.id)}: wid ${show(e.wid)} is also written in ${inputs[other]}: a read of it could be either write ` +
-                `(the files were recorded with overlapping session numbers; record each client process with its own sessions: isocheck run --client K/N, or the Recorder's firstSession)`,
+              `txn ${show(t.id)}: wid ${show(e.wid)} is also written in ${inputs[other]}: a read of it could ` +
+                `be either write ` +
+                `(the files were recorded with overlapping session numbers; record each client process with ` +
+                `its own sessions: isocheck run --client K/N, or the Recorder's firstSession)`,
             );
           }
           wids!.set(e.wid, i);
@@ -286,7 +290,8 @@ export async function mergeHistories(inputs: string[], out: string, options: Mer
   const sessionCount = disjoint ? all.size : next;
   if (!disjoint)
     options.log?.(
-      `note: the files' session numbers overlap: renumbered (${files.map((f) => `${f.file} ${rangeText([...f.sessions.values()])}`).join(', ')})`,
+      `note: the files' session numbers overlap: renumbered ` +
+        `(${files.map((f) => `${f.file} ${rangeText([...f.sessions.values()])}`).join(', ')})`,
     );
 
   // ---- times: shifted by each file's start ----

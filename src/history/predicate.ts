@@ -122,7 +122,8 @@ export class ParserNotLoadedError extends Error {
   override name = 'ParserNotLoadedError';
   constructor() {
     super(
-      'the WHERE-clause parser is not loaded: await loadPredicateParser() before checkHistory() (the async check() of the isocheck package loads it itself)',
+      'the WHERE-clause parser is not loaded: await loadPredicateParser() before checkHistory() (the async ' +
+        'check() of the isocheck package loads it itself)',
     );
   }
 }
@@ -1760,7 +1761,8 @@ function compileWhere(
   for (const o of ctx.occurrences) {
     if (!o.resolved)
       throw new PredicateError(
-        `could not determine data type of parameter $${o.n} (an occurrence is used where no type is deduced, e.g. IS NULL, before its type is deduced; cast it)`,
+        `could not determine data type of parameter $${o.n} (an occurrence is used where no type is deduced, ` +
+          `e.g. IS NULL, before its type is deduced; cast it)`,
       );
   }
   const pointConstraints = e.konst ? new Map<string, string[]>() : (e.points ?? new Map<string, string[]>());
@@ -1787,8 +1789,9 @@ function compileWhere(
 
 /**
  * The top-level conjuncts of `whereClause` that read only columns in `only` and imply no point constraint,
- * each compiled on its own, as one test. A conjunct is kept only if it compiles alone with the same types for its parameters as in the whole
- * clause (so that it evaluates as it does there); any other is left out, which only makes the test weaker.
+ * each compiled on its own, as one test. A conjunct is kept only if it compiles alone with the same types for its
+ * parameters as in the whole clause (so that it evaluates as it does there); any other is left out, which only makes
+ * the test weaker.
  */
 function conjunctsTest(
   whereClause: Node,

@@ -741,7 +741,8 @@ export function typmodFn(ts: TypeSpec): ((v: Internal) => Internal) | undefined 
 
 function badValue(v: unknown, ts: TypeSpec, col: string | undefined, why?: string): never {
   throw new PredicateError(
-    `${col === undefined ? 'value' : `column "${clip(col)}": value`} ${showValue(v)} is not a valid ${clip(ts.name)}${why ? ` (${why})` : ''}`,
+    `${col === undefined ? 'value' : `column "${clip(col)}": value`} ${showValue(v)} is not a ` +
+      `valid ${clip(ts.name)}${why ? ` (${why})` : ''}`,
   );
 }
 

@@ -119,7 +119,8 @@ async function describe(
 ): Promise<Omit<TableInfo, 'hasPrev'> & { hidden: Set<string>; relkind: string }> {
   const found = await rawQuery(
     client,
-    `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`,
+    `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = ` +
+      `c.relnamespace WHERE c.oid = to_regclass($1)`,
     [name],
   );
   if (found.length === 0)
@@ -201,7 +202,8 @@ async function describe(
   if (!key) {
     throw new UnsupportedTableError(
       name,
-      `table "${name}" has no primary key (nor a unique index over NOT NULL columns), so its rows have no identity the history can use`,
+      `table "${name}" has no primary key (nor a unique index over NOT NULL columns), so its rows have no ` +
+        `identity the history can use`,
       `add one (ALTER TABLE ${name} ADD PRIMARY KEY (...)) or leave the table out of the recording`,
     );
   }
@@ -219,7 +221,8 @@ export async function instrument(
 ): Promise<InstrumentResult> {
   const [[versionText, collate, ctype]] = (await rawQuery(
     client,
-    `SELECT current_setting('server_version_num'), d.datcollate, d.datctype FROM pg_database d WHERE d.datname = current_database()`,
+    `SELECT current_setting('server_version_num'), d.datcollate, d.datctype FROM pg_database d WHERE ` +
+      `d.datname = current_database()`,
   )) as string[][];
   const version = Number(versionText);
   if (version < 140000) throw new InputError(`recording needs PostgreSQL 14 or newer (this server is ${versionText})`);
@@ -259,8 +262,10 @@ export async function instrument(
     const list = (cascades as string[][]).map(([rel, ref, con]) => `${rel} (${con} references ${ref})`).join(', ');
     throw new UnsupportedTableError(
       (cascades as string[][])[0][0],
-      `foreign keys with ON DELETE/UPDATE CASCADE, SET NULL or SET DEFAULT change recorded rows without the recorder seeing it: ${list}`,
-      `use NO ACTION/RESTRICT (and do the cascade in the application) or leave the referencing table out of the recording`,
+      `foreign keys with ON DELETE/UPDATE CASCADE, SET NULL or SET DEFAULT change recorded rows without the ` +
+        `recorder seeing it: ${list}`,
+      `use NO ACTION/RESTRICT (and do the cascade in the application) or leave the referencing table out of ` +
+        `the recording`,
     );
   }
   const triggers = await rawQuery(
@@ -270,12 +275,14 @@ export async function instrument(
   );
   for (const [rel, tg] of triggers as string[][]) {
     result.warnings.push(
-      `table ${rel} has trigger ${tg}: rows it changes in recorded tables other than the one being written are not recorded`,
+      `table ${rel} has trigger ${tg}: rows it changes in recorded tables other than the one being written ` +
+        `are not recorded`,
     );
   }
   const rules = await rawQuery(
     client,
-    `SELECT ev_class::regclass::text, rulename FROM pg_rewrite WHERE ev_class = ANY($1::oid[]) AND rulename <> '_RETURN'`,
+    `SELECT ev_class::regclass::text, rulename FROM pg_rewrite WHERE ev_class = ANY($1::oid[]) AND rulename ` +
+      `<> '_RETURN'`,
     [oids],
   );
   for (const [rel, rule] of rules as string[][])
@@ -293,7 +300,8 @@ export async function instrument(
       } catch (e) {
         const err = e as Error & { code?: string };
         throw new InputError(
-          `cannot add the recorder's hidden column ${missing.join(', ')} to ${d.name}: ${err.message}${err.code ? ` [${err.code}]` : ''}` +
+          `cannot add the recorder's hidden column ${missing.join(', ')} ` +
+            `to ${d.name}: ${err.message}${err.code ? ` [${err.code}]` : ''}` +
             ` (recording needs a role that owns the table, and no other session using it while it is instrumented)`,
         );
       }
@@ -315,13 +323,15 @@ export async function uninstrument(client: Queryable, tables: string[]): Promise
   for (const name of tables) {
     const found = await rawQuery(
       client,
-      `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`,
+      `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid ` +
+        `= to_regclass($1)`,
       [name],
     );
     if (found.length === 0) continue;
     const [schema, rel] = found[0] as string[];
     await client.query(
-      `ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(rel)} DROP COLUMN IF EXISTS ${quoteIdent(WID_COLUMN)}, DROP COLUMN IF EXISTS ${quoteIdent(PREV_COLUMN)}`,
+      `ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(rel)} DROP COLUMN IF EXISTS ${quoteIdent(WID_COLUMN)}, ` +
+        `DROP COLUMN IF EXISTS ${quoteIdent(PREV_COLUMN)}`,
     );
   }
 }

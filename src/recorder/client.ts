@@ -301,7 +301,8 @@ export class Session {
     if (via.raw === this.raw) return;
     if (this.inTransaction)
       throw new InputError(
-        `session ${this.number} has a transaction open on ${this.txn!.node ?? 'another connection'}; end it (COMMIT or ROLLBACK) before using another connection`,
+        `session ${this.number} has a transaction open on ${this.txn!.node ?? 'another connection'}; end it ` +
+          `(COMMIT or ROLLBACK) before using another connection`,
       );
     if (!this.connections.has(via.raw)) {
       this.connections.add(via.raw);
@@ -338,7 +339,9 @@ export class Session {
 
   private async readSettings(): Promise<Settings> {
     const r = await this.send({
-      text: `SELECT current_setting('default_transaction_isolation'), current_setting('DateStyle'), current_setting('TimeZone'), current_setting('extra_float_digits')`,
+      text:
+        `SELECT current_setting('default_transaction_isolation'), current_setting('DateStyle'), ` +
+        `current_setting('TimeZone'), current_setting('extra_float_digits')`,
       rowMode: 'array',
       types: RAW_TYPES,
     } as pg.QueryArrayConfig);
@@ -393,7 +396,8 @@ export class Session {
       Object.values(table.columns).some((t) => TIME_TYPES.has(t))
     ) {
       throw new InputError(
-        `session DateStyle is "${settings.dateStyle}": dates and timestamps of ${table.name} would be recorded in a format the checker cannot read; keep DateStyle ISO (the default) while recording`,
+        `session DateStyle is "${settings.dateStyle}": dates and timestamps of ${table.name} would be ` +
+          `recorded in a format the checker cannot read; keep DateStyle ISO (the default) while recording`,
       );
     }
   }
@@ -598,7 +602,8 @@ export class Session {
     const status = this.txStatus();
     if (!txn && (status === 'T' || status === 'E')) {
       throw new InputError(
-        `a transaction is open on session ${this.number} that the recorder did not see begin (BEGIN sent through the raw client?); send every statement through the recording client`,
+        `a transaction is open on session ${this.number} that the recorder did not see begin (BEGIN sent ` +
+          `through the raw client?); send every statement through the recording client`,
       );
     }
     if (txn && (status === 'E' || (status === undefined && txn.failed))) {

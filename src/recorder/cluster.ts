@@ -38,7 +38,8 @@ export async function instrumentOnShards(
     );
     if (unique.rows.length === 0)
       throw new InputError(
-        `${where}: no unique index within the declared key (${table.key.join(', ')}), so the key is not a row's identity there`,
+        `${where}: no unique index within the declared key (${table.key.join(', ')}), so the key is not a ` +
+          `row's identity there`,
       );
     await shard.query(
       `ALTER TABLE ${qualified} ${columns.map((c) => `ADD COLUMN IF NOT EXISTS ${quote(c)} text`).join(', ')}`,
@@ -58,7 +59,8 @@ export async function waitForReplay(primary: Queryable, replicas: Queryable[], t
         if (x.rows[0].ok === true) return;
         if (Date.now() >= deadline)
           throw new InputError(
-            `timed out after ${timeoutMs / 1000} s waiting until replica ${i + 1} has replayed the primary's WAL up to ${lsn}`,
+            `timed out after ${timeoutMs / 1000} s waiting until replica ${i + 1} has replayed the primary's ` +
+              `WAL up to ${lsn}`,
           );
         await new Promise((res) => setTimeout(res, 20));
       }

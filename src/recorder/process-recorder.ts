@@ -56,7 +56,9 @@ function start(): ProcessRecording | undefined {
     .filter((t) => t !== '');
   if (!out || tables.length === 0) {
     throw new InputError(
-      `recording needs ${RECORD_ENV.out} (the history file) and ${RECORD_ENV.tables} (the tables, comma-separated) in the environment; or run the application with isocheck record --out FILE --tables a,b -- node app.js`,
+      `recording needs ${RECORD_ENV.out} (the history file) and ${RECORD_ENV.tables} (the tables, ` +
+        `comma-separated) in the environment; or run the application with isocheck record --out FILE --tables ` +
+        `a,b -- node app.js`,
     );
   }
   let meta: Record<string, unknown> = {};
@@ -93,7 +95,8 @@ function end(r: ProcessRecording, reason: string): void {
     recorder.abandon();
     if (statSync(file, { throwIfNoEntry: false })?.size === 0) rmSync(file, { force: true });
     say(
-      `nothing recorded: the tables ${r.tables.join(', ')} never all existed while the application ran statements (no history written)`,
+      `nothing recorded: the tables ${r.tables.join(', ')} never all existed while the application ran ` +
+        `statements (no history written)`,
     );
     return;
   }
@@ -101,10 +104,12 @@ function end(r: ProcessRecording, reason: string): void {
   const c = recorder.counts;
   const openNote =
     open.unknown + open.aborted > 0
-      ? `; ${open.unknown + open.aborted} still open as ${reason}: ${open.unknown} written unknown, ${open.aborted} aborted`
+      ? `; ${open.unknown + open.aborted} still open as ${reason}: ${open.unknown} written ` +
+        `unknown, ${open.aborted} aborted`
       : '';
   say(
-    `recorded ${recorder.transactions} transactions (${c.committed} committed, ${c.aborted} aborted, ${c.unknown} unknown${openNote}) in ${file}`,
+    `recorded ${recorder.transactions} transactions (${c.committed} committed, ${c.aborted} ` +
+      `aborted, ${c.unknown} unknown${openNote}) in ${file}`,
   );
 }
 

@@ -222,7 +222,8 @@ export function updatePlan(
     if (onTarget && assigned.has(c)) {
       refuse(
         sql,
-        `a subquery refers to column "${c}", which the UPDATE assigns (the recorder reads the subquery's rows again after the update)`,
+        `a subquery refers to column "${c}", which the UPDATE assigns (the recorder reads the subquery's rows ` +
+          `again after the update)`,
         'Compute the subquery first and pass its result as a parameter.',
       );
     }

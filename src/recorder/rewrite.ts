@@ -130,7 +130,9 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
     case 'CallStmt':
       return {
         kind: 'passthrough',
-        warning: `${kind === 'DoStmt' ? 'DO blocks' : 'CALL'} are not looked into: writes they make to recorded tables are not recorded (the history would be wrong)`,
+        warning:
+          `${kind === 'DoStmt' ? 'DO blocks' : 'CALL'} are not looked into: writes they make to recorded tables ` +
+          `are not recorded (the history would be wrong)`,
       };
     case 'SelectStmt':
       if (!touches(body)) return { kind: 'passthrough' };
@@ -177,7 +179,8 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
         refuse(
           sql,
           `${kind.replace(/Stmt$/, '')} statements on recorded tables are not recorded`,
-          'Use SELECT, INSERT, UPDATE and DELETE on recorded tables while recording (schema changes before instrument()).',
+          'Use SELECT, INSERT, UPDATE and DELETE on recorded tables while recording (schema changes before ' +
+            'instrument()).',
         );
       }
       return { kind: 'passthrough' };

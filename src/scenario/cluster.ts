@@ -212,7 +212,8 @@ export async function startScenarioCluster(
   const what =
     topo.kind === 'shards'
       ? `a postgres_fdw coordinator and ${topo.shards.length} shards`
-      : `a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'} (recovery_min_apply_delay ${o.applyDelay ?? 100} ms)`;
+      : `a primary and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'} ` +
+        `(recovery_min_apply_delay ${o.applyDelay ?? 100} ms)`;
   return {
     cluster: new ScenarioCluster(topo),
     database: {

@@ -142,16 +142,28 @@ function interruptedLine(state: RunState): string {
   ]
     .filter(Boolean)
     .join(', ');
-  return `${head}; ${cur.spec} permutation ${cur.permutation} stopped with ${plural(cur.recorder.transactions, 'transaction')} recorded in ${cur.file}${held ? ` (${held})` : ''}; histories in ${state.outDir}`;
+  return (
+    `${head}; ${cur.spec} permutation ${cur.permutation} stopped ` +
+    `with ${plural(cur.recorder.transactions, 'transaction')} recorded ` +
+    `in ${cur.file}${held ? ` (${held})` : ''}; histories in ${state.outDir}`
+  );
 }
 
 function lostLine(state: RunState, e: unknown): string {
   const why = String((e as { message?: unknown })?.message ?? e).split('\n')[0];
   const cur = state.stopped;
   if (!cur?.recorder.instrumented)
-    return `the database went away after ${plural(state.done, 'permutation')} (${why}); histories recorded so far are in ${state.outDir}`;
+    return (
+      `the database went away after ${plural(state.done, 'permutation')} (${why}); histories recorded so far ` +
+      `are in ${state.outDir}`
+    );
   const unknown = cur.recorder.counts.unknown;
-  return `the database went away during ${cur.spec} permutation ${cur.permutation} after ${plural(cur.recorder.transactions, 'transaction')} (${why}); its history is in ${cur.file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; histories in ${state.outDir}`;
+  return (
+    `the database went away during ${cur.spec} permutation ${cur.permutation} ` +
+    `after ${plural(cur.recorder.transactions, 'transaction')} (${why}); its history is ` +
+    `in ${cur.file}${unknown > 0 ? ` (${unknown} unknown: COMMIT sent, no answer)` : ''}; histories ` +
+    `in ${state.outDir}`
+  );
 }
 
 export interface StepError {
@@ -565,7 +577,8 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
         if (!r.done && !cancelled && waited > stallMs) {
           cancelled = true;
           tr.push(
-            `isocheck: canceling step ${r.step.name} after ${(stallMs / 1000).toFixed(1)} s: session ${r.session.name}'s next step cannot run until it ends`,
+            `isocheck: canceling step ${r.step.name} after ${(stallMs / 1000).toFixed(1)} s: ` +
+              `session ${r.session.name}'s next step cannot run until it ends`,
           );
           await ctx.monitor.query('SELECT pg_cancel_backend($1)', [r.session.pid]);
         } else if (!r.done && !terminated && waited > 2 * stallMs) {
@@ -599,7 +612,8 @@ async function runPermutation(ctx: SpecContext, index: number, steps: string[]):
       // stop: release the waiting steps (their results no longer matter)
       for (const w of active.values()) await ctx.monitor.query('SELECT pg_cancel_backend($1)', [w.session.pid]);
     }
-    for (const w of [...active.values()]) if (active.get(w.session.name) === w) await waitFor(w); // (not reported while waiting for another)
+    // (not reported while waiting for another)
+    for (const w of [...active.values()]) if (active.get(w.session.name) === w) await waitFor(w);
     if (refused) return refusedResult(result, refused.step, refused.message);
 
     // session teardowns
@@ -715,7 +729,9 @@ export interface LoadedSpec {
   stem: string;
 }
 
-/** Reads and parses a spec file and selects its permutations (InputError for unreadable files or a bad --permutation). */
+/**
+ * Reads and parses a spec file and selects its permutations (InputError for unreadable files or a bad --permutation).
+ */
 export function loadSpec(specFile: string, options: ScenarioOptions = {}): LoadedSpec {
   let text: string;
   try {
@@ -729,7 +745,8 @@ export function loadSpec(specFile: string, options: ScenarioOptions = {}): Loade
   if (options.permutation !== undefined) {
     if (!Number.isInteger(options.permutation) || options.permutation < 1 || options.permutation > all.length) {
       throw new InputError(
-        `--permutation ${options.permutation}: ${basename(specFile)} has ${all.length} permutation${all.length === 1 ? '' : 's'} (1..${all.length})`,
+        `--permutation ${options.permutation}: ${basename(specFile)} has ${all.length} ` +
+          `permutation${all.length === 1 ? '' : 's'} (1..${all.length})`,
       );
     }
     selected = [options.permutation];
@@ -769,7 +786,8 @@ export async function runSpecFile(
     } catch (e) {
       if ((e as { code?: string }).code !== '42501') throw e;
       log(
-        `isocheck: cannot create a database (${(e as Error).message}); running ${basename(specFile)} in the given database`,
+        `isocheck: cannot create a database (${(e as Error).message}); running ${basename(specFile)} in the ` +
+          `given database`,
       );
     }
     control = new pg.Client({ connectionString: url, application_name: 'isocheck control' });

@@ -11,9 +11,10 @@
  * random order that respects sessions, or with their statements interleaved; writes become visible at commit;
  * each read picks, key by key, a version among those committed so far (mostly the latest one as of a
  * per-transaction snapshot point, sometimes the newest or any older one), or the transaction's own write, and
- * returns the rows whose version matches the WHERE; updates and deletes change the rows they read that match. Occasionally one read is then corrupted (a row dropped, a stale version, a wrong
- * value, a non-matching row). Every history is a valid FILE (unique wids, seq 1..n per session, declared tables,
- * right value types), whatever its verdict. Also here: History <-> format lines <-> NDJSON helpers.
+ * returns the rows whose version matches the WHERE; updates and deletes change the rows they read that match.
+ * Occasionally one read is then corrupted (a row dropped, a stale version, a wrong value, a non-matching row). Every
+ * history is a valid FILE (unique wids, seq 1..n per session, declared tables, right value types), whatever its
+ * verdict. Also here: History <-> format lines <-> NDJSON helpers.
  */
 import type { History, TableSchema, Txn } from '../../src/history/history.js';
 import {

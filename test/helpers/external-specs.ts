@@ -42,7 +42,9 @@ export function externalSpecs(): ExternalSpecs {
   if (dir !== undefined && !existsSync(dir))
     return { files: [], absent: KNOWN_SPECS, missing: dir, skipReason: `${PG_SPECS_SETTING}=${set}: no such folder` };
   if (dir === undefined) {
-    const skipReason = `PostgreSQL's isolation specs are not here: set ${PG_SPECS_SETTING}=DIR (a folder of isolation-tester .spec files) to run these tests`;
+    const skipReason =
+      `PostgreSQL's isolation specs are not here: set ${PG_SPECS_SETTING}=DIR (a folder of isolation-tester ` +
+      `.spec files) to run these tests`;
     // vitest's summary counts skipped tests without their reasons: say it where it shows
     process.stderr.write(`external isolation-spec tests SKIPPED: ${skipReason}\n`);
     return { files: [], absent: KNOWN_SPECS, skipReason };

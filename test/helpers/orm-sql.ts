@@ -383,7 +383,10 @@ export async function ormReads(): Promise<Labeled[]> {
   return out;
 }
 
-/** Writes that read other tables: UPDATE ... FROM, a subquery in SET, DELETE ... IN (SELECT), INSERT ... SELECT, DELETE ... USING. */
+/**
+ * Writes that read other tables: UPDATE ... FROM, a subquery in SET, DELETE ... IN (SELECT), INSERT ... SELECT, DELETE
+ * ... USING.
+ */
 export function ormWrites(): Labeled[] {
   const k = kysely;
   return [

@@ -274,7 +274,8 @@ async function invariants(db: Queryable): Promise<string[]> {
   }
   if (bal !== ext) {
     out.push(
-      `money not conserved: total balance ${fromUnits(bal)} != opening balances + external flows ${fromUnits(ext)} (difference ${fromUnits(bal - ext)})`,
+      `money not conserved: total balance ${fromUnits(bal)} != opening balances + external ` +
+        `flows ${fromUnits(ext)} (difference ${fromUnits(bal - ext)})`,
     );
   }
   return out;

@@ -39,7 +39,8 @@ export function asTpccContext(ctx: WorkloadContext): TpccContext {
 export const tpcc: Workload = {
   name: 'tpcc',
   description:
-    'TPC-C: NewOrder, Payment, OrderStatus, Delivery, StockLevel over 9 tables; joins split into single-table statements',
+    'TPC-C: NewOrder, Payment, OrderStatus, Delivery, StockLevel over 9 tables; joins split into single-table ' +
+    'statements',
   tables: [...TPCC_TABLES],
   schema: () => tpccSchema(false),
   generate: (dir, seed, scale) => generateTpcc(dir, seed, scale, false),

@@ -91,7 +91,8 @@ export async function tpccInvariants(db: Queryable, pc: boolean): Promise<string
   const open = pc ? 'WHERE NOT no_delivered' : '';
   const noStats = (
     await db.query(
-      `SELECT no_w_id, no_d_id, max(no_o_id) AS mx, min(no_o_id) AS mn, count(*) AS n FROM new_order ${open} GROUP BY no_w_id, no_d_id`,
+      `SELECT no_w_id, no_d_id, max(no_o_id) AS mx, min(no_o_id) AS mn, count(*) AS n FROM new_order ${open} ` +
+        `GROUP BY no_w_id, no_d_id`,
     )
   ).rows;
   const noByDistrict = new Map(noStats.map((r) => [key(r.no_w_id, r.no_d_id), r]));
@@ -112,7 +113,8 @@ export async function tpccInvariants(db: Queryable, pc: boolean): Promise<string
     const st = noByDistrict.get(d);
     if (st && Number(st.mx) - Number(st.mn) + 1 !== Number(st.n)) {
       out.push(
-        `condition 3: district ${d}: max(NO_O_ID) - min(NO_O_ID) + 1 = ${Number(st.mx) - Number(st.mn) + 1} != ${st.n} ${pc ? 'undelivered ' : ''}NEW_ORDER rows`,
+        `condition 3: district ${d}: max(NO_O_ID) - min(NO_O_ID) + 1 = ${Number(st.mx) - Number(st.mn) + 1} ` +
+          `!= ${st.n} ${pc ? 'undelivered ' : ''}NEW_ORDER rows`,
       );
     }
     if ((olCnt.get(d) ?? '0') !== (olRows.get(d) ?? '0'))
@@ -135,7 +137,8 @@ export async function tpccInvariants(db: Queryable, pc: boolean): Promise<string
     orderKeys.add(k);
     if ((o.o_carrier_id === null) !== undelivered.has(k) && bad5++ < 5) {
       out.push(
-        `condition 5: order ${k}: O_CARRIER_ID ${o.o_carrier_id} but ${undelivered.has(k) ? 'an undelivered' : 'no undelivered'} NEW_ORDER row`,
+        `condition 5: order ${k}: O_CARRIER_ID ${o.o_carrier_id} ` +
+          `but ${undelivered.has(k) ? 'an undelivered' : 'no undelivered'} NEW_ORDER row`,
       );
     }
   }

@@ -34,7 +34,8 @@ import { lastName, type TpccContext } from './context.js';
 
 const DIST_COLS = Array.from({ length: 10 }, (_, i) => `s_dist_${String(i + 1).padStart(2, '0')}`).join(', ');
 const CUSTOMER_COLS =
-  'c_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_since';
+  'c_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, ' +
+  'c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_since';
 
 export const SQL = {
   // NewOrder
@@ -43,14 +44,17 @@ export const SQL = {
     'UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id, d_tax',
   noGetCustomer: 'SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3',
   noInsertOrder:
-    'INSERT INTO oorder (o_w_id, o_d_id, o_id, o_c_id, o_carrier_id, o_ol_cnt, o_all_local, o_entry_d) VALUES ($1, $2, $3, $4, NULL, $5, $6, $7)',
+    'INSERT INTO oorder (o_w_id, o_d_id, o_id, o_c_id, o_carrier_id, o_ol_cnt, o_all_local, o_entry_d) VALUES ' +
+    '($1, $2, $3, $4, NULL, $5, $6, $7)',
   noInsertNewOrder: 'INSERT INTO new_order (no_w_id, no_d_id, no_o_id) VALUES ($1, $2, $3)',
   noGetItem: 'SELECT i_price, i_name, i_data FROM item WHERE i_id = $1',
   noGetStock: `SELECT s_quantity, s_data, ${DIST_COLS} FROM stock WHERE s_w_id = $1 AND s_i_id = $2`,
   noUpdateStock:
-    'UPDATE stock SET s_quantity = $1, s_ytd = s_ytd + $2, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + $3 WHERE s_w_id = $4 AND s_i_id = $5',
+    'UPDATE stock SET s_quantity = $1, s_ytd = s_ytd + $2, s_order_cnt = s_order_cnt + 1, s_remote_cnt = ' +
+    's_remote_cnt + $3 WHERE s_w_id = $4 AND s_i_id = $5',
   noInsertOrderLine:
-    'INSERT INTO order_line (ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_delivery_d, ol_amount, ol_supply_w_id, ol_quantity, ol_dist_info) VALUES ($1, $2, $3, $4, $5, NULL, $6, $7, $8, $9)',
+    'INSERT INTO order_line (ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_delivery_d, ol_amount, ' +
+    'ol_supply_w_id, ol_quantity, ol_dist_info) VALUES ($1, $2, $3, $4, $5, NULL, $6, $7, $8, $9)',
   // Payment
   payUpdateWarehouse: 'UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2',
   payGetWarehouse: 'SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = $1',
@@ -59,11 +63,14 @@ export const SQL = {
     'SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = $1 AND d_id = $2',
   payGetCustomerData: 'SELECT c_data FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3',
   payUpdateCustomer:
-    'UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4',
+    'UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = ' +
+    'c_payment_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4',
   payUpdateCustomerBC:
-    'UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1, c_data = $2 WHERE c_w_id = $3 AND c_d_id = $4 AND c_id = $5',
+    'UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = ' +
+    'c_payment_cnt + 1, c_data = $2 WHERE c_w_id = $3 AND c_d_id = $4 AND c_id = $5',
   payInsertHistory:
-    'INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+    'INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES ($1, ' +
+    '$2, $3, $4, $5, $6, $7, $8)',
   // Payment and OrderStatus
   getCustomerById: `SELECT ${CUSTOMER_COLS} FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3`,
   getCustomersByLastName: `SELECT ${CUSTOMER_COLS} FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3`,
@@ -71,7 +78,8 @@ export const SQL = {
   osGetCustomerOrders:
     'SELECT o_id, o_carrier_id, o_entry_d FROM oorder WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3',
   osGetOrderLines:
-    'SELECT ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3',
+    'SELECT ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ' +
+    'ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3',
   // Delivery
   dlGetNewOrders: 'SELECT no_o_id FROM new_order WHERE no_w_id = $1 AND no_d_id = $2',
   dlDeleteNewOrder: 'DELETE FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = $3',
@@ -81,11 +89,13 @@ export const SQL = {
   dlGetOrderLineAmounts:
     'SELECT ol_number, ol_amount FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3',
   dlUpdateCustomer:
-    'UPDATE customer SET c_balance = c_balance + $1, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4',
+    'UPDATE customer SET c_balance = c_balance + $1, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = $2 ' +
+    'AND c_d_id = $3 AND c_id = $4',
   // StockLevel
   slGetDistrict: 'SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2',
   slGetOrderLines:
-    'SELECT ol_o_id, ol_number, ol_i_id FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id >= $3 AND ol_o_id < $4',
+    'SELECT ol_o_id, ol_number, ol_i_id FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id >= $3 ' +
+    'AND ol_o_id < $4',
   slGetLowStock: 'SELECT s_i_id, s_quantity FROM stock WHERE s_w_id = $1 AND s_i_id = ANY($2) AND s_quantity < $3',
 } as const;
 

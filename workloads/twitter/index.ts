@@ -273,11 +273,13 @@ async function invariants(db: Queryable): Promise<string[]> {
   const onlyFollowers = followers.filter((p) => !a.has(p));
   if (onlyFollows.length > 0)
     out.push(
-      `follows without the mirrored followers row: ${onlyFollows.slice(0, 10).join(', ')}${onlyFollows.length > 10 ? ', ...' : ''}`,
+      `follows without the mirrored followers ` +
+        `row: ${onlyFollows.slice(0, 10).join(', ')}${onlyFollows.length > 10 ? ', ...' : ''}`,
     );
   if (onlyFollowers.length > 0)
     out.push(
-      `followers without the mirrored follows row: ${onlyFollowers.slice(0, 10).join(', ')}${onlyFollowers.length > 10 ? ', ...' : ''}`,
+      `followers without the mirrored follows ` +
+        `row: ${onlyFollowers.slice(0, 10).join(', ')}${onlyFollowers.length > 10 ? ', ...' : ''}`,
     );
   const self = follows.filter((p) => p.split('->')[0] === p.split('->')[1]);
   if (self.length > 0) out.push(`users following themselves: ${self.join(', ')}`);
@@ -303,7 +305,8 @@ async function invariants(db: Queryable): Promise<string[]> {
 export const twitter: Workload = {
   name: 'twitter',
   description:
-    'BenchBase Twitter: tweets, follows/followers; InsertTweet writes tweets the reads see; Follow keeps follows/followers mirrored',
+    'BenchBase Twitter: tweets, follows/followers; InsertTweet writes tweets the reads see; Follow keeps ' +
+    'follows/followers mirrored',
   tables: [...TWITTER_TABLES],
   schema: () => SCHEMA,
   generate,

@@ -139,7 +139,10 @@ export function prefixBound(
   return bound;
 }
 
-/** vis(t3)(t2, read) with `co` (given by `pos`, also `rel.pco`) for the commit order; `bound` from prefixBound for PC/SI. */
+/**
+ * vis(t3)(t2, read) with `co` (given by `pos`, also `rel.pco`) for the commit order; `bound` from prefixBound for
+ * PC/SI.
+ */
 export function visibleUnder(
   rel: Relations,
   t2: number,
