@@ -452,7 +452,7 @@ describe('isocheck proxy and error positions', () => {
     await direct.end();
   });
 
-  it('runs a portal described before its Execute once, and its error positions are the client text', async () => {
+  it('describes a portal before its Execute: run once, or not at all without one; positions as the client', async () => {
     const p = await proxy('early-describe');
     const c = await rawClient(p.port);
     c.send(
@@ -487,11 +487,48 @@ describe('isocheck proxy and error positions', () => {
     const bad = await c.readies(1);
     expect(bad.map((m) => m.name)).toEqual(['parseComplete', 'bindComplete', 'error', 'readyForQuery']);
     expect(bad[2]).toMatchObject({ code: '42703', position: String(text.indexOf('nosuch') + 1) });
+    // described with no Execute in sight (then closed): the server describes it, nothing runs
+    const update = 'UPDATE accounts SET bal = bal + 1000 WHERE id = $1 RETURNING bal';
+    c.send(
+      serialize.parse({ text: update }),
+      serialize.bind({ values: ['4'], binary: true }),
+      serialize.describe({ type: 'P' }),
+      serialize.flush(),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    c.send(serialize.close({ type: 'P', name: '' }), serialize.sync());
+    const unexecuted = await c.readies(1);
+    expect(unexecuted.map((m) => m.name)).toEqual([
+      'parseComplete',
+      'bindComplete',
+      'rowDescription',
+      'closeComplete',
+      'readyForQuery',
+    ]);
+    expect((unexecuted[2].fields as { name: string; format: string }[]).map((f) => [f.name, f.format])).toEqual([
+      ['bal', 'binary'],
+    ]);
+    // described, then executed in a later message: one run
+    c.send(serialize.bind({ values: ['4'] }), serialize.describe({ type: 'P' }), serialize.flush());
+    await new Promise((r) => setTimeout(r, 200));
+    c.send(serialize.execute(), serialize.sync());
+    const later = await c.readies(1);
+    expect(later.map((m) => m.name)).toEqual([
+      'bindComplete',
+      'rowDescription',
+      'dataRow',
+      'commandComplete',
+      'readyForQuery',
+    ]);
+    expect(later[2].fields).toEqual(['1100']);
     await c.close();
     await p.close();
-    // the read ran once: one transaction of one read of two rows
+    // the read ran once (one transaction of one read), the update once
     const txns = txnsOf('early-describe');
-    expect(txns.filter((t) => t.status === 'committed')).toHaveLength(1);
+    expect(txns.filter((t) => t.status === 'committed').map((t) => t.events.map((e) => e.op))).toEqual([
+      ['select'],
+      ['update'],
+    ]);
   });
 });
 

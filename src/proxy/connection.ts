@@ -15,7 +15,9 @@
  *   (BEGIN ... COMMIT sent by the proxy, recorded as one transaction); with BEGIN/COMMIT inside, as written. So do
  *   several Executes before one Sync when they arrived together (beginImplicit).
  * - Describe of a statement asks the server about the application's own text (ParameterDescription and
- *   RowDescription as the server gives them); Describe of a portal runs it.
+ *   RowDescription as the server gives them). Describe of a portal runs it when its Execute is already received
+ *   (Bind/Describe/Execute/Sync sent together, as drivers do); otherwise the server describes its text and
+ *   nothing runs until the Execute (a portal described and closed unexecuted changes nothing).
  * - ReadyForQuery's status is the server's, as the proxy's connection last saw it.
  * - A client that disconnects: what it sent runs to its end, then the server connection closes; a transaction
  *   left open is recorded aborted (the server rolls it back). A server connection lost during COMMIT: unknown.
@@ -668,31 +670,62 @@ export class ProxyConnection {
         this.send(B.noData());
         return;
       }
-      const o = await this.runPortal(p, 2);
-      this.send(o.returnsRows ? B.rowDescription(o.columns) : B.noData());
+      if (p.outcome || this.executesSoon(name)) {
+        // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once
+        const o = await this.runPortal(p, 2);
+        this.send(o.returnsRows ? B.rowDescription(o.columns) : B.noData());
+        return;
+      }
+      // described before any Execute of it arrived: the server describes it, nothing runs (the portal may be
+      // closed unexecuted)
+      const { columns } = await this.describeText(p.text, p.paramTypes);
+      if (!columns) {
+        this.send(B.noData());
+        return;
+      }
+      columns.forEach((c, i) => {
+        c.format = this.formatOf(p, i);
+      });
+      this.send(B.rowDescription(columns));
       return;
     }
     const st = this.statements.get(name);
     if (!st) throw new ProxyError('26000', `prepared statement "${name}" does not exist`);
-    const d = await this.describeStatement(st.text, st.paramTypes);
-    let columns = d.columns;
+    const d = await this.describeText(st.text, st.paramTypes);
+    this.send(B.parameterDescription(d.params));
+    this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
+  }
+
+  /** Is an Execute of this portal among the messages received, before the next Sync? */
+  private executesSoon(portal: string): boolean {
+    for (const m of this.pending) {
+      if (m.type === 'S' || (m.type === 'C' && m.what === 'P' && m.name === portal)) return false;
+      if (m.type === 'E' && m.portal === portal) return true;
+    }
+    return false;
+  }
+
+  /** The parameters and the columns the client will receive of a statement text, as the server describes it. */
+  private async describeText(
+    text: string,
+    paramTypes: number[],
+  ): Promise<{ params: number[]; columns: B.Column[] | null }> {
+    const d = await this.describeStatement(text, paramTypes);
     // a recorded statement returns the columns of its rewritten text, the added ones removed (SELECT * of the
     // original text would also show the hidden wid column)
-    const plan = this.planOf(st.text, d.params.length);
-    if (columns && plan && 'appRows' in plan && plan.appRows) {
-      const rewritten = await this.describeStatement(plan.sql, st.paramTypes).catch((e: unknown) => {
-        const err = e as { position?: string };
-        if (typeof err?.position === 'string') {
-          const at = mapPosition(st.text, plan.sql, Number(err.position));
-          if (at === undefined) delete err.position;
-          else err.position = String(at);
-        }
-        throw e;
-      });
-      columns = rewritten.columns ? rewritten.columns.slice(0, rewritten.columns.length - plan.added) : null;
-    }
-    this.send(B.parameterDescription(d.params));
-    this.send(columns ? B.rowDescription(columns) : B.noData());
+    const plan = this.planOf(text, d.params.length);
+    if (!d.columns || !plan || !('appRows' in plan) || !plan.appRows) return d;
+    const rewritten = await this.describeStatement(plan.sql, paramTypes).catch((e: unknown) => {
+      const err = e as { position?: string };
+      if (typeof err?.position === 'string') {
+        const at = mapPosition(text, plan.sql, Number(err.position));
+        if (at === undefined) delete err.position;
+        else err.position = String(at);
+      }
+      throw e;
+    });
+    const columns = rewritten.columns ? rewritten.columns.slice(0, rewritten.columns.length - plan.added) : null;
+    return { params: d.params, columns };
   }
 
   /** The recorder's plan for a text, or undefined when it has none (not instrumented yet, refused). */
