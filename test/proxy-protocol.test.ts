@@ -452,7 +452,7 @@ describe('isocheck proxy and error positions', () => {
     await direct.end();
   });
 
-  it('describes a portal before its Execute: run once, or not at all without one; positions as the client', async () => {
+  it('describes a portal before its Execute: run once, or not at all without one; client positions', async () => {
     const p = await proxy('early-describe');
     const c = await rawClient(p.port);
     c.send(
@@ -543,6 +543,15 @@ describe('isocheck proxy and named sessions', () => {
       await c.query('COMMIT');
       await c.end();
     }
+    // one logical client: its transactions do not overlap (another connection's statement is refused meanwhile)
+    const [x, y] = await Promise.all([connect(named), connect(named)]);
+    await x.query('BEGIN');
+    await x.query('SELECT bal FROM accounts WHERE id = $1', [5]);
+    await expect(y.query('SELECT bal FROM accounts WHERE id = $1', [5])).rejects.toThrow(/transaction open/);
+    await x.query('COMMIT');
+    expect((await y.query('SELECT bal FROM accounts WHERE id = $1', [5])).rows).toEqual([{ bal: 103 }]);
+    await x.end();
+    await y.end();
     const other = await connect({ connectionString: p.url, application_name: 'isocheck:bob' });
     const plain = await connect({ connectionString: p.url, application_name: 'psql' });
     await other.query('UPDATE accounts SET bal = bal + 1 WHERE id = 6');
@@ -556,10 +565,9 @@ describe('isocheck proxy and named sessions', () => {
     await p.close();
     const txns = txnsOf('named');
     const sessions = txns.map((t) => t.session);
-    expect(txns).toHaveLength(psql ? 5 : 4);
-    // alice's transactions (the first two, and psql's read) are one session; bob's and the unnamed one their own
-    expect(sessions[0]).toBe(sessions[1]);
-    if (psql) expect(sessions[4]).toBe(sessions[0]);
+    expect(txns).toHaveLength(psql ? 7 : 6);
+    // alice's transactions (two updates, two reads, psql's read) are one session; bob's and the unnamed one their own
+    for (const i of [1, 2, 3, ...(psql ? [6] : [])]) expect(sessions[i]).toBe(sessions[0]);
     expect(new Set(sessions).size).toBe(3);
     expect((await check(join(dir, 'named.ndjson'))).verdict).toBe('consistent');
   });
