@@ -367,11 +367,23 @@ describe('isocheck proxy and declared parameter types', () => {
       const d = again.find((m) => m.name === 'rowDescription') as unknown as { fields: { dataTypeID: number }[] };
       expect(d.fields.map((f) => f.dataTypeID)).toEqual([23, 20]);
       expect(again.find((m) => m.name === 'dataRow')?.fields).toEqual(['2', '5000000000']);
+      // DISCARD ALL drops the server's prepared statements: the proxy prepares its typed ones again
+      c.send(serialize.query('DISCARD ALL'));
+      await c.readies(1);
+      c.send(
+        serialize.parse({ text: 'SELECT id, $1 AS x FROM accounts WHERE id = $2', types: [20, 23] }),
+        serialize.bind({ values: ['6', '2'] }),
+        serialize.execute(),
+        serialize.sync(),
+      );
+      const discarded = await c.readies(1);
+      expect(discarded.filter((m) => m.name === 'error')).toEqual([]);
+      expect(discarded.find((m) => m.name === 'dataRow')?.fields).toEqual(['2', '6']);
       await c.close();
     }
     await p.close();
     // the first three Executes before one Sync are one (implicit) transaction
-    expect(txnsOf('types').filter((t) => t.status === 'committed')).toHaveLength(2);
+    expect(txnsOf('types').filter((t) => t.status === 'committed')).toHaveLength(3);
   });
 
   it.skipIf(!java || !jdbcJar)(

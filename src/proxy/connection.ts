@@ -429,11 +429,13 @@ export class ProxyConnection {
   /** One statement through the recorder; its result as the client sees it (text values). */
   private async run(text: string, values: unknown[] = [], paramTypes: number[] = []): Promise<Outcome[]> {
     this.tags = [];
-    const plan = this.planOf(text, values.length);
+    // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
+    const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
     const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig;
     // (in a failed transaction the server refuses the statement anyway, and the recorder sends it as written)
     if (paramTypes.some((t) => t !== 0) && this.raw!.getTransactionStatus() !== 'E') {
-      const name = this.typedName(plan && 'sql' in plan ? plan.sql : text, paramTypes);
+      const p = plan();
+      const name = this.typedName(p && 'sql' in p ? p.sql : text, paramTypes);
       if (name !== undefined) {
         config.name = name;
         this.parseTypes = { name, types: paramTypes };
@@ -447,7 +449,8 @@ export class ProxyConnection {
       const err = e as { position?: string };
       if (typeof err?.position === 'string') {
         const at = Number(err.position);
-        const mapped = plan && 'sql' in plan ? mapPosition(text, plan.sql, at) : at;
+        const p = plan();
+        const mapped = p && 'sql' in p ? mapPosition(text, p.sql, at) : at;
         if (mapped === undefined || mapped > text.length) delete err.position;
         else err.position = String(mapped);
       }
@@ -463,7 +466,10 @@ export class ProxyConnection {
     } finally {
       this.parseTypes = undefined;
       // DISCARD ALL / DEALLOCATE: the server dropped the statements prepared for declared types
-      if (plan && 'dropsPrepared' in plan && plan.dropsPrepared) this.forgetTyped();
+      if (this.typed.size > 0 && /discard|deallocate/i.test(text)) {
+        const p = plan();
+        if (p && 'dropsPrepared' in p && p.dropsPrepared) this.forgetTyped();
+      }
     }
     const results = Array.isArray(r) ? r : [r];
     return results.map((x) => this.outcome(x));
