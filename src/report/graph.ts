@@ -2,13 +2,16 @@
  * An anomaly's explanation as Graphviz DOT: the transactions involved as boxes (id, label, session, level,
  * status, statements with rows and wids), the explanation's ordering facts as edges (`so`, `wr` with table and
  * key, `witness`, `axiom` with the reader and level that forced it, `assumed` for a case analysis), the cycle
- * in red. A case analysis gives one graph per case: its assumption (dashed) and the cycle it forces.
- * Grey context edges show session order and reads-from among the boxes that the explanation does not use.
+ * in red. A case analysis gives one graph per case: its assumption (dashed) and the cycle it forces; the page
+ * puts an overview of the split before them (`caseSplitGraph`): the pair, each order supposed, the cycle it
+ * forces, and the orders derived on the way. Grey context edges show session order and reads-from among the
+ * boxes that the explanation does not use. A cycle through more transactions than fit as boxes with statements
+ * is drawn with small boxes (id, label, session, level) and no context, up to MAX_COMPACT_NODES.
  *
  * Every text from the history passes through `dotHtml` into HTML-like labels; node and edge ids are ours
  * (`t12`, `a0g1e2`), never the history's.
  */
-import { anomalyEdges, type Anomaly, type Edge } from '../checker/anomaly.js';
+import { anomalyEdges, type Anomaly, type CaseSplitAnomaly, type Edge } from '../checker/anomaly.js';
 import { keyText, missingVersions } from '../checker/explain/explain.js';
 import type { HistoryEvent } from '../history/format.js';
 import type { History, Txn } from '../history/history.js';
@@ -36,8 +39,9 @@ const KIND_COLORS: Record<string, string> = {
 const CYCLE = '#d62828';
 const CONTEXT = '#9e9e9e';
 
-/** At most this many transactions are drawn; an anomaly naming more is explained in words only. */
+/** At most this many transactions are drawn with their statements; more as small boxes, up to the second. */
 const MAX_NODES = 14;
+const MAX_COMPACT_NODES = 60;
 /** Statements shown in a box (the cited ones always; others up to this many): cycle boxes, other boxes. */
 const MAX_STATEMENTS = 8;
 const MAX_STATEMENTS_CONTEXT = 4;
@@ -52,14 +56,50 @@ export type GraphStep = Edge & {
 };
 
 export interface AnomalyGraph {
-  /** For a case analysis: "Case 1: suppose T1 commits before T2". */
+  /** For a case analysis: "Case 1: suppose T1 commits before T2", or "The case split" for its overview. */
   title?: string;
   dot: string;
   /** SVG node id -> transaction id (`init` for the initial database). */
   nodes: Record<string, string>;
   /** The explanation's edges in order, then the case's assumption (if not among them). */
   steps: GraphStep[];
+  /** The overview of a case split: SVG node id -> the index of the case it stands for. */
+  cases?: Record<string, number>;
+  /** Drawn with small boxes (too many transactions for their statements). */
+  compact?: boolean;
 }
+
+/** A DOT attribute value: a quoted string, a number, or an HTML-like label (already escaped). */
+type DotValue = string | number | { html: string };
+
+function dotAttrs(attrs: Record<string, DotValue | undefined>): string {
+  const value = (v: DotValue) => (typeof v === 'number' ? String(v) : typeof v === 'string' ? `"${v}"` : `<${v.html}>`);
+  return Object.entries(attrs)
+    .flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${value(v)}`]))
+    .join(', ');
+}
+const dotNode = (id: string, attrs: Record<string, DotValue | undefined>) => `  ${id} [${dotAttrs(attrs)}];`;
+const dotEdge = (from: string, to: string, attrs: Record<string, DotValue | undefined>) =>
+  `  ${from} -> ${to} [${dotAttrs(attrs)}];`;
+
+/** One left-aligned table row of an HTML-like label; `text` is already escaped. */
+function cellRow(text: string, font: { face?: string; size?: number; color?: string } = {}, cell = ''): string {
+  const f = [
+    font.face ? ` FACE="${font.face}"` : '',
+    font.size ? ` POINT-SIZE="${font.size}"` : '',
+    font.color ? ` COLOR="${font.color}"` : '',
+  ].join('');
+  return `<TR><TD ALIGN="LEFT"${cell}>${f ? `<FONT${f}>${text}</FONT>` : text}</TD></TR>`;
+}
+const greyRow = (text: string) => cellRow(dotHtml(text), { size: 9, color: '#757575' });
+const table = (attrs: string, rows: string[]) =>
+  `<TABLE ${attrs} CELLBORDER="0" CELLSPACING="0" CELLPADDING="3">${rows.join('')}</TABLE>`;
+
+const GRAPH_HEAD = [
+  '  graph [rankdir=TB, nodesep=0.6, ranksep=0.7, bgcolor="transparent", pad=0.2, fontname="Helvetica"];',
+  '  node [shape=plain, fontname="Helvetica", fontsize=11];',
+  '  edge [fontname="Helvetica", fontsize=10, arrowsize=0.8];',
+];
 
 /** The label text of an explanation edge (before escaping): kind and what forced it. */
 export function edgeLabel(e: Edge, step?: number): string[] {
@@ -82,7 +122,7 @@ export function edgeLabel(e: Edge, step?: number): string[] {
 
 export function anomalyGraphs(history: History, anomaly: Anomaly, prefix: string): AnomalyGraph[] {
   const byId = new Map<string, { txn: Txn; index: number }>();
-  history.txns.forEach((txn, index) => byId.set(txn.id, { txn, index }));
+  for (const [index, txn] of history.txns.entries()) byId.set(txn.id, { txn, index });
   if ('cases' in anomaly) {
     return anomaly.cases.flatMap((c, i) => {
       const { before, after } = c.assume;
@@ -118,7 +158,8 @@ function buildGraph(
   for (const ev of anomaly.events ?? []) add(ev.txn);
   const named = anomaly.txns.filter((id) => !ids.includes(id));
   if (ids.length + named.length <= MAX_NODES) named.forEach(add);
-  if (ids.length === 0 || ids.length > MAX_NODES) return undefined;
+  if (ids.length === 0 || ids.length > MAX_COMPACT_NODES) return undefined;
+  const compact = ids.length > MAX_NODES;
 
   const nodeId = (id: string) =>
     id === 'init' ? 'init' : byId.has(id) ? `t${byId.get(id)!.index}` : `u${ids.indexOf(id)}`;
@@ -146,12 +187,7 @@ function buildGraph(
     });
   }
 
-  const lines: string[] = [
-    `digraph "${gid}" {`,
-    '  graph [rankdir=TB, nodesep=0.6, ranksep=0.7, bgcolor="transparent", pad=0.2, fontname="Helvetica"];',
-    '  node [shape=plain, fontname="Helvetica", fontsize=11];',
-    '  edge [fontname="Helvetica", fontsize=10, arrowsize=0.8];',
-  ];
+  const lines: string[] = [`digraph "${gid}" {`, ...GRAPH_HEAD];
   const nodes: Record<string, string> = {};
   for (const id of ids) {
     const svgId = `${gid}-${nodeId(id)}`;
@@ -159,14 +195,21 @@ function buildGraph(
     const inCycle = cycleNodes.has(id);
     if (id === 'init') {
       lines.push(
-        `  init [id="${svgId}", shape=ellipse, style=filled, fillcolor="#eeeeee", color="${inCycle ? CYCLE : '#777777'}", penwidth=${inCycle ? 2 : 1}, label=<<B>init</B><BR/><FONT POINT-SIZE="9">initial database</FONT>>];`,
+        dotNode('init', {
+          id: svgId,
+          shape: 'ellipse',
+          style: 'filled',
+          fillcolor: '#eeeeee',
+          color: inCycle ? CYCLE : '#777777',
+          penwidth: inCycle ? 2 : 1,
+          label: { html: '<B>init</B><BR/><FONT POINT-SIZE="9">initial database</FONT>' },
+        }),
       );
       continue;
     }
     const entry = byId.get(id);
-    lines.push(
-      `  ${nodeId(id)} [id="${svgId}", class="txn", label=<${entry ? txnLabel(entry.txn, inCycle, citedEvents) : `<B>${dotHtml(id)}</B>`}>];`,
-    );
+    const label = entry ? txnLabel(entry.txn, inCycle, compact ? undefined : citedEvents) : `<B>${dotHtml(id)}</B>`;
+    lines.push(dotNode(nodeId(id), { id: svgId, class: 'txn', label: { html: label } }));
   }
 
   // A row a read should have returned (missing row): the row and the versions it could have been.
@@ -174,24 +217,24 @@ function buildGraph(
   if (missing) {
     const reader = anomaly.events?.[0]?.txn ?? anomaly.txns[0];
     const rows = [
-      `<TR><TD ALIGN="LEFT"><B>${dotHtml(truncate(missing.row, 60))}</B>  not returned</TD></TR>`,
+      cellRow(`<B>${dotHtml(truncate(missing.row, 60))}</B>  not returned`),
       ...missing.versions
         .slice(0, 6)
-        .map(
-          (v) =>
-            `<TR><TD ALIGN="LEFT"><FONT FACE="Courier" POINT-SIZE="9">${dotHtml(truncate(v, MAX_LINE_CHARS))}</FONT></TD></TR>`,
-        ),
+        .map((v) => cellRow(dotHtml(truncate(v, MAX_LINE_CHARS)), { face: 'Courier', size: 9 })),
     ];
-    if (missing.versions.length > 6)
-      rows.push(
-        `<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">… ${missing.versions.length - 6} more versions</FONT></TD></TR>`,
-      );
-    lines.push(
-      `  missing [id="${gid}-missing", label=<<TABLE BORDER="2" STYLE="dashed" COLOR="${CYCLE}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" BGCOLOR="#fff5f5">${rows.join('')}</TABLE>>];`,
-    );
+    if (missing.versions.length > 6) rows.push(greyRow(`… ${missing.versions.length - 6} more versions`));
+    const box = table(`BORDER="2" STYLE="dashed" COLOR="${CYCLE}" BGCOLOR="#fff5f5"`, rows);
+    lines.push(dotNode('missing', { id: `${gid}-missing`, label: { html: box } }));
     if (reader && ids.includes(reader))
       lines.push(
-        `  missing -> ${nodeId(reader)} [id="${gid}-missing-edge", color="${CYCLE}", fontcolor="${CYCLE}", penwidth=2, style=dashed, label=<<B>not returned</B><BR/>every version matches the WHERE>];`,
+        dotEdge('missing', nodeId(reader), {
+          id: `${gid}-missing-edge`,
+          color: CYCLE,
+          fontcolor: CYCLE,
+          penwidth: 2,
+          style: 'dashed',
+          label: { html: '<B>not returned</B><BR/>every version matches the WHERE' },
+        }),
       );
   }
 
@@ -201,10 +244,16 @@ function buildGraph(
     const svgId = `${gid}e${i}`;
     steps.push({ ...e, step: i + 1, svgId });
     drawn.add(`${e.from}\u0000${e.to}\u0000${e.kind}`);
-    const color = CYCLE;
-    const dashed = e.kind === 'assumed' ? ', style=dashed' : '';
     lines.push(
-      `  ${nodeId(e.from)} -> ${nodeId(e.to)} [id="${svgId}", class="step cycle ${e.kind}", color="${color}", fontcolor="${color}", penwidth=2.6${dashed}, label=<${labelHtml(edgeLabel(e, i + 1), true)}>];`,
+      dotEdge(nodeId(e.from), nodeId(e.to), {
+        id: svgId,
+        class: `step cycle ${e.kind}`,
+        color: CYCLE,
+        fontcolor: CYCLE,
+        penwidth: 2.6,
+        style: e.kind === 'assumed' ? 'dashed' : undefined,
+        label: { html: labelHtml(edgeLabel(e, i + 1), true) },
+      }),
     );
   });
   premise.forEach((e, i) => {
@@ -212,17 +261,32 @@ function buildGraph(
     steps.push({ ...e, svgId });
     drawn.add(`${e.from}\u0000${e.to}\u0000${e.kind}`);
     lines.push(
-      `  ${nodeId(e.from)} -> ${nodeId(e.to)} [id="${svgId}", class="step assumed", color="${KIND_COLORS.assumed}", fontcolor="${KIND_COLORS.assumed}", penwidth=2, style=dashed, label=<${labelHtml(['assumed'], true)}>];`,
+      dotEdge(nodeId(e.from), nodeId(e.to), {
+        id: svgId,
+        class: 'step assumed',
+        color: KIND_COLORS.assumed,
+        fontcolor: KIND_COLORS.assumed,
+        penwidth: 2,
+        style: 'dashed',
+        label: { html: labelHtml(['assumed'], true) },
+      }),
     );
   });
-  for (const c of contextEdges(history, byId, ids)) {
+  for (const c of compact ? [] : contextEdges(history, byId, ids)) {
     if (drawn.has(`${c.from}\u0000${c.to}\u0000${c.kind}`)) continue;
     lines.push(
-      `  ${nodeId(c.from)} -> ${nodeId(c.to)} [class="context ${c.kind}", color="${CONTEXT}", fontcolor="#757575", style=dotted, constraint=false, label=<${labelHtml(c.label, false)}>];`,
+      dotEdge(nodeId(c.from), nodeId(c.to), {
+        class: `context ${c.kind}`,
+        color: CONTEXT,
+        fontcolor: '#757575',
+        style: 'dotted',
+        constraint: 'false',
+        label: { html: labelHtml(c.label, false) },
+      }),
     );
   }
   lines.push('}');
-  return { dot: lines.join('\n'), nodes, steps };
+  return { dot: lines.join('\n'), nodes, steps, ...(compact ? { compact } : {}) };
 }
 
 function missingRow(a: Anomaly): { row: string; versions: string[] } | undefined {
@@ -241,7 +305,9 @@ function statementLines(e: HistoryEvent, n: number): string[] {
       ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${JSON.stringify(e.params)}` : ''}`
       : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
-  const head = `${n}. ${e.op.toUpperCase()} ${e.table}${where}${partial}${e.op === 'select' ? '' : ` [${e.wid}]`}${e.rows.length === 0 ? ' -> no rows' : ''}`;
+  const wid = e.op === 'select' ? '' : ` [${e.wid}]`;
+  const none = e.rows.length === 0 ? ' -> no rows' : '';
+  const head = `${n}. ${e.op.toUpperCase()} ${e.table}${where}${partial}${wid}${none}`;
   const rows: string[] =
     e.op === 'select'
       ? e.rows.map((r) => `   -> ${JSON.stringify(r.row)} [${r.wid}]`)
@@ -257,10 +323,21 @@ function statementLines(e: HistoryEvent, n: number): string[] {
   ];
 }
 
-function txnLabel(t: Txn, inCycle: boolean, citedEvents: Set<string>): string {
-  const border = inCycle ? CYCLE : '#616161';
+/** A transaction's box: its id, label, session, level and status, then (unless compact) its statements, the
+ *  cited ones in red. */
+function txnLabel(t: Txn, inCycle: boolean, citedEvents: Set<string> | undefined): string {
   const head = `<B>${dotHtml(t.id)}</B>${t.label ? `  ${dotHtml(truncate(t.label, 40))}` : ''}`;
-  const sub = `session ${t.session} #${t.seq} · ${t.iso} · ${t.status}${t.node ? ` · on ${truncate(t.node, 40)}` : ''}`;
+  const node = t.node ? ` · on ${truncate(t.node, 40)}` : '';
+  const sub = `session ${t.session} #${t.seq} · ${t.iso} · ${t.status}${node}`;
+  const rows = [
+    cellRow(head, {}, ` BGCOLOR="${LEVEL_COLORS[t.iso] ?? '#dddddd'}"`),
+    cellRow(dotHtml(sub), { size: 9 }),
+    ...(citedEvents ? statementRows(t, inCycle, citedEvents) : []),
+  ];
+  return table(`BORDER="${inCycle ? 2 : 1}" COLOR="${inCycle ? CYCLE : '#616161'}" BGCOLOR="white"`, rows);
+}
+
+function statementRows(t: Txn, inCycle: boolean, citedEvents: Set<string>): string[] {
   const statements = t.events.map((e, i) => ({
     lines: statementLines(e, i + 1),
     cited: citedEvents.has(`${t.id}#${i + 1}`),
@@ -274,21 +351,91 @@ function txnLabel(t: Txn, inCycle: boolean, citedEvents: Set<string>): string {
   }
   const rows = shown.map((s) => {
     const text = s.lines.map((l) => dotHtml(truncateMiddle(l, MAX_LINE_CHARS))).join('<BR ALIGN="LEFT"/>');
-    return `<TR><TD ALIGN="LEFT" BALIGN="LEFT"${s.cited ? ' BGCOLOR="#fde2e2"' : ''}><FONT FACE="Courier" POINT-SIZE="9"${s.cited ? ` COLOR="${CYCLE}"` : ''}>${text}</FONT></TD></TR>`;
+    const font = { face: 'Courier', size: 9, color: s.cited ? CYCLE : undefined };
+    return cellRow(text, font, ` BALIGN="LEFT"${s.cited ? ' BGCOLOR="#fde2e2"' : ''}`);
   });
-  if (shown.length < statements.length)
-    rows.push(
-      `<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">… ${statements.length - shown.length} more statements</FONT></TD></TR>`,
-    );
-  if (statements.length === 0)
-    rows.push('<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#757575">(no statements)</FONT></TD></TR>');
-  return (
-    `<TABLE BORDER="${inCycle ? 2 : 1}" COLOR="${border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" BGCOLOR="white">` +
-    `<TR><TD ALIGN="LEFT" BGCOLOR="${LEVEL_COLORS[t.iso] ?? '#dddddd'}">${head}</TD></TR>` +
-    `<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9">${dotHtml(sub)}</FONT></TD></TR>` +
-    rows.join('') +
-    '</TABLE>'
-  );
+  if (shown.length < statements.length) rows.push(greyRow(`… ${statements.length - shown.length} more statements`));
+  if (statements.length === 0) rows.push(greyRow('(no statements)'));
+  return rows;
+}
+
+/** How many steps of a cycle the overview spells out before an ellipsis. */
+const MAX_PATH_STEPS = 6;
+
+/**
+ * The overview of a case split: the pair that cannot be ordered, each order supposed (blue, dashed) leading to
+ * the cycle it forces (red, ✗); an order derived on the way (its opposite forced a cycle) is a green fact that
+ * the cases using it point from. Each case box is clickable in the page (`cases`: SVG id -> case index).
+ */
+export function caseSplitGraph(anomaly: CaseSplitAnomaly, gid: string): AnomalyGraph {
+  const [a, b] = anomaly.pair;
+  const lines: string[] = [`digraph "${gid}" {`, ...GRAPH_HEAD];
+  const cases: Record<string, number> = {};
+  const pairLabel = table('BORDER="1" COLOR="#616161" BGCOLOR="white"', [
+    cellRow(`<B>${dotHtml(a)}</B> and <B>${dotHtml(b)}</B>`),
+    cellRow('must commit in some order', { size: 9 }),
+  ]);
+  lines.push(dotNode('pair', { id: `${gid}-pair`, label: { html: pairLabel } }));
+  const last = anomaly.cases.length - 2;
+  // Derived orders: the edge "x,y" kept because the case supposing y before x forced a cycle.
+  const derivedFrom = new Map<string, number>();
+  anomaly.cases.forEach((c, i) => {
+    if (i < last) derivedFrom.set(`${c.assume.after},${c.assume.before}`, i);
+  });
+  anomaly.cases.forEach((c, i) => {
+    const id = `c${i}`;
+    const svgId = `${gid}-${id}`;
+    cases[svgId] = i;
+    const derived = i < last;
+    const head = `Case ${i + 1}: suppose ${c.assume.before} commits before ${c.assume.after}`;
+    const rows = [
+      cellRow(`<B>${dotHtml(head)}</B>`),
+      cellRow(dotHtml(`a cycle is forced: ${cyclePath(c.edges)}`), { size: 9, color: CYCLE }),
+      cellRow(`<B>✗</B> ${derived ? 'impossible' : 'impossible: this order cannot be either'}`, {
+        size: 9,
+        color: CYCLE,
+      }),
+    ];
+    const box = table(`BORDER="2" COLOR="${CYCLE}" BGCOLOR="#fff5f5"`, rows);
+    lines.push(dotNode(id, { id: svgId, class: 'case', label: { html: box } }));
+    if (derived) {
+      const fact = `d${i}`;
+      const factBox = table(`BORDER="1" COLOR="${KIND_COLORS.wr}" BGCOLOR="#f1f8f1"`, [
+        cellRow(dotHtml(`so ${c.assume.after} commits before ${c.assume.before}`), { color: KIND_COLORS.wr }),
+      ]);
+      lines.push(dotNode(fact, { id: `${gid}-${fact}`, label: { html: factBox } }));
+      lines.push(dotEdge(id, fact, { color: KIND_COLORS.wr, penwidth: 1.6, label: 'refuted' }));
+    } else {
+      lines.push(
+        dotEdge('pair', id, {
+          id: `${svgId}-edge`,
+          class: 'step assumed',
+          color: KIND_COLORS.assumed,
+          fontcolor: KIND_COLORS.assumed,
+          penwidth: 2,
+          style: 'dashed',
+          label: { html: labelHtml([`suppose ${c.assume.before} first`], true) },
+        }),
+      );
+    }
+    // the derived orders this case's cycle uses
+    for (const e of c.edges) {
+      const from = e.kind === 'assumed' ? derivedFrom.get(`${e.from},${e.to}`) : undefined;
+      if (from !== undefined && from !== i)
+        lines.push(dotEdge(`d${from}`, id, { color: KIND_COLORS.wr, style: 'dashed', label: 'used' }));
+    }
+  });
+  lines.push('}');
+  return { title: 'The case split', dot: lines.join('\n'), nodes: {}, steps: [], cases };
+}
+
+/** A cycle as a path of ids with each edge's kind: `T1 -axiom-> init -so-> T1`, long ones shortened. */
+function cyclePath(edges: Edge[]): string {
+  if (edges.length === 0) return '(none shown)';
+  const shown = edges.length > MAX_PATH_STEPS ? [...edges.slice(0, MAX_PATH_STEPS - 1)] : edges;
+  const path = shown.map((e, i) => `${i === 0 ? e.from : ''} -${e.kind}-> ${e.to}`).join('');
+  const rest = edges.length - shown.length;
+  return rest > 0 ? `${path} … (${rest} more steps) -> ${edges[0].from}` : path;
 }
 
 interface ContextEdge {
