@@ -4,8 +4,9 @@
 // the transaction's statements, hostile values show as text and run nothing, no network request is made, and
 // a 10,000-transaction history opens quickly. Screenshots go to a temp folder, or with ISOCHECK_SCREENSHOTS=1 to
 // test/screenshots/ (the committed ones the README shows), so that running the suite leaves the clone clean.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,11 +16,15 @@ import type { History } from '../src/history/history.js';
 import { loadPredicateParser } from '../src/history/predicate.js';
 import { readHistory } from '../src/history/reader.js';
 import { cleanText, escapeHtml, jsonForScript, truncateMiddle } from '../src/report/escape.js';
-import { anomalyGraphs } from '../src/report/graph.js';
+import { anomalyGraphs, caseSplitGraph } from '../src/report/graph.js';
 import { renderReport, reportFileFor, writeReport } from '../src/report/html.js';
 import { PAGE_SCRIPT } from '../src/report/page-script.js';
 import { renderSvg, sanitizeSvg } from '../src/report/svg.js';
 import { anomalyEdges } from '../src/checker/anomaly.js';
+import { levelBoundary } from '../src/checker/level-boundary.js';
+import { runCheckCommand } from '../src/cli/check-command.js';
+import { levelVerdictText } from '../src/report/levels.js';
+import { ins, loadLines, registerLines, sel, txn, upd } from './helpers/lines.js';
 
 declare global {
   interface Window {
@@ -135,6 +140,44 @@ function hostileHistory(): string {
   return file;
 }
 
+/**
+ * A write skew (T1, T2 at SER) whose two cases each close a cycle through a chain of `k` transactions, each in a
+ * session of its own, reading what the previous one wrote: W0 -> C1 -> ... -> Ck -> T1 and V0 -> D1 -> ... -> T2.
+ * T2 read y as W0 wrote it and T1 wrote y blind, so T1 before T2 forces T1 before W0 (and the other way round).
+ */
+function chainedWriteSkew(k: number): object[] {
+  const txns = [];
+  let session = 3;
+  for (const [first, prefix, key, base] of [
+    ['W0', 'C', 2, 100],
+    ['V0', 'D', 1, 200],
+  ] as const) {
+    txns.push(txn(first, session++, 1, [upd(`${first}.1`, key, 'init', 5), ins(`${first}.2`, base, 0)]));
+    for (let i = 1; i <= k; i++) {
+      const read = i === 1 ? `${first}.2` : `${prefix}${i - 1}.2`;
+      txns.push(
+        txn(`${prefix}${i}`, session++, 1, [
+          sel(base + i - 1, [{ wid: read, v: 0 }]),
+          ins(`${prefix}${i}.2`, base + i, 0),
+        ]),
+      );
+    }
+  }
+  txns.push(
+    txn('T1', 1, 1, [sel(100 + k, [{ wid: `C${k}.2`, v: 0 }]), sel(1, [{ wid: 'V0.1', v: 5 }]), ins('T1.3', 2, 6)]),
+  );
+  txns.push(
+    txn('T2', 2, 1, [sel(200 + k, [{ wid: `D${k}.2`, v: 0 }]), sel(2, [{ wid: 'W0.1', v: 5 }]), ins('T2.3', 1, 6)]),
+  );
+  return registerLines(
+    [
+      { id: 1, v: 0 },
+      { id: 2, v: 0 },
+    ],
+    txns,
+  );
+}
+
 describe('report without a browser', () => {
   it('escapes JSON for a script element and text for HTML', () => {
     const value = { a: '</script><script>x</script>', b: '\u2028\u2029', c: '<!-- & -->' };
@@ -181,13 +224,67 @@ describe('report without a browser', () => {
     expect(html.match(/<script/g)).toHaveLength(2);
     expect(html).not.toContain('window.__pwned=1</script>');
     expect(html).not.toContain('<img');
-    // The JSON and the SVG texts hold no '<' (escaped), so every '<' left starts a real tag: none loads or runs anything.
+    // The JSON and the SVG texts hold no '<' (escaped), so every '<' left starts a real tag: none loads or runs
+    // anything.
     const tags = html.match(/<[a-zA-Z][^>]*>/g) ?? [];
     expect(tags.filter((t) => /\s(src|href|xlink:href|on\w+)\s*=/i.test(t))).toEqual([]);
     expect(html).not.toMatch(/<link|@import|url\(/i);
     const urls = html.match(/https?:\/\/[^\s"'<>)]+/g) ?? [];
     expect(urls.filter((u) => !u.startsWith('http://www.w3.org/'))).toEqual([]);
     expect(html).toContain("default-src 'none'");
+  });
+
+  it('the page script is the typed browser module (page/*.ts), each part standing alone', () => {
+    // Each part is inlined as its function's text (page-script.ts): it may import types only, and hold nothing
+    // outside its one exported function (a constant beside it would be missing in the page).
+    const pageDir = resolve('src/report/page');
+    const parts = readdirSync(pageDir).filter((f) => f.endsWith('.ts') && f !== 'context.ts');
+    expect(parts.length).toBeGreaterThanOrEqual(6);
+    for (const f of parts) {
+      const source = readFileSync(join(pageDir, f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+      const imports = source.match(/^import .*$/gm) ?? [];
+      expect(
+        imports.filter((l) => !l.startsWith('import type ')),
+        f,
+      ).toEqual([]);
+      const topLevel = source
+        .split('\n')
+        .filter((l) => /^[^\s})/]/.test(l) && !/^(import type|type|interface) /.test(l));
+      expect(topLevel.length, `${f}: ${topLevel.join(' | ')}`).toBe(1);
+      expect(topLevel[0], f).toMatch(/^export function \w+\(/);
+    }
+    for (const name of ['runPage', 'createDom', 'renderHeader', 'createExplanations', 'renderLevels', 'createTimeline'])
+      expect(PAGE_SCRIPT).toContain(name);
+    // and it type-checks on its own as browser code: the DOM library, no Node.js types
+    const tsc = resolve('node_modules/typescript/bin/tsc');
+    expect(() =>
+      execFileSync(process.execPath, [tsc, '-p', 'src/report/page/tsconfig.json'], { encoding: 'utf8', stdio: 'pipe' }),
+    ).not.toThrow();
+  });
+
+  it('draws a case split as an overview (the pair, each order and the cycle it forces) before the cases', async () => {
+    const { result } = await check(join(KNOWN, 'write-skew.SER.ndjson'));
+    const a = result.anomalies[0];
+    if (!('cases' in a)) throw new Error('a case split');
+    const g = caseSplitGraph(a, 'a0s');
+    expect(g.title).toBe('The case split');
+    expect(Object.values(g.cases ?? {})).toEqual([0, 1]);
+    expect(g.dot).toContain('T1 -axiom-&gt; init -so-&gt; T1');
+    expect(g.dot).toContain('suppose T2 first');
+    const svg = await renderSvg(g.dot);
+    expect('svg' in svg && svg.svg).toContain('Case 2: suppose T2 commits before T1');
+  });
+
+  it('draws a case whose cycle passes through many transactions with small boxes', async () => {
+    const history = await loadLines(chainedWriteSkew(14));
+    const result = checkHistory(history, {});
+    const a = result.anomalies[0];
+    expect(a.type).toBe('write-skew');
+    const graphs = anomalyGraphs(history, a, 'a0');
+    expect(graphs.map((g) => g.compact)).toEqual([true, true]);
+    expect(Object.values(graphs[0].nodes)).toEqual(expect.arrayContaining(['T1', 'W0', 'C7', 'C14', 'T2']));
+    expect(graphs[0].steps.filter((s) => s.kind === 'wr')).toHaveLength(15);
+    expect(graphs[0].dot).not.toContain('SELECT');
   });
 
   it('names one report per history when several are checked', () => {
@@ -313,6 +410,95 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
     await o.page.close();
   });
 
+  it('draws a case split: the overview links each order to its case, the cases to their cycles', async () => {
+    const { path } = await reportOf(join(KNOWN, 'write-skew.SER.ndjson'), 'write-skew-split');
+    const o = await open(path);
+    const split = o.page.locator('.graph.split svg');
+    expect(await split.locator('g.node.case').count()).toBe(2);
+    const texts = (await split.locator('text').allTextContents()).join('\n');
+    expect(texts).toContain('Case 1: suppose T1 commits before T2');
+    expect(texts).toContain('suppose T2 first');
+    expect(await o.page.locator('.case h4').allTextContents()).toEqual([
+      'The case split',
+      'Case 1: suppose T1 commits before T2',
+      'Case 2: suppose T2 commits before T1',
+    ]);
+    expect(await o.page.locator('.anomaly .words').first().textContent()).toContain(
+      'suppose T2 commits before T1: a cycle of 2 edges is forced (case 2 below)',
+    );
+    await split.locator('g.node.case').nth(1).click();
+    await expect
+      .poll(() => o.page.locator('.case.flash h4').textContent())
+      .toBe('Case 2: suppose T2 commits before T1');
+    await o.page.locator('.anomaly').screenshot({ path: join(SHOTS, 'write-skew-case-split.png') });
+    expectOffline(o);
+    await o.page.close();
+  });
+
+  it('draws a case split through 16 transactions per case with small boxes', async () => {
+    const history = await loadLines(chainedWriteSkew(14));
+    const result = checkHistory(history, {});
+    const path = join(dir, 'chained-write-skew.html');
+    await writeReport(path, history, result);
+    const o = await open(path);
+    expect(await o.page.locator('.graph svg').count()).toBe(3);
+    expect(await o.page.locator('.graph-error').count()).toBe(0);
+    const nodes = await nodeTexts(o.page);
+    for (const id of ['T1', 'T2', 'W0', 'C14', 'V0', 'D14']) expect(nodes.some((t) => t.startsWith(id))).toBe(true);
+    await o.page.locator('.graph svg g.node', { hasText: 'C14' }).first().click();
+    expect(await o.page.evaluate(() => window.__isocheck!.selected())).toBe('C14');
+    expectOffline(o);
+    await o.page.close();
+  });
+
+  it('check --levels --report shows the level boundary from the data the terminal prints', async () => {
+    const file = resolve('histories/corpus/smallbank-si-as-ser-s4-t20-seed1.ndjson.gz');
+    const path = join(dir, 'levels.html');
+    const logs: string[] = [];
+    const spy = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void logs.push(a.join(' ')));
+    try {
+      expect(await runCheckCommand([file], { levels: true, report: path })).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(logs.join('\n')).toContain(`report: ${path}`);
+    const boundary = await levelBoundary(await readHistory(file));
+    const o = await open(path);
+    expect(await o.page.textContent('.verdict')).toBe('STRONGEST: SI');
+    expect(await o.page.locator('.level-strip .level-mark').allTextContents()).toEqual([
+      'RC \u2713',
+      'RA \u2713',
+      'CC \u2713',
+      'PC \u2713',
+      'SI \u2713',
+      'SER \u2717',
+    ]);
+    // each row: the level, its mark and the words `check --levels` prints after it (report/levels.ts)
+    const rows = o.page.locator('tr.level-row');
+    expect(await rows.count()).toBe(6);
+    for (const [i, v] of boundary.uniform.entries()) {
+      const cells = rows.nth(i).locator('td');
+      expect(await cells.nth(0).textContent()).toBe(v.level);
+      expect(await cells.nth(2).textContent()).toContain(levelVerdictText(v));
+    }
+    expect(await rows.nth(5).textContent()).toContain('WRITE SKEW');
+    expect(await o.page.textContent('.levels-boundary .strongest')).toBe('Strongest level: SI');
+    // the configuration by label, and why WriteCheck stays at SI: its check at SER, drawn
+    expect(await o.page.textContent('.levels-boundary pre.spec')).toBe(boundary.byLabel!.spec);
+    const writeCheck = o.page.locator('table.by-label tr[data-label="WriteCheck"]');
+    expect(await writeCheck.textContent()).toContain('SI');
+    expect(await writeCheck.textContent()).toContain('\u2717 inconsistent: WRITE SKEW');
+    await writeCheck.locator('details.level-evidence > summary').click();
+    expect(await writeCheck.locator('.graph svg').count()).toBeGreaterThan(0);
+    // why not SER: the explanation, drawn; the timeline shows the configuration's commit order
+    expect(await o.page.textContent('#why-not')).toBe('Why not SER');
+    expect(await o.page.locator('#anomaly-0 .graph svg').count()).toBe(3);
+    expect(await o.page.textContent('body')).toContain(boundary.byLabel!.result.commitOrder!.join(', '));
+    await o.page.locator('.levels-boundary').screenshot({ path: join(SHOTS, 'levels.png') });
+    expectOffline(o);
+    await o.page.close();
+  });
+
   it('hostile values display as text and run nothing', async () => {
     const path = join(dir, 'hostile.html');
     const { history, result } = await check(hostileHistory());
@@ -341,7 +527,7 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
   it('a real workload violation (TPC-C at RC declared SER, else SmallBank SI declared SER) renders', async (ctx) => {
     const { openDatabase } = await import('../src/db/connect.js');
     const { runWorkload } = await import('../src/cli/run-command.js');
-    let db;
+    let db: Awaited<ReturnType<typeof openDatabase>>;
     try {
       db = await openDatabase({});
     } catch (e) {
@@ -363,7 +549,8 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
         await runWorkload({ ...a, sessions: 3, txns: 15, out, progress: false, log: () => {} }, db);
         const r = await reportOf(out, `${a.workload}-${a.seed}`);
         console.log(
-          `report workload test: ${a.workload} ${a.iso} declared ${a.declare} seed ${a.seed}: ${r.result.verdict}${r.result.anomalies[0] ? ` (${r.result.anomalies[0].type})` : ''}`,
+          `report workload test: ${a.workload} ${a.iso} declared ${a.declare} seed ${a.seed}: ` +
+            `${r.result.verdict}${r.result.anomalies[0] ? ` (${r.result.anomalies[0].type})` : ''}`,
         );
         if (
           r.result.verdict === 'inconsistent' &&
@@ -484,7 +671,8 @@ describe.skipIf(!hasChromium)('report in Chromium', () => {
     const o = await open(path);
     const loadMs = await o.page.evaluate(() => window.__isocheck!.loadMs);
     console.log(
-      `report of ${N} transactions: written in ${writeMs} ms (${(readFileSync(path).length / 1e6).toFixed(1)} MB), opened in ${o.ms} ms (page script ${loadMs.toFixed(0)} ms)`,
+      `report of ${N} transactions: written in ${writeMs} ms (${(readFileSync(path).length / 1e6).toFixed(1)} MB), ` +
+        `opened in ${o.ms} ms (page script ${loadMs.toFixed(0)} ms)`,
     );
     expect(o.ms).toBeLessThan(15_000);
     expect(await o.page.evaluate(() => window.__isocheck!.transactions)).toBe(N);

@@ -10,20 +10,12 @@
  *   by label: NewOrder=SER,Payment=SI,*=PC  (no label can be raised: ...)
  */
 import type { LevelBoundary, LevelVerdict } from '../checker/level-boundary.js';
-import { anomalyHeading, renderResult } from '../checker/explain/explain.js';
+import { renderResult } from '../checker/explain/explain.js';
 import { resultJson } from '../report/json.js';
-
-const MARK = { consistent: '✓', inconsistent: '✗', unknown: '?' } as const;
+import { LEVEL_MARK, levelVerdictText } from '../report/levels.js';
 
 function verdictLine(v: LevelVerdict): string {
-  const head = `  ${v.level.padEnd(4)} ${MARK[v.verdict]} ${v.verdict}`;
-  if (v.impliedBy) return `${head} (implied by ${v.impliedBy})`;
-  if (v.verdict === 'unknown') return `${head}: ${v.result?.reason ?? 'not decided'}`;
-  if (v.verdict === 'inconsistent') {
-    const a = v.result!.anomalies[0];
-    return `${head}: ${a ? anomalyHeading(a) : (v.result!.reason ?? 'no anomaly named')}`;
-  }
-  return `${head} (a commit order exists; --json gives it)`;
+  return `  ${v.level.padEnd(4)} ${LEVEL_MARK[v.verdict]} ${levelVerdictText(v, '; --json gives it')}`;
 }
 
 export function renderBoundary(name: string, b: LevelBoundary): string {

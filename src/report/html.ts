@@ -5,13 +5,16 @@
  * for its statements; the witness commit order for a consistent history).
  *
  *   History + CheckResult -> page data (JSON, escaped for <script>) + SVGs (graph.ts -> svg.ts) -> page.ts
+ *   History + LevelBoundary (--levels) -> the same, with the boundary (`levels`) and each level's evidence
  *
- * The page script builds every text node from the JSON with textContent; the SVGs are checked by svg.ts.
+ * The page data's type is page-data.ts, which the page script (page/*.ts) reads with; it builds every text node
+ * from the JSON with textContent; the SVGs are checked by svg.ts.
  */
 import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { anomalyEdges, type Anomaly, type Edge } from '../checker/anomaly.js';
-import type { CheckResult } from '../checker/check.js';
+import type { CheckResult, CheckStats } from '../checker/result.js';
+import type { LevelBoundary, LevelVerdict } from '../checker/level-boundary.js';
 import {
   anomalyMessage,
   anomalyName,
@@ -22,7 +25,9 @@ import {
   renderAnomaly,
 } from '../checker/explain/explain.js';
 import type { History } from '../history/history.js';
-import { anomalyGraphs, edgeLabel, LEVEL_COLORS, type GraphStep } from './graph.js';
+import { type AnomalyGraph, anomalyGraphs, caseSplitGraph, edgeLabel, LEVEL_COLORS } from './graph.js';
+import { levelVerdictText } from './levels.js';
+import type { PageAnomaly, PageData, PageEdge, PageGraph, PageLevelCheck, PageLevels } from './page-data.js';
 import { pageHtml } from './page.js';
 import { labelLevels, metaEntries } from './summary.js';
 import { renderSvg } from './svg.js';
@@ -39,13 +44,42 @@ export interface ReportOptions {
 const MAX_DRAWN = 5;
 const MAX_LISTED = 50;
 
-interface PageGraph {
-  title?: string;
-  /** Index of the SVG template in the page, or the reason there is no drawing. */
-  svg?: number;
-  error?: string;
-  nodes: Record<string, string>;
-  steps: (GraphStep & { label: string[]; reason: string })[];
+/** Draws anomalies into SVGs held by the page (`svgs`, referenced by index), up to MAX_DRAWN per call. */
+class Drawer {
+  readonly svgs: string[] = [];
+  constructor(private readonly history: History) {}
+
+  async anomalies(anomalies: Anomaly[], prefix: string, drawn = MAX_DRAWN): Promise<PageAnomaly[]> {
+    const out: PageAnomaly[] = [];
+    for (const [i, a] of anomalies.slice(0, MAX_LISTED).entries())
+      out.push(anomalyData(a, i < drawn ? await this.graphs(a, `${prefix}${i}`) : []));
+    return out;
+  }
+
+  private async graphs(a: Anomaly, prefix: string): Promise<PageGraph[]> {
+    const graphs: AnomalyGraph[] = anomalyGraphs(this.history, a, prefix);
+    // A case split drawn case by case gets its overview first.
+    if (a.type !== 'no-consistent-order' && 'cases' in a && graphs.length)
+      graphs.unshift(caseSplitGraph(a, `${prefix}s`));
+    const out: PageGraph[] = [];
+    for (const g of graphs) {
+      const r = await renderSvg(g.dot);
+      const steps = g.steps.map((s) => ({ ...s, label: edgeLabel(s, s.step), reason: edgeReason(s) }));
+      const page: PageGraph = {
+        ...(g.title ? { title: g.title } : {}),
+        nodes: g.nodes,
+        steps,
+        ...(g.cases ? { cases: g.cases } : {}),
+        ...(g.compact ? { compact: true } : {}),
+      };
+      if ('svg' in r) {
+        this.svgs.push(r.svg);
+        page.svg = this.svgs.length - 1;
+      } else page.error = r.error;
+      out.push(page);
+    }
+    return out;
+  }
 }
 
 export async function renderReport(
@@ -53,23 +87,91 @@ export async function renderReport(
   result: CheckResult,
   options: ReportOptions = {},
 ): Promise<string> {
-  const svgs: string[] = [];
-  const anomalies = [];
-  for (const [i, a] of result.anomalies.slice(0, MAX_LISTED).entries()) {
-    const graphs: PageGraph[] = [];
-    if (i < MAX_DRAWN) {
-      for (const g of anomalyGraphs(history, a, `a${i}`)) {
-        const r = await renderSvg(g.dot);
-        const steps = g.steps.map((s) => ({ ...s, label: edgeLabel(s, s.step), reason: edgeReason(s) }));
-        if ('svg' in r) {
-          svgs.push(r.svg);
-          graphs.push({ title: g.title, svg: svgs.length - 1, nodes: g.nodes, steps });
-        } else graphs.push({ title: g.title, error: r.error, nodes: g.nodes, steps });
-      }
-    }
-    anomalies.push(anomalyData(a, graphs));
-  }
+  const drawer = new Drawer(history);
+  const data = pageData(history, result, await drawer.anomalies(result.anomalies, 'a'), options);
+  return pageHtml({ title: data.title, data, svgs: drawer.svgs });
+}
 
+/**
+ * The report of `check --levels --report`: the level boundary (each uniform level with its commit order or its
+ * drawn anomaly, the strongest, the strongest configuration by label and why each label stops), the history's
+ * timeline with the commit order of the strongest configuration, and the first inconsistent level's anomalies as
+ * the page's explanation ("why not SI").
+ */
+export async function renderLevelsReport(
+  history: History,
+  boundary: LevelBoundary,
+  options: ReportOptions = {},
+): Promise<string> {
+  const drawer = new Drawer(history);
+  const whyNot = boundary.uniform.find((v) => v.verdict === 'inconsistent' && v.result);
+  const strongest = boundary.uniform.find((v) => v.level === boundary.strongest);
+  const check = async (v: LevelVerdict, prefix: string): Promise<PageLevelCheck> => ({
+    level: v.level,
+    verdict: v.verdict,
+    impliedBy: v.impliedBy ?? null,
+    headline: levelVerdictText(v),
+    commitOrder: v.result?.commitOrder ?? null,
+    anomalies: v.result && v !== whyNot ? await drawer.anomalies(v.result.anomalies, prefix, 1) : [],
+  });
+  const uniform: PageLevelCheck[] = [];
+  for (const [i, v] of boundary.uniform.entries()) uniform.push(await check(v, `u${i}a`));
+  const byLabel = boundary.byLabel;
+  const blockedBy: (PageLevelCheck & { label: string })[] = [];
+  for (const [i, [label, { level, result }]] of [...(byLabel?.blockedBy ?? [])].entries())
+    blockedBy.push({ label, ...(await check({ level, verdict: result.verdict, result }, `b${i}a`)) });
+  // The page's own explanation and commit order: why the first inconsistent level fails, and the order of the
+  // strongest configuration (by label when there is one).
+  const main = whyNot?.result ?? strongest?.result ?? boundary.uniform.find((v) => v.result)?.result;
+  const order = byLabel?.result.commitOrder ?? strongest?.result?.commitOrder;
+  const result: CheckResult = {
+    verdict: boundary.strongest ? 'consistent' : (main?.verdict ?? 'unknown'),
+    anomalies: whyNot?.result?.anomalies ?? [],
+    ...(order ? { commitOrder: order } : {}),
+    notes: main?.notes ?? [],
+    stats: main?.stats ?? emptyStats(history),
+  };
+  const levels: PageLevels = {
+    checks: boundary.checks,
+    uniform,
+    strongest: boundary.strongest ?? null,
+    whyNot: whyNot?.level ?? null,
+    byLabel: byLabel
+      ? {
+          spec: byLabel.spec,
+          levels: [...byLabel.levels].map(([label, level]) => ({ label, level })),
+          commitOrder: byLabel.result.commitOrder ?? null,
+          blockedBy,
+        }
+      : null,
+  };
+  const anomalies = await drawer.anomalies(result.anomalies, 'a');
+  const data = { ...pageData(history, result, anomalies, options), levels };
+  return pageHtml({ title: data.title, data, svgs: drawer.svgs });
+}
+
+function emptyStats(history: History): CheckStats {
+  const count = (s: string) => history.txns.filter((t) => t.status === s).length;
+  return {
+    transactions: history.txns.length,
+    committed: count('committed'),
+    aborted: count('aborted'),
+    unknown: count('unknown'),
+    sessions: new Set(history.txns.map((t) => t.session)).size,
+    events: history.txns.reduce((n, t) => n + t.events.length, 0),
+    reads: 0,
+    keys: 0,
+    conflicts: 0,
+    forcedWitnesses: 0,
+    prunedChoices: 0,
+    saturationEdges: 0,
+    extensions: 0,
+    prefixes: 0,
+    timeMs: 0,
+  };
+}
+
+function pageData(history: History, result: CheckResult, anomalies: PageAnomaly[], options: ReportOptions): PageData {
   const tl = timelineData(history);
   const index = new Map(history.txns.map((t, i) => [t.id, i]));
   const involved = new Set<number>();
@@ -79,7 +181,7 @@ export async function renderReport(
       if (i !== undefined) involved.add(i);
     }
   }
-  const data = {
+  return {
     title: options.title ?? `isocheck: ${basename(history.file)}`,
     file: history.file,
     truncated: history.truncated,
@@ -114,14 +216,14 @@ export async function renderReport(
     subHistory: result.subHistory ?? null,
     anomalies,
     moreAnomalies: Math.max(0, result.anomalies.length - MAX_LISTED),
+    levels: null,
   };
-  return pageHtml({ title: data.title, data, svgs });
 }
 
 /** An edge for the page: the data, its label and its reason in words (explain.ts). */
-const edgeData = (e: Edge, step?: number) => ({ ...e, label: edgeLabel(e, step), reason: edgeReason(e) });
+const edgeData = (e: Edge, step?: number): PageEdge => ({ ...e, label: edgeLabel(e, step), reason: edgeReason(e) });
 
-function anomalyData(a: Anomaly, graphs: PageGraph[]) {
+function anomalyData(a: Anomaly, graphs: PageGraph[]): PageAnomaly {
   const search = a.type === 'no-consistent-order' ? a : undefined;
   return {
     type: a.type,
@@ -152,6 +254,15 @@ export async function writeReport(
   options: ReportOptions = {},
 ): Promise<void> {
   await writeFile(file, await renderReport(history, result, options), 'utf8');
+}
+
+export async function writeLevelsReport(
+  file: string,
+  history: History,
+  boundary: LevelBoundary,
+  options: ReportOptions = {},
+): Promise<void> {
+  await writeFile(file, await renderLevelsReport(history, boundary, options), 'utf8');
 }
 
 /**

@@ -212,6 +212,20 @@ details.terminal summary { cursor: pointer; color: var(--muted); margin-top: 10p
 .rows .row { padding: 1px 0 1px 16px; text-indent: -16px; word-break: break-all; }
 .rows .row .w { color: var(--muted); }
 .muted { color: var(--muted); }
+.level-strip { display: flex; flex-wrap: wrap; gap: 6px; margin: 8px 0; }
+.level-mark { font-weight: 700; font-size: 13px; padding: 2px 10px; border-radius: 5px; color: #fff; }
+.level-mark.consistent, .mark.consistent { background: var(--green); }
+.level-mark.inconsistent, .mark.inconsistent { background: var(--red); }
+.level-mark.unknown, .mark.unknown { background: var(--amber); }
+table.boundary td.mark { color: #fff; font-weight: 700; text-align: center; border-radius: 4px; width: 1.6em; }
+table.boundary td.verdict-text, table.by-label td.verdict-text { padding-left: 8px; }
+.levels-boundary details { margin: 2px 0 4px; }
+.levels-boundary details > summary { cursor: pointer; color: var(--muted); font-size: 12px; }
+.levels-boundary details pre { max-height: 200px; overflow: auto; }
+.levels-boundary .strongest { font-weight: 700; margin: 10px 0; }
+.levels-boundary pre.spec { font-size: 13px; }
+.graph.split g.node.case { cursor: pointer; }
+.case.flash { outline: 2px solid var(--blue); outline-offset: 4px; border-radius: 6px; }
 @media (max-width: 1100px) {
   .tl-layout { flex-direction: column; }
   #details { flex: 1 1 auto; max-width: none; width: 100%; position: static; }
