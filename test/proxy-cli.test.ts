@@ -1,14 +1,16 @@
 // `isocheck proxy` as a user runs it (the CLI built into a private folder): without --db it starts the embedded
 // server and prints the URL for clients; a table created through the proxy is instrumented before its first use;
-// SIGTERM finishes the history (a transaction left open is written aborted, then the end line) and exits 0.
+// SIGTERM finishes the history (a transaction left open is written aborted, then the end line) and exits 0. With
+// ISOCHECK_PROXY_TLS_CERT/KEY (a certificate openssl makes, when installed) a client connects with TLS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { buildPrivateCli } from './helpers/private-cli.js';
-import { parseListen } from '../src/cli/proxy-command.js';
+import { parseListen, readTls } from '../src/cli/proxy-command.js';
+import { which } from './helpers/which.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-cli-'));
 let bin: string;
@@ -30,10 +32,45 @@ describe('isocheck proxy (command line)', () => {
     expect(() => parseListen('here')).toThrow(/--listen here: expected HOST:PORT/);
   });
 
+  it('reads the TLS certificate and key, and says what is wrong with them', () => {
+    expect(readTls(undefined, undefined)).toBeUndefined();
+    expect(() => readTls(join(dir, 'c.pem'), undefined)).toThrow(/--tls-cert and --tls-key .* go together/);
+    expect(() => readTls(join(dir, 'none.pem'), join(dir, 'none.key'))).toThrow(/--tls-cert .*none\.pem: ENOENT/);
+    writeFileSync(join(dir, 'junk.pem'), 'not a certificate\n');
+    expect(() => readTls(join(dir, 'junk.pem'), join(dir, 'junk.pem'))).toThrow(/--tls-cert .*junk\.pem \/ --tls-key/);
+  });
+
   it('starts the embedded server, records, and finishes the file on SIGTERM', async () => {
     const out = join(dir, 'run.ndjson');
+    // with a certificate (ISOCHECK_PROXY_TLS_CERT/KEY) when openssl can make one: client a connects with TLS
+    const openssl = which('openssl');
+    const cert = join(dir, 'proxy.crt');
+    const key = join(dir, 'proxy.key');
+    const tls =
+      !!openssl &&
+      spawnSync(
+        openssl,
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '2',
+          '-subj',
+          '/CN=localhost',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+        ],
+        { stdio: 'ignore', timeout: 30_000 },
+      ).status === 0;
+    const env = { ...process.env, ...(tls ? { ISOCHECK_PROXY_TLS_CERT: cert, ISOCHECK_PROXY_TLS_KEY: key } : {}) };
     const c = spawn(process.execPath, [bin, 'proxy', '--listen', '127.0.0.1:0', '--tables', 'accounts', '--out', out], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env,
     });
     child = c;
     let stderr = '';
@@ -52,12 +89,22 @@ describe('isocheck proxy (command line)', () => {
       c.once('exit', () => reject(new Error(`the proxy exited: ${stderr}`)));
     });
     expect(stderr).toMatch(/accounts not found yet/);
-    const a = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, query_timeout: 10_000 });
+    if (tls) expect(stderr).toMatch(/clients may connect with TLS/);
+    const a = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: 5000,
+      query_timeout: 10_000,
+      ...(tls ? { ssl: { rejectUnauthorized: false } } : {}),
+    });
     const b = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, query_timeout: 10_000 });
     a.on('error', () => undefined);
     b.on('error', () => undefined);
     await a.connect();
     await b.connect();
+    if (tls)
+      expect((a as unknown as { connection: { stream: { encrypted?: boolean } } }).connection.stream.encrypted).toBe(
+        true,
+      );
     await a.query('CREATE TABLE accounts (id int4 PRIMARY KEY, bal int4 NOT NULL)');
     await a.query('INSERT INTO accounts VALUES (1, 100), (2, 100)');
     await a.query('UPDATE accounts SET bal = bal - $1 WHERE id = $2', [10, 1]);

@@ -110,6 +110,7 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
         `isocheck: warning: clients are not authenticated (trust): anyone who reaches ${host}:${proxy.port} ` +
           `can use the database (set ${PASSWORD_ENV} to require a password)\n`,
       );
+    if (tls) process.stderr.write('isocheck: clients may connect with TLS (sslmode=require)\n');
     process.stderr.write(`isocheck: recording ${tables.join(', ')} to ${opts.out}; connect clients to:\n`);
     process.stdout.write(`${proxy.url}\n`);
     process.stderr.write('isocheck: Ctrl-C (or SIGTERM) to stop and finish the history\n');
