@@ -5,7 +5,8 @@
  *
  * DIST is the compiled tree (dist/) of another checkout, e.g. of an older commit:
  *
- *     git worktree add /tmp/base <commit> && (cd /tmp/base && ln -s "$PWD/node_modules" . && npx tsc -p tsconfig.build.json)
+ *     git worktree add /tmp/base <commit> &&
+ *       (cd /tmp/base && ln -s "$PWD/node_modules" . && npx tsc -p tsconfig.build.json)
  *     npm run bench -- compare --base /tmp/base/dist bench/slow/*.gz
  *
  * Each check runs in a fresh child process of that version's `bench/paper-worker.js` (the protocol of
@@ -166,13 +167,14 @@ async function compareFiles(
           : 'n/a (undecided)';
     if (decidedVerdicts.size > 1) disagree++;
     if (agree === 'yes') ratios.push(b / h);
+    const baseStopped = runs.base.some((o) => o.verdict.startsWith('unknown') || o.verdict === 'killed');
     rows.push([
       `\`${basename(file)}\``,
       String(runs.head[0].conflicts ?? ''),
       ms(median(runs.head.map((o) => o.loadMs))),
       `${ms(b)} (${verdicts(runs.base)})`,
       `${ms(h)} (${verdicts(runs.head)})`,
-      `${runs.base.some((o) => o.verdict.startsWith('unknown') || o.verdict === 'killed') ? '≥ ' : ''}${(b / h).toFixed(2)}×`,
+      `${baseStopped ? '≥ ' : ''}${(b / h).toFixed(2)}×`,
       agree,
       `${median(runs.base.map((o) => o.peakMb)).toFixed(0)} → ${median(runs.head.map((o) => o.peakMb)).toFixed(0)}`,
     ]);

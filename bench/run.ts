@@ -4,19 +4,23 @@
  */
 import { UsageError } from './usage-error.js';
 
-const USAGE = `usage: npm run bench -- <name> [args]
+const USAGE =
+  `usage: npm run bench -- <name> [args]
   load [MB]                   stream-validate and load a synthetic history of about MB megabytes (default 100)
   paper [options]             the CAV paper's experiments and extended axes -> bench/RESULTS.md (paper --help)
   recorder [options]          an ORM app (examples/ kysely, drizzle) unrecorded and recorded (hook, isocheck record,
                               drop-in driver), same run -> bench/results/recorder-overhead.md (options: see
-                              bench/recorder-app-overhead.ts: --apps --isos --txns 100 --workers 4 --rounds 5 --base DIST)
+                              bench/recorder-app-overhead.ts: --apps --isos --txns 100 --workers 4 ` +
+  `--rounds 5 --base DIST)
   recorder-smallbank [TXNS] [SESSIONS]  SmallBank throughput with and without the recorder (default 300 4)
-  proxy [TXNS] [SESSIONS] [ROUNDS]      SmallBank direct, through the pg recorder and through isocheck proxy (default 100 16 3)
+  proxy [TXNS] [SESSIONS] [ROUNDS]      SmallBank direct, through the pg recorder and through isocheck proxy ` +
+  `(default 100 16 3)
   profile FILE                CPU profile of checking one history, top functions
   components FILE...          how much of each history splits into independent parts (rows, sessions)
   compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run
   scale [options]             time and peak RSS vs transactions on generated bank histories -> bench/results/scale.csv,
-                              scale.svg (scale --help: --sizes 5000,10000,20000,40000 --levels si+rc,si,rc --timeout 60)`;
+                              scale.svg (scale --help: --sizes 5000,10000,20000,40000 --levels si+rc,si,rc ` +
+  `--timeout 60)`;
 
 const [name = 'load', ...args] = process.argv.slice(2);
 try {

@@ -2,7 +2,8 @@
 // between them, and an audit that reads the total, by 4 concurrent workers at one isolation level.
 //
 // Each example gives an `app` with these operations, written with its library:
-//   setup(accounts, balance)        drop and create table accounts (id int PRIMARY KEY, balance int NOT NULL), insert the rows
+//   setup(accounts, balance)        drop and create table accounts (id int PRIMARY KEY, balance int NOT NULL),
+//                                   insert the rows
 //   transaction(iso, fn)            run fn(tx) in one transaction at iso ('serializable' or 'repeatable read')
 //   balance(tx, id) / pairTotal(tx, a, b) / total(tx)   reads (the total: SELECT sum(balance) FROM accounts)
 //   add(tx, id, delta)              UPDATE accounts SET balance = balance + delta WHERE id = ...

@@ -263,8 +263,10 @@ export function pollMemory(): void {
 }
 
 /** V8's RangeErrors for sizes it cannot allocate (a negative length, a bug, is not one of them). */
-const ALLOCATION_FAILED =
-  /^(Array buffer allocation failed|Invalid typed array length: \d{8,}|Invalid string length|(Map|Set) maximum size exceeded)/;
+const ALLOCATION_FAILED = new RegExp(
+  String.raw`^(Array buffer allocation failed|Invalid typed array length: \d{8,}|Invalid string length|` +
+    '(Map|Set) maximum size exceeded)',
+);
 
 /** Whether `e` is V8 refusing an allocation for its size (a RangeError, not a bug of ours). */
 export function isAllocationFailure(e: unknown): e is RangeError {

@@ -343,7 +343,8 @@ Examples:
   isocheck check run.ndjson                          consistent at the levels the application ran at?
   isocheck check --iso SER run.ndjson                would it have been serializable?
   isocheck record --out shop.ndjson --tables orders,order_lines,stock --db postgres://localhost/shop -- npm start
-  DATABASE_URL=postgres://localhost/bank isocheck record --out bank.ndjson --tables accounts -- node examples/knex/app.cjs --iso repeatable-read`,
+  DATABASE_URL=postgres://localhost/bank isocheck record --out bank.ndjson --tables accounts -- ` +
+      `node examples/knex/app.cjs --iso repeatable-read`,
   )
   .action(async (command: string[], opts) => {
     const { runRecordCommand } = await import('./record-command.js');

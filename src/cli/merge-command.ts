@@ -44,9 +44,12 @@ export async function runMergeCommand(files: string[], opts: MergeCommandOptions
     return 0;
   }
   for (const f of summary.files) {
+    const renumbered = summary.renumbered ? ` -> ${rangeText([...f.sessions.values()])}` : '';
+    const renamed = f.renamedIds > 0 ? ` (${f.renamedIds} transaction ids renamed)` : '';
     console.log(
       `  ${f.file}: ${f.transactions} ` +
-        `transaction${f.transactions === 1 ? '' : 's'}, ${rangeText([...f.sessions.keys()])}${summary.renumbered ? ` -> ${rangeText([...f.sessions.values()])}` : ''}${f.truncated ? ' (truncated: no end line)' : ''}${f.renamedIds > 0 ? ` (${f.renamedIds} transaction ids renamed)` : ''}`,
+        `transaction${f.transactions === 1 ? '' : 's'}, ${rangeText([...f.sessions.keys()])}${renumbered}` +
+        `${f.truncated ? ' (truncated: no end line)' : ''}${renamed}`,
     );
   }
   console.log(

@@ -279,7 +279,9 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     join(
       'histories',
       'runs',
-      `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}-s${sessions}-t${txnsPerSession}-seed${seed}${client ? `-client${client.k}of${client.n}` : ''}.ndjson`,
+      `${workload.name}-${configName.replace(/[^a-z0-9+]+/gi, '_')}` +
+        `${declared ? `-as-${options.declare!.replace(/[^a-z0-9+]+/gi, '_')}` : ''}` +
+        `-s${sessions}-t${txnsPerSession}-seed${seed}${client ? `-client${client.k}of${client.n}` : ''}.ndjson`,
     );
   checkOutputFile(file, '--out');
 
@@ -361,7 +363,9 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   let db: Database | undefined;
   let admin: pg.Client | undefined;
   // Unique per run even when one process records several at once (the benchmark runs two in parallel).
-  const dbName = `isocheck_${workload.name.replace(/[^a-z0-9]/g, '_')}_${process.pid}_${Date.now().toString(36)}_${++runCounter}`;
+  const dbName =
+    `isocheck_${workload.name.replace(/[^a-z0-9]/g, '_')}_${process.pid}_` +
+    `${Date.now().toString(36)}_${++runCounter}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'isocheck-data-'));
   let created = false;
   const started = Date.now();

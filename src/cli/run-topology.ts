@@ -151,12 +151,14 @@ export class TopologyRun {
       this.kind === 'shards'
         ? `a postgres_fdw coordinator and ${topo.shards.length} shards`
         : `${pool ? `pgpool-II on 127.0.0.1:${pool.port} load balancing to ` : ''}a primary ` +
-          `and ${topo.replicas.length} hot ` +
-          `standby${topo.replicas.length === 1 ? '' : 's'}${own ? ' (yours)' : ` (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)`}`;
+          `and ${topo.replicas.length} hot standby${topo.replicas.length === 1 ? '' : 's'}` +
+          `${own ? ' (yours)' : ` (recovery_min_apply_delay ${this.options.applyDelay ?? 100} ms)`}`;
     return {
       // setup, load and the invariants go to the primary; the sessions connect to pgpool (sessionClient)
       url: topo.primary.url,
-      description: `${what}, ${own ? '' : 'embedded '}PostgreSQL ${version}${own ? '' : ' (throwaway)'}:\n  ${topo.describe().join('\n  ')}`,
+      description:
+        `${what}, ${own ? '' : 'embedded '}PostgreSQL ${version}${own ? '' : ' (throwaway)'}:\n` +
+        `  ${topo.describe().join('\n  ')}`,
       serverVersionNum: topo.primary.server?.versionNum ?? versionNum(version),
       embedded: !own,
       close: async () => {

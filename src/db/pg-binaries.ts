@@ -284,7 +284,8 @@ const memo = new Map<string, PgBinaries>();
  */
 export function pgBinaries(runAs: RunAs | undefined, options: BinariesOptions = {}): PgBinaries {
   const pkg = options.pkg ?? findNativePackage();
-  const memoKey = `${runAs ? `${runAs.uid}:${runAs.gid}` : 'self'}\u0000${pkg.root}\u0000${(options.bases ?? []).join('\u0000')}`;
+  const who = runAs ? `${runAs.uid}:${runAs.gid}` : 'self';
+  const memoKey = `${who}\u0000${pkg.root}\u0000${(options.bases ?? []).join('\u0000')}`;
   const known = memo.get(memoKey);
   if (known) return known;
   const found = findBinaries(runAs, pkg, options.bases ?? tempCandidates());

@@ -23,8 +23,9 @@
  * - Shards: hash partitions of every recorded table by the first column of its primary key, partition i of table
  *   number t on shard (i + t) mod N: tables are not co-located (as Citus's tables unless declared co-located), so
  *   one customer's rows of two tables can be on two shards. Foreign keys are dropped on the shards (a shard cannot
- *   see the rows on another), and identity columns become plain ones there (the coordinator assigns them). lock_timeout and statement_timeout on the shards: a deadlock across shards is seen by
- *   no server's deadlock detector, and would hang.
+ *   see the rows on another), and identity columns become plain ones there (the coordinator assigns them).
+ *   lock_timeout and statement_timeout on the shards: a deadlock across shards is seen by no server's deadlock
+ *   detector, and would hang.
  * - Every wait has a timeout (TopologyError saying what did not happen).
  */
 import { openSync, writeSync, closeSync, fchownSync, rmSync } from 'node:fs';
@@ -144,7 +145,11 @@ function topology(
     describe: () =>
       nodes.map(
         (n) =>
-          `${n.name}: ${n.server ? `embedded PostgreSQL ${n.version} on 127.0.0.1:${n.port}` : `PostgreSQL ${n.version} at ${where(n.url)}`}${n.role === 'standby' ? ' (hot standby)' : ''}`,
+          `${n.name}: ` +
+          (n.server
+            ? `embedded PostgreSQL ${n.version} on 127.0.0.1:${n.port}`
+            : `PostgreSQL ${n.version} at ${where(n.url)}`) +
+          (n.role === 'standby' ? ' (hot standby)' : ''),
       ),
     stop() {
       // standbys and shards first: a standby whose primary went away only retries, but there is no point
@@ -286,7 +291,8 @@ async function startStandby(primary: EmbeddedServer, name: string, applyDelayMs:
           }
           writeNew(join(dataDir, 'backup_label'), label, who);
           writeNew(join(dataDir, 'standby.signal'), '', who);
-          const conninfo = `host=127.0.0.1 port=${primary.port} user=postgres password=${password} application_name=${name}`;
+          const conninfo =
+            `host=127.0.0.1 port=${primary.port} user=postgres ` + `password=${password} application_name=${name}`;
           writeNew(
             join(dataDir, 'postgresql.auto.conf'),
             [
@@ -470,8 +476,10 @@ export async function distributeTables(
         for (const fk of fks.rows) await c.query(`ALTER TABLE ${fk.t} DROP CONSTRAINT ${q(fk.con)}`);
         // the coordinator assigns identities; a shard takes the values it is sent
         const ids = await c.query<{ t: string; col: string }>(
-          `SELECT a.attrelid::regclass::text AS t, a.attname AS col FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
-            WHERE r.relnamespace = 'public'::regnamespace AND r.relkind = 'r' AND a.attidentity <> '' AND NOT a.attisdropped`,
+          `SELECT a.attrelid::regclass::text AS t, a.attname AS col ` +
+            `FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
+            WHERE r.relnamespace = 'public'::regnamespace AND r.relkind = 'r' AND a.attidentity <> '' ` +
+            `AND NOT a.attisdropped`,
         );
         for (const id of ids.rows) await c.query(`ALTER TABLE ${id.t} ALTER COLUMN ${q(id.col)} DROP IDENTITY`);
       }),

@@ -56,8 +56,11 @@ interface ParsedDateTime {
   offset?: number;
 }
 
-const DT_RE =
-  /^(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:T|\s+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?)?\s*(Z|UTC|GMT|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?(?:\s+(BC|AD))?$/i;
+const DT_RE = new RegExp(
+  String.raw`^(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:T|\s+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?)?` + // date, time
+    String.raw`\s*(Z|UTC|GMT|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?(?:\s+(BC|AD))?$`, // zone, era
+  'i',
+);
 
 function rint(x: number): number {
   const r = Math.round(x);

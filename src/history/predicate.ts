@@ -141,7 +141,8 @@ export async function loadPredicateParser(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Compiled expression nodes
 
-// biome-ignore lint/suspicious/noExplicitAny: libpg-query's parse tree, walked by node kind; typing it with @pgsql/types is a rewrite of this file (issue 18)
+// libpg-query's parse tree, walked by node kind; typing it with @pgsql/types is a rewrite of this file (issue 18)
+// biome-ignore lint/suspicious/noExplicitAny: see above
 type Node = any;
 type Ev = (row: Row) => Internal;
 type T = BaseType | 'unknown';
@@ -458,7 +459,9 @@ function coerceUnknown(ctx: Ctx, e: Ex, ts: TypeSpec): Ex {
     if (err instanceof SqlEvalError) {
       fail(
         e.node,
-        `${err.message}${e.param !== undefined ? ` (parameter $${e.param} = ${showValue(ctx.params[e.param - 1])})` : ''}`,
+        e.param !== undefined
+          ? `${err.message} (parameter $${e.param} = ${showValue(ctx.params[e.param - 1])})`
+          : err.message,
       );
     }
     throw err;

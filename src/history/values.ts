@@ -43,7 +43,9 @@ export type BaseType =
   | 'timestamptz'
   | 'uuid';
 
-// biome-ignore lint/suspicious/noExplicitAny: the representation depends on the BaseType at run time (above); a union needs casts in every per-type closure (issue 18)
+// The representation depends on the BaseType at run time (above); a union needs casts in every per-type closure
+// (issue 18).
+// biome-ignore lint/suspicious/noExplicitAny: see above
 export type Internal = any;
 
 export interface TypeSpec {
@@ -205,8 +207,10 @@ export function isFloat(t: string): boolean {
 // Input functions (text -> internal). Invalid input => SqlEvalError (PostgreSQL raises an error);
 // syntax PostgreSQL accepts but this module does not implement => PredicateError.
 
-const INT_RE =
-  /^([+-]?)(?:(\d+(?:_\d+)*)|0[xX]_?([0-9a-fA-F]+(?:_[0-9a-fA-F]+)*)|0[oO]_?([0-7]+(?:_[0-7]+)*)|0[bB]_?([01]+(?:_[01]+)*))$/;
+const INT_RE = new RegExp(
+  String.raw`^([+-]?)(?:(\d+(?:_\d+)*)|0[xX]_?([0-9a-fA-F]+(?:_[0-9a-fA-F]+)*)|` + // decimal, hexadecimal
+    '0[oO]_?([0-7]+(?:_[0-7]+)*)|0[bB]_?([01]+(?:_[01]+)*))$', // octal, binary
+);
 
 const INT_LIMITS: Record<string, [bigint, bigint]> = dict<[bigint, bigint]>({
   int2: [-32768n, 32767n],

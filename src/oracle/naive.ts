@@ -345,7 +345,9 @@ function matches(r: NRead, v: Value): boolean {
   return v !== null && r.test(v);
 }
 
-/** The axiom instance of (t3's read of `key` from t1): every placed writer t2 ∉ {t1, t3} visible to it precedes t1. */
+/**
+ * The axiom instance of (t3's read of `key` from t1): every placed writer t2 ∉ {t1, t3} visible to it precedes t1.
+ */
 function instanceHolds(
   ctx: Ctx,
   st: SearchState,

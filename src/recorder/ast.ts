@@ -6,7 +6,8 @@
 import { deparseSync } from 'pgsql-deparser';
 import { UnsupportedStatementError } from './errors.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: libpg-query's parse tree as loose data (above); typing it with @pgsql/types is a rewrite of the recorder (issue 18)
+// libpg-query's parse tree as loose data (above); typing it with @pgsql/types is a rewrite of the recorder (issue 18)
+// biome-ignore lint/suspicious/noExplicitAny: see above
 export type N = any;
 
 export const deparse = (node: N): string =>

@@ -173,7 +173,8 @@ async function describe(
     ? []
     : await rawQuery(
         client,
-        `SELECT ci.relname, i.indisprimary::text, i.indkey::text, (i.indpred IS NULL)::text, (i.indexprs IS NULL)::text, i.indimmediate::text
+        `SELECT ci.relname, i.indisprimary::text, i.indkey::text, (i.indpred IS NULL)::text, ` +
+          `(i.indexprs IS NULL)::text, i.indimmediate::text
        FROM pg_index i JOIN pg_class ci ON ci.oid = i.indexrelid
       WHERE i.indrelid = $1 AND i.indisunique AND i.indisvalid
       ORDER BY i.indisprimary DESC, i.indnatts, ci.relname`,

@@ -32,8 +32,10 @@ export async function instrumentOnShards(
       throw new InputError(`${where}: no table ${qualified} there (a shard table must have the coordinator's name)`);
     const unique = await shard.query(
       `SELECT ci.relname FROM pg_index i JOIN pg_class ci ON ci.oid = i.indexrelid
-        WHERE i.indrelid = to_regclass($1) AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL
-          AND (SELECT array_agg(a.attname::text) FROM pg_attribute a WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)) <@ $2::text[]`,
+        WHERE i.indrelid = to_regclass($1) AND i.indisunique AND i.indisvalid AND i.indpred IS NULL ` +
+        `AND i.indexprs IS NULL
+          AND (SELECT array_agg(a.attname::text) FROM pg_attribute a ` +
+        `WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)) <@ $2::text[]`,
       [qualified, table.key],
     );
     if (unique.rows.length === 0)

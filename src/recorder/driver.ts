@@ -4,9 +4,11 @@
  * one line (Sequelize `dialectModule`, TypeORM `driver`, knex `connectionPool: new driver.Pool(...)`, drizzle
  * `drizzle(new driver.Pool(...))`, kysely `new PostgresDialect({ pool: new driver.Pool(...) })`).
  *
- *   recordingDriver(recorder, { pg, tables }) -> { ...pg, Client: class Client extends pg.Client, Pool: class Pool extends pg.Pool }
+ *   recordingDriver(recorder, { pg, tables })
+ *     -> { ...pg, Client: class Client extends pg.Client, Pool: class Pool extends pg.Pool }
  *   Client.query(...) -> the connection's RecordingClient (Session: plan, rewrite, events) -> pg.Client.prototype.query
- *   Pool -> pg's own pool (pg-pool) with `Client` the recording client: connect(callback), query(), events, counts as pg's
+ *   Pool -> pg's own pool (pg-pool) with `Client` the recording client: connect(callback), query(), events, counts
+ *     as pg's
  *
  * Decisions:
  * - The classes extend the application's own pg classes (the module passed in, else `pg` resolved from the
@@ -17,9 +19,9 @@
  * - With `tables`, the tables are instrumented once they all exist, outside a transaction, before the first BEGIN
  *   or the first statement that reads or writes rows (SELECT, INSERT, UPDATE, DELETE, WITH, ...) and names one of
  *   them: an application that drops and creates its schema first is recorded from then on (its initial rows are
- *   what the tables hold then), and the catalog queries libraries make at startup do not instrument early. Until then statements
- *   pass through unrecorded, and a connection inside a transaction the recorder did not see begin stays unrecorded
- *   until that transaction ends. Without `tables` the recorder must already be instrumented.
+ *   what the tables hold then), and the catalog queries libraries make at startup do not instrument early. Until
+ *   then statements pass through unrecorded, and a connection inside a transaction the recorder did not see begin
+ *   stays unrecorded until that transaction ends. Without `tables` the recorder must already be instrumented.
  * - Cursors and streams (pg-cursor, pg-query-stream) pass through for statements that touch no recorded table and
  *   are refused otherwise, as RecordingClient does.
  */

@@ -31,7 +31,8 @@ export class WhereColumnsCache {
       if (this.named.size >= MAX_ENTRIES) this.named.clear();
       this.named.set(where, named);
     }
-    const key = `${where}\u0000${params.length}\u0000${named.length === 0 ? '' : JSON.stringify(named.map((i) => params[i]))}`;
+    const namedValues = named.length === 0 ? '' : JSON.stringify(named.map((i) => params[i]));
+    const key = `${where}\u0000${params.length}\u0000${namedValues}`;
     let out = cache.get(key);
     if (out === undefined) {
       out = compile(where, params, table);

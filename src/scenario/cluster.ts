@@ -137,9 +137,11 @@ export class ScenarioCluster {
     const ddl: string[] = [];
     for (const t of tables) {
       const r = await control.query<{ cols: string; pk: string | null }>(
-        `SELECT (SELECT string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END, ', ' ORDER BY a.attnum)
+        `SELECT (SELECT string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod) || ` +
+          `CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END, ', ' ORDER BY a.attnum)
                    FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS cols,
-                (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'p') AS pk
+                (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k ` +
+          `WHERE k.conrelid = c.oid AND k.contype = 'p') AS pk
            FROM pg_class c WHERE c.oid = to_regclass($1)`,
         [t],
       );
@@ -218,7 +220,8 @@ export async function startScenarioCluster(
     cluster: new ScenarioCluster(topo),
     database: {
       url: topo.primary.url,
-      description: `${what}, embedded PostgreSQL ${topo.primary.version} (throwaway):\n  ${topo.describe().join('\n  ')}`,
+      description:
+        `${what}, embedded PostgreSQL ${topo.primary.version} ` + `(throwaway):\n  ${topo.describe().join('\n  ')}`,
       serverVersionNum: topo.primary.server!.versionNum,
       embedded: true,
       close: () => topo.stop(),

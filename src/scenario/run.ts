@@ -771,7 +771,8 @@ export async function runSpecFile(
   const admin = new pg.Client({ connectionString: serverUrl });
   admin.on('error', () => undefined);
   await admin.connect();
-  const dbName = `isocheck_scenario_${process.pid}_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6).toString(36)}`;
+  const dbName =
+    `isocheck_scenario_${process.pid}_${Date.now().toString(36)}_` + `${Math.floor(Math.random() * 1e6).toString(36)}`;
   let url = serverUrl;
   let created = false;
   const results: PermutationResult[] = [];
