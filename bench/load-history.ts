@@ -77,8 +77,9 @@ export async function runLoadBench(sizeMb: number): Promise<void> {
       const secs = (Date.now() - t1) / 1000;
       clearInterval(timer);
       peak = Math.max(peak, process.memoryUsage().rss);
+      const what = keep ? 'full load (model in memory)' : 'validating stream (no transactions kept)';
       console.log(
-        `${keep ? 'full load (model in memory)' : 'validating stream (no transactions kept)'}: ${(mb / secs).toFixed(1)} ` +
+        `${what}: ${(mb / secs).toFixed(1)} ` +
           `MB/s, ${secs.toFixed(1)} s, peak RSS ${(peak / 1024 / 1024).toFixed(0)} MB ` +
           `(+${((peak - rssBefore) / 1024 / 1024).toFixed(0)} MB over the start), ${h.txns.length} transactions kept`,
       );

@@ -164,10 +164,12 @@ function sizeTables(e: Experiment, rows: Row[]): string {
       c.toUpperCase(),
       ...axis.map((x) => cell(rows.filter((r) => r.workload === w && r.config === c && xOf(e, r) === x))),
     ]);
-    out.push(
-      `**${w}** — ${e.paired ? 'sessions × transactions per session' : e.axis === 'sessions' ? 'sessions' : 'transactions per session'} ` +
-        `→\n\n${table(['config', ...axis.map((x) => axisLabel(e, x))], body)}`,
-    );
+    const axisName = e.paired
+      ? 'sessions × transactions per session'
+      : e.axis === 'sessions'
+        ? 'sessions'
+        : 'transactions per session';
+    out.push(`**${w}** — ${axisName} →\n\n${table(['config', ...axis.map((x) => axisLabel(e, x))], body)}`);
   }
   return out.join('\n\n');
 }
@@ -233,7 +235,12 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
   md.push(
     `- Code: commit ${info.commit ?? 'unknown'} (built into dist/ by \`npm run bench\`). ` +
       `Database: ${info.database}. Histories recorded in this run: ${info.recorded} ` +
-      `of ${info.historiesInPlan}${info.recorded < info.historiesInPlan ? ' (the others were reused from the histories folder: recording all of them takes about 23 minutes with ' + '2 recordings at a time)' : ''}.`,
+      `of ${info.historiesInPlan}` +
+      (info.recorded < info.historiesInPlan
+        ? ' (the others were reused from the histories folder: recording all of them takes about 23 minutes with ' +
+          '2 recordings at a time)'
+        : '') +
+      '.',
   );
   md.push(
     `- Wall time: ${fmtMin(info.wallMs.total)} in all: recording ${fmtMin(info.wallMs.recording)}, ` +
@@ -245,21 +252,28 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
       `included), with a timeout of **${T / 1000} s** per history (the paper's: 60 s). The clock starts after ` +
       `the history is loaded (readHistory + model build = "load", measured apart); "check" is \`checkHistory\` ` +
       `with explanations and shrinking off (the decision only), or \`naiveCheck\` with no work bound, killed at ` +
-      `the timeout. ${info.sequential ? 'Each worker started after the previous check ended (--sequential).' : 'Each worker warms up (the same checker, twice, on a small history of the same workload) before its ' + 'job, and starts while the previous check runs: on 2 cores this costs some noise on the shortest checks.'}`,
+      'the timeout. ' +
+      (info.sequential
+        ? 'Each worker started after the previous check ended (--sequential).'
+        : 'Each worker warms up (the same checker, twice, on a small history of the same workload) before its ' +
+          'job, and starts while the previous check runs: on 2 cores this costs some noise on the shortest checks.'),
   );
   md.push(
-    `- Seeds: ${info.seeds} per point on the paper's grid (as the paper: 5 random clients per point), ${info.extSeeds} per point on the extended axes${info.extSeeds < info.seeds ? ' (fewer, to keep the full run within about 25 minutes on this machine)' : ''}${
-      expOf('limit-sessions') || expOf('limit-txns') || expOf('limit-large')
-        ? `, ${info.limitSeeds ?? 1} on the limit axes (the largest sizes, SI, RC and SI+RC only${info.experiments
-            .filter((e) => e.id.startsWith('limit') && e.only)
-            .map(
-              (e) =>
-                `; ${e.axis === 'sessions' ? 'sessions' : 'transactions per session'} ${e.only!.sizes.join(', ')} ` +
-                `for ${e.only!.workloads.join(', ')} ${e.only!.configs.map((c) => c.toUpperCase()).join(', ')} only`,
-            )
-            .join('')})`
-        : ''
-    }. Transactions axis of experiment 2: ${expOf('exp2')?.txns.join(', ') ?? '–'} (a step, not every value 1..20 as in the paper, to keep the time reasonable).`,
+    `- Seeds: ${info.seeds} per point on the paper's grid (as the paper: 5 random clients per point), ` +
+      `${info.extSeeds} per point on the extended axes` +
+      `${info.extSeeds < info.seeds ? ' (fewer, to keep the full run within about 25 minutes on this machine)' : ''}${
+        expOf('limit-sessions') || expOf('limit-txns') || expOf('limit-large')
+          ? `, ${info.limitSeeds ?? 1} on the limit axes (the largest sizes, SI, RC and SI+RC only${info.experiments
+              .filter((e) => e.id.startsWith('limit') && e.only)
+              .map(
+                (e) =>
+                  `; ${e.axis === 'sessions' ? 'sessions' : 'transactions per session'} ${e.only!.sizes.join(', ')} ` +
+                  `for ${e.only!.workloads.join(', ')} ${e.only!.configs.map((c) => c.toUpperCase()).join(', ')} only`,
+              )
+              .join('')})`
+          : ''
+      }. Transactions axis of experiment 2: ${expOf('exp2')?.txns.join(', ') ?? '–'} ` +
+      '(a step, not every value 1..20 as in the paper, to keep the time reasonable).',
   );
   md.push(
     `- Cells of the size tables: median / max check time of the decided histories; **⏱n** = n histories not ` +
@@ -329,7 +343,12 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
             `16; ${limitIds.length ? limitIds.join(', ') : 'limit axes not run'})`,
           limitTpcc.length
             ? `${limitTpcc.length - limitMissed.length} / ${limitTpcc.length} decided, ` +
-              `slowest ${fmtMs(limitSlowest)}${limitMissed.length ? `; not decided: ${limitMissed.map((r) => `${r.config.toUpperCase()} ${r.sessions} × ${r.txns} (${r.verdict})`).join(', ')}` : ''}`
+              `slowest ${fmtMs(limitSlowest)}` +
+              (limitMissed.length
+                ? `; not decided: ${limitMissed
+                    .map((r) => `${r.config.toUpperCase()} ${r.sessions} × ${r.txns} (${r.verdict})`)
+                    .join(', ')}`
+                : '')
             : '–',
           status(limitTpcc.length ? limitMissed.length === 0 : undefined),
         ],
@@ -637,8 +656,13 @@ export function writeReport(info: RunInfo, rowsByExp: Map<ExpId, Row[]>, results
     .slice(0, 5);
   if (worst.length)
     md.push(
-      `Highest ratios ` +
-        `(TPC-C): ${worst.map((r) => `\`${r.file}\` ${fmtN(r.check_load_ratio as number, 1)} (check ${fmtMs(r.time_ms)}, ` + `load ${fmtMs(num(r.load_ms))}, ${r.conflicts} conflicts, ${r.prefixes} prefixes)`).join('; ')}.\n`,
+      `Highest ratios (TPC-C): ${worst
+        .map(
+          (r) =>
+            `\`${r.file}\` ${fmtN(r.check_load_ratio as number, 1)} (check ${fmtMs(r.time_ms)}, ` +
+            `load ${fmtMs(num(r.load_ms))}, ${r.conflicts} conflicts, ${r.prefixes} prefixes)`,
+        )
+        .join('; ')}.\n`,
     );
 
   // ---- slowest
@@ -744,9 +768,20 @@ function stopsDeciding(e: Experiment, rows: Row[], T: number): string {
           .join('; '),
       ]);
     }
+  const columns = [
+    'workload config',
+    'decided per size',
+    'largest size all decided',
+    'undecided: conflicts / ext. / prefixes',
+    'decided: conflicts / ext. / prefixes',
+    'max time decided',
+    'max peak RSS MB',
+    'decided by',
+    'undecided how',
+  ];
   return (
     `Where each workload / configuration stops deciding within ${T / 1000} s (decided / histories per size; ` +
     `conflicts / extensions / prefixes are medians, read from the CSV; a killed check has ` +
-    `none):\n\n${table(['workload config', 'decided per size', 'largest size all decided', 'undecided: conflicts / ext. / prefixes', 'decided: conflicts / ext. / prefixes', 'max time decided', 'max peak RSS MB', 'decided by', 'undecided how'], body, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'l'])}\n`
+    `none):\n\n${table(columns, body, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'l'])}\n`
   );
 }

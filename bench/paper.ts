@@ -814,8 +814,9 @@ async function runAll(
       const w = next!;
       next = o.sequential ? undefined : spawnNext(i);
       const eta = ran > 0 ? fmtDuration(((Date.now() - checkStart) / ran) * (toRun.length - ran)) : '?';
+      const asIso = j.e.checkIso ? ` as ${j.e.checkIso}` : '';
       progress.line(
-        `checking ${ran + 1}/${toRun.length} ${j.e.id} ${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''} ${j.file}; ${undecided} ` +
+        `checking ${ran + 1}/${toRun.length} ${j.e.id} ${j.checker}${asIso} ${j.file}; ${undecided} ` +
           `undecided so far; ~${eta} left`,
       );
       const outcome = await runJob(w, {
@@ -829,11 +830,8 @@ async function runAll(
       ran++;
       if (outcome.kind !== 'done' || outcome.done.verdict === 'unknown') {
         undecided++;
-        progress.line(
-          `${j.file} ` +
-            `(${j.checker}${j.e.checkIso ? ` as ${j.e.checkIso}` : ''}): ${outcome.kind === 'done' ? `unknown: ${outcome.done.reason}` : `${outcome.kind}: ${outcome.message}`}`,
-          true,
-        );
+        const why = outcome.kind === 'done' ? `unknown: ${outcome.done.reason}` : `${outcome.kind}: ${outcome.message}`;
+        progress.line(`${j.file} (${j.checker}${asIso}): ${why}`, true);
       }
       cache.set(keyOf(j), outcome);
     }

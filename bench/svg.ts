@@ -125,9 +125,9 @@ export function renderPlot(p: Plot): string {
         const cx = Math.min(x1 - 4, Math.max(x0 + 4, px(t.x) + (si - (panel.series.length - 1) / 2) * 4));
         const cy = py(p.timeoutMs);
         out.push(
-          `<path d="M${cx - 3.5},${cy - 3.5}L${cx + 3.5},${cy + 3.5}M${cx - 3.5},${cy + 3.5}L${cx + 3.5},${cy - 3.5}" ` +
-            `stroke="${s.color}" ` +
-            `stroke-width="2"><title>${esc(`${s.name}, ${t.x}: ${t.count}/${t.of} not decided within the timeout`)}</title></path>`,
+          `<path d="M${cx - 3.5},${cy - 3.5}L${cx + 3.5},${cy + 3.5}` +
+            `M${cx - 3.5},${cy + 3.5}L${cx + 3.5},${cy - 3.5}" stroke="${s.color}" stroke-width="2">` +
+            `<title>${esc(`${s.name}, ${t.x}: ${t.count}/${t.of} not decided within the timeout`)}</title></path>`,
         );
       }
     });
