@@ -275,6 +275,32 @@ describe('report without a browser', () => {
     expect('svg' in svg && svg.svg).toContain('Case 2: suppose T2 commits before T1');
   });
 
+  it('draws the orders a case split derives on the way as facts its cases use', async () => {
+    // Synthetic: supposing T3 before T1 forced a cycle, so T1 commits before T3, which both cases of T1, T2 use.
+    const so = (from: string, to: string) => ({ from, to, kind: 'so' as const });
+    const assumed = (from: string, to: string) => ({ from, to, kind: 'assumed' as const });
+    const g = caseSplitGraph(
+      {
+        type: 'write-skew',
+        by: 'cases',
+        pair: ['T1', 'T2'],
+        txns: ['T1', 'T2', 'T3'],
+        readers: [],
+        cases: [
+          { assume: { before: 'T3', after: 'T1' }, edges: [assumed('T3', 'T1'), so('T1', 'T3')] },
+          { assume: { before: 'T1', after: 'T2' }, edges: [assumed('T1', 'T3'), so('T3', 'T1')] },
+          { assume: { before: 'T2', after: 'T1' }, edges: [assumed('T1', 'T3'), so('T3', 'T2'), so('T2', 'T1')] },
+        ],
+      },
+      'x',
+    );
+    expect(g.dot).toContain('✗ impossible: so T1 commits before T3');
+    expect(g.dot).toContain('  c0 -> d0');
+    expect(g.dot.match(/ {2}d0 -> c\d/g)).toEqual(['  d0 -> c1', '  d0 -> c2']);
+    const svg = await renderSvg(g.dot);
+    expect('svg' in svg).toBe(true);
+  });
+
   it('draws a case whose cycle passes through many transactions with small boxes', async () => {
     const history = await loadLines(chainedWriteSkew(14));
     const result = checkHistory(history, {});

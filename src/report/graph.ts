@@ -391,7 +391,7 @@ export function caseSplitGraph(anomaly: CaseSplitAnomaly, gid: string): AnomalyG
     const rows = [
       cellRow(`<B>${dotHtml(head)}</B>`),
       cellRow(dotHtml(`a cycle is forced: ${cyclePath(c.edges)}`), { size: 9, color: CYCLE }),
-      cellRow(`<B>✗</B> ${derived ? 'impossible' : 'impossible: this order cannot be either'}`, {
+      cellRow(dotHtml(`✗ impossible${derived ? `: so ${c.assume.after} commits before ${c.assume.before}` : ''}`), {
         size: 9,
         color: CYCLE,
       }),
