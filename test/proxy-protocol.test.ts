@@ -293,6 +293,41 @@ print(json.dumps({"out": out.getvalue(), "failed": failed, "count": cur.fetchone
     30_000,
   );
 
+  it('takes COPY data sent before its CopyInResponse (as pgx sends it), ignores it after a failed COPY', async () => {
+    const p = await proxy('copy-pipelined');
+    const c = await rawClient(p.port);
+    c.send(
+      serialize.query('COPY notes (id, body) FROM STDIN'),
+      serialize.copyData(Buffer.from('3001\tpipelined\n3002\t\\N\n')),
+      serialize.copyDone(),
+      // a COPY that fails at once: its data is ignored, as PostgreSQL ignores it
+      serialize.query('COPY nosuch FROM STDIN'),
+      serialize.copyData(Buffer.from('1\n')),
+      serialize.copyDone(),
+      serialize.query('SELECT id, body FROM notes WHERE id > 3000 ORDER BY id'),
+    );
+    const got = await c.readies(3);
+    expect(got.map((m) => m.name)).toEqual([
+      'copyInResponse',
+      'commandComplete',
+      'readyForQuery',
+      'error',
+      'readyForQuery',
+      'rowDescription',
+      'dataRow',
+      'dataRow',
+      'commandComplete',
+      'readyForQuery',
+    ]);
+    expect(got[1]).toMatchObject({ text: 'COPY 2' });
+    expect(got[3]).toMatchObject({ code: '42P01' });
+    expect(got.filter((m) => m.name === 'dataRow').map((m) => m.fields)).toEqual([
+      ['3001', 'pipelined'],
+      ['3002', null],
+    ]);
+    await c.close();
+  });
+
   it('refuses COPY through the extended protocol with a clear error', async () => {
     const p = await proxy('copy-extended');
     const c = await rawClient(p.port);

@@ -1,6 +1,7 @@
 /**
  * One client connection of the proxy: it terminates the client's protocol and runs each statement through its
- * own server connection wrapped by the Recorder (one history session per client connection).
+ * own server connection wrapped by the Recorder (one history session per client connection, or one per name for
+ * the connections whose application_name is `isocheck:NAME`: the Recorder's namedSession).
  *
  *   startup (SSLRequest: TLS when the proxy has a certificate; trust, or MD5 with the proxy's password) -> pg.Client
  *   to the server -> AuthenticationOk, the server's ParameterStatus, BackendKeyData, ReadyForQuery
@@ -94,6 +95,8 @@ interface CopyConnection extends NodeJS.EventEmitter {
 }
 
 const OUT_HIGH_WATER = 64 * 1024;
+/** A Query that may hold a COPY (its CopyData may arrive before the COPY begins). */
+const COPY_WORD = /copy/i;
 /** Named statements the proxy prepares on one server connection for statements with declared parameter types. */
 const TYPED_MAX = 1000;
 /** `application_name=isocheck:NAME`: the connection's statements are those of the history session named NAME. */
@@ -133,6 +136,10 @@ export class ProxyConnection {
   private awaiting: { params: Record<string, string>; salt: Buffer } | undefined;
   /** In COPY FROM STDIN: the client's CopyData/CopyDone/CopyFail go straight to the server. */
   private copyIn = false;
+  /** Queries received that may start a COPY and are not done yet. */
+  private copyQueries = 0;
+  /** CopyData/CopyDone/CopyFail received before the COPY they belong to has begun. */
+  private copyEarly: (FrontendMessage & { type: 'd' | 'c' | 'f' })[] = [];
   /** The history session the client named (application_name `isocheck:NAME`). */
   private named: NamedSession | undefined;
   /** Statements with declared parameter types: the name each (text, types) is prepared as on the server. */
@@ -140,22 +147,39 @@ export class ProxyConnection {
   /** The declared types of the statement being prepared now (a Parse with this name gets them). */
   private parseTypes: { name: string; types: number[] } | undefined;
 
+  /** The client's socket (this.socket is the TLS socket over it once TLS is on). */
+  private readonly plain: net.Socket;
+
   constructor(
     private socket: net.Socket,
     private readonly ctx: ProxyContext,
   ) {
+    this.plain = socket;
     socket.setNoDelay(true);
     this.reader = new FrontendReader(
       (p) => this.enqueue(() => this.startup(p)),
       (m) => {
-        // COPY data goes to the server as it arrives (the Query that started the COPY is still running);
-        // outside COPY, PostgreSQL ignores it (a client still sending after its COPY failed)
+        // COPY data goes to the server as it arrives (the Query that started the COPY is still running); sent
+        // before the COPY has begun (pgx does not wait for CopyInResponse), it waits for it; else it is ignored
+        // as PostgreSQL ignores it (a client still sending after its COPY failed)
         if (m.type === 'd' || m.type === 'c' || m.type === 'f') {
-          this.copyMessage(m);
+          if (this.copyIn) this.copyMessage(m);
+          else if (this.copyQueries > 0) this.copyEarly.push(m);
           return;
         }
         this.pending.push(m);
-        this.enqueue(() => this.message(this.pending.shift()!));
+        if (m.type !== 'Q' || !COPY_WORD.test(m.text)) {
+          this.enqueue(() => this.message(this.pending.shift()!));
+          return;
+        }
+        this.copyQueries++;
+        this.enqueue(async () => {
+          try {
+            await this.message(this.pending.shift()!);
+          } finally {
+            this.copyQueries--;
+          }
+        });
       },
     );
     socket.on('data', this.onData);
@@ -187,6 +211,7 @@ export class ProxyConnection {
   /** Closes both sides now (the proxy is stopping). */
   destroy(): void {
     this.socket.destroy();
+    this.plain.destroy();
     void this.end();
   }
 
@@ -809,6 +834,9 @@ export class ProxyConnection {
         this.copyIn = true;
         this.send(B.copyResponse('G', msg.binary, msg.columnTypes));
         this.flush();
+        const early = this.copyEarly;
+        this.copyEarly = [];
+        for (const m of early) if (this.copyIn) this.copyMessage(m);
       };
       const onOut = (msg: CopyResponse): void => this.send(B.copyResponse('H', msg.binary, msg.columnTypes));
       const onDone = (): void => this.send(B.copyDone());
@@ -817,6 +845,7 @@ export class ProxyConnection {
       con.on('copyDone', onDone);
       const done = (): void => {
         this.copyIn = false;
+        this.copyEarly = [];
         con.removeListener('copyInResponse', onIn);
         con.removeListener('copyOutResponse', onOut);
         con.removeListener('copyDone', onDone);
@@ -845,10 +874,9 @@ export class ProxyConnection {
     });
   }
 
-  /** The client's CopyData, CopyDone or CopyFail: to the server during COPY FROM STDIN, else ignored (as
-   *  PostgreSQL does: a client may still be sending after its COPY failed). */
+  /** The client's CopyData, CopyDone or CopyFail, to the server (during COPY FROM STDIN). */
   private copyMessage(m: FrontendMessage & { type: 'd' | 'c' | 'f' }): void {
-    if (!this.copyIn || !this.raw) return;
+    if (!this.raw) return;
     const con = (this.raw as unknown as { connection: CopyConnection }).connection;
     if (m.type === 'd') con.sendCopyFromChunk(m.data);
     else {
