@@ -30,7 +30,8 @@ describe('the independent reading of the documents', () => {
   });
   it('rejects what the documents forbid, and finds ill-formed reads', () => {
     const head =
-      '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}\n{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4","v":"int4"}}\n';
+      '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}\n' +
+      '{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4","v":"int4"}}\n';
     const txn = (id: string, session: number, events: unknown[], status = 'committed') =>
       JSON.stringify({ kind: 'txn', id, session, seq: 1, iso: 'SER', status, events });
     expect(specCheck(`${head}{"kind":"init","table":"t","rows":[{"id":1,"toString":2}]}\n`).format.join()).toMatch(

@@ -63,7 +63,8 @@ const HEADER = { kind: 'history', format: 'isocheck-history', version: 1, meta: 
 const TABLE = { kind: 'table', name: 't', key: ['id'], columns: { id: 'int4', v: 'int4' } };
 const INIT = { kind: 'init', table: 't', rows: [{ id: 1, v: 0 }] };
 const txn = (id: string, session: number | string, seq: number | string, events: unknown[], iso = 'SER') =>
-  `{"kind":"txn","id":"${id}","session":${session},"seq":${seq},"iso":"${iso}","status":"committed","events":${JSON.stringify(events)}}`;
+  `{"kind":"txn","id":"${id}","session":${session},"seq":${seq},"iso":"${iso}","status":"committed",` +
+  `"events":${JSON.stringify(events)}}`;
 const lines = (...ls: (object | string)[]) =>
   `${ls.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n')}\n`;
 
@@ -113,8 +114,8 @@ describe('1. crashes', () => {
           HEADER,
           TABLE,
           INIT,
-          `{"kind":"txn","id":"a","session":1,"seq":1,"iso":"SER","status":"committed","events":[{"op":"select","table":"t","where":"id ` +
-            `= $1","params":[${deep}],"rows":[]}]}`,
+          '{"kind":"txn","id":"a","session":1,"seq":1,"iso":"SER","status":"committed",' +
+            `"events":[{"op":"select","table":"t","where":"id = $1","params":[${deep}],"rows":[]}]}`,
           { kind: 'end', transactions: 1 },
         ),
       );
@@ -344,7 +345,8 @@ describe('3. verdicts on malformed files', () => {
     expect(readFileSync(join(dir, 'proto.html'), 'utf8')).toContain('__defineGetter__');
   }, 60_000);
 
-  it('every name of Object.prototype used undeclared is an error at its line (rows, key columns, tables, WHERE)', async () => {
+  it('every name of Object.prototype used undeclared is an ' +
+    'error at its line (rows, key columns, tables, WHERE)', async () => {
     const cols = (extra: string) =>
       Object.fromEntries([
         ['id', 1],
@@ -670,7 +672,10 @@ describe('5. a row without a column its WHERE reads', () => {
     })();
     expect(e).toBeInstanceOf(InputError);
     expect(e!.message).toMatch(
-      /^mem\.ndjson:4: txn "a" event 1 \(select on t\): cannot evaluate its WHERE on a row written by the initial rows \(version init\): /,
+      new RegExp(
+        String.raw`^mem\.ndjson:4: txn "a" event 1 \(select on t\): cannot evaluate its WHERE on a row written ` +
+          String.raw`by the initial rows \(version init\): `,
+      ),
     );
     // a valid History built in memory is checked as usual
     const ok = memoryHistory();

@@ -77,15 +77,14 @@ afterAll(async () => {
   await shared?.stop();
   if (work) rmSync(work, { recursive: true, force: true });
   if (figures.runs > 0) {
-    console.log(
-      `kill test: ${figures.runs} runs (${Object.entries(figures.byKind)
+    const counts = (byKind: Record<string, number>) =>
+      Object.entries(byKind)
         .map(([k, n]) => `${n} ${k}`)
-        .join(', ')}), ` +
-        `${figures.transactions} transactions recorded (${figures.committed} committed, ${figures.aborted} aborted, ${figures.unknown} unknown: ${Object.entries(
-          figures.unknownByKind,
-        )
-          .map(([k, n]) => `${n} ${k}`)
-          .join(', ')}), ` +
+        .join(', ');
+    console.log(
+      `kill test: ${figures.runs} runs (${counts(figures.byKind)}), ` +
+        `${figures.transactions} transactions recorded (${figures.committed} committed, ${figures.aborted} aborted, ` +
+        `${figures.unknown} unknown: ${counts(figures.unknownByKind)}), ` +
         `lost ${figures.lost} committed-and-answered, ${figures.phantom} recorded committed but not in the database, ` +
         `${figures.inFlightAtSigkill} writes of transactions in flight at SIGKILL of isocheck; ` +
         `isocheck check exits ${JSON.stringify(figures.checkExit)}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -245,7 +244,12 @@ async function compare(history: History, url: string, kind: string, f: Figures):
     f.lost++;
     problems.push(
       `the database holds ${k.replace('\u0000', ' ')} written ` +
-        `by ${wid}, ${w ? `recorded ${w.txn.status}` : byId.has(txnIdOfWid(wid) ?? '') ? 'a transaction whose events lack that write' : 'a transaction not in the file'}`,
+        `by ${wid}, ` +
+        (w
+          ? `recorded ${w.txn.status}`
+          : byId.has(txnIdOfWid(wid) ?? '')
+            ? 'a transaction whose events lack that write'
+            : 'a transaction not in the file'),
     );
   }
   // 2. what was recorded committed is in the database, or overwritten by a later recorded write
@@ -384,10 +388,10 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
     const count = (s: string) => history.txns.filter((t) => t.status === s).length;
     if (kind === 'sigint') {
       expect({ code, signal }, `${what}: ${stderr}`).toEqual({ code: 130, signal: null });
-      const m =
-        /^isocheck: interrupted \(SIGINT\): (\d+) transactions? recorded in (.+?)(?: \(([^)]*)\))?; check it with isocheck check (.+)$/.exec(
-          lastLine,
-        );
+      const m = new RegExp(
+        String.raw`^isocheck: interrupted \(SIGINT\): (\d+) transactions? recorded in (.+?)(?: \(([^)]*)\))?; ` +
+          'check it with isocheck check (.+)$',
+      ).exec(lastLine);
       expect(m, `${what}: ${lastLine}`).not.toBeNull();
       expect(Number(m![1])).toBe(n);
       expect(m![2]).toBe(file);
@@ -401,10 +405,10 @@ async function runCase(kind: Kind, seed: number): Promise<void> {
     } else {
       expect(code, `${what}: ${stderr}`).toBe(2);
       expect(stdout, what).toBe('');
-      const m =
-        /^isocheck: the database went away after (\d+) transactions? \((.+)\); the history is in (.+?)(?: \((\d+) unknown: COMMIT sent, no answer\))?; check it with isocheck check (.+)$/.exec(
-          lastLine,
-        );
+      const m = new RegExp(
+        String.raw`^isocheck: the database went away after (\d+) transactions? \((.+)\); the history is in ` +
+          String.raw`(.+?)(?: \((\d+) unknown: COMMIT sent, no answer\))?; check it with isocheck check (.+)$`,
+      ).exec(lastLine);
       expect(m, `${what}: ${lastLine}`).not.toBeNull();
       expect(Number(m![1])).toBe(n);
       expect(m![3]).toBe(file);

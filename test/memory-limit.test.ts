@@ -61,7 +61,10 @@ describe('the command line', () => {
     const out = JSON.parse(r.stdout);
     expect(out.verdict).toBe('unknown');
     expect(out.reason).toMatch(
-      /^stopped: memory limit of [\d,]+ MB of JavaScript heap reached while .*NODE_OPTIONS=--max-old-space-size=MB raises it/,
+      new RegExp(
+        String.raw`^stopped: memory limit of [\d,]+ MB of JavaScript heap reached while ` +
+          '.*NODE_OPTIONS=--max-old-space-size=MB raises it',
+      ),
     );
   }, 60_000);
 
@@ -93,11 +96,15 @@ describe('the checker', () => {
     expect(allocated).toBe(false);
     expect(r.verdict).toBe('unknown');
     expect(r.reason).toMatch(
-      /^stopped: memory limit of [\d,]+ MB \(--max-memory\) reached while building the model: .*; the n×n order of 40,000 transactions needs 191 MB more$/,
+      new RegExp(
+        String.raw`^stopped: memory limit of [\d,]+ MB \(--max-memory\) reached while building the model: .*; ` +
+          'the n×n order of 40,000 transactions needs 191 MB more$',
+      ),
     );
   });
 
-  it('checkHistory with maxMemoryBytes below what the check needs: unknown, with the stats of the history', async () => {
+  it('checkHistory with maxMemoryBytes below what the ' +
+    'check needs: unknown, with the stats of the history', async () => {
     await loadPredicateParser();
     const h = historyFromLines(scaleHistoryLines({ txns: 3000, level: 'si+rc', seed: 2 }));
     // 1 MB: less than the process holds already (a limit just above it would depend on when garbage is collected).

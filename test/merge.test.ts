@@ -205,42 +205,45 @@ describe('isocheck merge', () => {
     },
   );
 
-  it("reads and writes gzip, keeps a truncated input's truncation, and shifts begin/end by meta.startedAt", async () => {
-    const header = (startedAt: string): Line =>
-      ({ ...HEADER, meta: { workload: 'w', startedAt, client: startedAt } }) as Line;
-    const a = join(dir, 'a.ndjson.gz');
-    writeHistoryFile(a, [
-      header('2026-01-01T00:00:00.000Z'),
-      TABLE_T,
-      { kind: 'init', table: 't', rows: [{ id: 1, v: 0 }] },
-      { kind: 'txn', ...txn('s1.1', 1, 1, [upd('s1.1.1', 1, 'init', 1)], { begin: 10, end: 20 }) },
-      { kind: 'end', transactions: 1 },
-    ] as Line[]);
-    const b = join(dir, 'b.ndjson');
-    writeHistoryFile(b, [
-      header('2026-01-01T00:00:01.500Z'),
-      TABLE_T,
-      { kind: 'init', table: 't', rows: [{ id: 1, v: 0 }] },
-      { kind: 'txn', ...txn('s2.1', 2, 1, [sel(1, [{ wid: 's1.1.1', v: 1 }])], { begin: 1, end: 2 }) },
-    ] as Line[]); // no end line
-    const out = outFile('ndjson.gz');
-    const s = await mergeHistories([a, b], out);
-    expect(s.truncated).toBe(true);
-    expect(gunzipSync(readFileSync(out)).toString()).not.toContain('"kind":"end"');
-    const h = await readHistory(out);
-    expect(h.truncated).toBe(true);
-    expect(h.txns.map((t) => [t.begin, t.end])).toEqual([
-      [10, 20],
-      [1501, 1502],
-    ]);
-    expect(h.meta).toMatchObject({
-      workload: 'w',
-      merged: {
-        files: [
-          { meta: { client: '2026-01-01T00:00:00.000Z' } },
-          { meta: { client: '2026-01-01T00:00:01.500Z' }, truncated: true },
-        ],
-      },
-    });
-  });
+  it(
+    "reads and writes gzip, keeps a truncated input's " + 'truncation, and shifts begin/end by meta.startedAt',
+    async () => {
+      const header = (startedAt: string): Line =>
+        ({ ...HEADER, meta: { workload: 'w', startedAt, client: startedAt } }) as Line;
+      const a = join(dir, 'a.ndjson.gz');
+      writeHistoryFile(a, [
+        header('2026-01-01T00:00:00.000Z'),
+        TABLE_T,
+        { kind: 'init', table: 't', rows: [{ id: 1, v: 0 }] },
+        { kind: 'txn', ...txn('s1.1', 1, 1, [upd('s1.1.1', 1, 'init', 1)], { begin: 10, end: 20 }) },
+        { kind: 'end', transactions: 1 },
+      ] as Line[]);
+      const b = join(dir, 'b.ndjson');
+      writeHistoryFile(b, [
+        header('2026-01-01T00:00:01.500Z'),
+        TABLE_T,
+        { kind: 'init', table: 't', rows: [{ id: 1, v: 0 }] },
+        { kind: 'txn', ...txn('s2.1', 2, 1, [sel(1, [{ wid: 's1.1.1', v: 1 }])], { begin: 1, end: 2 }) },
+      ] as Line[]); // no end line
+      const out = outFile('ndjson.gz');
+      const s = await mergeHistories([a, b], out);
+      expect(s.truncated).toBe(true);
+      expect(gunzipSync(readFileSync(out)).toString()).not.toContain('"kind":"end"');
+      const h = await readHistory(out);
+      expect(h.truncated).toBe(true);
+      expect(h.txns.map((t) => [t.begin, t.end])).toEqual([
+        [10, 20],
+        [1501, 1502],
+      ]);
+      expect(h.meta).toMatchObject({
+        workload: 'w',
+        merged: {
+          files: [
+            { meta: { client: '2026-01-01T00:00:00.000Z' } },
+            { meta: { client: '2026-01-01T00:00:01.500Z' }, truncated: true },
+          ],
+        },
+      });
+    },
+  );
 });

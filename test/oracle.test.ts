@@ -530,10 +530,11 @@ describe('docs/semantics.md §1.4: unknown transactions nobody read', () => {
     '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}',
     '{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4","v":"int4"}}',
     '{"kind":"init","table":"t","rows":[{"id":1,"v":2}]}',
-    '{"kind":"txn","id":"T1","session":1,"seq":1,"iso":"SER","status":"unknown","events":[{"op":"update","table":"t","where":"id ' +
-      '= $1","params":[1],"wid":"T1.1","rows":[{"read":"init","row":{"id":1,"v":3}}]}]}',
-    '{"kind":"txn","id":"T2","session":2,"seq":1,"iso":"SER","status":"committed","events":[{"op":"select","table":"t","where":"v ' +
-      '= $1","params":[2],"rows":[]}]}',
+    '{"kind":"txn","id":"T1","session":1,"seq":1,"iso":"SER","status":"unknown",' +
+      '"events":[{"op":"update","table":"t","where":"id = $1","params":[1],"wid":"T1.1",' +
+      '"rows":[{"read":"init","row":{"id":1,"v":3}}]}]}',
+    '{"kind":"txn","id":"T2","session":2,"seq":1,"iso":"SER","status":"committed",' +
+      '"events":[{"op":"select","table":"t","where":"v = $1","params":[2],"rows":[]}]}',
     '{"kind":"end","transactions":2}',
   ];
   const h = historyFromLines(lines.map((l) => JSON.parse(l) as Line));
@@ -560,12 +561,14 @@ const REGRESSIONS: { name: string; ndjson: string[] }[] = [
     ndjson: [
       '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}',
       '{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4","v":"int4"}}',
-      '{"kind":"txn","id":"t3","session":1,"seq":1,"iso":"SER","status":"committed","events":[{"op":"select","table":"t","where":"v ' +
-        '= $1","params":[9],"rows":[]},{"op":"insert","table":"t","wid":"t3.2","rows":[{"row":{"id":3,"v":0}}]}]}',
-      '{"kind":"txn","id":"t5","session":1,"seq":2,"iso":"CC","status":"committed","events":[{"op":"select","table":"t","where":"id ' +
-        '= $1","params":[1],"rows":[]}]}',
-      '{"kind":"txn","id":"t4","session":2,"seq":1,"iso":"SER","status":"committed","events":[{"op":"select","table":"t","where":"id ' +
-        '= $1","params":[3],"rows":[]},{"op":"insert","table":"t","wid":"t4.2","rows":[{"row":{"id":1,"v":1}}]}]}',
+      '{"kind":"txn","id":"t3","session":1,"seq":1,"iso":"SER","status":"committed",' +
+        '"events":[{"op":"select","table":"t","where":"v = $1","params":[9],"rows":[]},' +
+        '{"op":"insert","table":"t","wid":"t3.2","rows":[{"row":{"id":3,"v":0}}]}]}',
+      '{"kind":"txn","id":"t5","session":1,"seq":2,"iso":"CC","status":"committed",' +
+        '"events":[{"op":"select","table":"t","where":"id = $1","params":[1],"rows":[]}]}',
+      '{"kind":"txn","id":"t4","session":2,"seq":1,"iso":"SER","status":"committed",' +
+        '"events":[{"op":"select","table":"t","where":"id = $1","params":[3],"rows":[]},' +
+        '{"op":"insert","table":"t","wid":"t4.2","rows":[{"row":{"id":1,"v":1}}]}]}',
       '{"kind":"end","transactions":3}',
     ],
   },
@@ -578,11 +581,13 @@ const REGRESSIONS: { name: string; ndjson: string[] }[] = [
       '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}',
       '{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4","v":"int4"}}',
       '{"kind":"init","table":"t","rows":[{"id":3,"v":2}]}',
-      '{"kind":"txn","id":"t3","session":3,"seq":1,"iso":"SER","status":"committed","events":[{"op":"select","table":"t","where":"id ' +
-        '>= $1 AND id <= $2","params":[3,3],"rows":[{"wid":"init","row":{"id":3,"v":2}}]}]}',
-      '{"kind":"txn","id":"t5","session":3,"seq":2,"iso":"CC","status":"committed","events":[{"op":"select","table":"t","where":"id ' +
-        '= $1","params":[1],"rows":[]}]}',
-      '{"kind":"txn","id":"t4","session":2,"seq":1,"iso":"CC","status":"committed","events":[{"op":"insert","table":"t","wid":"t4.1","rows":[{"row":{"id":1,"v":1}}]}]}',
+      '{"kind":"txn","id":"t3","session":3,"seq":1,"iso":"SER","status":"committed",' +
+        '"events":[{"op":"select","table":"t","where":"id >= $1 AND id <= $2","params":[3,3],' +
+        '"rows":[{"wid":"init","row":{"id":3,"v":2}}]}]}',
+      '{"kind":"txn","id":"t5","session":3,"seq":2,"iso":"CC","status":"committed",' +
+        '"events":[{"op":"select","table":"t","where":"id = $1","params":[1],"rows":[]}]}',
+      '{"kind":"txn","id":"t4","session":2,"seq":1,"iso":"CC","status":"committed",' +
+        '"events":[{"op":"insert","table":"t","wid":"t4.1","rows":[{"row":{"id":1,"v":1}}]}]}',
       '{"kind":"end","transactions":3}',
     ],
   },

@@ -41,7 +41,8 @@ const report: Record<string, unknown> = {};
 const result: CheckResult = await check(known);
 const verdict: Verdict = result.verdict;
 const first: Anomaly | undefined = result.anomalies[0];
-report.known = { verdict, anomaly: first?.type, exit: verdict === 'inconsistent' ? EXIT.inconsistent : EXIT.consistent };
+const exit = verdict === 'inconsistent' ? EXIT.inconsistent : EXIT.consistent;
+report.known = { verdict, anomaly: first?.type, exit };
 report.rendered = renderResult(known, result).split('\\n')[0];
 report.json = Object.keys(resultJson(known, result));
 const asSer = await check(known, { iso: 'SER' });
@@ -53,7 +54,8 @@ try {
   await check(bad);
   report.bad = 'no error';
 } catch (e) {
-  report.bad = e instanceof HistoryFormatError ? { file: e.file, line: e.line, isInput: e instanceof InputError } : String(e);
+  report.bad =
+    e instanceof HistoryFormatError ? { file: e.file, line: e.line, isInput: e instanceof InputError } : String(e);
 }
 
 // recording through the application's own pg
@@ -80,7 +82,8 @@ try {
     await c.query('WITH gone AS (DELETE FROM owners RETURNING id) SELECT count(*) FROM gone');
     report.refused = 'recorded';
   } catch (e) {
-    report.refused = e instanceof UnsupportedStatementError ? { sql: e.sql, reason: e.reason, hint: e.hint.length > 0 } : String(e);
+    report.refused =
+      e instanceof UnsupportedStatementError ? { sql: e.sql, reason: e.reason, hint: e.hint.length > 0 } : String(e);
   }
   c.release();
   await pool.end();
@@ -198,7 +201,8 @@ describe('the packed package', () => {
     const bad = join(project, 'bad.ndjson');
     writeFileSync(
       bad,
-      '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}\n{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4"}}\n{"kind":"txn"}\n',
+      '{"kind":"history","format":"isocheck-history","version":1,"meta":{}}\n' +
+        '{"kind":"table","name":"t","key":["id"],"columns":{"id":"int4"}}\n{"kind":"txn"}\n',
     );
     const run = spawnSync(
       process.execPath,

@@ -416,8 +416,12 @@ class Hostile {
     const sub = Math.max(0, depth - 1);
     switch (this.int(12)) {
       case 0:
-      case 1:
-        return `${this.scalar(sub)} ${this.wild(0.3) ? this.pick(['~', '~*', '@>']) : this.pick(['=', '<>', '<', '<=', '>', '>=', '!='])} ${this.scalar(sub)}`;
+      case 1: {
+        // evaluated in the original order: the left operand, the operator, the right operand
+        const left = this.scalar(sub);
+        const op = this.wild(0.3) ? this.pick(['~', '~*', '@>']) : this.pick(['=', '<>', '<', '<=', '>', '>=', '!=']);
+        return `${left} ${op} ${this.scalar(sub)}`;
+      }
       case 2:
         return `${this.scalar(sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}NULL`;
       case 3: {
@@ -427,12 +431,26 @@ class Hostile {
           `(${Array.from({ length: n }, () => this.scalar(0)).join(', ')})`
         );
       }
-      case 4:
-        return `${this.column()} ${this.pick(['= ANY', '<> ALL', '< ANY', '>= ALL'])}(${this.pick([this.param(), this.param(), "'{1,2,NULL}'", "'{{{{{{{1}}}}}}}'", 'ARRAY[1, i4]', "ARRAY['a', t]", `${this.param()}::int4[]`, `${this.param()}::text[]`, 'NULL'])})`;
+      case 4: {
+        const column = this.column();
+        const op = this.pick(['= ANY', '<> ALL', '< ANY', '>= ALL']);
+        const array = this.pick([
+          this.param(),
+          this.param(),
+          "'{1,2,NULL}'",
+          "'{{{{{{{1}}}}}}}'",
+          'ARRAY[1, i4]',
+          "ARRAY['a', t]",
+          `${this.param()}::int4[]`,
+          `${this.param()}::text[]`,
+          'NULL',
+        ]);
+        return `${column} ${op}(${array})`;
+      }
       case 5:
         return (
-          `${this.scalar(sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(0)} ` +
-          `AND ${this.scalar(0)}`
+          `${this.scalar(sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ` +
+          `${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(0)} AND ${this.scalar(0)}`
         );
       case 6:
       case 7: {
@@ -448,7 +466,10 @@ class Hostile {
           " ESCAPE '😀'",
           ` ESCAPE ${this.param()}`,
         ]);
-        return `${this.pick(['t', 'v', 'b', '"toString"', this.scalar(1)])} ${this.chance(0.3) ? 'NOT ' : ''}${this.wild(0.25) ? 'SIMILAR TO' : this.pick(['LIKE', 'ILIKE'])} ${this.pattern()}${esc}`;
+        const subject = this.pick(['t', 'v', 'b', '"toString"', this.scalar(1)]);
+        const not = this.chance(0.3) ? 'NOT ' : '';
+        const op = this.wild(0.25) ? 'SIMILAR TO' : this.pick(['LIKE', 'ILIKE']);
+        return `${subject} ${not}${op} ${this.pattern()}${esc}`;
       }
       case 8:
         return `${this.scalar(sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}DISTINCT FROM ${this.scalar(sub)}`;
@@ -638,7 +659,8 @@ describe('predicate: hostile input', () => {
       }
       const params = g.params;
       stats.maxTextLength = Math.max(stats.maxTextLength, where.length);
-      const desc = `#${i} ${where.slice(0, 300)}${where.length > 300 ? `… (${where.length})` : ''} params=${show(params)}`;
+      const desc =
+        `#${i} ${where.slice(0, 300)}${where.length > 300 ? `… (${where.length})` : ''} ` + `params=${show(params)}`;
       const c = timed(() => compilePredicate(where, params, COLS));
       stats.maxCompileMs = Math.max(stats.maxCompileMs, c.ms);
       if (process.env.PREDICATE_HOSTILE_VERBOSE === '1' && c.ms > 50)
@@ -707,9 +729,13 @@ describe('predicate: hostile input', () => {
       }
     }
     const elapsed = performance.now() - started;
-    console.log(
-      `hostile predicates: ${JSON.stringify({ ...stats, maxCompileMs: Math.round(stats.maxCompileMs), maxTestMs: Math.round(stats.maxTestMs), elapsedMs: Math.round(elapsed) })}`,
-    );
+    const summary = {
+      ...stats,
+      maxCompileMs: Math.round(stats.maxCompileMs),
+      maxTestMs: Math.round(stats.maxTestMs),
+      elapsedMs: Math.round(elapsed),
+    };
+    console.log(`hostile predicates: ${JSON.stringify(summary)}`);
     console.log(
       `most frequent rejections: ${JSON.stringify([...rejectReasons].sort((a, b) => b[1] - a[1]).slice(0, 12))}`,
     );

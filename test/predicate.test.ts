@@ -617,7 +617,10 @@ class Gen {
     const sub = Math.max(0, depth - 1);
     switch (k) {
       case 'cmp':
-        return `${this.scalar(f, sub)} ${this.pick(['=', '<>', '<', '<=', '>', '>=', '!='])} ${this.scalar(this.cmpFam(f), sub)}`;
+        return (
+          `${this.scalar(f, sub)} ${this.pick(['=', '<>', '<', '<=', '>', '>=', '!='])} ` +
+          `${this.scalar(this.cmpFam(f), sub)}`
+        );
       case 'null':
         return `${this.scalar(f, sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}NULL`;
       case 'in': {
@@ -643,8 +646,8 @@ class Gen {
       }
       case 'between':
         return (
-          `${this.scalar(f, sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(f, 0)} ` +
-          `AND ${this.scalar(f, 0)}`
+          `${this.scalar(f, sub)} ${this.chance(0.3) ? 'NOT ' : ''}BETWEEN ` +
+          `${this.chance(0.3) ? 'SYMMETRIC ' : ''}${this.scalar(f, 0)} AND ${this.scalar(f, 0)}`
         );
       case 'like': {
         const pat = this.pick([
@@ -668,7 +671,10 @@ class Gen {
         ]);
         const rhs = this.chance(0.5) ? `'${pat}'` : this.param(pat);
         const esc = this.chance(0.15) ? ` ESCAPE '${this.pick(['!', '\\', 'a'])}'` : '';
-        return `${this.pick(FAM_COLS.str)} ${this.chance(0.3) ? 'NOT ' : ''}${this.chance(0.3) ? 'ILIKE' : 'LIKE'} ${rhs}${esc}`;
+        return (
+          `${this.pick(FAM_COLS.str)} ${this.chance(0.3) ? 'NOT ' : ''}` +
+          `${this.chance(0.3) ? 'ILIKE' : 'LIKE'} ${rhs}${esc}`
+        );
       }
       case 'distinct':
         return `${this.scalar(f, sub)} IS ${this.chance(0.5) ? 'NOT ' : ''}DISTINCT FROM ${this.scalar(f, sub)}`;
@@ -846,7 +852,9 @@ describe('predicate: agreement with PostgreSQL', () => {
     const pad = (n: number, w: number) => String(n).padStart(w, '0');
     const randTimestamp = (): string => {
       const y = 1 + Math.floor(rnd() * (rnd() < 0.1 ? 4000 : 9999));
-      const s = `${pad(y, 4)}-${pad(1 + Math.floor(rnd() * 12), 2)}-${pad(1 + Math.floor(rnd() * 28), 2)} ${pad(Math.floor(rnd() * 24), 2)}:${pad(Math.floor(rnd() * 60), 2)}:${pad(Math.floor(rnd() * 60), 2)}`;
+      const s =
+        `${pad(y, 4)}-${pad(1 + Math.floor(rnd() * 12), 2)}-${pad(1 + Math.floor(rnd() * 28), 2)} ` +
+        `${pad(Math.floor(rnd() * 24), 2)}:${pad(Math.floor(rnd() * 60), 2)}:${pad(Math.floor(rnd() * 60), 2)}`;
       const frac = rnd() < 0.6 ? `.${digits(1 + Math.floor(rnd() * 6))}` : '';
       const tz =
         rnd() < 0.5

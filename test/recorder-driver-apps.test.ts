@@ -87,28 +87,31 @@ const levels = [
 
 describe.each(['kysely', 'drizzle', 'knex'])('%s through the drop-in driver', (lib) => {
   for (const [iso, level] of levels) {
-    it(`${iso}: consistent at ${level}, same results as unrecorded${level === 'SI' ? ', write skew as SER' : ''}`, async () => {
-      const [recorded, plain] = [await runApp(lib, iso, true), await runApp(lib, iso, false)];
-      expect(recorded.results).toEqual(plain.results);
-      const r = recorded.results as { withdrawals: boolean[]; transfers: number; auditTotals: number[] };
-      expect(r.withdrawals).toEqual(level === 'SER' ? [true, false] : [true, true]);
-      expect(r.auditTotals).toHaveLength(1);
-      const h = await readHistory(recorded.file!);
-      expect(h.truncated).toBe(false);
-      // the seed rows, the two withdrawals, every transfer and audit (and the aborted attempts)
-      const committed = h.txns.filter((t) => t.status === 'committed');
-      expect(committed.length).toBeGreaterThanOrEqual(1 + 2 + 4 * 12);
-      expect(new Set(committed.filter((t) => t.events.length > 0 && t.iso !== 'RC').map((t) => t.iso))).toEqual(
-        new Set([level]),
-      );
-      const own = await check(recorded.file!);
-      expect(own.verdict, JSON.stringify(own.anomalies.slice(0, 1))).toBe('consistent');
-      if (level === 'SI') {
-        const asSer = await check(recorded.file!, { iso: 'SER' });
-        expect(asSer.verdict).toBe('inconsistent');
-        expect(asSer.anomalies.map((a) => a.type)).toContain('write-skew');
-      }
-    });
+    it(
+      `${iso}: consistent at ${level}, same results as ` + `unrecorded${level === 'SI' ? ', write skew as SER' : ''}`,
+      async () => {
+        const [recorded, plain] = [await runApp(lib, iso, true), await runApp(lib, iso, false)];
+        expect(recorded.results).toEqual(plain.results);
+        const r = recorded.results as { withdrawals: boolean[]; transfers: number; auditTotals: number[] };
+        expect(r.withdrawals).toEqual(level === 'SER' ? [true, false] : [true, true]);
+        expect(r.auditTotals).toHaveLength(1);
+        const h = await readHistory(recorded.file!);
+        expect(h.truncated).toBe(false);
+        // the seed rows, the two withdrawals, every transfer and audit (and the aborted attempts)
+        const committed = h.txns.filter((t) => t.status === 'committed');
+        expect(committed.length).toBeGreaterThanOrEqual(1 + 2 + 4 * 12);
+        expect(new Set(committed.filter((t) => t.events.length > 0 && t.iso !== 'RC').map((t) => t.iso))).toEqual(
+          new Set([level]),
+        );
+        const own = await check(recorded.file!);
+        expect(own.verdict, JSON.stringify(own.anomalies.slice(0, 1))).toBe('consistent');
+        if (level === 'SI') {
+          const asSer = await check(recorded.file!, { iso: 'SER' });
+          expect(asSer.verdict).toBe('inconsistent');
+          expect(asSer.anomalies.map((a) => a.type)).toContain('write-skew');
+        }
+      },
+    );
   }
 });
 

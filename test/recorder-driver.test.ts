@@ -45,24 +45,28 @@ async function fresh(): Promise<{ recorder: Recorder; driver: typeof pg; file: s
 }
 
 describe('recorder.driver()', () => {
-  it("has pg's shape: the same types, defaults, escaping and errors; classes named Client and Pool that extend pg's", async () => {
-    const { driver, recorder } = await fresh();
-    expect(driver.types).toBe(pg.types);
-    expect(driver.defaults).toBe(pg.defaults);
-    expect(driver.escapeIdentifier('a"b')).toBe('"a""b"');
-    expect(driver.escapeLiteral("it's")).toBe("'it''s'");
-    expect(driver.DatabaseError).toBe(pg.DatabaseError);
-    expect(driver.Client.name).toBe('Client');
-    expect(driver.Pool.name).toBe('Pool');
-    const pool = new driver.Pool({ connectionString: url });
-    expect(pool).toBeInstanceOf(pg.Pool);
-    expect(Object.getPrototypeOf(pool).constructor.name.includes('Pool')).toBe(true); // drizzle's test
-    expect(new driver.Client({ connectionString: url })).toBeInstanceOf(pg.Client);
-    expect((driver as unknown as { native: unknown }).native).toBeNull();
-    expect(() => recorder.driver({ pg: driver })).toThrow(/records already/);
-    await pool.end();
-    recorder.finish();
-  });
+  it(
+    "has pg's shape: the same types, defaults, escaping and " +
+      "errors; classes named Client and Pool that extend pg's",
+    async () => {
+      const { driver, recorder } = await fresh();
+      expect(driver.types).toBe(pg.types);
+      expect(driver.defaults).toBe(pg.defaults);
+      expect(driver.escapeIdentifier('a"b')).toBe('"a""b"');
+      expect(driver.escapeLiteral("it's")).toBe("'it''s'");
+      expect(driver.DatabaseError).toBe(pg.DatabaseError);
+      expect(driver.Client.name).toBe('Client');
+      expect(driver.Pool.name).toBe('Pool');
+      const pool = new driver.Pool({ connectionString: url });
+      expect(pool).toBeInstanceOf(pg.Pool);
+      expect(Object.getPrototypeOf(pool).constructor.name.includes('Pool')).toBe(true); // drizzle's test
+      expect(new driver.Client({ connectionString: url })).toBeInstanceOf(pg.Client);
+      expect((driver as unknown as { native: unknown }).native).toBeNull();
+      expect(() => recorder.driver({ pg: driver })).toThrow(/records already/);
+      await pool.end();
+      recorder.finish();
+    },
+  );
 
   it(
     'Pool: connect(callback), query with a callback, config objects, rowMode, named statements, events and ' + 'counts',

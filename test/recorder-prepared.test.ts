@@ -104,7 +104,8 @@ describe('prepared statements for rewritten texts', () => {
     }
   });
 
-  it(`prepares at most ${PREPARED_MAX} texts (an application that inlines its values makes a text per statement)`, async () => {
+  const why = '(an application that inlines its values makes a text per statement)';
+  it(`prepares at most ${PREPARED_MAX} texts ${why}`, async () => {
     const { recorder, rc } = await recording();
     for (let i = 0; i < PREPARED_MAX + 5; i++)
       expect((await rc.query(`SELECT v FROM acc WHERE id = ${(i % 4) + 1} AND v >= ${-i}`)).rowCount).toBe(1);

@@ -48,7 +48,8 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 describe('isocheck run --client K/N, then isocheck merge', () => {
-  it('two client processes of smallbank share one database; the merged history is consistent at SERIALIZABLE', async () => {
+  it('two client processes of smallbank share one database; ' +
+    'the merged history is consistent at SERIALIZABLE', async () => {
     const url = new URL(server.url);
     url.pathname = '/shared_run';
     const common = [
@@ -169,12 +170,20 @@ describe('isocheck run --client K/N, then isocheck merge', () => {
     const again = await run([...args, '--client', '1/2', '--out', 'again.ndjson']);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(
-      /^isocheck: client 1\/2 sets up the run, and the database already has \S+ .*--client needs a fresh database per run/m,
+      new RegExp(
+        String.raw`^isocheck: client 1\/2 sets up the run, and the database already has \S+ .*--client needs a ` +
+          'fresh database per run',
+        'm',
+      ),
     );
     const other = await run([...args, '--seed', '9', '--client', '2/2', '--out', 'other.ndjson']);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(
-      /^isocheck: client 2\/2: client 1 runs smallbank --iso ser --scale 1 --seed 1 --sessions 2, this one smallbank --iso ser --scale 1 --seed 9 --sessions 2/m,
+      new RegExp(
+        String.raw`^isocheck: client 2\/2: client 1 runs smallbank --iso ser --scale 1 --seed 1 --sessions 2, ` +
+          'this one smallbank --iso ser --scale 1 --seed 9 --sessions 2',
+        'm',
+      ),
     );
     const db = new pg.Client({ connectionString: url.toString() });
     await db.connect();

@@ -113,10 +113,10 @@ describe('isocheck run, interrupted', () => {
       const history = await readHistory(file);
       expect(history.truncated).toBe(false);
       const n = history.txns.length;
-      const m =
-        /^isocheck: interrupted \(SIGINT\): (\d+) transactions recorded in (\S+)( \((\d+ in flight written as (unknown|aborted)(, \d+ as aborted)?)\))?; check it with isocheck check (\S+)$/.exec(
-          lastLine(stderr),
-        );
+      const m = new RegExp(
+        String.raw`^isocheck: interrupted \(SIGINT\): (\d+) transactions recorded in (\S+)( \((\d+ in flight ` +
+          String.raw`written as (unknown|aborted)(, \d+ as aborted)?)\))?; check it with isocheck check (\S+)$`,
+      ).exec(lastLine(stderr));
       expect(m, stderr).not.toBeNull();
       expect([Number(m![1]), m![2], m![7]]).toEqual([n, file, file]);
       // the embedded server and its data are gone
@@ -175,7 +175,8 @@ describe('isocheck run, interrupted', () => {
         // each session ends up waiting in its COMMIT, or for a row lock such a transaction holds: stable from then on
         const waits = async () => {
           const rows = await query<{ syncrep: number; lock: number }>(
-            `SELECT count(*) FILTER (WHERE wait_event = 'SyncRep')::int AS syncrep, count(*) FILTER (WHERE wait_event_type = 'Lock')::int AS lock
+            `SELECT count(*) FILTER (WHERE wait_event = 'SyncRep')::int AS syncrep, ` +
+              `count(*) FILTER (WHERE wait_event_type = 'Lock')::int AS lock
              FROM pg_stat_activity WHERE datname = $1`,
             [runDb],
           );

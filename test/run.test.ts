@@ -93,38 +93,41 @@ describe('isocheck run', () => {
       runWorkload({ workload: 'tpcc', iso: 'Bogus=SER', progress: false, log: () => undefined }, db),
     ).rejects.toThrow(/tpcc has no transaction type "Bogus"/);
   });
-  it('stops when its signal aborts: the transactions in flight and the end line written, RunInterrupted saying so', async () => {
-    const stop = new AbortController();
-    const out = join(dir, 'aborted.ndjson');
-    let said: string | undefined;
-    const run = runWorkload(
-      {
-        workload: 'smallbank',
-        sessions: 3,
-        txns: 1_000_000,
-        seed: '3',
-        out,
-        progress: false,
-        log: () => undefined,
-        signal: stop.signal,
-        onInterrupt: (l) => (said = l),
-      },
-      db,
-    );
-    const txnLines = () => (existsSync(out) ? (readFileSync(out, 'utf8').match(/"kind":"txn"/g) ?? []).length : 0);
-    for (let i = 0; i < 3000 && txnLines() < 20; i++) await new Promise((r) => setTimeout(r, 10));
-    stop.abort('SIGTERM');
-    const e = await run.then(
-      () => undefined,
-      (x: unknown) => x,
-    );
-    expect(e).toBeInstanceOf(RunInterrupted);
-    expect((e as RunInterrupted).exitCode).toBe(143);
-    const h = await readHistory(out);
-    expect(h.truncated).toBe(false);
-    expect((e as Error).message).toBe(said);
-    expect(said).toMatch(new RegExp(`^interrupted \\(SIGTERM\\): ${h.txns.length} transactions recorded in ${out}`));
-  });
+  it(
+    'stops when its signal aborts: the transactions in ' + 'flight and the end line written, RunInterrupted saying so',
+    async () => {
+      const stop = new AbortController();
+      const out = join(dir, 'aborted.ndjson');
+      let said: string | undefined;
+      const run = runWorkload(
+        {
+          workload: 'smallbank',
+          sessions: 3,
+          txns: 1_000_000,
+          seed: '3',
+          out,
+          progress: false,
+          log: () => undefined,
+          signal: stop.signal,
+          onInterrupt: (l) => (said = l),
+        },
+        db,
+      );
+      const txnLines = () => (existsSync(out) ? (readFileSync(out, 'utf8').match(/"kind":"txn"/g) ?? []).length : 0);
+      for (let i = 0; i < 3000 && txnLines() < 20; i++) await new Promise((r) => setTimeout(r, 10));
+      stop.abort('SIGTERM');
+      const e = await run.then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      expect(e).toBeInstanceOf(RunInterrupted);
+      expect((e as RunInterrupted).exitCode).toBe(143);
+      const h = await readHistory(out);
+      expect(h.truncated).toBe(false);
+      expect((e as Error).message).toBe(said);
+      expect(said).toMatch(new RegExp(`^interrupted \\(SIGTERM\\): ${h.txns.length} transactions recorded in ${out}`));
+    },
+  );
   it('refuses an --out it cannot write before touching the database', async () => {
     await expect(
       runWorkload({ workload: 'smallbank', out: dir, progress: false, log: () => undefined }, db),

@@ -65,47 +65,50 @@ describe('isocheck run --topology', () => {
     expect(r.anomalies.map((a) => a.type)).toContain('read-your-writes');
   });
 
-  it('twitter on your own primary and standby (--db URL --replica URL): the same violation, nothing started', async () => {
-    await loadPredicateParser();
-    const own = await startReplicaTopology({ standbys: 1, applyDelayMs: 100 }); // stands for a cluster of the user's
-    try {
-      const out = join(dir, 'twitter-own.ndjson');
-      await expect(
-        runWorkload({
+  it(
+    'twitter on your own primary and standby (--db URL ' + '--replica URL): the same violation, nothing started',
+    async () => {
+      await loadPredicateParser();
+      const own = await startReplicaTopology({ standbys: 1, applyDelayMs: 100 }); // stands for a cluster of the user's
+      try {
+        const out = join(dir, 'twitter-own.ndjson');
+        await expect(
+          runWorkload({
+            workload: 'twitter',
+            topology: 'replica',
+            db: own.primary.url,
+            replicaUrls: [own.primary.url],
+            out,
+            progress: false,
+            log: () => undefined,
+          }),
+        ).rejects.toThrow(/is not a hot standby/);
+        const lines: string[] = [];
+        const s = await runWorkload({
           workload: 'twitter',
-          topology: 'replica',
+          ...topologyOf({ replica: [own.replicas[0].url] }),
           db: own.primary.url,
-          replicaUrls: [own.primary.url],
+          txns: 60,
           out,
           progress: false,
-          log: () => undefined,
-        }),
-      ).rejects.toThrow(/is not a hot standby/);
-      const lines: string[] = [];
-      const s = await runWorkload({
-        workload: 'twitter',
-        ...topologyOf({ replica: [own.replicas[0].url] }),
-        db: own.primary.url,
-        txns: 60,
-        out,
-        progress: false,
-        log: (l) => lines.push(l),
-      });
-      expect(s.database).toMatch(/a primary and 1 hot standby \(yours\)/);
-      const history = await readHistory(out);
-      expect(new Set(history.txns.map((t) => t.node))).toEqual(new Set(['primary', 'replica1']));
-      expect(checkHistory(history).anomalies.map((a) => a.type)).toContain('read-your-writes');
-      // the run's database is gone from the user's primary afterwards, the primary still runs
-      const left = await withClient(
-        own.primary.url,
-        async (c) =>
-          (await c.query(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'isocheck_%'`)).rows[0].n,
-      );
-      expect(left).toBe(0);
-    } finally {
-      await own.stop();
-    }
-  });
+          log: (l) => lines.push(l),
+        });
+        expect(s.database).toMatch(/a primary and 1 hot standby \(yours\)/);
+        const history = await readHistory(out);
+        expect(new Set(history.txns.map((t) => t.node))).toEqual(new Set(['primary', 'replica1']));
+        expect(checkHistory(history).anomalies.map((a) => a.type)).toContain('read-your-writes');
+        // the run's database is gone from the user's primary afterwards, the primary still runs
+        const left = await withClient(
+          own.primary.url,
+          async (c) =>
+            (await c.query(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'isocheck_%'`)).rows[0].n,
+        );
+        expect(left).toBe(0);
+      } finally {
+        await own.stop();
+      }
+    },
+  );
 
   it('refuses what it cannot do, in one line', async () => {
     const out = join(dir, 'x.ndjson');

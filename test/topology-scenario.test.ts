@@ -48,16 +48,19 @@ describe('isocheck scenario --topology', () => {
     },
   );
 
-  it('replica: the reader runs on the standby (REPEATABLE READ there), the writer on the primary: consistent', async () => {
-    const run = await runScenarios([spec], { topology: 'replica', out: join(dir, 'replica'), ...quiet });
-    const [r] = run.results;
-    expect(r.verdict, renderPermutation(r, true)).toBe('consistent');
-    const history = await readHistory(r.file!);
-    expect(history.txns.map((t) => [t.session, t.iso, t.node]).sort()).toEqual([
-      [1, 'SI', 'standby1'],
-      [2, 'SER', 'primary'],
-    ]);
-  });
+  it(
+    'replica: the reader runs on the standby (REPEATABLE ' + 'READ there), the writer on the primary: consistent',
+    async () => {
+      const run = await runScenarios([spec], { topology: 'replica', out: join(dir, 'replica'), ...quiet });
+      const [r] = run.results;
+      expect(r.verdict, renderPermutation(r, true)).toBe('consistent');
+      const history = await readHistory(r.file!);
+      expect(history.txns.map((t) => [t.session, t.iso, t.node]).sort()).toEqual([
+        [1, 'SI', 'standby1'],
+        [2, 'SER', 'primary'],
+      ]);
+    },
+  );
 
   it('one server: the reader keeps one snapshot, consistent', async () => {
     const run = await runScenarios([spec], { out: join(dir, 'one'), ...quiet });

@@ -406,57 +406,62 @@ describe('workload specifics', () => {
     }
   });
 
-  it('smallbank: WriteCheck and TransactSavings on one customer make a write skew at SI; SERIALIZABLE aborts one', async () => {
-    const w = workloads.smallbank;
-    const ctx = w.context(1);
-    const results: Record<string, string[]> = {};
-    for (const level of ['SI', 'SER'] as const) {
-      const setup = await connect('wl_smallbank');
-      // customer 0: savings 20.20, checking 0.00 (net_external moved along, so the invariant still holds)
-      await setup.query('UPDATE savings SET net_external = net_external + (20.20 - bal), bal = 20.20 WHERE custid = 0');
-      await setup.query('UPDATE checking SET net_external = net_external + (0 - bal), bal = 0 WHERE custid = 0');
-      const clients = [await connect('wl_smallbank'), await connect('wl_smallbank')];
-      // both transactions read both balances before either writes: a barrier before each one's first UPDATE
-      let arrived = 0;
-      let open!: () => void;
-      const gate = new Promise<void>((resolve) => (open = resolve));
-      const gated = (inner: Queryable): Queryable => {
-        let passed = false;
-        return {
-          async query(text, params) {
-            if (!passed && text.startsWith('UPDATE')) {
-              passed = true;
-              if (++arrived === 2) open();
-              await gate;
-            }
-            return inner.query(text, params);
-          },
+  it(
+    'smallbank: WriteCheck and TransactSavings on one ' + 'customer make a write skew at SI; SERIALIZABLE aborts one',
+    async () => {
+      const w = workloads.smallbank;
+      const ctx = w.context(1);
+      const results: Record<string, string[]> = {};
+      for (const level of ['SI', 'SER'] as const) {
+        const setup = await connect('wl_smallbank');
+        // customer 0: savings 20.20, checking 0.00 (net_external moved along, so the invariant still holds)
+        await setup.query(
+          'UPDATE savings SET net_external = net_external + (20.20 - bal), bal = 20.20 WHERE custid = 0',
+        );
+        await setup.query('UPDATE checking SET net_external = net_external + (0 - bal), bal = 0 WHERE custid = 0');
+        const clients = [await connect('wl_smallbank'), await connect('wl_smallbank')];
+        // both transactions read both balances before either writes: a barrier before each one's first UPDATE
+        let arrived = 0;
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => (open = resolve));
+        const gated = (inner: Queryable): Queryable => {
+          let passed = false;
+          return {
+            async query(text, params) {
+              if (!passed && text.startsWith('UPDATE')) {
+                passed = true;
+                if (++arrived === 2) open();
+                await gate;
+              }
+              return inner.query(text, params);
+            },
+          };
         };
-      };
-      const run = async (c: pg.Client, type: string): Promise<string> => {
-        await c.query(beginStatement(level));
-        try {
-          await w.transaction(type, gated(c), () => 0, ctx); // rng 0 => customer 0
-          await c.query('COMMIT');
-          return 'commit';
-        } catch (e) {
-          await c.query('ROLLBACK').catch(() => undefined);
-          return (e as { code?: string }).code ?? String(e);
+        const run = async (c: pg.Client, type: string): Promise<string> => {
+          await c.query(beginStatement(level));
+          try {
+            await w.transaction(type, gated(c), () => 0, ctx); // rng 0 => customer 0
+            await c.query('COMMIT');
+            return 'commit';
+          } catch (e) {
+            await c.query('ROLLBACK').catch(() => undefined);
+            return (e as { code?: string }).code ?? String(e);
+          }
+        };
+        results[level] = await Promise.all([run(clients[0], 'WriteCheck'), run(clients[1], 'TransactSavings')]);
+        const s = (await setup.query('SELECT bal::text AS b FROM savings WHERE custid = 0')).rows[0].b;
+        const c = (await setup.query('SELECT bal::text AS b FROM checking WHERE custid = 0')).rows[0].b;
+        if (level === 'SI') {
+          // no serial order gives this: WriteCheck first => TransactSavings refuses; TransactSavings first => penalty
+          expect([s, c]).toEqual(['0.00', '-5.00']);
         }
-      };
-      results[level] = await Promise.all([run(clients[0], 'WriteCheck'), run(clients[1], 'TransactSavings')]);
-      const s = (await setup.query('SELECT bal::text AS b FROM savings WHERE custid = 0')).rows[0].b;
-      const c = (await setup.query('SELECT bal::text AS b FROM checking WHERE custid = 0')).rows[0].b;
-      if (level === 'SI') {
-        // no serial order gives this: WriteCheck first => TransactSavings refuses; TransactSavings first => penalty
-        expect([s, c]).toEqual(['0.00', '-5.00']);
+        expect(await w.invariants(setup, ctx)).toEqual([]);
+        for (const x of [setup, ...clients]) await x.end();
       }
-      expect(await w.invariants(setup, ctx)).toEqual([]);
-      for (const x of [setup, ...clients]) await x.end();
-    }
-    expect(results.SI).toEqual(['commit', 'commit']);
-    expect([...results.SER].sort()).toEqual(['40001', 'commit']);
-  });
+      expect(results.SI).toEqual(['commit', 'commit']);
+      expect([...results.SER].sort()).toEqual(['40001', 'commit']);
+    },
+  );
 
   it('invariants report violations (tpcc conditions 1, 2, 3, 5, 8; twitter mirror and self-follow)', async () => {
     const t = await connect('wl_tpcc');
