@@ -1,5 +1,5 @@
-// The bank (../bank.mjs) written with drizzle-orm. Run: DATABASE_URL=postgres://... node examples/drizzle/app.mjs
-// [--iso repeatable-read]
+// The bank (../bank.mjs) written with drizzle-orm.
+// Run: DATABASE_URL=postgres://... node examples/drizzle/app.mjs [--iso repeatable-read]
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { drizzle } from 'drizzle-orm/node-postgres';

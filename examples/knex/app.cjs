@@ -1,4 +1,5 @@
-// The bank (../bank.mjs) written with knex (CommonJS). Run: DATABASE_URL=postgres://... node examples/knex/app.cjs [--iso repeatable-read]
+// The bank (../bank.mjs) written with knex (CommonJS).
+// Run: DATABASE_URL=postgres://... node examples/knex/app.cjs [--iso repeatable-read]
 const pg = require('pg');
 const knex = require('knex');
 

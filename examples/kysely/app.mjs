@@ -1,5 +1,5 @@
-// The bank (../bank.mjs) written with kysely. Run: DATABASE_URL=postgres://... node examples/kysely/app.mjs [--iso
-// repeatable-read]
+// The bank (../bank.mjs) written with kysely.
+// Run: DATABASE_URL=postgres://... node examples/kysely/app.mjs [--iso repeatable-read]
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';

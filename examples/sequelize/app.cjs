@@ -1,4 +1,5 @@
-// The bank (../bank.mjs) written with Sequelize (CommonJS). Run: DATABASE_URL=postgres://... node examples/sequelize/app.cjs [--iso repeatable-read]
+// The bank (../bank.mjs) written with Sequelize (CommonJS).
+// Run: DATABASE_URL=postgres://... node examples/sequelize/app.cjs [--iso repeatable-read]
 const pg = require('pg');
 const { Sequelize, DataTypes, Transaction } = require('sequelize');
 
