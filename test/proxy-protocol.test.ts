@@ -422,9 +422,10 @@ describe('isocheck proxy and declared parameter types', () => {
   });
 
   it.skipIf(!java || !jdbcJar)(
-    `gives JDBC the types it declared (setInt, setLong)${java && jdbcJar ? '' : ' (skipped: no java or JDBC driver)'}`,
+    `gives JDBC the types it declared (setInt, setLong), over TLS${java && jdbcJar ? '' : ' (skipped: no JDBC)'}`,
     async () => {
-      const p = await proxy('types-jdbc');
+      // over TLS when openssl made a certificate (pgjdbc's sslmode=require: encrypted, not verified)
+      const p = await proxy('types-jdbc', cert ? { tls: cert } : {});
       const src = join(dir, 'Types.java');
       writeFileSync(
         src,
@@ -450,7 +451,9 @@ public class Types {
 }
 `,
       );
-      const url = `jdbc:postgresql://${p.host}:${p.port}/postgres?user=postgres&connectTimeout=5&socketTimeout=20`;
+      const url =
+        `jdbc:postgresql://${p.host}:${p.port}/postgres?user=postgres&connectTimeout=5&socketTimeout=20` +
+        (cert ? '&sslmode=require' : '');
       const out = await run(java!, ['-cp', jdbcJar!, src, url]);
       expect(out.trim()).toBe('Integer 7 Long 42');
       await p.close();
