@@ -17,13 +17,15 @@ import { loadPredicateParser } from '../src/history/predicate.js';
 import { readHistory } from '../src/history/reader.js';
 import { cleanText, escapeHtml, jsonForScript, truncateMiddle } from '../src/report/escape.js';
 import { anomalyGraphs, caseSplitGraph } from '../src/report/graph.js';
-import { renderReport, reportFileFor, writeReport } from '../src/report/html.js';
+import { renderLevelsReport, renderReport, reportFileFor, writeReport } from '../src/report/html.js';
 import { PAGE_SCRIPT } from '../src/report/page-script.js';
 import { renderSvg, sanitizeSvg } from '../src/report/svg.js';
 import { anomalyEdges } from '../src/checker/anomaly.js';
-import { levelBoundary } from '../src/checker/level-boundary.js';
+import { type LevelBoundary, levelBoundary } from '../src/checker/level-boundary.js';
+import { ISOLATION_LEVELS } from '../src/history/format.js';
 import { runCheckCommand } from '../src/cli/check-command.js';
-import { levelVerdictText } from '../src/report/levels.js';
+import { levelVerdictText, strongestText } from '../src/report/levels.js';
+import { renderBoundary } from '../src/cli/levels-output.js';
 import { ins, loadLines, registerLines, sel, txn, upd } from './helpers/lines.js';
 
 declare global {
@@ -311,6 +313,20 @@ describe('report without a browser', () => {
     expect(Object.values(graphs[0].nodes)).toEqual(expect.arrayContaining(['T1', 'W0', 'C7', 'C14', 'T2']));
     expect(graphs[0].steps.filter((s) => s.kind === 'wr')).toHaveLength(15);
     expect(graphs[0].dot).not.toContain('SELECT');
+  });
+
+  it('a level boundary left unknown says so, in the terminal and in the report', async () => {
+    // (built as data: every level stopped by the time limit)
+    const { history, result } = await check(join(KNOWN, 'long-fork.PC.ndjson'));
+    const stopped: CheckResult = { ...result, verdict: 'unknown', reason: 'stopped by the time limit', anomalies: [] };
+    const boundary: LevelBoundary = {
+      uniform: ISOLATION_LEVELS.map((level) => ({ level, verdict: 'unknown', result: stopped })),
+      checks: 6,
+    };
+    expect(strongestText(boundary)).toBe('none known (RC is unknown)');
+    expect(renderBoundary('h', boundary)).toContain('strongest: none known (RC is unknown)');
+    const html = await renderLevelsReport(history, boundary);
+    expect(html).toContain('"strongestText":"none known (RC is unknown)"');
   });
 
   it('names one report per history when several are checked', () => {

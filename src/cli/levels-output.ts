@@ -12,7 +12,7 @@
 import type { LevelBoundary, LevelVerdict } from '../checker/level-boundary.js';
 import { renderResult } from '../checker/explain/explain.js';
 import { resultJson } from '../report/json.js';
-import { LEVEL_MARK, levelVerdictText } from '../report/levels.js';
+import { LEVEL_MARK, levelVerdictText, strongestText } from '../report/levels.js';
 
 function verdictLine(v: LevelVerdict): string {
   return `  ${v.level.padEnd(4)} ${LEVEL_MARK[v.verdict]} ${levelVerdictText(v, '; --json gives it')}`;
@@ -23,7 +23,7 @@ export function renderBoundary(name: string, b: LevelBoundary): string {
     `${name}: LEVELS (every transaction judged at one level; ${b.checks} check${b.checks === 1 ? '' : 's'})`,
   ];
   for (const v of b.uniform) out.push(verdictLine(v));
-  out.push(b.strongest ? `strongest: ${b.strongest}` : 'strongest: none (inconsistent even at RC)');
+  out.push(`strongest: ${strongestText(b)}`);
   if (b.byLabel && b.strongest !== 'SER') {
     const blocked = [...b.byLabel.blockedBy].map(
       ([label, { level, result }]) => `${label} at ${level}: ${result.verdict}`,

@@ -26,7 +26,7 @@ import {
 } from '../checker/explain/explain.js';
 import type { History } from '../history/history.js';
 import { type AnomalyGraph, anomalyGraphs, caseSplitGraph, edgeLabel, LEVEL_COLORS } from './graph.js';
-import { levelVerdictText } from './levels.js';
+import { levelVerdictText, strongestText } from './levels.js';
 import type { PageAnomaly, PageData, PageEdge, PageGraph, PageLevelCheck, PageLevels } from './page-data.js';
 import { pageHtml } from './page.js';
 import { labelLevels, metaEntries } from './summary.js';
@@ -135,6 +135,7 @@ export async function renderLevelsReport(
     checks: boundary.checks,
     uniform,
     strongest: boundary.strongest ?? null,
+    strongestText: strongestText(boundary),
     whyNot: whyNot?.level ?? null,
     byLabel: byLabel
       ? {

@@ -3,7 +3,7 @@
  * after each level's mark (cli/levels-output.ts) and what the HTML report shows beside it (html.ts), from the
  * same data.
  */
-import type { LevelVerdict } from '../checker/level-boundary.js';
+import type { LevelBoundary, LevelVerdict } from '../checker/level-boundary.js';
 import { anomalyHeading } from '../checker/explain/explain.js';
 import type { CheckResult } from '../checker/result.js';
 
@@ -26,4 +26,13 @@ export function levelVerdictText(v: LevelVerdict, more = ''): string {
   if (!v.result) return v.verdict;
   if (v.verdict === 'consistent') return `${v.verdict} (${checkHeadline(v.result)}${more})`;
   return `${v.verdict}: ${checkHeadline(v.result)}`;
+}
+
+/** The strongest level in words: `SI`, `none (inconsistent even at RC)`, `none known (RC is unknown)`. */
+export function strongestText(b: LevelBoundary): string {
+  if (b.strongest) return b.strongest;
+  const rc = b.uniform[0];
+  return rc?.verdict === 'inconsistent'
+    ? `none (inconsistent even at ${rc.level})`
+    : `none known (${rc?.level ?? 'RC'} is ${rc?.verdict ?? 'unknown'})`;
 }

@@ -90,6 +90,8 @@ export interface PageLevels {
   checks: number;
   uniform: PageLevelCheck[];
   strongest: IsolationLevel | null;
+  /** The strongest level in words, as `check --levels` prints it (`none (inconsistent even at RC)`, ...). */
+  strongestText: string;
   /** The uniform level whose anomalies are the page's explanation ("why not SI"), if any is inconsistent. */
   whyNot: IsolationLevel | null;
   byLabel: {

@@ -10,8 +10,10 @@ export function renderHeader(ctx: PageContext, app: HTMLElement): void {
   add(titles, 'div', 'file', D.file + (D.truncated ? '  (truncated: no end line)' : ''));
   if (D.levels) {
     // --levels: no one verdict; the strongest level every transaction can be judged at
-    const strongest = D.levels.strongest;
-    add(top, 'div', `verdict ${strongest ? 'consistent' : 'inconsistent'}`, `STRONGEST: ${strongest ?? 'NONE'}`);
+    const { strongest, uniform } = D.levels;
+    const rc = uniform[0]?.verdict ?? 'unknown';
+    const badge = strongest ?? (rc === 'inconsistent' ? 'NONE' : 'UNKNOWN');
+    add(top, 'div', `verdict ${strongest ? 'consistent' : rc}`, `STRONGEST: ${badge}`);
   } else add(top, 'div', `verdict ${D.verdict}`, String(D.verdict).toUpperCase());
   const s = D.stats;
   const anomalies = D.anomalies.length + D.moreAnomalies;

@@ -47,14 +47,7 @@ export function renderLevels(ctx: PageContext, app: HTMLElement, levels: PageLev
     }
     evidence(td, v, `level-${v.level}`);
   }
-  add(
-    section,
-    'p',
-    'strongest',
-    levels.strongest
-      ? `Strongest level: ${levels.strongest}`
-      : 'Strongest level: none (the history is inconsistent even at RC)',
-  );
+  add(section, 'p', 'strongest', `Strongest level: ${levels.strongestText}`);
 
   const byLabel = levels.byLabel;
   if (byLabel) {
