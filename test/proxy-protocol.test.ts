@@ -199,6 +199,20 @@ describe.skipIf(!openssl)(
       const txns = txnsOf('tls');
       expect(txns.filter((t) => t.status === 'committed')).toHaveLength(psql ? 2 : 1);
       expect((await check(join(dir, 'tls.ndjson'))).verdict).toBe('consistent');
+      // the server's sslmode as libpq reads it: verify-full refuses a self-signed certificate, verify-ca takes it when
+      // sslrootcert names it
+      const withMode = (mode: Record<string, string>): string => {
+        const u = new URL(sslUrl!);
+        for (const [k, v] of Object.entries(mode)) u.searchParams.set(k, v);
+        return u.toString();
+      };
+      await expect(proxy('verify-full', { db: withMode({ sslmode: 'verify-full' }) })).rejects.toThrow(/self.signed/);
+      const ca = await proxy('verify-ca', {
+        db: withMode({ sslmode: 'verify-ca', sslrootcert: join(dir, 'proxy.crt') }),
+      });
+      const e = await connect({ connectionString: ca.url });
+      expect((await e.query('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')).rows).toEqual([{ ssl: true }]);
+      await e.end();
       // without a certificate the proxy says no: sslmode=require gives up, pg without ssl connects in clear
       const plain = await proxy('plain');
       expect(plain.tls).toBe(false);

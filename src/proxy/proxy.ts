@@ -75,17 +75,18 @@ export function serverConfig(url: string): pg.ClientConfig {
 }
 
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
+  // a URL or a certificate that cannot be used fails before the history file is created
+  const server = serverConfig(opts.db);
+  const secureContext = opts.tls ? tls.createSecureContext({ cert: opts.tls.cert, key: opts.tls.key }) : undefined;
   const recorder = new Recorder({
     file: opts.out,
     meta: { proxy: true, ...(opts.meta ?? {}) },
     onWarning: opts.onWarning,
   });
-  const server = serverConfig(opts.db);
-  const secureContext = opts.tls ? tls.createSecureContext({ cert: opts.tls.cert, key: opts.tls.key }) : undefined;
   const setup = new pg.Client(server);
-  await setup.connect();
   let missing: string[] = [];
   try {
+    await setup.connect();
     const r = await setup.query<{ name: string }>(
       'SELECT name FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL',
       [opts.tables],
