@@ -18,6 +18,7 @@ import { readHistory } from '../src/history/reader.js';
 import { cleanText, escapeHtml, jsonForScript, truncateMiddle } from '../src/report/escape.js';
 import { anomalyGraphs, caseSplitGraph } from '../src/report/graph.js';
 import { renderLevelsReport, renderReport, reportFileFor, writeReport } from '../src/report/html.js';
+import type { PageData } from '../src/report/page-data.js';
 import { PAGE_SCRIPT } from '../src/report/page-script.js';
 import { renderSvg, sanitizeSvg } from '../src/report/svg.js';
 import { anomalyEdges } from '../src/checker/anomaly.js';
@@ -301,6 +302,36 @@ describe('report without a browser', () => {
     expect(g.dot.match(/ {2}d0 -> c\d/g)).toEqual(['  d0 -> c1', '  d0 -> c2']);
     const svg = await renderSvg(g.dot);
     expect('svg' in svg).toBe(true);
+  });
+
+  it('draws the case split of a stuck search (a write skew among 92 transactions): the split, its cases', async () => {
+    // T1 and T2 each read what the other writes; 90 unrelated writers make the history too large for trying every
+    // pair, so the search's stuck frontier names the pair (explain/cases.ts, explainStuckPair)
+    const history = await loadLines(
+      registerLines(
+        [
+          { id: 1, v: 0 },
+          { id: 2, v: 0 },
+        ],
+        [
+          txn('T1', 1, 1, [sel(1, [{ wid: 'init', v: 0 }]), sel(2, [{ wid: 'init', v: 0 }]), ins('T1.3', 1, 1)]),
+          txn('T2', 2, 1, [sel(1, [{ wid: 'init', v: 0 }]), sel(2, [{ wid: 'init', v: 0 }]), ins('T2.3', 2, 1)]),
+          ...Array.from({ length: 90 }, (_, i) => txn(`F${i + 1}`, 3, i + 1, [ins(`F${i + 1}.1`, 100 + i, 0)])),
+        ],
+      ),
+    );
+    const result = checkHistory(history, {});
+    const a = result.anomalies[0];
+    expect(a.type === 'write-skew' && 'fromStuck' in a && a.fromStuck).toBe(true);
+    const html = await renderReport(history, result);
+    expect(html.match(/<template id="svg-\d+">/g)).toHaveLength(3);
+    const data = JSON.parse(html.match(/id="isocheck-data">(.*?)<\/script>/s)![1]) as PageData;
+    expect(data.anomalies[0].graphs.map((g) => [g.title, g.svg !== undefined])).toEqual([
+      ['The case split', true],
+      ['Case 1: suppose T1 commits before T2', true],
+      ['Case 2: suppose T2 commits before T1', true],
+    ]);
+    expect(Object.values(data.anomalies[0].graphs[0].cases ?? {})).toEqual([0, 1]);
   });
 
   it('draws a case whose cycle passes through many transactions with small boxes', async () => {
