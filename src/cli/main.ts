@@ -57,8 +57,8 @@ program
   .option('--no-shrink', 'do not search for a small inconsistent sub-history to explain a verdict')
   .option(
     '--report <file>',
-    'also write a self-contained HTML report (verdict, explanation graph, timeline) to this file; with ' +
-      'several histories, FILE.<history>.html each',
+    'also write a self-contained HTML report (verdict, explanation graph, timeline; with --levels the level ' +
+      'boundary) to this file; with several histories, FILE.<history>.html each',
   )
   .option(
     '--max-line-mb <n>',
@@ -102,6 +102,7 @@ Levels (weakest first; each transaction is judged by its own level):
 The level boundary with --levels (each level with its commit order or its anomaly):
   isocheck check run.ndjson --levels                        RC ✓ RA ✓ CC ✓ PC ✓ SI ✗ SER ✗, strongest PC,
                                                             by label e.g. NewOrder=SER,Payment=SI,*=PC
+  isocheck check run.ndjson --levels --report levels.html   the same in the HTML report, each anomaly drawn
 
 What-if checks with --iso:
   isocheck check run.ndjson --iso SER                       would this run have been serializable?
