@@ -17,6 +17,7 @@ import { levelName } from '../levels.js';
 import type { Budget } from '../budget.js';
 import { blockingReader, type StuckPoint } from '../search/prefix.js';
 import type { ForcedEdge, Relations } from '../model/relations.js';
+import { INIT } from '../model/model.js';
 import { saturate } from '../saturation/saturate.js';
 import type { WritePartners } from '../model/write-partners.js';
 
@@ -124,10 +125,16 @@ export function explainByCases(base: Relations, partners: WritePartners, budget:
   return undefined;
 }
 
+/** How many pairs of a stuck frontier are tried (the frontier has a transaction per session at most). */
+const MAX_STUCK_PAIRS = 24;
+
 /**
- * A stuck search's frontier (search/prefix.ts) where two transactions each block the other (each is a reader that would
- * see the other's write, or an SI reader the other's commit would make stale): try both orders of the pair on
- * the saturated base; when both force a cycle, that is the explanation (often a write skew), at any size.
+ * A stuck search's frontier (search/prefix.ts) where two transactions each block the other: each writes a row a
+ * pending reader read an older version of (or is the write an SI reader's commit would make stale), and that
+ * reader is the other transaction or follows it in its session. Both orders of the pair are tried on the
+ * saturated base; when both force a cycle, that is the explanation (often a write skew), at any size. Pairs that
+ * block each other directly come first, then those through a session successor, then the other pairs of the
+ * frontier's transactions that a reader blocks.
  */
 export function explainStuckPair(
   base: Relations,
@@ -135,14 +142,32 @@ export function explainStuckPair(
   stuck: StuckPoint,
   budget: Budget,
 ): CaseSplitAnomaly | undefined {
-  if (base.model.n > MAX_STUCK_PAIR_TRANSACTIONS) return undefined;
+  const { model } = base;
+  if (model.n > MAX_STUCK_PAIR_TRANSACTIONS) return undefined;
+  const frontier = new Set(stuck.blocked.map((b) => b.txn));
+  /** The frontier transaction a pending reader waits for: itself, or its nearest session predecessor there. */
+  const waitsFor = (x: number): number | undefined => {
+    for (let t = x; t !== INIT && t >= 0; t = model.soPrev[t]) if (frontier.has(t)) return t;
+    return undefined;
+  };
   const by = new Map<number, number>();
   for (const b of stuck.blocked) {
     const x = blockingReader(b.reason);
     if (x !== undefined) by.set(b.txn, x);
   }
-  for (const [a, b] of by) {
-    if (a >= b || by.get(b) !== a) continue;
+  const rank = (a: number, b: number) => {
+    if (by.get(a) === b && by.get(b) === a) return 0;
+    return waitsFor(by.get(a)!) === b && waitsFor(by.get(b)!) === a ? 1 : 2;
+  };
+  const blocked = [...by.keys()];
+  const pairs: [number, number, number][] = [];
+  for (let i = 0; i < blocked.length; i++)
+    for (let j = i + 1; j < blocked.length; j++) {
+      const [a, b] = blocked[i] < blocked[j] ? [blocked[i], blocked[j]] : [blocked[j], blocked[i]];
+      pairs.push([a, b, rank(a, b)]);
+    }
+  pairs.sort((p, q) => p[2] - q[2] || p[0] - q[0] || p[1] - q[1]);
+  for (const [a, b] of pairs.slice(0, MAX_STUCK_PAIRS)) {
     budget.tick();
     const ab = tryOrder(base, a, b, partners, budget);
     const ba = ab.cycle ? tryOrder(base, b, a, partners, budget) : undefined;

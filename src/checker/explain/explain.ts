@@ -145,7 +145,11 @@ function messageOf(a: Anomaly): string {
     a.type === 'commit-order-cycle'
       ? 'no commit order works: each way of ordering two transactions forces a cycle'
       : meaning(a);
-  return `${what}: ${x} and ${y} cannot be ordered either way${a.fromStuck ? ' (the search for a commit order got stuck with each of them waiting for the other)' : ''}`;
+  const stuck = a.fromStuck
+    ? ' (the search for a commit order got stuck with each of them waiting for the other, or for a later transaction' +
+      " of the other's session)"
+    : '';
+  return `${what}: ${x} and ${y} cannot be ordered either way${stuck}`;
 }
 
 /** Why a transaction could not commit next where the search got stuck. */
