@@ -30,13 +30,17 @@ beforeAll(async () => {
   await loadPredicateParser();
 });
 
-/** Every other history is checked with the per-key index of writers read from always on (it is otherwise used
- *  only above MANY_WRITERS writers, which small random histories never reach). */
+/** The per-key paths of flat.ts are used only above MANY_WRITERS writers read from, which small random histories
+ *  never reach: two histories in three are checked with them forced on (see linearOf). */
 let calls = 0;
 function linearOf(h: History, iso?: IsoOverride): LinearOutcome | undefined {
   const model = buildModel(h, { iso });
   if (model.anomalies.length > 0) return undefined;
-  return linearCheck(model, () => {}, undefined, undefined, { manyWriters: calls++ % 2 === 0 ? 0 : undefined });
+  // every third history with the per-key index on every key, every third with lookups by scanning each key's
+  // writers (flat.ts), the rest with the thresholds a user gets
+  const c = calls++ % 3;
+  const tuning = c === 0 ? { manyWriters: 0, hotKeyWriters: 0 } : c === 1 ? { manyWriters: 0, hotKeyWriters: 1e9 } : {};
+  return linearCheck(model, () => {}, undefined, undefined, tuning);
 }
 
 interface Tally {
@@ -82,6 +86,17 @@ function compare(seed: string, h: History, iso: IsoOverride | undefined, tally: 
   return undefined;
 }
 
+/** Histories of the first test the linear check leaves to the search, per level, as of 25 November 2026. */
+const UNDECIDED_AT_MOST: Record<string, number> = {
+  recorded: 233,
+  RC: 185,
+  RA: 222,
+  CC: 227,
+  PC: 228,
+  SI: 252,
+  SER: 262,
+};
+
 describe('linear check', () => {
   it('agrees with the brute-force oracle on random histories, recorded levels and each single level', () => {
     const problems: string[] = [];
@@ -105,6 +120,9 @@ describe('linear check', () => {
     for (const [level, t] of Object.entries(tallies)) {
       expect(t.consistent, `${level}: consistent`).toBeGreaterThan(100);
       expect(t.inconsistent, `${level}: inconsistent`).toBeGreaterThan(20);
+      // A linear check that gives up more often is still sound, but slower (the search decides instead): the
+      // histories it leaves undecided do not grow. A change that decides more lowers these numbers.
+      expect(t.undecided, `${level}: undecided`).toBeLessThanOrEqual(UNDECIDED_AT_MOST[level]);
     }
   });
 

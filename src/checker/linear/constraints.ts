@@ -172,7 +172,7 @@ export function forcedEdges(
   over: Overwriters,
   check: () => void,
 ): { edges: ForcedEdges; lostUpdates: LostUpdate[] } {
-  const { n } = model;
+  const { n, writersOf } = model;
   const { readStart, tripleStart, tripleKey, tripleFrom, level: levels } = flat;
   const readTxn = (r: number) => {
     // the transaction of read r: binary search in readStart
@@ -223,9 +223,13 @@ export function forcedEdges(
           const t2 = lastWriter[x];
           if (t2 !== t1) edges.push(t2, t1, SO_VISIBLE, r, i);
         }
-        if (many)
+        if (!many) {
+          for (const t2 of wrList) if (writesKey(flat, t2, x)) wrVisible(t2, t1, t3, level, r, i);
+        } else if (flat.hot[x] === 0) {
+          const ws = writersOf[x];
+          for (let k = 0; k < ws.length; k++) if (wrStamp[ws[k]] === t3) wrVisible(ws[k], t1, t3, level, r, i);
+        } else
           for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) wrVisible(byKey.writerOf(e), t1, t3, level, r, i);
-        else for (const t2 of wrList) if (writesKey(flat, t2, x)) wrVisible(t2, t1, t3, level, r, i);
         if (level === SER) {
           const [from, to] = versionRange(over, x * n + t1);
           for (let k = from; k < to; k++) {

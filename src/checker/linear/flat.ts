@@ -19,9 +19,15 @@ export interface Flat {
   level: Uint8Array;
   /** Above this many writers read from, a transaction's per-key lookups go through WritersByKey. */
   manyWriters: number;
+  /**
+   * Keys with more than HOT_KEY_WRITERS writers (1) and the others (0). For a key with few writers, "which writers
+   * a transaction read from wrote it" is answered by scanning the key's writers for the transaction's stamp, with no
+   * index; WritersByKey indexes only the hot keys, which a writer writes a few of at most.
+   */
+  hot: Uint8Array;
 }
 
-export function flatten(model: CheckModel, manyWriters = MANY_WRITERS): Flat {
+export function flatten(model: CheckModel, manyWriters = MANY_WRITERS, hotKeyWriters = HOT_KEY_WRITERS): Flat {
   const { n, reads, readsOf, writes, txns } = model;
   const readStart = new Int32Array(n + 1);
   for (let t = 0; t < n; t++) readStart[t + 1] = readStart[t] + readsOf[t].length;
@@ -50,7 +56,9 @@ export function flatten(model: CheckModel, manyWriters = MANY_WRITERS): Flat {
     writeKey.subarray(writeStart[t], at).sort();
   }
   const level = Uint8Array.from(txns, (t) => t.level);
-  return { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey, level, manyWriters };
+  const hot = new Uint8Array(model.writersOf.length);
+  for (let x = 0; x < hot.length; x++) if (model.writersOf[x].length > hotKeyWriters) hot[x] = 1;
+  return { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey, level, manyWriters, hot };
 }
 
 /** Whether transaction t writes key x. */
@@ -84,6 +92,7 @@ export class WritersByKey {
   private next = new Int32Array(1024);
   private who = new Int32Array(1024);
   private size = 0;
+  private onlyRead = false;
 
   constructor(keys: number) {
     this.stamp = new Int32Array(keys);
@@ -98,6 +107,7 @@ export class WritersByKey {
     const b = ++this.built;
     const { stamp, head } = this;
     this.size = 0;
+    this.onlyRead = onlyReadBy >= 0;
     if (onlyReadBy >= 0) {
       // a read key is marked current with an empty list; other keys stay stale and are skipped below
       for (
@@ -109,12 +119,24 @@ export class WritersByKey {
         head[flat.tripleKey[j]] = -1;
       }
     }
-    for (const w of writers) {
+    this.extend(flat, writers, 0);
+  }
+
+  /**
+   * Adds writers[from..] to the current build: a list of writers that only grows (verify.ts adds the witnesses it
+   * chooses, statement after statement) is indexed once in all, not once per growth.
+   */
+  extend(flat: Flat, writers: readonly number[], from: number): void {
+    const b = this.built;
+    const { stamp, head } = this;
+    for (let i = from; i < writers.length; i++) {
+      const w = writers[i];
       if (w === 0) continue;
       for (let k = flat.writeStart[w]; k < flat.writeStart[w + 1]; k++) {
         const x = flat.writeKey[k];
+        if (flat.hot[x] === 0) continue;
         if (stamp[x] !== b) {
-          if (onlyReadBy >= 0) continue;
+          if (this.onlyRead) continue;
           stamp[x] = b;
           head[x] = -1;
         }
@@ -135,7 +157,7 @@ export class WritersByKey {
     }
   }
 
-  /** The first entry of key x's list (-1: none); walk with `nextOf`, the writer is `writerOf`. */
+  /** The first entry of hot key x's list (-1: none); walk with `nextOf`, the writer is `writerOf`. */
   first(x: number): number {
     return this.stamp[x] === this.built ? this.head[x] : -1;
   }
@@ -149,3 +171,5 @@ export class WritersByKey {
 
 /** Above this many writers read from, per-key lookups go through WritersByKey (tests lower it to cover that path). */
 export const MANY_WRITERS = 8;
+/** Above this many writers a key is hot: indexed by WritersByKey rather than scanned (tests vary it). */
+export const HOT_KEY_WRITERS = 32;

@@ -52,6 +52,8 @@ export type LinearPhases = Record<'flatten' | 'forced' | 'order' | 'verify', num
 /** Knobs for tests: `manyWriters` lowers the number of writers read from above which lookups are indexed per key. */
 export interface LinearTuning {
   manyWriters?: number;
+  /** Writers above which a key is indexed rather than scanned (flat.ts). */
+  hotKeyWriters?: number;
 }
 
 export function linearCheck(
@@ -68,7 +70,7 @@ export function linearCheck(
     clock = now;
   };
   stage?.('indexing reads and writes');
-  const flat = flatten(model, tuning.manyWriters);
+  const flat = flatten(model, tuning.manyWriters, tuning.hotKeyWriters);
   const chains = sessionChains(model);
   lap('flatten');
   stage?.('forced edges and lost updates');

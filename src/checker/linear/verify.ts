@@ -173,15 +173,17 @@ function verifyPass(
       } else if (level === SER) bound = p3;
     };
     /** The latest writer of x before t3 that is visible to the read being checked (INIT when none). */
+    let best = INIT;
+    let bestPos = 0;
+    const consider = (t: number) => {
+      if (pos[t] > bestPos && pos[t] < p3) {
+        best = t;
+        bestPos = pos[t];
+      }
+    };
     const latestVisible = (x: number): number => {
-      let best = INIT;
-      let bestPos = 0;
-      const consider = (t: number) => {
-        if (pos[t] > bestPos && pos[t] < p3) {
-          best = t;
-          bestPos = pos[t];
-        }
-      };
+      best = INIT;
+      bestPos = 0;
       if (bound > 0) {
         const i = kw.after(x, bound - 1) - 1; // the last writer at a position < bound
         if (i >= kw.start[x]) consider(kw.ids[i]);
@@ -195,11 +197,20 @@ function verifyPass(
           }
         }
       } else {
-        if (wrList.length > flat.manyWriters) {
-          if (byKeyOf !== wrList.length) {
-            byKey.build(flat, wrList);
-            byKeyOf = wrList.length;
+        if (wrList.length > flat.manyWriters && flat.hot[x] === 0) {
+          // the key's writers before t3, latest first: the first that t3 read from (and, at RC, at an earlier
+          // statement) is the latest visible one through wr
+          for (let i = kw.after(x, p3 - 1) - 1; i >= kw.start[x] && kw.at[i] > bestPos; i--) {
+            const w = kw.ids[i];
+            if (wrStamp[w] === t3 && (level !== RC || rcStamp[w] === t3)) {
+              consider(w);
+              break;
+            }
           }
+        } else if (wrList.length > flat.manyWriters) {
+          if (byKeyOf < 0) byKey.build(flat, wrList);
+          else if (byKeyOf !== wrList.length) byKey.extend(flat, wrList, byKeyOf);
+          byKeyOf = wrList.length;
           for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e))
             if (level !== RC || rcStamp[byKey.writerOf(e)] === t3) consider(byKey.writerOf(e));
         } else
