@@ -29,7 +29,7 @@ export type ContradictionType =
   | 'fractured-read'
   | 'non-monotonic-read'
   | 'causality-violation'
-  | 'g-single'
+  | 'read-skew'
   | 'read-your-writes'
   | 'commit-order-cycle';
 
@@ -351,12 +351,12 @@ export const ANOMALY_NAMES: Record<AnomalyType, AnomalyName> = {
     name: 'causality violation',
     text: 'a transaction missed a write that causally precedes it',
   },
-  'g-single': {
+  'read-skew': {
     name: 'read skew',
     adya: 'G-single',
     berenson: 'A5A',
     elle: 'G-single',
-    text: 'a transaction saw a state that no commit order produces',
+    text: 'a transaction missed a write of one that commits before what it saw',
   },
   'missing-row': {
     name: 'missing row',

@@ -128,7 +128,7 @@ export const FORBIDDEN_BY_LEVEL: readonly {
   },
   {
     level: 'PC',
-    forbids: ['long-fork', 'g-single'],
+    forbids: ['long-fork', 'read-skew'],
     citation:
       'Prefix consistency: Cerone et al. 2015, Biswas & Enea 2019 (Prefix axiom); long fork is Adya G2 (Elle G2)',
   },

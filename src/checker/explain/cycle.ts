@@ -136,7 +136,7 @@ const RULES: { type: ContradictionType; facts: 1 | 2; when: (f: Fact[]) => boole
   { type: 'non-monotonic-read', facts: 1, when: ([f]) => is('wr', 'wr-earlier', 'causal')(f) && f.sawNewerVersion },
   { type: 'fractured-read', facts: 1, when: ([f]) => is('wr', 'wr-earlier')(f) },
   { type: 'causality-violation', facts: 1, when: ([f]) => f.via === 'causal' },
-  { type: 'g-single', facts: 1, when: () => true },
+  { type: 'read-skew', facts: 1, when: () => true },
   // Two facts of two readers.
   { type: 'lost-update', facts: 2, when: ([a, b]) => a.key === b.key && a.readerWritesKey && b.readerWritesKey },
   {
