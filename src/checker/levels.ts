@@ -23,7 +23,9 @@ export function levelName(index: number): IsolationLevel {
 }
 
 export const LEVEL_DESCRIPTIONS: Record<IsolationLevel, string> = {
-  RC: 'Read Committed: a statement sees every transaction that committed before an earlier statement of its transaction read from it',
+  RC:
+    'Read Committed: a statement sees every transaction that committed before an earlier statement of its ' +
+    'transaction read from it',
   RA: 'Read Atomic: sees all or nothing of each transaction it read from',
   CC: 'Causal Consistency: sees everything that causally precedes it (session order and reads, transitively)',
   PC: 'Prefix Consistency: sees a prefix of the commit order that includes everything it read from',
@@ -112,31 +114,37 @@ export const FORBIDDEN_BY_LEVEL: readonly {
       'non-monotonic-read',
     ],
     citation:
-      'Adya 1999 §4.1 (PL-2: G1a, G1b, G1c); the RC axiom of Biswas & Enea, OOPSLA 2019 (a read sees its session predecessors and what an earlier statement read from): read your writes (Terry et al. 1994), and no fractured or non-monotonic read after a statement that read from the writer',
+      'Adya 1999 §4.1 (PL-2: G1a, G1b, G1c); the RC axiom of Biswas & Enea, OOPSLA 2019 (a read sees its ' +
+      'session predecessors and what an earlier statement read from): read your writes (Terry et al. 1994), ' +
+      'and no fractured or non-monotonic read after a statement that read from the writer',
   },
   {
     level: 'RA',
     forbids: ['fractured-read'],
     citation:
-      'Read Atomic: Bailis et al., SIGMOD 2014 (no fractured reads, in any statement order); Cerone, Bernardi & Gotsman, CONCUR 2015',
+      'Read Atomic: Bailis et al., SIGMOD 2014 (no fractured reads, in any statement order); ' +
+      'Cerone, Bernardi & Gotsman, CONCUR 2015',
   },
   {
     level: 'CC',
     forbids: ['causality-violation', 'non-monotonic-read'],
     citation:
-      'Causal consistency: Cerone et al. 2015; Biswas & Enea 2019 (Causal axiom); monotonic reads across a session: Terry et al. 1994',
+      'Causal consistency: Cerone et al. 2015; Biswas & Enea 2019 (Causal axiom); ' +
+      'monotonic reads across a session: Terry et al. 1994',
   },
   {
     level: 'PC',
     forbids: ['long-fork', 'read-skew'],
     citation:
-      'Prefix consistency: Cerone et al. 2015, Biswas & Enea 2019 (Prefix axiom); long fork is Adya G2 (Elle G2)',
+      'Prefix consistency: Cerone et al. 2015, Biswas & Enea 2019 (Prefix axiom); long fork is Adya G2 (Elle G2); ' +
+      'read skew is Berenson et al. 1995 A5A (Adya G-single)',
   },
   {
     level: 'SI',
     forbids: ['lost-update'],
     citation:
-      'Snapshot isolation = Prefix + Conflict: Cerone et al. 2015; lost update is Berenson et al., SIGMOD 1995, P4 (Adya G2-item)',
+      'Snapshot isolation = Prefix + Conflict: Cerone et al. 2015; ' +
+      'lost update is Berenson et al., SIGMOD 1995, P4 (Adya G2-item)',
   },
   {
     level: 'SER',

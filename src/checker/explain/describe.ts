@@ -10,8 +10,6 @@ export type { TxnDescription };
 
 const MAX_ROWS = 6;
 const MAX_VALUE = 32;
-
-/** A row as JSON with long values cut (the file has them whole). */
 const MAX_WHERE = 300;
 
 /** A WHERE clause for a message: cut in the middle past 300 characters (a WHERE of 20,000 ORs stays readable;
@@ -22,6 +20,7 @@ export function whereText(where: string): string {
   return `${where.slice(0, half)} … (${where.length} characters) … ${where.slice(-half)}`;
 }
 
+/** A row as JSON with long values cut (the file has them whole). */
 function short(row: unknown): string {
   return JSON.stringify(row, (_k, v) =>
     typeof v === 'string' && v.length > MAX_VALUE ? `${v.slice(0, MAX_VALUE - 1)}…` : v,
@@ -32,19 +31,25 @@ function rowsText(rows: string[]): string {
   return rows.length <= MAX_ROWS ? rows.join('; ') : `${rows.slice(0, MAX_ROWS).join('; ')}; ... (${rows.length} rows)`;
 }
 
+const rowsOrNone = (rows: string[]) => (rows.length === 0 ? 'no rows' : rowsText(rows));
+
 function statementText(e: HistoryEvent): string {
   const where =
     e.op !== 'insert' && e.where ? ` WHERE ${whereText(e.where)}${e.params?.length ? ` ${short(e.params)}` : ''}` : '';
   const partial = e.op !== 'insert' && e.partial ? ' (partial)' : '';
   switch (e.op) {
     case 'select':
-      return `SELECT ${e.table}${where}${partial} -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${short(r.row)} [${r.wid}]`))}`;
+      return `SELECT ${e.table}${where}${partial} -> ${rowsOrNone(e.rows.map((r) => `${short(r.row)} [${r.wid}]`))}`;
     case 'insert':
       return `INSERT ${e.table} [${e.wid}] ${rowsText(e.rows.map((r) => short(r.row)))}`;
-    case 'update':
-      return `UPDATE ${e.table}${where}${partial} [${e.wid}] -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${short(r.row)} (was ${r.read})`))}`;
-    case 'delete':
-      return `DELETE ${e.table}${where}${partial} [${e.wid}] -> ${e.rows.length === 0 ? 'no rows' : rowsText(e.rows.map((r) => `${JSON.stringify(r.key)} (was ${r.read})`))}`;
+    case 'update': {
+      const rows = e.rows.map((r) => `${short(r.row)} (was ${r.read})`);
+      return `UPDATE ${e.table}${where}${partial} [${e.wid}] -> ${rowsOrNone(rows)}`;
+    }
+    case 'delete': {
+      const rows = e.rows.map((r) => `${JSON.stringify(r.key)} (was ${r.read})`);
+      return `DELETE ${e.table}${where}${partial} [${e.wid}] -> ${rowsOrNone(rows)}`;
+    }
   }
 }
 

@@ -53,19 +53,32 @@ export function edgeReason(e: Edge): string {
         ? 'init precedes every transaction'
         : `${e.from} precedes ${e.to} in session ${e.session}`;
     case 'wr':
-      return `${e.to} read ${keyText(e.table, e.key)} written by ${e.from} (wid ${e.wid})${e.overwrote ? ' and overwrote it' : ''}`;
+      return (
+        `${e.to} read ${keyText(e.table, e.key)} written by ${e.from} (wid ${e.wid})` +
+        (e.overwrote ? ' and overwrote it' : '')
+      );
     case 'witness':
-      return `${e.to} did not return ${keyText(e.table, e.key)}: it is taken to have read the version of ${e.from}, which does not match its WHERE`;
+      return (
+        `${e.to} did not return ${keyText(e.table, e.key)}: ` +
+        `it is taken to have read the version of ${e.from}, which does not match its WHERE`
+      );
     case 'rw': {
       const key = keyText(e.table, e.key);
-      return `${e.from} must commit before ${e.to}: ${e.from} (${e.level}) read ${key} as ${versionOf(e.version)} (wid ${e.wid}), which ${e.to} overwrote; had ${e.to} committed first, ${e.from} would have seen it`;
+      return (
+        `${e.from} must commit before ${e.to}: ${e.from} (${e.level}) read ${key} as ${versionOf(e.version)} ` +
+        `(wid ${e.wid}), which ${e.to} overwrote; had ${e.to} committed first, ${e.from} would have seen it`
+      );
     }
     case 'axiom': {
       const key = keyText(e.table, e.key);
       const chosen = e.unreturned
         ? ' (the row was not returned: among the versions that would hide it, this one was chosen)'
         : '';
-      return `${e.from} must commit before ${e.to}: ${e.reader} (${e.level}) read ${key} as ${versionOf(e.to)}${e.wid ? ` (wid ${e.wid})` : ''}${chosen}, ${e.from} also wrote ${key} and is visible to it (${VIA_TEXT[e.via]})`;
+      const wid = e.wid ? ` (wid ${e.wid})` : '';
+      return (
+        `${e.from} must commit before ${e.to}: ${e.reader} (${e.level}) read ${key} as ${versionOf(e.to)}${wid}` +
+        `${chosen}, ${e.from} also wrote ${key} and is visible to it (${VIA_TEXT[e.via]})`
+      );
     }
     case 'assumed':
       return `suppose ${e.from} commits before ${e.to}`;
@@ -101,12 +114,18 @@ function readMessage(a: ReadAnomaly): string {
       const diff = (a.differences ?? [])
         .map((d) => `${d.column} = ${JSON.stringify(d.returned)}${d.notWritten ? ' (not written)' : ''}`)
         .join(', ');
-      return `${head} returned ${key} with ${diff}, but ${a.own ? 'it had itself written' : `wid ${a.wid} wrote`} ${JSON.stringify(a.row)}`;
+      const by = a.own ? 'it had itself written' : `wid ${a.wid} wrote`;
+      return `${head} returned ${key} with ${diff}, but ${by} ${JSON.stringify(a.row)}`;
     }
-    case 'where-not-satisfied':
-      return `${head} returned ${key} = ${JSON.stringify(a.row)}, which does not satisfy ${where}${a.read.params ? ` with ${JSON.stringify(a.read.params)}` : ''}`;
+    case 'where-not-satisfied': {
+      const params = a.read.params ? ` with ${JSON.stringify(a.read.params)}` : '';
+      return `${head} returned ${key} = ${JSON.stringify(a.row)}, which does not satisfy ${where}${params}`;
+    }
     case 'own-row-not-returned':
-      return `${head} did not return ${key} = ${JSON.stringify(a.row)}, which it had written itself and which satisfies ${where}`;
+      return (
+        `${head} did not return ${key} = ${JSON.stringify(a.row)}, ` +
+        `which it had written itself and which satisfies ${where}`
+      );
   }
 }
 
@@ -126,11 +145,18 @@ function messageOf(a: Anomaly): string {
     }
     case 'missing-row': {
       const versions = missingVersions(a).join('; ');
-      return `${a.reader} (${a.level}) ${a.read.op} with WHERE ${a.read.where !== undefined ? whereText(a.read.where) : '(none)'}${a.read.params ? ` ${JSON.stringify(a.read.params)}` : ''} did not return ${keyText(a.table, a.key)}, but every version it could have seen matches the WHERE (${versions}), and no transaction it could have read from deleted it or changed it to not match`;
+      const where = a.read.where !== undefined ? whereText(a.read.where) : '(none)';
+      const params = a.read.params ? ` ${JSON.stringify(a.read.params)}` : '';
+      return (
+        `${a.reader} (${a.level}) ${a.read.op} with WHERE ${where}${params} did not return ` +
+        `${keyText(a.table, a.key)}, but every version it could have seen matches the WHERE (${versions}), ` +
+        'and no transaction it could have read from deleted it or changed it to not match'
+      );
     }
     case 'no-consistent-order':
       return a.conflicts || a.conflictCount !== undefined
-        ? `no choice of the versions that hide the ${a.conflictCount ?? 0} unreturned row(s) with a matching version admits a commit order`
+        ? `no choice of the versions that hide the ${a.conflictCount ?? 0} unreturned row(s) with a matching ` +
+            'version admits a commit order'
         : 'no commit order satisfies every axiom for the rows that were returned, although no single cycle is forced';
     default:
       break;
@@ -139,7 +165,10 @@ function messageOf(a: Anomaly): string {
   if (a.by === 'cycle') return `${meaning(a)}${a.readers.length ? `; violated by ${a.readers.join(', ')}` : ''}`;
   const [x, y] = a.pair;
   if (a.table && a.key) {
-    return `${meaning(a)}: ${x} and ${y} both read ${keyText(a.table, a.key)} (wid ${a.wid}) and both wrote it; whichever committed second would have seen the other`;
+    return (
+      `${meaning(a)}: ${x} and ${y} both read ${keyText(a.table, a.key)} (wid ${a.wid}) and both wrote it; ` +
+      'whichever committed second would have seen the other'
+    );
   }
   const what =
     a.type === 'commit-order-cycle'
@@ -159,23 +188,34 @@ export function blockedText(b: Blocked): string {
       return `must commit after ${b.after}, which has not committed yet (forced order)`;
     case 'visible-writer': {
       const key = keyText(b.table, b.key);
-      return `${b.reader} (${b.level}) read ${key} from ${b.version}, which already committed; ${b.txn} also writes ${key} and would be visible to that read, so it would have had to commit before ${b.version}`;
+      return (
+        `${b.reader} (${b.level}) read ${key} from ${b.version}, which already committed; ${b.txn} also writes ` +
+        `${key} and would be visible to that read, so it would have had to commit before ${b.version}`
+      );
     }
     case 'stale-snapshot':
-      return `${b.reader} (SI) writes a row ${b.txn} writes, so everything committed so far is visible to it, but it read ${keyText(b.table, b.key)} from ${b.version} while ${b.later} wrote it later`;
+      return (
+        `${b.reader} (SI) writes a row ${b.txn} writes, so everything committed so far is visible to it, ` +
+        `but it read ${keyText(b.table, b.key)} from ${b.version} while ${b.later} wrote it later`
+      );
     case 'explored':
       return 'every prefix it leads to was already explored and failed';
   }
 }
 
 export function conflictText(c: OpenConflict): string {
-  return `${c.reader} event ${c.read.event} (${c.read.op} ${c.read.where ?? ''}) did not return ${keyText(c.table, c.key)}, which ${c.matching.join(', ')} wrote matching the WHERE; it may have read the version of ${c.hiding.join(' or ')}`;
+  return (
+    `${c.reader} event ${c.read.event} (${c.read.op} ${c.read.where ?? ''}) did not return ` +
+    `${keyText(c.table, c.key)}, which ${c.matching.join(', ')} wrote matching the WHERE; ` +
+    `it may have read the version of ${c.hiding.join(' or ')}`
+  );
 }
 
 /** The heading of an anomaly: `WRITE SKEW [violates SER] (Adya G2-item; Berenson A5B; Elle G2-item)`. */
 export function anomalyHeading(a: Anomaly): string {
   const lit = literatureNames(a.type);
-  return `${anomalyName(a.type).toUpperCase()}${a.levels?.length ? ` [violates ${a.levels.join(', ')}]` : ''}${lit ? ` (${lit})` : ''}`;
+  const levels = a.levels?.length ? ` [violates ${a.levels.join(', ')}]` : '';
+  return `${anomalyName(a.type).toUpperCase()}${levels}${lit ? ` (${lit})` : ''}`;
 }
 
 export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
@@ -183,7 +223,8 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
   lines.push(`${indent}  ${anomalyMessage(a)}`);
   for (const e of a.events ?? []) {
     lines.push(
-      `${indent}  statement ${e.event} of ${e.txn} (line ${e.line}): ${e.op} ${e.table}${e.where ? ` WHERE ${whereText(e.where)}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`,
+      `${indent}  statement ${e.event} of ${e.txn} (line ${e.line}): ${e.op} ${e.table}` +
+        `${e.where ? ` WHERE ${whereText(e.where)}` : ''}${e.params ? ` params ${JSON.stringify(e.params)}` : ''}`,
     );
   }
   const steps = (edges: Edge[]) =>
@@ -191,7 +232,8 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
   if ('by' in a && a.by === 'cases') {
     a.cases.forEach((c, i) => {
       lines.push(
-        `${indent}  Case ${i + 1}: suppose ${c.assume.before} commits before ${c.assume.after}. Then a cycle is forced:`,
+        `${indent}  Case ${i + 1}: suppose ${c.assume.before} commits before ${c.assume.after}. ` +
+          'Then a cycle is forced:',
         ...steps(c.edges),
       );
     });
@@ -202,7 +244,8 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
     lines.push(`${indent}  Transactions:`);
     for (const t of a.transactions) {
       lines.push(
-        `${indent}   ${t.id}: session ${t.session} #${t.seq}${t.label ? ` ${t.label}` : ''}, ${t.iso}, ${t.status}${t.node ? `, on ${t.node}` : ''}`,
+        `${indent}   ${t.id}: session ${t.session} #${t.seq}${t.label ? ` ${t.label}` : ''}, ${t.iso}, ${t.status}` +
+          (t.node ? `, on ${t.node}` : ''),
       );
       const MAX_STATEMENTS = 10;
       for (const st of t.statements.slice(0, MAX_STATEMENTS)) lines.push(`${indent}     ${st}`);
@@ -214,7 +257,8 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
   if (a.stuck) {
     const s = a.stuck;
     lines.push(
-      `${indent}  The search for a commit order got furthest with ${s.committed} transactions committed (the last: ${s.lastCommitted.join(', ') || 'none'}); then none of the next ones can commit:`,
+      `${indent}  The search for a commit order got furthest with ${s.committed} transactions committed ` +
+        `(the last: ${s.lastCommitted.join(', ') || 'none'}); then none of the next ones can commit:`,
     );
     for (const b of s.blocked) lines.push(`${indent}   - ${b.txn}: ${blockedText(b)}`);
   }
@@ -228,7 +272,10 @@ export function renderAnomaly(a: Anomaly, indent = '  '): string[] {
 
 export function renderResult(file: string, r: CheckResult): string {
   const s = r.stats;
-  const head = `${file}: ${r.verdict.toUpperCase()} (${s.committed} committed, ${s.aborted} aborted of ${s.transactions} transactions in ${s.sessions} sessions; ${s.decidedBy === 'linear' ? 'decided by the linear check' : `${s.conflicts} conflicts`}; ${(s.timeMs / 1000).toFixed(2)} s)`;
+  const decided = s.decidedBy === 'linear' ? 'decided by the linear check' : `${s.conflicts} conflicts`;
+  const head =
+    `${file}: ${r.verdict.toUpperCase()} (${s.committed} committed, ${s.aborted} aborted of ${s.transactions} ` +
+    `transactions in ${s.sessions} sessions; ${decided}; ${(s.timeMs / 1000).toFixed(2)} s)`;
   const lines = [head];
   if (r.reason) lines.push(`  ${r.reason}`);
   for (const note of r.notes) lines.push(`  note: ${note}`);

@@ -5,7 +5,7 @@
 import type { MissingRowAnomaly } from '../anomaly.js';
 import { keyRef, txnId } from './cycle.js';
 import { levelName } from '../levels.js';
-import { INIT, valueOf, type CheckModel } from '../model/model.js';
+import { INIT, valueOf as versionValue, type CheckModel } from '../model/model.js';
 
 export function missingRowAnomaly(model: CheckModel, readId: number, key: number, ones: number[]): MissingRowAnomaly {
   const read = model.reads[readId];
@@ -19,6 +19,6 @@ export function missingRowAnomaly(model: CheckModel, readId: number, key: number
     level: levelName(reader.level),
     read: read.ref,
     ...keyRef(model, key),
-    versions: ones.map((t) => ({ writer: txnId(model, t), row: valueOf(model, t, key) })),
+    versions: ones.map((t) => ({ writer: txnId(model, t), row: versionValue(model, t, key) })),
   };
 }
