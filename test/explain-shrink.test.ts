@@ -121,3 +121,31 @@ describe('a TPC-C run at REPEATABLE READ checked as SER (histories/shrink/)', ()
     }
   });
 });
+
+describe('the kysely bank example at REPEATABLE READ checked as SER (histories/shrink/, issue 18)', () => {
+  const file = join(import.meta.dirname, '..', 'histories', 'shrink', 'kysely-bank-rr-seed7.ndjson.gz');
+  const iso = parseIsoOverride('SER');
+  let h: History;
+  beforeAll(async () => {
+    h = await readHistory(file);
+  });
+
+  it('is a write skew of the two withdrawals, named from where the search got stuck', () => {
+    const r = checkHistory(h, { iso });
+    expect(r.verdict).toBe('inconsistent');
+    expect(h.txns.length).toBe(985);
+    const a = r.anomalies[0];
+    if (a.type !== 'write-skew' || !('cases' in a)) throw new Error(`a write skew by cases, not ${a.type}`);
+    expect(a.pair).toEqual(['s1.2', 's2.1']);
+    expect(a.fromStuck).toBe(true);
+  });
+
+  it('shrinks to the withdrawals and the rows they read, in a handful of checks, still a write skew', () => {
+    const { calls, check } = counted({ iso });
+    const s = shrink(h, { iso }, check, Date.now() + 30_000)!;
+    expect(s.txns.sort()).toEqual(['s1.1', 's1.2', 's2.1']);
+    expect(calls.n).toBeLessThanOrEqual(5);
+    const r = checkHistory(s.history, { iso, shrink: false });
+    expect(r.anomalies.map((a) => a.type)).toEqual(['write-skew']);
+  });
+});
