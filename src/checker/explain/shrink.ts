@@ -87,20 +87,26 @@ export function namedTxns(a: Anomaly): string[] {
   return [...out];
 }
 
+/** Rows as `table\0key` text: those each transaction read and wrote (also as [table, key]), each row's writers,
+ *  the initial database's rows. */
+interface RowIndex {
+  read: string[][];
+  written: [string, string][][];
+  writers: Map<string, number[]>;
+  init: Set<string>;
+}
+
 class Shrinker {
   readonly txns: Txn[];
   readonly n: number;
   readonly index = new Map<string, number>();
-  /** Per transaction: the transactions it read from, those that read from it, the rows it read and wrote
-   *  (`table\0key` as text, and as [table, key]); its session predecessor (-1: none). */
+  /** Per transaction: the transactions it read from, those that read from it; its session predecessor (-1: none). */
   readonly readsFrom: number[][] = [];
   readonly readersOf: number[][];
-  readonly rowsRead: string[][] = [];
-  readonly rowsWritten: [string, string][][] = [];
   readonly soPrev: Int32Array;
-  /** The transactions that wrote each row; the rows of the initial database. */
-  readonly writersOfRow = new Map<string, number[]>();
-  readonly initRows = new Set<string>();
+  /** The rows each transaction read and wrote, made when first needed (a ring past the reads-from one, or
+   *  `cutReads`). */
+  #rows: RowIndex | undefined;
   readonly kept: Uint8Array;
   live: number;
   last: CheckResult | undefined;
@@ -133,42 +139,23 @@ class Shrinker {
   }
 
   indexHistory(): void {
-    const { txns, writersOfRow } = this;
-    for (const [table, rows] of this.history.init)
-      for (const r of rows) this.initRows.add(`${table}\u0000${this.keyText(table, r.row)}`);
+    const { txns } = this;
     const writerOf = new Map<string, number>();
     txns.forEach((t, i) => {
       this.index.set(t.id, i);
-      const written = new Map<string, [string, string]>();
-      for (const e of t.events) {
-        if (e.op === 'select') continue;
-        writerOf.set(e.wid, i);
-        for (const r of e.rows) {
-          const key = this.rowKey(e.table, r);
-          written.set(`${e.table}\u0000${key}`, [e.table, key]);
-        }
-      }
-      for (const k of written.keys()) {
-        const ws = writersOfRow.get(k);
-        if (ws) ws.push(i);
-        else writersOfRow.set(k, [i]);
-      }
-      this.rowsWritten.push([...written.values()]);
+      for (const e of t.events) if (e.op !== 'select') writerOf.set(e.wid, i);
     });
     txns.forEach((t, i) => {
       const from = new Set<number>();
-      const rows = new Set<string>();
       for (const e of t.events) {
         if (e.op === 'insert') continue;
         for (const r of e.rows) {
           const x = writerOf.get('wid' in r ? r.wid : r.read);
           if (x !== undefined && x !== i) from.add(x);
-          rows.add(`${e.table}\u0000${this.rowKey(e.table, r)}`);
         }
       }
       this.readsFrom.push([...from]);
       for (const x of from) this.readersOf[x].push(i);
-      this.rowsRead.push([...rows]);
     });
     const lastOfSession = new Map<number, number>();
     const bySession = txns.map((_, i) => i);
@@ -178,6 +165,33 @@ class Shrinker {
       if (p !== undefined) this.soPrev[i] = p;
       lastOfSession.set(txns[i].session, i);
     }
+  }
+
+  get rows(): RowIndex {
+    if (this.#rows) return this.#rows;
+    const rows: RowIndex = { read: [], written: [], writers: new Map(), init: new Set() };
+    for (const [table, init] of this.history.init)
+      for (const r of init) rows.init.add(`${table}\u0000${this.keyText(table, r.row)}`);
+    this.txns.forEach((t, i) => {
+      const read = new Set<string>();
+      const written = new Map<string, [string, string]>();
+      for (const e of t.events) {
+        for (const r of e.rows) {
+          const key = this.rowKey(e.table, r);
+          if (e.op !== 'insert') read.add(`${e.table}\u0000${key}`);
+          if (e.op !== 'select') written.set(`${e.table}\u0000${key}`, [e.table, key]);
+        }
+      }
+      for (const k of written.keys()) {
+        const ws = rows.writers.get(k);
+        if (ws) ws.push(i);
+        else rows.writers.set(k, [i]);
+      }
+      rows.read.push([...read]);
+      rows.written.push([...written.values()]);
+    });
+    this.#rows = rows;
+    return rows;
   }
 
   out(): boolean {
@@ -191,11 +205,12 @@ class Shrinker {
     // Rows a dropped transaction wrote a version of, beside a kept version (init's or a kept writer's): a read
     // that did not return one of them may have been hidden by the dropped version, and becomes partial.
     const hidden = new Map<string, Set<string>>();
+    const rows = this.rows;
     for (let i = 0; i < this.n; i++) {
       if (this.kept[i] || this.txns[i].status === 'aborted') continue;
-      for (const [table, key] of this.rowsWritten[i]) {
+      for (const [table, key] of rows.written[i]) {
         const k = `${table}\u0000${key}`;
-        if (!this.initRows.has(k) && !this.writersOfRow.get(k)!.some((w) => this.kept[w])) continue;
+        if (!rows.init.has(k) && !rows.writers.get(k)!.some((w) => this.kept[w])) continue;
         const keys = hidden.get(table) ?? new Set<string>();
         hidden.set(table, keys.add(key));
       }
@@ -271,7 +286,8 @@ class Shrinker {
       if (this.soPrev[i] >= 0) next.add(this.soPrev[i]);
     }
     if (next.size > set.size) return next;
-    for (const i of set) for (const k of this.rowsRead[i]) for (const w of this.writersOfRow.get(k) ?? []) next.add(w);
+    const rows = this.rows;
+    for (const i of set) for (const k of rows.read[i]) for (const w of rows.writers.get(k) ?? []) next.add(w);
     return next;
   }
 
