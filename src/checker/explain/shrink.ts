@@ -18,10 +18,12 @@
  * What a kept transaction read from a dropped one: by default a transaction is dropped only when no kept one read
  * from it (a read of a dropped write would be a garbage read), so a sub-history keeps whole chains of versions
  * (every earlier writer of a row a kept transaction updated). With `cutReads`, the sub-history is cut instead,
- * as a truncated file is (§1.4): a read of a version not in it loses that row and becomes partial (§3.2), and
- * every read of a table a dropped transaction wrote is partial (a dropped version may be what hid a row it did
- * not return). Both only remove constraints, so a sub-history inconsistent either way shows a contradiction the
- * whole history has; the caller must then explain `Shrunk.history` (it is cut), not the transactions by id.
+ * as a truncated file is (§1.4): a read of a version not in it loses that row and becomes partial (§3.2), and so
+ * does a read that did not return a row a dropped transaction wrote a version of beside a kept one (init's or a
+ * kept writer's): the dropped version may be what hid it. Every cut only removes constraints, so an inconsistent
+ * cut sub-history shows a contradiction the whole history has; the caller must then explain `Shrunk.history`, not
+ * the transactions by id. By default a dropped version that hid an unreturned row can leave the sub-history a
+ * contradiction of its own (docs/semantics.md §5 says so).
  *
  * The verdict of the whole history never depends on this: it only picks what to show. Bounded by a deadline;
  * returns the smallest sub-history reached.
