@@ -193,8 +193,7 @@ interface CliRun {
 
 /**
  * Checks one file as a user does: `isocheck check FILE --json --no-shrink --timeout S` in a fresh process (heap
- * limited to --heap-mb, the young generation bin/isocheck.js gives a check), timed from spawn to exit, peak RSS
- * polled from /proc. Killed 30 s past the timeout.
+ * limited to --heap-mb), timed from spawn to exit, peak RSS polled from /proc. Killed 30 s past the timeout.
  */
 function checkWithCli(file: string, timeoutMs: number, heapMb: number, iso: string | undefined): Promise<CliRun> {
   const cli = join(codeDir, 'src', 'cli', 'main.js');
@@ -203,8 +202,6 @@ function checkWithCli(file: string, timeoutMs: number, heapMb: number, iso: stri
   const fd = openSync(out, 'w');
   const args = [
     `--max-old-space-size=${heapMb}`,
-    // the young generation `isocheck check` runs with (bin/isocheck.js relaunches the check with it)
-    '--max-semi-space-size=64',
     cli,
     'check',
     file,
