@@ -9,6 +9,7 @@ import type { History } from '../history/history.js';
 import { checkHistory, type CheckResult } from './check.js';
 import { parseIsoOverride, type IsoOverride } from './levels.js';
 import { isAllocationFailure, MemoryExceeded, MemoryGuard } from './budget.js';
+import { zeroStats } from './result.js';
 
 export interface CheckFileOptions {
   /** Levels to check at instead of the recorded ones: `"SER"` for every transaction, or
@@ -80,28 +81,12 @@ export async function readForCheck(
     if (!(e instanceof MemoryExceeded) && !isAllocationFailure(e)) throw e;
     const why = (e as Error).message;
     const reason = e instanceof MemoryExceeded ? why : guard.stop(() => `V8 refused an allocation (${why})`).message;
-    const none = {
-      transactions: 0,
-      committed: 0,
-      aborted: 0,
-      unknown: 0,
-      sessions: 0,
-      events: 0,
-      reads: 0,
-      keys: 0,
-      conflicts: 0,
-      forcedWitnesses: 0,
-      prunedChoices: 0,
-      saturationEdges: 0,
-      extensions: 0,
-      prefixes: 0,
-    };
     return {
       verdict: 'unknown',
       reason,
       anomalies: [],
       notes: [`reading stopped at line ${line.toLocaleString('en-US')} of the history`],
-      stats: { ...none, timeMs: Date.now() - started },
+      stats: zeroStats(Date.now() - started),
     };
   }
 }

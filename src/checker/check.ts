@@ -12,7 +12,7 @@
  */
 import type { History } from '../history/history.js';
 import type { Anomaly, Blocked, OpenConflict } from './anomaly.js';
-import type { CheckOptions, CheckResult, CheckStats } from './result.js';
+import { historyStats, zeroStats, type CheckOptions, type CheckResult, type CheckStats } from './result.js';
 import { findConflicts, type Conflict } from './conflicts/conflicts.js';
 import { ConflictIndex } from './conflicts/conflict-index.js';
 import { cycleAnomaly, keyRef, txnId } from './explain/cycle.js';
@@ -176,36 +176,15 @@ function withUnknownCommitted(
   return failed;
 }
 
-/** The statistics of a history before its model is built (a check stopped then reports these). */
-function historyStats(history: History, timeMs: number): CheckStats {
-  const txns = history.txns;
-  const count = (s: string) => txns.filter((t) => t.status === s).length;
-  return {
-    transactions: txns.length,
-    committed: count('committed'),
-    aborted: count('aborted'),
-    unknown: count('unknown'),
-    sessions: new Set(txns.map((t) => t.session)).size,
-    events: txns.reduce((a, t) => a + t.events.length, 0),
-    reads: 0,
-    keys: 0,
-    conflicts: 0,
-    forcedWitnesses: 0,
-    prunedChoices: 0,
-    saturationEdges: 0,
-    extensions: 0,
-    prefixes: 0,
-    timeMs,
-  };
-}
-
 function needsShrinking(result: CheckResult): boolean {
   return result.anomalies.length > 0 && result.anomalies.every((a) => a.type === 'no-consistent-order');
 }
 
+/** The statistics of a model before the search: what the model counted, the search's counts zero. */
 function emptyStats(model: CheckModel): CheckStats {
   const s = model.stats;
   return {
+    ...zeroStats(),
     transactions: s.transactions,
     committed: s.committed,
     aborted: s.aborted,
@@ -214,13 +193,6 @@ function emptyStats(model: CheckModel): CheckStats {
     events: s.events,
     reads: s.reads,
     keys: s.keys,
-    conflicts: 0,
-    forcedWitnesses: 0,
-    prunedChoices: 0,
-    saturationEdges: 0,
-    extensions: 0,
-    prefixes: 0,
-    timeMs: 0,
   };
 }
 

@@ -1,8 +1,9 @@
 /**
  * What a check returns, and the options it takes (docs/semantics.md §4.6 for the verdicts): the types shared by
  * the checker (check.ts), shrinking (explain/shrink.ts) and every renderer, in a file of their own so that none of them
- * imports another for its types.
+ * imports another for its types; and the statistics a check reports before it has counted anything of its own.
  */
+import type { History } from '../history/history.js';
 import type { Anomaly } from './anomaly.js';
 import type { IsoOverride } from './levels.js';
 
@@ -65,4 +66,41 @@ export interface CheckResult {
   stats: CheckStats;
   /** For an inconsistent history whose explanation needed shrinking: the transactions of the small sub-history. */
   subHistory?: string[];
+}
+
+/** Statistics with every count zero (a check stopped before it read the history reports these). */
+export function zeroStats(timeMs = 0): CheckStats {
+  return {
+    transactions: 0,
+    committed: 0,
+    aborted: 0,
+    unknown: 0,
+    sessions: 0,
+    events: 0,
+    reads: 0,
+    keys: 0,
+    conflicts: 0,
+    forcedWitnesses: 0,
+    prunedChoices: 0,
+    saturationEdges: 0,
+    extensions: 0,
+    prefixes: 0,
+    timeMs,
+  };
+}
+
+/** The statistics of a history before its model is built: its transactions by status, sessions and events; the
+ *  rest zero. */
+export function historyStats(history: History, timeMs = 0): CheckStats {
+  const txns = history.txns;
+  const count = (s: string) => txns.filter((t) => t.status === s).length;
+  return {
+    ...zeroStats(timeMs),
+    transactions: txns.length,
+    committed: count('committed'),
+    aborted: count('aborted'),
+    unknown: count('unknown'),
+    sessions: new Set(txns.map((t) => t.session)).size,
+    events: txns.reduce((a, t) => a + t.events.length, 0),
+  };
 }

@@ -13,7 +13,7 @@
 import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { anomalyEdges, type Anomaly, type Edge } from '../checker/anomaly.js';
-import type { CheckResult, CheckStats } from '../checker/result.js';
+import { historyStats, type CheckResult } from '../checker/result.js';
 import type { LevelBoundary, LevelVerdict } from '../checker/level-boundary.js';
 import {
   anomalyMessage,
@@ -129,7 +129,7 @@ export async function renderLevelsReport(
     anomalies: whyNot?.result?.anomalies ?? [],
     ...(order ? { commitOrder: order } : {}),
     notes: main?.notes ?? [],
-    stats: main?.stats ?? emptyStats(history),
+    stats: main?.stats ?? historyStats(history),
   };
   const levels: PageLevels = {
     checks: boundary.checks,
@@ -149,27 +149,6 @@ export async function renderLevelsReport(
   const anomalies = await drawer.anomalies(result.anomalies, 'a');
   const data = { ...pageData(history, result, anomalies, options), levels };
   return pageHtml({ title: data.title, data, svgs: drawer.svgs });
-}
-
-function emptyStats(history: History): CheckStats {
-  const count = (s: string) => history.txns.filter((t) => t.status === s).length;
-  return {
-    transactions: history.txns.length,
-    committed: count('committed'),
-    aborted: count('aborted'),
-    unknown: count('unknown'),
-    sessions: new Set(history.txns.map((t) => t.session)).size,
-    events: history.txns.reduce((n, t) => n + t.events.length, 0),
-    reads: 0,
-    keys: 0,
-    conflicts: 0,
-    forcedWitnesses: 0,
-    prunedChoices: 0,
-    saturationEdges: 0,
-    extensions: 0,
-    prefixes: 0,
-    timeMs: 0,
-  };
 }
 
 function pageData(history: History, result: CheckResult, anomalies: PageAnomaly[], options: ReportOptions): PageData {
