@@ -42,7 +42,7 @@ describe('isocheck proxy (command line)', () => {
 
   it('starts the embedded server, records, and finishes the file on SIGTERM', async () => {
     const out = join(dir, 'run.ndjson');
-    // with a certificate (ISOCHECK_PROXY_TLS_CERT/KEY) when openssl can make one: client a connects with TLS
+    // with a certificate (--tls-cert/--tls-key) when openssl can make one: client a connects with TLS
     const openssl = which('openssl');
     const cert = join(dir, 'proxy.crt');
     const key = join(dir, 'proxy.key');
@@ -67,11 +67,13 @@ describe('isocheck proxy (command line)', () => {
         ],
         { stdio: 'ignore', timeout: 30_000 },
       ).status === 0;
-    const env = { ...process.env, ...(tls ? { ISOCHECK_PROXY_TLS_CERT: cert, ISOCHECK_PROXY_TLS_KEY: key } : {}) };
-    const c = spawn(process.execPath, [bin, 'proxy', '--listen', '127.0.0.1:0', '--tables', 'accounts', '--out', out], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env,
-    });
+    // the certificate as options (--tls-cert/--tls-key); ISOCHECK_PROXY_TLS_CERT/KEY are read the same way (readTls)
+    const tlsArgs = tls ? ['--tls-cert', cert, '--tls-key', key] : [];
+    const c = spawn(
+      process.execPath,
+      [bin, 'proxy', '--listen', '127.0.0.1:0', '--tables', 'accounts', '--out', out, ...tlsArgs],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     child = c;
     let stderr = '';
     c.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

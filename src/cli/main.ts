@@ -362,6 +362,8 @@ program
   )
   .option('--db <url>', 'the server to connect to (default: start the embedded one)')
   .option('--listen <host:port>', 'where clients connect (trust authentication: keep it on loopback)', '127.0.0.1:6543')
+  .option('--tls-cert <file>', 'certificate (PEM) for clients connecting with TLS (sslmode=require); with --tls-key')
+  .option('--tls-key <file>', 'private key (PEM) of --tls-cert')
   .option(
     '--on-unsupported <what>',
     'a statement the recorder cannot record: refuse (an error to the client, SQLSTATE 0A000) or pass (run it ' +
@@ -375,6 +377,8 @@ Clients connect to the proxy as to PostgreSQL (the URL it prints); each statemen
 rewrites it, and clients receive exactly the server's results. One history session per client connection.
 Ctrl-C or SIGTERM stops it: open transactions are written (aborted, or unknown during COMMIT), then the end line.
 Clients are trusted unless ISOCHECK_PROXY_PASSWORD is set: then they must give that password (MD5).
+With --tls-cert and --tls-key (or ISOCHECK_PROXY_TLS_CERT/KEY) clients may connect with TLS. A client whose
+application_name is isocheck:NAME records into the history session NAME (one for all its connections).
 
 Examples:
   isocheck proxy --db postgres://localhost/bank --tables accounts --out run.ndjson
