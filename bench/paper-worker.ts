@@ -14,7 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { readHistory } from '../src/history/reader.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { buildModel } from '../src/checker/model/model.js';
 import { checkHistory } from '../src/checker/check.js';
 import { naiveCheck } from '../src/oracle/naive.js';

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { readHistory } from '../src/history/reader.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { checkHistory } from '../src/checker/check.js';
 import { naiveCheck } from '../src/oracle/naive.js';
 import { parseIsoOverride } from '../src/checker/levels.js';

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkFile } from '../src/cli/check-command.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { anomalyMessage } from '../src/checker/explain/explain.js';
 
 const dir = join(import.meta.dirname, '..', 'histories', 'corpus');

@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { readHistory } from '../src/history/reader.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { checkHistory, type CheckOptions, type CheckResult } from '../src/checker/check.js';
 import { namedTxns, shrink } from '../src/checker/explain/shrink.js';
 import { parseIsoOverride } from '../src/checker/levels.js';

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHistory } from '../src/history/reader.js';
 import { HistoryFormatError, InputError } from '../src/history/input-errors.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { buildModel } from '../src/checker/model/model.js';
 import { writeHistoryFile } from '../src/history/writer.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';

@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { check } from '../src/checker/check-file.js';
 import { checkHistory } from '../src/checker/check.js';
 import { buildModel, predicateHolds } from '../src/checker/model/model.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { readHistory } from '../src/history/reader.js';
 import { InputError } from '../src/history/input-errors.js';
 import type { History } from '../src/history/history.js';

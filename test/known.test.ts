@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHistory } from '../src/history/reader.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { checkHistory } from '../src/checker/check.js';
 import { anomalyMessage } from '../src/checker/explain/explain.js';
 import { levelIndex, weakestForbidding } from '../src/checker/levels.js';

@@ -8,7 +8,7 @@ import { levelBoundary } from '../src/checker/level-boundary.js';
 import { check } from '../src/checker/check-file.js';
 import { parseIsoOverride } from '../src/checker/levels.js';
 import { readHistory } from '../src/history/reader.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { ISOLATION_LEVELS } from '../src/history/format.js';
 import { runCheckCommand } from '../src/cli/check-command.js';
 

@@ -15,7 +15,7 @@ import { buildModel } from '../src/checker/model/model.js';
 import { checkCommitOrder, naiveCheck } from '../src/oracle/naive.js';
 import { ISOLATION_LEVELS } from '../src/history/format.js';
 import type { History } from '../src/history/history.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { operationalHistory } from './gen/operational.js';
 import { historyFromLines, historyToNdjson, randomHistory } from './gen/random-history.js';
 import { scaleHistoryLines } from '../bench/scale/generate.js';

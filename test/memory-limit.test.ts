@@ -15,7 +15,7 @@ import { scaleHistoryLines, writeScaleHistory } from '../bench/scale/generate.js
 import { BudgetExceeded, MemoryExceeded, parseMemorySize, withMemoryGuard } from '../src/checker/budget.js';
 import { checkHistory } from '../src/checker/check.js';
 import { Order } from '../src/checker/model/order.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { InputError } from '../src/history/input-errors.js';
 
 const MiB = 1024 * 1024;

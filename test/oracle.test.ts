@@ -18,7 +18,7 @@ import { parseIsoOverride } from '../src/checker/levels.js';
 import { checkCommitOrder, naiveCheck, type NaiveOptions } from '../src/oracle/naive.js';
 import { ISOLATION_LEVELS, type Line } from '../src/history/format.js';
 import type { History } from '../src/history/history.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { readHistory } from '../src/history/reader.js';
 import { operationalHistory } from './gen/operational.js';
 import { historyFromLines, historyToNdjson, randomHistory } from './gen/random-history.js';

@@ -1,4 +1,4 @@
-// The "where" evaluator (src/history/predicate.ts) on hostile input: seeded random WHERE texts,
+// The "where" evaluator (src/sql/predicate.ts) on hostile input: seeded random WHERE texts,
 // parameters and rows built to break it (deep nesting, huge literals, long patterns, unicode,
 // NaN/Infinity, empty strings, odd escapes, parameters of the wrong JSON types, nested arrays and
 // objects, Object.prototype names), then the limits one by one. The contract checked:
@@ -17,7 +17,7 @@ import {
   type ColumnTypes,
   type CompiledPredicate,
   type Row,
-} from '../src/history/predicate.js';
+} from '../src/sql/predicate.js';
 
 const PROTO_NAMES = Object.getOwnPropertyNames(Object.prototype);
 

@@ -1,4 +1,4 @@
-// Tests of the "where" evaluator (src/history/predicate.ts, history-format.md "where"
+// Tests of the "where" evaluator (src/sql/predicate.ts, history-format.md "where"
 // semantics): unit cases per construct, then agreement with a real PostgreSQL server on
 // randomly generated (expression, row, params) cases.
 
@@ -15,7 +15,7 @@ import {
   type ColumnTypes,
   type Row,
   type SqlValue,
-} from '../src/history/predicate.js';
+} from '../src/sql/predicate.js';
 
 const COLS: ColumnTypes = {
   i2: 'int2',

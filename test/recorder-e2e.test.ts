@@ -10,7 +10,7 @@ import { Recorder, type RecordingClient } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import type { History } from '../src/history/history.js';
 import { checkHistory } from '../src/checker/check.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 
 let server: EmbeddedServer;
 let setup: pg.Client;

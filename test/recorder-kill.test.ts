@@ -11,7 +11,7 @@ import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { Recorder, RecorderStoppedError } from '../src/recorder/recorder.js';
 
 const root = resolve(import.meta.dirname, '..');

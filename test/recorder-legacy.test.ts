@@ -11,7 +11,7 @@ import { Recorder } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import type { History } from '../src/history/history.js';
 import { checkHistory } from '../src/checker/check.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 
 const PG15 = '/usr/lib/postgresql/15/bin';
 

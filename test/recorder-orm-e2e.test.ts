@@ -18,7 +18,7 @@ import type { History } from '../src/history/history.js';
 import type { SelectEvent } from '../src/history/format.js';
 import { checkHistory } from '../src/checker/check.js';
 import { parseIsoOverride } from '../src/checker/levels.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import * as O from './helpers/orm-sql.js';
 
 const TABLES = ['accounts', 'orders', 'lines'];

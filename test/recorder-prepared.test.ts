@@ -13,7 +13,7 @@ import { PREPARED_MAX, Recorder } from '../src/recorder/recorder.js';
 import type { RecordingClient } from '../src/recorder/client.js';
 import { readHistory } from '../src/history/reader.js';
 import { WhereColumnsCache } from '../src/recorder/where-columns.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import type { TableInfo } from '../src/recorder/catalog.js';
 
 let server: EmbeddedServer;

@@ -14,7 +14,7 @@ import type { SelectEvent } from '../src/history/format.js';
 import { InputError } from '../src/history/input-errors.js';
 import { UnsupportedStatementError } from '../src/recorder/errors.js';
 import { checkHistory } from '../src/checker/check.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 
 let server: EmbeddedServer;
 let setup: pg.Client;

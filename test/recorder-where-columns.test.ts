@@ -1,7 +1,7 @@
 // The cache of compiled WHERE clauses the sessions judge reads by (where-columns.ts): the answer is compilePredicate's,
 // kept per (table, WHERE, parameter values), since the values can decide whether the checker compiles it.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compilePredicate, loadPredicateParser, PredicateError } from '../src/history/predicate.js';
+import { compilePredicate, loadPredicateParser, PredicateError } from '../src/sql/predicate.js';
 import type { TableInfo } from '../src/recorder/catalog.js';
 import { WhereColumnsCache } from '../src/recorder/where-columns.js';
 

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { checkHistory, type CheckResult } from '../src/checker/check.js';
 import type { History } from '../src/history/history.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { readHistory } from '../src/history/reader.js';
 import { cleanText, escapeHtml, jsonForScript, truncateMiddle } from '../src/report/escape.js';
 import { anomalyGraphs, caseSplitGraph } from '../src/report/graph.js';

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { check } from '../src/checker/check-file.js';
 import { naiveCheck } from '../src/oracle/naive.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { historyFromLines } from './gen/random-history.js';
 import { INJECTED, SCALE_LEVELS, scaleHistoryLines, type ScaleOptions } from '../bench/scale/generate.js';
 

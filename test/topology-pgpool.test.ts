@@ -10,7 +10,7 @@ import { runWorkload } from '../src/cli/run-command.js';
 import { findPgpool } from '../src/db/pgpool.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-topo-pgpool-'));
 const installed = findPgpool() !== undefined;

@@ -11,7 +11,7 @@ import { Recorder } from '../src/recorder/index.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
 import { renderResult } from '../src/checker/explain/explain.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { connections } from './helpers/connections.js';
 
 let topo: Topology;

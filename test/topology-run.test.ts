@@ -11,7 +11,7 @@ import { topologyOf } from '../src/cli/run-topology.js';
 import { startReplicaTopology, withClient } from '../src/db/topology.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-topo-run-'));
 

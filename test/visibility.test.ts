@@ -14,7 +14,7 @@ import { Order } from '../src/checker/model/order.js';
 import { PrefixVisibility, Relations } from '../src/checker/model/relations.js';
 import { WritePartners } from '../src/checker/model/write-partners.js';
 import { PositionIndex, prefixBound, visibleUnder } from '../src/checker/search/witness.js';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { randomHistory } from './gen/random-history.js';
 
 beforeAll(async () => {

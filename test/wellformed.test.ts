@@ -1,7 +1,7 @@
 // Well-formedness (docs/semantics.md §1.5): each anomaly has a small history that triggers it (inconsistent at
 // every level, named) and a near miss that does not.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadPredicateParser } from '../src/history/predicate.js';
+import { loadPredicateParser } from '../src/sql/predicate.js';
 import { checkHistory } from '../src/checker/check.js';
 import { del, ins, loadLines, registerLines, sel, txn, upd } from './helpers/lines.js';
 

@@ -14,7 +14,7 @@ import { gunzipSync } from 'node:zlib';
 import seedrandom from 'seedrandom';
 import { check } from '../../src/checker/check-file.js';
 import { readHistory } from '../../src/history/reader.js';
-import { loadPredicateParser, PredicateError } from '../../src/history/predicate.js';
+import { loadPredicateParser, PredicateError } from '../../src/sql/predicate.js';
 import { InputError } from '../../src/history/input-errors.js';
 import { naiveCheck } from '../../src/oracle/naive.js';
 import { mutate } from './mutate.js';

@@ -10,7 +10,7 @@
  * in the largest, by rows alone and by rows and sessions.
  */
 import { readHistory } from '../../src/history/reader.js';
-import { loadPredicateParser } from '../../src/history/predicate.js';
+import { loadPredicateParser } from '../../src/sql/predicate.js';
 import { buildModel } from '../../src/checker/model/model.js';
 import { CandidateRows } from '../../src/checker/linear/candidate-rows.js';
 import { UsageError } from '../usage-error.js';

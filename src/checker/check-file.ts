@@ -3,7 +3,7 @@
  * WHERE-clause parser), read the history when given a file name, check it at each transaction's level or at the
  * levels an `iso` override gives. The CLI's `isocheck check` goes through it too.
  */
-import { loadPredicateParser } from '../history/predicate.js';
+import { loadPredicateParser } from '../sql/predicate.js';
 import { readHistory, validateHistory, type ReadOptions } from '../history/reader.js';
 import type { History } from '../history/history.js';
 import { checkHistory, type CheckResult } from './check.js';

@@ -37,8 +37,8 @@ import {
 } from './format.js';
 import { HistoryFormatError, InputError, type FormatProblem } from './input-errors.js';
 import type { History, TableSchema, Txn } from './history.js';
-import { PredicateError } from './errors.js';
-import { fromSqlFn, parseTypeName } from './values.js';
+import { PredicateError } from '../sql/errors.js';
+import { fromSqlFn, parseTypeName } from '../sql/values.js';
 
 const MAX_PROBLEMS = 20;
 /** Columns of a table: PostgreSQL's MaxHeapAttributeNumber. */

@@ -34,7 +34,7 @@
  */
 import type { History, Txn } from '../history/history.js';
 import { INIT_WID, type IsolationLevel, type Row, type SqlValue } from '../history/format.js';
-import { canonicalValue, compilePredicate, valuesEqual } from '../history/predicate.js';
+import { canonicalValue, compilePredicate, valuesEqual } from '../sql/predicate.js';
 import { effectiveLevel, type IsoOverride } from '../checker/levels.js';
 
 export interface NaiveOptions {

@@ -18,7 +18,7 @@ import type pg from 'pg';
 import { HistoryWriter } from '../history/writer.js';
 import { InputError } from '../history/input-errors.js';
 import type { TxnLine, TxnStatus } from '../history/format.js';
-import { loadPredicateParser } from '../history/predicate.js';
+import { loadPredicateParser } from '../sql/predicate.js';
 import { instrument, snapshotInit, type InstrumentResult, type TableInfo } from './catalog.js';
 import { serverVersion } from './server-version.js';
 import { analyze, loadRewriter, tableLookup, type Plan, type TableLookup } from './rewrite.js';

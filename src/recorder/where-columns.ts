@@ -8,7 +8,7 @@
  * WHERE names are part of the key (an UPDATE's SET values are not). The cache is bounded (emptied
  * when full, like the plan cache), and a table is identified by its TableInfo object (one per instrument()).
  */
-import { compilePredicate, PredicateError } from '../history/predicate.js';
+import { compilePredicate, PredicateError } from '../sql/predicate.js';
 import type { TableInfo } from './catalog.js';
 
 export type WhereColumns = { columns: string[] } | { error: string };

@@ -41,7 +41,7 @@ import pg from 'pg';
 import { parseSync } from 'libpg-query';
 import { InputError } from '../history/input-errors.js';
 import { readHistory } from '../history/reader.js';
-import { loadPredicateParser } from '../history/predicate.js';
+import { loadPredicateParser } from '../sql/predicate.js';
 import { checkHistory, type CheckResult, type Verdict } from '../checker/check.js';
 import { parseIsoOverride, type IsoOverride } from '../checker/levels.js';
 import { openDatabase, type Database } from '../db/connect.js';

@@ -55,7 +55,7 @@ export function shuffle<T>(rng: Rng, xs: T[]): T[] {
 export const COLUMNS = { id: 'int4', v: 'int4' } as const;
 export const TABLE_NAMES = ['t', 'u'];
 
-/** A WHERE with its own evaluator (independent of src/history/predicate.ts). */
+/** A WHERE with its own evaluator (independent of src/sql/predicate.ts). */
 export interface Pred {
   where?: string;
   params?: number[];

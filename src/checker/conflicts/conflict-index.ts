@@ -7,7 +7,7 @@
  * One index belongs to one check (check.ts makes it with the model and drops it with the check): only pco and the
  * witnesses change between rounds of findConflicts, never what is cached here.
  */
-import { canonicalValue } from '../../history/predicate.js';
+import { canonicalValue } from '../../sql/predicate.js';
 import { INIT, predicateHolds, valueOf as writtenValue, type CheckModel, type ReadEvent } from '../model/model.js';
 import { keysNamedBy } from '../model/key-lookup.js';
 

@@ -13,7 +13,7 @@
  * The result is a superset: the caller still evaluates the WHERE on the versions it considers. Results are
  * shared by reads with the same compiled predicate (the model compiles one per table, WHERE and parameters).
  */
-import { canonicalValue, numericBounds, type CompiledPredicate } from '../../history/predicate.js';
+import { canonicalValue, numericBounds, type CompiledPredicate } from '../../sql/predicate.js';
 import type { CheckModel, ReadEvent } from '../model/model.js';
 import { keysNamedBy } from '../model/key-lookup.js';
 

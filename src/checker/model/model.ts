@@ -34,7 +34,7 @@ import {
   valuesEqual,
   PredicateError,
   type CompiledPredicate,
-} from '../../history/predicate.js';
+} from '../../sql/predicate.js';
 import { InputError } from '../../history/input-errors.js';
 import type { Anomaly, ColumnDifference, EventRef, ReadAnomaly, ReadProblem } from '../anomaly.js';
 import { effectiveLevel, levelIndex, type IsoOverride } from '../levels.js';
