@@ -18,7 +18,7 @@ import { renderResult } from '../checker/explain/explain.js';
 import { resultJson } from '../report/json.js';
 import { parseIsoOverride } from '../checker/levels.js';
 import { terminalProgress, type Progress } from './progress.js';
-import { levelBoundary, type LevelBoundary } from '../checker/level-boundary.js';
+import { levelBoundary, type BoundaryOptions, type LevelBoundary } from '../checker/level-boundary.js';
 import { boundaryJson, renderBoundary } from './levels-output.js';
 
 export interface CheckCommandOptions {
@@ -114,13 +114,7 @@ async function checkOneFile(
   // A history too big to hold: unknown, with the reason (no report: there is no history to show).
   if ('verdict' in history) return { file: name, verdict: history.verdict, result: history };
   if (options.levels) {
-    const boundary = await levelBoundary(history, {
-      timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
-      checkAbortedReads: options.checkAbortedReads,
-      shrink: options.shrink,
-      maxMemoryBytes: options.maxMemory,
-      progress: (stage) => progress.stage(stage),
-    });
+    const boundary = await levelBoundary(history, checkOptionsOf(options, progress));
     if (reportAt) {
       const { writeLevelsReport } = await import('../report/html.js');
       await writeReportAt(reportAt, () => writeLevelsReport(reportAt, history, boundary));
@@ -133,19 +127,23 @@ async function checkOneFile(
       ...(reportAt ? { report: reportAt } : {}),
     };
   }
-  const result = await check(history, {
-    iso,
-    timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
-    checkAbortedReads: options.checkAbortedReads,
-    shrink: options.shrink,
-    maxMemoryBytes: options.maxMemory,
-    progress: (stage) => progress.stage(stage),
-  });
+  const result = await check(history, { iso, ...checkOptionsOf(options, progress) });
   if (reportAt) {
     const { writeReport } = await import('../report/html.js');
     await writeReportAt(reportAt, () => writeReport(reportAt, history, result, { iso: options.iso }));
   }
   return { file: name, verdict: result.verdict, result, ...(reportAt ? { report: reportAt } : {}) };
+}
+
+/** The options the command's flags give a check: the same for one check and for each check of --levels. */
+function checkOptionsOf(options: CheckCommandOptions, progress: Progress): BoundaryOptions {
+  return {
+    timeoutMs: options.timeout !== undefined ? options.timeout * 1000 : undefined,
+    checkAbortedReads: options.checkAbortedReads,
+    shrink: options.shrink,
+    maxMemoryBytes: options.maxMemory,
+    progress: (stage) => progress.stage(stage),
+  };
 }
 
 /** Writes the report; a file system error is the user's (one line, exit 2), not a crash. */
