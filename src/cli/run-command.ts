@@ -28,6 +28,7 @@ import { openDatabase, type Database } from '../db/connect.js';
 import { withDatabase } from '../db/topology.js';
 import { Recorder } from '../recorder/index.js';
 import { RecorderStoppedError, type InterruptResult } from '../recorder/recorder.js';
+import { sqlStateConnectionLoss } from '../recorder/client.js';
 import {
   getWorkload,
   workloadNames,
@@ -190,21 +191,16 @@ export class DatabaseLostError extends InputError {
 /** True when an error means the connection to the server is gone (not a statement's own error). */
 export function isConnectionLost(err: unknown): boolean {
   if (err instanceof RecorderStoppedError || err instanceof InputError) return false;
-  const e = err as { code?: unknown; severity?: unknown; message?: unknown } | null;
+  const e = err as { code?: unknown; message?: unknown } | null;
   const code = e?.code;
-  if (typeof code === 'string') {
-    if (/^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTCONN)$/.test(code))
-      return true;
-    if (/^[0-9A-Z]{5}$/.test(code))
-      return (
-        code.startsWith('08') ||
-        code === '57P01' ||
-        code === '57P02' ||
-        code === '57P03' ||
-        e?.severity === 'FATAL' ||
-        e?.severity === 'PANIC'
-      );
-  }
+  // before the SQLSTATEs: EPIPE has five letters too
+  if (
+    typeof code === 'string' &&
+    /^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTCONN)$/.test(code)
+  )
+    return true;
+  const bySqlState = sqlStateConnectionLoss(err);
+  if (bySqlState !== undefined) return bySqlState;
   return (
     typeof e?.message === 'string' &&
     /Connection terminated|connection error|not queryable|Client was closed|timeout expired/i.test(e.message)

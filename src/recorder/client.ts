@@ -90,19 +90,25 @@ interface OpenTxn {
 
 /** True when an error means the connection is gone (the outcome of an in-flight COMMIT is then unknown). */
 export function isConnectionLoss(err: unknown): boolean {
+  return sqlStateConnectionLoss(err) ?? true;
+}
+
+/**
+ * For a server error (one with a five-character SQLSTATE code): whether it ends the connection (class 08, the
+ * server shutting down or not yet accepting (57P01-57P03), or a FATAL or PANIC severity); undefined for another error.
+ */
+export function sqlStateConnectionLoss(err: unknown): boolean | undefined {
   const e = err as { code?: unknown; severity?: unknown } | null;
   const code = e?.code;
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
-    return (
-      code.startsWith('08') ||
-      code === '57P01' ||
-      code === '57P02' ||
-      code === '57P03' ||
-      e?.severity === 'FATAL' ||
-      e?.severity === 'PANIC'
-    );
-  }
-  return true;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
+  return (
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    e?.severity === 'FATAL' ||
+    e?.severity === 'PANIC'
+  );
 }
 
 function errorInfo(err: unknown): TxnError {
