@@ -16,7 +16,7 @@
 import { closeSync, existsSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError } from '../history/input-errors.js';
-import { makeFolders } from '../history/folders.js';
+import { makeFolders, WRITE_FAILURES, writeFailure } from '../history/folders.js';
 
 export {
   WATCHED_SIGNALS,
@@ -89,6 +89,18 @@ export function watchSignals(options: { graceMs?: number } = {}): SignalWatch {
   return watch;
 }
 
+const DENIED = 'permission denied; give a file in a folder you can write';
+const NOT_A_FOLDER = 'a part of the path is a file, not a folder';
+/** Why an output file cannot be written, by errno code (checkOutputFile). */
+const OUTPUT_FILE_FAILURES = {
+  ...WRITE_FAILURES,
+  EISDIR: 'is a directory; give a file name',
+  EACCES: DENIED,
+  EPERM: DENIED,
+  ENOTDIR: NOT_A_FOLDER,
+  EEXIST: NOT_A_FOLDER,
+};
+
 /**
  * Checks up front that `file` can be written as a file (its folder created if missing): a directory, a path
  * through a file or an unwritable place is one line naming the option, before any work is done.
@@ -101,19 +113,6 @@ export function checkOutputFile(file: string, option: string): void {
     closeSync(openSync(file, 'a'));
     if (!existed) unlinkSync(file);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why =
-      code === 'EISDIR'
-        ? 'is a directory; give a file name'
-        : code === 'EACCES' || code === 'EPERM'
-          ? 'permission denied; give a file in a folder you can write'
-          : code === 'ENOTDIR' || code === 'EEXIST'
-            ? 'a part of the path is a file, not a folder'
-            : code === 'EROFS'
-              ? 'the file system is read-only'
-              : code === 'ENOENT'
-                ? 'the folder cannot be created'
-                : String((e as Error).message ?? e).split('\n')[0];
-    throw new InputError(`${option} ${file}: cannot write there: ${why}`);
+    throw new InputError(`${option} ${file}: cannot write there: ${writeFailure(e, OUTPUT_FILE_FAILURES)}`);
   }
 }

@@ -49,7 +49,7 @@ import { withDatabase } from '../db/topology.js';
 import { Recorder, type RecordingClient } from '../recorder/index.js';
 import type { InterruptResult } from '../recorder/recorder.js';
 import { abortSignalName, InterruptedError } from '../recorder/interrupted.js';
-import { makeFolders } from '../history/folders.js';
+import { makeFolders, WRITE_FAILURES, writeFailure } from '../history/folders.js';
 import { loadRewriter } from '../recorder/rewrite.js';
 import { parseSpec, permutationsOf, type ScenarioSpec, type Step } from './spec.js';
 import {
@@ -895,6 +895,10 @@ export async function runScenarios(
   }
 }
 
+const NOT_A_FOLDER = 'it (or a folder on its path) is a file, not a folder';
+/** Why the histories' folder cannot be written, by errno code (checkOutDir). */
+const OUT_DIR_FAILURES = { ...WRITE_FAILURES, EEXIST: NOT_A_FOLDER, ENOTDIR: NOT_A_FOLDER };
+
 /** The histories' folder: created if missing; a file there, or a folder that cannot be written, is one line. */
 function checkOutDir(dir: string): void {
   try {
@@ -902,18 +906,7 @@ function checkOutDir(dir: string): void {
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     accessSync(dir, fsConstants.W_OK);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why =
-      code === 'EEXIST' || code === 'ENOTDIR'
-        ? 'it (or a folder on its path) is a file, not a folder'
-        : code === 'EACCES' || code === 'EPERM'
-          ? 'permission denied'
-          : code === 'EROFS'
-            ? 'the file system is read-only'
-            : code === 'ENOENT'
-              ? 'the folder cannot be created'
-              : (e as Error).message;
-    throw new InputError(`--out ${dir}: cannot write histories there: ${why}`);
+    throw new InputError(`--out ${dir}: cannot write histories there: ${writeFailure(e, OUT_DIR_FAILURES)}`);
   }
 }
 
