@@ -204,22 +204,8 @@ export function findBlocks(
     }
   };
 
-  /** `under`: the block whose FROM holds a subquery (set readsRecorded on it too, not only on the scope parent). */
-  const select = (s: N, parent: Block | undefined, role: Block['role'], under?: Block): void => {
-    if (!s) return;
-    withClause(s.withClause, parent);
-    if (s.op && s.op !== 'SETOP_NONE') {
-      select(s.larg, parent, role === 'root' ? 'arm' : role, under);
-      select(s.rarg, parent, role === 'root' ? 'arm' : role, under);
-      if (touches([s.sortClause, s.limitCount, s.limitOffset]))
-        refuse(
-          sql,
-          'it reads a recorded table in the ORDER BY or LIMIT of a UNION/INTERSECT/EXCEPT',
-          'Compute it first.',
-        );
-      return;
-    }
-    const b = newBlock('select', s, parent, role);
+  /** A plain SELECT's FROM items (with the preserved sides of its outer joins) and its clauses, read into `b`. */
+  const selectBody = (s: N, b: Block): void => {
     for (const f of s.fromClause ?? []) fromItem(f, b);
     markPreserved(s.fromClause ?? [], b);
     scan(
@@ -238,6 +224,25 @@ export function findBlocks(
       ],
       b,
     );
+  };
+
+  /** `under`: the block whose FROM holds a subquery (set readsRecorded on it too, not only on the scope parent). */
+  const select = (s: N, parent: Block | undefined, role: Block['role'], under?: Block): void => {
+    if (!s) return;
+    withClause(s.withClause, parent);
+    if (s.op && s.op !== 'SETOP_NONE') {
+      select(s.larg, parent, role === 'root' ? 'arm' : role, under);
+      select(s.rarg, parent, role === 'root' ? 'arm' : role, under);
+      if (touches([s.sortClause, s.limitCount, s.limitOffset]))
+        refuse(
+          sql,
+          'it reads a recorded table in the ORDER BY or LIMIT of a UNION/INTERSECT/EXCEPT',
+          'Compute it first.',
+        );
+      return;
+    }
+    const b = newBlock('select', s, parent, role);
+    selectBody(s, b);
     if (b.readsRecorded && under) for (let x: Block | undefined = under; x; x = x.parent) x.readsRecorded = true;
   };
 
@@ -253,24 +258,7 @@ export function findBlocks(
       withClause(body.withClause, undefined);
       const b = newBlock('select', body, undefined, 'root');
       root = b;
-      for (const f of body.fromClause ?? []) fromItem(f, b);
-      markPreserved(body.fromClause ?? [], b);
-      scan(
-        [
-          body.targetList,
-          body.whereClause,
-          body.groupClause,
-          body.havingClause,
-          body.sortClause,
-          body.windowClause,
-          body.distinctClause,
-          body.limitCount,
-          body.limitOffset,
-          body.valuesLists,
-          body.lockingClause,
-        ],
-        b,
-      );
+      selectBody(body, b);
     }
   } else {
     withClause(body.withClause, undefined);
