@@ -1,0 +1,111 @@
+// The compiler's dispatcher: one parse-tree node to its compiled expression, by node kind (and by operator kind for
+// A_Expr); each kind is compiled by its module. The compile context it creates carries the dispatcher, so that those
+// modules compile their operands without importing this file.
+
+import { compileAnyAll, compileIn } from './arrays.js';
+import { compileArith, compileUnary } from './arith.js';
+import { compileBoolExpr, compileBooleanTest, compileNullTest } from './bool.js';
+import { castEx, typeSpecOf } from './coerce.js';
+import { compileBetween, compileCompare, compileDistinct } from './compare.js';
+import { type ColumnTypes, type Ctx, type Ex, type Node, fail, lastName, nodeKind } from './expr.js';
+import { compileColumn, compileConst } from './leaves.js';
+import { compileParam } from './params.js';
+import { CMP_OPS } from './resolve.js';
+import { compileCollate, compileConcat, compileLike } from './strings.js';
+
+export function compile(ctx: Ctx, node: Node): Ex {
+  const [kind, b] = nodeKind(node);
+  switch (kind) {
+    case 'A_Const':
+      return compileConst(node, b);
+    case 'ColumnRef':
+      return compileColumn(ctx, node, b);
+    case 'ParamRef':
+      return compileParam(ctx, node, b);
+    case 'TypeCast': {
+      const { ts, array } = typeSpecOf(node, b.typeName);
+      if (array) fail(node, 'array types are only supported as the right operand of ANY/ALL');
+      return castEx(ctx, compile(ctx, b.arg), ts, node);
+    }
+    case 'CollateClause':
+      return compileCollate(ctx, node, b);
+    case 'A_Expr':
+      return compileAExpr(ctx, node, b);
+    case 'BoolExpr':
+      return compileBoolExpr(ctx, node, b);
+    case 'NullTest':
+      return compileNullTest(ctx, node, b);
+    case 'BooleanTest':
+      return compileBooleanTest(ctx, node, b);
+    case 'FuncCall':
+      return fail(node, `function calls are not supported (${lastName(b.funcname ?? [])})`);
+    case 'SubLink':
+      return fail(node, 'subqueries are not supported');
+    default:
+      return fail(node, `unsupported expression (${kind})`);
+  }
+}
+
+function compileAExpr(ctx: Ctx, node: Node, b: Node): Ex {
+  const op = lastName(b.name ?? []);
+  switch (b.kind) {
+    case 'AEXPR_OP': {
+      if (b.lexpr === undefined) {
+        if (b.rexpr === undefined) fail(node, 'malformed operator expression');
+        return compileUnary(node, op, compile(ctx, b.rexpr));
+      }
+      if (b.rexpr === undefined) fail(node, `unsupported postfix operator ${op}`);
+      if (CMP_OPS.has(op)) return compileCompare(ctx, node, op, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+      if (op === '+' || op === '-' || op === '*' || op === '/' || op === '%') {
+        return compileArith(ctx, node, op, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+      }
+      if (op === '||') return compileConcat(ctx, node, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+      return fail(node, `unsupported operator ${op}`);
+    }
+    case 'AEXPR_OP_ANY':
+    case 'AEXPR_OP_ALL':
+      return compileAnyAll(ctx, node, op, b.kind === 'AEXPR_OP_ANY', b.lexpr, b.rexpr);
+    case 'AEXPR_DISTINCT':
+    case 'AEXPR_NOT_DISTINCT': {
+      // like PostgreSQL: "x IS [NOT] DISTINCT FROM NULL" (an undecorated NULL) is "x IS [NOT] NULL"
+      const isNullLit = (n: Node) => n?.A_Const?.isnull === true;
+      if (isNullLit(b.lexpr) || isNullLit(b.rexpr)) {
+        const arg = isNullLit(b.rexpr) ? b.lexpr : b.rexpr;
+        return compile(ctx, {
+          NullTest: { arg, nulltesttype: b.kind === 'AEXPR_DISTINCT' ? 'IS_NOT_NULL' : 'IS_NULL' },
+        });
+      }
+      return compileDistinct(ctx, node, b.kind === 'AEXPR_NOT_DISTINCT', compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+    }
+    case 'AEXPR_IN':
+      return compileIn(ctx, node, op, b.lexpr, b.rexpr);
+    case 'AEXPR_LIKE':
+    case 'AEXPR_ILIKE':
+      return compileLike(ctx, node, op, b.kind === 'AEXPR_ILIKE', b.lexpr, b.rexpr);
+    case 'AEXPR_BETWEEN':
+    case 'AEXPR_NOT_BETWEEN':
+    case 'AEXPR_BETWEEN_SYM':
+    case 'AEXPR_NOT_BETWEEN_SYM':
+      return compileBetween(ctx, node, b.kind, b.lexpr, b.rexpr);
+    default:
+      fail(node, `unsupported expression kind ${b.kind}`);
+  }
+}
+
+/** A fresh compile context: one per compiled clause (or conjunct), sharing `run` with its test(). */
+export function newCtx(params: unknown[], columns: ColumnTypes, run: { gen: number }): Ctx {
+  const ctx: Ctx = {
+    params,
+    referenced: new Set(),
+    occurrences: [],
+    paramTypes: [],
+    paramChecked: new Set(),
+    columns,
+    used: [],
+    usedSet: new Set(),
+    colCache: new Map(),
+    run,
+    compile: (node) => compile(ctx, node),
+  };
+  return ctx;
+}
