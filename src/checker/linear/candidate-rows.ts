@@ -16,6 +16,7 @@
 import { canonicalValue, numericBounds, type CompiledPredicate } from '../../sql/predicate.js';
 import type { CheckModel, ReadEvent } from '../model/model.js';
 import { keysNamedBy } from '../model/key-lookup.js';
+import { lowerBound } from './lower-bound.js';
 
 interface SortedKeys {
   keys: Int32Array;
@@ -169,15 +170,4 @@ function dedupe(sorted: Int32Array): Int32Array {
   let m = 0;
   for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[m++] = sorted[i];
   return sorted.subarray(0, m);
-}
-
-function lowerBound(values: Float64Array, x: number): number {
-  let lo = 0,
-    hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

@@ -19,6 +19,7 @@ import { SER, SI, RC } from '../levels.js';
 import { INIT, type CheckModel } from '../model/model.js';
 import type { Chains } from './sessions.js';
 import { WritersByKey, writesKey, type Flat } from './flat.js';
+import { lowerBound } from './lower-bound.js';
 
 /** Why a forced edge is there. */
 export const SO_VISIBLE = 0,
@@ -153,13 +154,7 @@ export function overwriters(model: CheckModel, flat: Flat): Overwriters {
 /** The range [from, to) of `over` for one version (key x written by t1). */
 function versionRange(over: Overwriters, v: number): [number, number] {
   const a = over.version;
-  let lo = 0,
-    hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = lowerBound(a, v);
   let to = lo;
   while (to < a.length && a[to] === v) to++;
   return [lo, to];
