@@ -306,7 +306,10 @@ function tooDeep(v: object, left: number): (string | number)[] | undefined {
       if (typeof x !== 'object' || x === null) continue;
       if (left === 0) return [i];
       const p = tooDeep(x, left - 1);
-      if (p) return (p.unshift(i), p);
+      if (p) {
+        p.unshift(i);
+        return p;
+      }
     }
   } else {
     for (const k in v) {
@@ -314,7 +317,10 @@ function tooDeep(v: object, left: number): (string | number)[] | undefined {
       if (typeof x !== 'object' || x === null || !hasOwn(v, k)) continue;
       if (left === 0) return [k];
       const p = tooDeep(x, left - 1);
-      if (p) return (p.unshift(k), p);
+      if (p) {
+        p.unshift(k);
+        return p;
+      }
     }
   }
   return undefined;
@@ -575,10 +581,13 @@ function validateLine(obj: unknown, lineNo: number, state: ReaderState): void {
       const events = field(obj, 'events', where, isArray, 'an array')!;
       const s = state.sessions.get(session);
       if (s?.seqs.has(seq)) fail(`${where}: session ${session} already has a transaction with seq ${seq}`);
-      events.forEach((e, i) => validateEvent(e, state, `${where} event ${i + 1}`));
+      for (let i = 0; i < events.length; i++) validateEvent(events[i], state, `${where} event ${i + 1}`);
       if (s) {
         s.seqs.add(seq);
-        if (seq > s.max) (s.max = seq), (s.line = lineNo);
+        if (seq > s.max) {
+          s.max = seq;
+          s.line = lineNo;
+        }
       } else state.sessions.set(session, { seqs: new Seqs(seq), max: seq, line: lineNo });
       state.txnIds.add(id);
       if (state.keep) {
@@ -704,9 +713,14 @@ async function* flowing(stream: Readable): AsyncGenerator<Buffer> {
     if (queued >= HIGH) stream.pause();
     notify();
   });
-  stream.on('end', () => ((done = true), notify()));
-  stream.on('close', () => ((done = true), notify()));
-  stream.on('error', (e) => ((error = e), (done = true), notify()));
+  const finish = (e?: Error) => {
+    if (e) error = e;
+    done = true;
+    notify();
+  };
+  stream.on('end', () => finish());
+  stream.on('close', () => finish());
+  stream.on('error', (e) => finish(e));
   try {
     for (;;) {
       const c = queue.shift();
@@ -966,7 +980,10 @@ export function validateHistory(h: History): void {
     last = Math.max(last, line);
     if (problems.length >= MAX_PROBLEMS) return;
     const deep = deeperThan(obj, MAX_LINE_DEPTH);
-    if (deep !== undefined) return problem(line, `JSON nested deeper than ${MAX_LINE_DEPTH} levels (at ${deep})`);
+    if (deep !== undefined) {
+      problem(line, `JSON nested deeper than ${MAX_LINE_DEPTH} levels (at ${deep})`);
+      return;
+    }
     try {
       validateLine(obj, line, state);
     } catch (e) {

@@ -8,7 +8,7 @@
  * witnesses change between rounds of findConflicts, never what is cached here.
  */
 import { canonicalValue } from '../../sql/predicate.js';
-import { INIT, predicateHolds, valueOf as writtenValue, type CheckModel, type ReadEvent } from '../model/model.js';
+import { INIT, predicateHolds, versionValue, type CheckModel, type ReadEvent } from '../model/model.js';
 import { keysNamedBy } from '../model/key-lookup.js';
 
 /** Above this many candidate keys, conditions on key columns alone are compiled and tested on each key. */
@@ -148,7 +148,7 @@ export class ConflictIndex {
     if (f === UNKNOWN) {
       const model = this.model;
       const writer = i < 0 ? INIT : model.writersOf[key][i];
-      const value = writtenValue(model, writer, key);
+      const value = versionValue(model, writer, key);
       f = flags[i + 1] = value !== null && predicateHolds(model, read, value, writer) ? MATCH : NO_MATCH;
     }
     return f === MATCH;

@@ -5,7 +5,7 @@
 import type { MissingRowAnomaly } from '../anomaly.js';
 import { keyRef, txnId } from './cycle.js';
 import { levelName } from '../levels.js';
-import { INIT, valueOf as versionValue, type CheckModel } from '../model/model.js';
+import { INIT, versionValue, type CheckModel } from '../model/model.js';
 
 export function missingRowAnomaly(model: CheckModel, readId: number, key: number, ones: number[]): MissingRowAnomaly {
   const read = model.reads[readId];

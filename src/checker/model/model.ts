@@ -1340,7 +1340,7 @@ function findInformationFlowCycle(
 
 /** value(t, x) (docs/semantics.md §1): the row t's last write of key x left (init: the initial row), null when t
  *  deleted it or has no row for it. */
-export function valueOf(model: CheckModel, t: number, key: number): Row | null {
+export function versionValue(model: CheckModel, t: number, key: number): Row | null {
   if (t === INIT) return model.initRow[key] ?? null;
   const v = model.writes[t].get(key);
   return v === undefined ? null : v;

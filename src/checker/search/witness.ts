@@ -14,7 +14,7 @@
  */
 import type { Conflict } from '../conflicts/conflicts.js';
 import { CC, PC, RC, SER, SI } from '../levels.js';
-import { INIT, predicateHolds, valueOf as writtenValue, type CheckModel, type ReadEvent } from '../model/model.js';
+import { INIT, predicateHolds, versionValue, type CheckModel, type ReadEvent } from '../model/model.js';
 import { Order, setHas } from '../model/order.js';
 import type { WritePartners } from '../model/write-partners.js';
 import type { Relations } from '../model/relations.js';
@@ -242,7 +242,7 @@ export function completeWitnesses(
         break;
       }
     }
-    const value = writtenValue(model, canonical, c.key);
+    const value = versionValue(model, canonical, c.key);
     if (value === null || !predicateHolds(model, read, value, canonical)) return canonical;
     // A later writer before the reader whose version hides the row.
     let best = -1;
