@@ -38,6 +38,12 @@ function returningParts(original: N): { options: N[] | undefined; exprs: N[]; ha
   return { options: rc?.options, exprs: rc?.exprs ?? [], had: (rc?.exprs?.length ?? 0) > 0 };
 }
 
+/** The statement's RETURNING: the application's expressions, then what the recorder adds (the traced reads'
+ *  columns); the clause's options (its OLD/NEW aliases) kept. */
+function setReturning(s: N, options: N[] | undefined, appExprs: N[], traces: TraceList): void {
+  s.returningClause = { ...(options ? { options } : {}), exprs: [...appExprs, ...addedTargets(traces.exprs)] };
+}
+
 function oldAlias(options: N[] | undefined): { old: string; new: string } {
   let o = 'old';
   let n = 'new';
@@ -184,10 +190,7 @@ export function insertPlan(
   if (upsertWidParam !== undefined)
     own.push(options.oldReturning ? colRef(aliases.old, WID_COLUMN) : colRef(PREV_COLUMN));
   const traces = traceWriteReads(sql, blocks, own, 'INSERT');
-  s.returningClause = {
-    ...(retOptions ? { options: retOptions } : {}),
-    exprs: [...appExprs, ...addedTargets(traces.exprs)],
-  };
+  setReturning(s, retOptions, appExprs, traces);
   return {
     kind: 'insert',
     sql: wrap('InsertStmt', s),
@@ -239,10 +242,7 @@ export function updatePlan(
     options.oldReturning ? colRef(aliases.old, WID_COLUMN) : col(PREV_COLUMN),
   ];
   const traces = traceWriteReads(sql, blocks, own, 'UPDATE ... FROM');
-  s.returningClause = {
-    ...(retOptions ? { options: retOptions } : {}),
-    exprs: [...appExprs, ...addedTargets(traces.exprs)],
-  };
+  setReturning(s, retOptions, appExprs, traces);
   const w = writeWhere(root, t, s.whereClause, 'UPDATE ... FROM (only rows with a match are updated)');
   return {
     kind: 'update',
@@ -267,10 +267,7 @@ export function deletePlan(sql: string, original: N, lookup: TableLookup): Delet
   const col = ownCol(root, t);
   const own = [...table.key.map(col), col(WID_COLUMN)];
   const traces = traceWriteReads(sql, blocks, own, 'DELETE ... USING');
-  s.returningClause = {
-    ...(retOptions ? { options: retOptions } : {}),
-    exprs: [...appExprs, ...addedTargets(traces.exprs)],
-  };
+  setReturning(s, retOptions, appExprs, traces);
   const w = writeWhere(root, t, s.whereClause, 'DELETE ... USING (only rows with a match are deleted)');
   return {
     kind: 'delete',
