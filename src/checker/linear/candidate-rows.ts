@@ -16,7 +16,7 @@
 import { canonicalValue, numericBounds, type CompiledPredicate } from '../../sql/predicate.js';
 import type { CheckModel, ReadEvent } from '../model/model.js';
 import { keysNamedBy } from '../model/key-lookup.js';
-import { lowerBound } from './lower-bound.js';
+import { holds, lowerBound, upperBound } from './lower-bound.js';
 
 interface SortedKeys {
   keys: Int32Array;
@@ -86,23 +86,26 @@ export class CandidateRows {
     for (const [col, [lo, hi]] of bounds) {
       const k = schema.key.indexOf(col);
       if (k < 0) continue;
-      if (best !== undefined) {
-        // Filter the point lookup's keys by their own value in that column (a key's columns never change).
-        if (!this.sorted(read.table, k)) continue;
+      const sorted = this.sorted(read.table, k);
+      if (!sorted) continue;
+      // The keys whose own value in that column is within the bounds (a key's columns never change).
+      const from = lowerBound(sorted.values, lo);
+      const to = upperBound(sorted.values, hi);
+      if (best === undefined) best = sorted.keys.slice(from, to).sort();
+      else if (to - from < best.length) {
+        // the point lookup's keys among them, looked up one by one: a district's order lines grow with the run,
+        // a range of order ids does not (TPC-C's StockLevel)
+        const range = sorted.keys.slice(from, to).sort();
+        const inBest = best;
+        best = range.filter((key) => holds(inBest, key));
+      } else {
         const { keys } = this.model;
         best = best.filter((key) => {
           const raw = keys[key].values[k];
           const v = typeof raw === 'number' ? raw : Number(raw);
           return v >= lo && v <= hi;
         });
-        continue;
       }
-      const sorted = this.sorted(read.table, k);
-      if (!sorted) continue;
-      const from = lowerBound(sorted.values, lo);
-      let to = from;
-      while (to < sorted.values.length && sorted.values[to] <= hi) to++;
-      best = sorted.keys.slice(from, to).sort();
     }
     return best ?? this.keysOf(read.table);
   }

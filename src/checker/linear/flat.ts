@@ -110,6 +110,7 @@ export class WritersByKey {
     this.onlyRead = onlyReadBy >= 0;
     if (onlyReadBy >= 0) {
       // a read key is marked current with an empty list; other keys stay stale and are skipped below
+      let hot = 0;
       for (
         let j = flat.tripleStart[flat.readStart[onlyReadBy]];
         j < flat.tripleStart[flat.readStart[onlyReadBy + 1]];
@@ -117,7 +118,9 @@ export class WritersByKey {
       ) {
         stamp[flat.tripleKey[j]] = b;
         head[flat.tripleKey[j]] = -1;
+        hot += flat.hot[flat.tripleKey[j]];
       }
+      if (hot === 0) return; // only hot keys are indexed: none of those read, nothing to index
     }
     this.extend(flat, writers, 0);
   }
