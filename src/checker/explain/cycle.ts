@@ -74,6 +74,8 @@ export interface Fact {
   /** Why the writer was visible to the reader; `anti` for an anti-dependency (rw) edge of a SER reader. */
   via: Visibility | 'anti';
   reader: number;
+  /** The transaction whose write the reader missed (it also wrote `key` and had to be visible), when known. */
+  writer?: number;
   key: number;
   /** The reader writes the row it read (it overwrote the version). */
   readerWritesKey: boolean;
@@ -111,6 +113,7 @@ export function forcedFact(model: CheckModel, f: ForcedEdge): Fact {
   return {
     via: f.via,
     reader,
+    writer: f.from,
     key: f.triple.key,
     readerWritesKey: model.writes[reader].has(f.triple.key),
     readerWrites: model.writes[reader].size > 0,
@@ -144,10 +147,16 @@ const RULES: { type: ContradictionType; facts: 1 | 2; when: (f: Fact[]) => boole
     facts: 2,
     when: ([a, b]) => (a.via === 'prefix' || b.via === 'prefix') && !a.readerWritesKey && !b.readerWritesKey,
   },
+  // Each of the two readers missed the other's write (when the writers are known).
   {
     type: 'write-skew',
     facts: 2,
-    when: ([a, b]) => orderedByCommit(a) && orderedByCommit(b) && a.readerWrites && b.readerWrites,
+    when: ([a, b]) =>
+      orderedByCommit(a) &&
+      orderedByCommit(b) &&
+      a.readerWrites &&
+      b.readerWrites &&
+      (a.writer === undefined || b.writer === undefined || (a.writer === b.reader && b.writer === a.reader)),
   },
 ];
 
