@@ -125,8 +125,11 @@ export function explainByCases(base: Relations, partners: WritePartners, budget:
   return undefined;
 }
 
-/** How many pairs of a stuck frontier are tried (the frontier has a transaction per session at most). */
+/** How many pairs of a stuck frontier are tried (the frontier has a transaction per session at most); the pairs
+ *  that do not block each other only while pairs × transactions stays under MAX_OTHER_PAIRS_WORK (each try
+ *  clones and saturates the n × n order twice). */
 const MAX_STUCK_PAIRS = 24;
+const MAX_OTHER_PAIRS_WORK = 20_000;
 
 /**
  * A stuck search's frontier (search/prefix.ts) where two transactions each block the other: each writes a row a
@@ -167,7 +170,9 @@ export function explainStuckPair(
       pairs.push([a, b, rank(a, b)]);
     }
   pairs.sort((p, q) => p[2] - q[2] || p[0] - q[0] || p[1] - q[1]);
-  for (const [a, b] of pairs.slice(0, MAX_STUCK_PAIRS)) {
+  let tried = 0;
+  for (const [a, b, r] of pairs) {
+    if (++tried > MAX_STUCK_PAIRS || (r === 2 && tried * model.n > MAX_OTHER_PAIRS_WORK)) break;
     budget.tick();
     const ab = tryOrder(base, a, b, partners, budget);
     const ba = ab.cycle ? tryOrder(base, b, a, partners, budget) : undefined;
