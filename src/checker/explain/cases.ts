@@ -12,7 +12,7 @@
  * cycle.ts, fed the last forced edge of each of the two cases.
  */
 import type { Anomaly, Case, CaseSplitAnomaly } from '../anomaly.js';
-import { classifyContradiction, edgeTxns, findReasonCycle, forcedFact } from './cycle.js';
+import { assumedOnPath, classifyContradiction, edgeTxns, findReasonCycle, forcedFact } from './cycle.js';
 import { levelName } from '../levels.js';
 import type { Budget } from '../budget.js';
 import { blockingReader, type StuckPoint } from '../search/prefix.js';
@@ -27,7 +27,13 @@ const MAX_STUCK_PAIR_TRANSACTIONS = 2000;
 
 interface Tried extends Case {
   forced: ForcedEdge[];
+  /** Assumed orders (`x,y`) the cycle rests on: its own assumed edges, and those on the path by which a writer
+   *  commits before a reader its axiom edge says it is visible to. */
+  uses: string[];
 }
+
+/** Visibilities that rest on the commit order (a path in the partial order, not an edge of the cycle). */
+const BY_COMMIT_ORDER = new Set(['co', 'prefix', 'conflict']);
 
 function tryOrder(
   rel: Relations,
@@ -42,13 +48,15 @@ function tryOrder(
   if (ok) return { rel: next };
   const cycle = findReasonCycle(next) ?? [];
   const { model } = rel;
+  const edges = cycle.map((e) => e.edge());
+  const forced = cycle.filter((e) => e.forced).map((e) => e.forced!);
+  const uses = new Set(edges.filter((e) => e.kind === 'assumed').map((e) => `${e.from},${e.to}`));
+  for (const f of forced)
+    if (BY_COMMIT_ORDER.has(f.via))
+      for (const k of assumedOnPath(next, f.from, model.reads[f.triple.read].txn)) uses.add(k);
   return {
     rel: next,
-    cycle: {
-      assume: { before: model.txns[a].id, after: model.txns[b].id },
-      edges: cycle.map((e) => e.edge()),
-      forced: cycle.filter((e) => e.forced).map((e) => e.forced!),
-    },
+    cycle: { assume: { before: model.txns[a].id, after: model.txns[b].id }, edges, forced, uses: [...uses] },
   };
 }
 
@@ -67,10 +75,8 @@ function caseSplit(
   const type = facts.length ? classifyContradiction(facts) : 'commit-order-cycle';
   const used: Tried[] = [];
   const seen = new Set<string>();
-  const visit = (c: Case) => {
-    for (const e of c.edges) {
-      if (e.kind !== 'assumed') continue;
-      const k = `${e.from},${e.to}`;
+  const visit = (c: Tried) => {
+    for (const k of c.uses) {
       const d = derived.get(k);
       if (!d || seen.has(k)) continue;
       seen.add(k);

@@ -201,6 +201,30 @@ function directEdges(rel: CycleSource): DirectEdge[][] {
   return out;
 }
 
+/** The assumed orders (`x,y` by id) on the shortest path of direct edges from `from` to `to` (not through
+ *  init): what a visibility by commit order (an axiom edge's `co`, `prefix` or `conflict`) rests on. */
+export function assumedOnPath(rel: CycleSource, from: number, to: number): string[] {
+  const out = directEdges(rel);
+  const prev = new Map<number, { node: number; edge: DirectEdge }>();
+  const queue = [from];
+  for (let qi = 0; qi < queue.length && !prev.has(to); qi++) {
+    const u = queue[qi];
+    // Not through init: an edge into it is a contradiction's own, never the reason of a visibility.
+    if (u === INIT && u !== from) continue;
+    for (const e of out[u]) {
+      if (e.to === from || prev.has(e.to)) continue;
+      prev.set(e.to, { node: u, edge: e });
+      queue.push(e.to);
+    }
+  }
+  const keys: string[] = [];
+  for (let x = to; prev.has(x); x = prev.get(x)!.node) {
+    const e = prev.get(x)!.edge.edge();
+    if (e.kind === 'assumed') keys.push(`${e.from},${e.to}`);
+  }
+  return keys;
+}
+
 /** The shortest cycle of direct edges through the edge that closed the cycle (or any cycle). */
 export function findReasonCycle(rel: CycleSource): DirectEdge[] | undefined {
   const out = directEdges(rel);
