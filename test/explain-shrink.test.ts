@@ -57,6 +57,14 @@ describe('a cycle of three anti-dependencies (G2-item) among 90 other transactio
     expect(a.inSubHistory).toBe(3);
     // Not a write skew: of the two transactions the case split orders, neither read what the other overwrote.
     expect(a.type).toBe('commit-order-cycle');
+    // Supposing T1 before T3, T2 is visible to T3 because T2 commits before T1: the case that derives that order
+    // (T1 before T2 forces a cycle) comes first.
+    if (!('cases' in a)) throw new Error('a case split');
+    expect(a.cases.map((c) => [c.assume.before, c.assume.after])).toEqual([
+      ['T1', 'T2'],
+      ['T1', 'T3'],
+      ['T3', 'T1'],
+    ]);
     expect(namedTxns(a).sort()).toEqual(['T1', 'T2', 'T3']);
   });
 
