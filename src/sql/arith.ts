@@ -8,7 +8,7 @@ import { SqlEvalError } from './errors.js';
 import { coerceTo } from './coerce.js';
 import { type Ctx, type Ex, type Node, type T, derive, fail, isNullConst, konstEx, mapEx, typeName } from './expr.js';
 import { opError } from './resolve.js';
-import { CATEGORY, isFloat, type BaseType, type Internal } from './values.js';
+import { CATEGORY, isFloat, type BaseType, type Binary, type Unary } from './values.js';
 
 interface ArithSig {
   a: BaseType;
@@ -54,7 +54,7 @@ function divZero(): never {
   throw new SqlEvalError('division by zero');
 }
 
-function arithFn(op: string, sig: ArithSig): (x: Internal, y: Internal) => Internal {
+function arithFn(op: string, sig: ArithSig): Binary {
   const t = sig.res;
   if (t === 'int4' && sig.a === 'date') {
     // date - date (before the int4 operators: -infinity - -infinity is no integer)
@@ -167,7 +167,7 @@ export function compileUnary(node: Node, op: string, e: Ex): Ex {
   if (op === '+') return { ...e, col: undefined, node };
   if (isNullConst(e)) return konstEx(e.t, null, node);
   const t = e.t;
-  let fn: (v: Internal) => Internal;
+  let fn: Unary;
   if (t === 'int2' || t === 'int4') {
     const lo = INT_MIN[t]!;
     fn = (v: number) => {

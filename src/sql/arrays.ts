@@ -15,10 +15,12 @@ import {
   fail,
   isNullConst,
   konstEx,
+  constValue,
   nodeKind,
   shared,
   unknownEx,
 } from './expr.js';
+import { bodyOf } from './node.js';
 import { flattenJsonArray, parseArrayLiteral } from './array-literal.js';
 import { paramText, paramValue } from './params.js';
 import { pointsFor } from './points.js';
@@ -54,7 +56,7 @@ function scalarArrayOp(
   let ev: Ev;
   const allConst = elems.every((e) => e.konst);
   if (allConst && ((op === '=' && useOr) || (op === '<>' && !useOr))) {
-    const vals = elems.map((e) => e.cval);
+    const vals = elems.map(constValue);
     const key = keyFn(t);
     const set = new Set(vals.filter((v) => v !== null).map((v) => (key ? key(v) : v)));
     const hasNull = vals.some((v) => v === null);
@@ -100,12 +102,7 @@ function scalarArrayOp(
   }
   const out = derive('bool', ev, [l, ...elems], node);
   if (!out.konst && op === '=' && useOr && Lorig.col !== undefined && allConst) {
-    out.points = pointsFor(
-      ctx,
-      Lorig.col,
-      t,
-      elems.map((e) => e.cval),
-    );
+    out.points = pointsFor(ctx, Lorig.col, t, elems.map(constValue));
   }
   return out;
 }
@@ -160,10 +157,10 @@ export function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, 
     return fromTyped(et, texts && unknownElems(ctx, texts, spec(et), rexpr));
   }
   if (rk === 'A_Const' && (rb.sval !== undefined || rb.isnull)) {
-    return fromUnknown(rb.isnull ? null : textsOf(rb.sval.sval ?? '', rexpr), undefined);
+    return fromUnknown(rb.isnull ? null : textsOf(rb.sval?.sval ?? '', rexpr), undefined);
   }
   if (rk === 'A_ArrayExpr') {
-    const elems: Ex[] = (rb.elements ?? []).map((e: Node) => ctx.compile(e));
+    const elems: Ex[] = (rb.elements ?? []).map((e) => ctx.compile(e));
     if (elems.length === 0) fail(rexpr, 'cannot determine type of empty array');
     const et = selectCommonType(elems, rexpr, 'ARRAY')!;
     return fromTyped(
@@ -175,22 +172,24 @@ export function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, 
     const { ts, array } = typeSpecOf(rexpr, rb.typeName);
     if (!array) fail(rexpr, 'op ANY/ALL (array) requires an array on the right side');
     const et = ts.base as BaseType;
-    const [ak, ab] = nodeKind(rb.arg);
+    const arg = rb.arg;
+    if (arg === undefined) fail(rexpr, 'malformed cast');
+    const [ak, ab] = nodeKind(arg);
     if (ak === 'ParamRef' || (ak === 'A_Const' && (ab.sval !== undefined || ab.isnull))) {
       let texts: (string | null)[] | null;
       if (ak === 'ParamRef') {
         const n: number = ab.number ?? 0;
-        if (n < 1 || n > ctx.params.length) fail(rb.arg, `there is no parameter $${n} (${ctx.params.length} given)`);
+        if (n < 1 || n > ctx.params.length) fail(arg, `there is no parameter $${n} (${ctx.params.length} given)`);
         ctx.referenced.add(n);
         const prev = ctx.paramTypes[n];
-        if (prev !== undefined && prev !== `${et}[]`) fail(rb.arg, `inconsistent types deduced for parameter $${n}`);
+        if (prev !== undefined && prev !== `${et}[]`) fail(arg, `inconsistent types deduced for parameter $${n}`);
         ctx.paramTypes[n] = `${et}[]`;
-        texts = textsOf(paramValue(ctx, n, rb.arg), rb.arg);
-      } else texts = ab.isnull ? null : textsOf(ab.sval.sval ?? '', rb.arg);
+        texts = textsOf(paramValue(ctx, n, arg), arg);
+      } else texts = ab.isnull ? null : textsOf(ab.sval?.sval ?? '', arg);
       return fromTyped(et, texts && unknownElems(ctx, texts, ts, rexpr));
     }
     if (ak === 'A_ArrayExpr') {
-      const elems: Ex[] = (ab.elements ?? []).map((e: Node) => castEx(ctx, ctx.compile(e), ts, e));
+      const elems: Ex[] = (ab.elements ?? []).map((e) => castEx(ctx, ctx.compile(e), ts, e));
       return fromTyped(et, elems);
     }
     fail(rexpr, 'unsupported array expression');
@@ -200,7 +199,7 @@ export function compileAnyAll(ctx: Ctx, node: Node, op: string, useOr: boolean, 
 
 export function compileIn(ctx: Ctx, node: Node, op: string, lexpr: Node, rexpr: Node): Ex {
   const useOr = op !== '<>';
-  const items: Node[] = rexpr?.List?.items;
+  const items = bodyOf(rexpr, 'List')?.items;
   if (!Array.isArray(items)) fail(node, 'IN (subquery) is not supported');
   const L = shared(ctx, ctx.compile(lexpr));
   const R = items.map((i) => ctx.compile(i));

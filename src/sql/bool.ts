@@ -2,6 +2,7 @@
 // PostgreSQL's executor, constant arguments simplified like its planner), NOT, IS [NOT] NULL and
 // IS [NOT] TRUE / FALSE / UNKNOWN.
 
+import type { BooleanTest, BoolExpr, NullTest } from '@pgsql/types';
 import { toBool } from './coerce.js';
 import { type Ctx, type Ev, type Ex, type Node, derive, fail, konstEx } from './expr.js';
 import { mergeAnd, mergeOr } from './points.js';
@@ -49,7 +50,7 @@ export function combineBool(node: Node, kind: 'AND' | 'OR', args: Ex[]): Ex {
   return { t: 'bool', ev, konst: false, node, points };
 }
 
-export function compileBoolExpr(ctx: Ctx, node: Node, b: Node): Ex {
+export function compileBoolExpr(ctx: Ctx, node: Node, b: BoolExpr): Ex {
   const args: Ex[] = (b.args ?? []).map((a: Node) => ctx.compile(a));
   switch (b.boolop) {
     case 'AND_EXPR':
@@ -82,7 +83,7 @@ export function compileBoolExpr(ctx: Ctx, node: Node, b: Node): Ex {
 }
 
 /** `x IS [NOT] NULL`. */
-export function compileNullTest(ctx: Ctx, node: Node, b: Node): Ex {
+export function compileNullTest(ctx: Ctx, node: Node, b: NullTest): Ex {
   if (b.argisrow) fail(node, 'row-wise IS NULL is not supported');
   const e = ctx.compile(b.arg);
   const isNull = b.nulltesttype === 'IS_NULL';
@@ -92,7 +93,7 @@ export function compileNullTest(ctx: Ctx, node: Node, b: Node): Ex {
 }
 
 /** `x IS [NOT] TRUE / FALSE / UNKNOWN`. */
-export function compileBooleanTest(ctx: Ctx, node: Node, b: Node): Ex {
+export function compileBooleanTest(ctx: Ctx, node: Node, b: BooleanTest): Ex {
   const e = toBool(ctx, ctx.compile(b.arg), String(b.booltesttype).replace(/_/g, ' '));
   const f = e.ev;
   let ev: Ev;

@@ -2,8 +2,10 @@
 // coercion of the type's modifiers), implicit coercions between operand types, explicit casts (x::type, CAST) and
 // the type names they are written with.
 
+import type { TypeName } from '@pgsql/types';
 import { SqlEvalError, charge, showValue } from './errors.js';
 import { type Ctx, type Ex, type Node, type T, fail, konstEx, mapEx, typeName } from './expr.js';
+import { bodyOf } from './node.js';
 import { CATEGORY, castFn, inputFn, parseTypeName, spec, typmodFn, type BaseType, type TypeSpec } from './values.js';
 
 /** Resolves an unknown literal/param to type `ts` (input function, then explicit length coercion). */
@@ -69,21 +71,21 @@ export function toText(ctx: Ctx, e: Ex, what: string): Ex {
   fail(e.node, `${what}: expected a string, got type ${typeName(e.t)}`);
 }
 
-export function typeSpecOf(node: Node, typeNameNode: Node): { ts: TypeSpec; array: boolean } {
-  const names: string[] = (typeNameNode.names ?? []).map((n: Node) => n.String?.sval ?? '');
-  if (typeNameNode.setof || typeNameNode.pct_type) fail(node, 'unsupported type syntax');
+export function typeSpecOf(node: Node, typeNameNode: TypeName | undefined): { ts: TypeSpec; array: boolean } {
+  const names = (typeNameNode?.names ?? []).map((n) => bodyOf(n, 'String')?.sval ?? '');
+  if (typeNameNode?.setof || typeNameNode?.pct_type) fail(node, 'unsupported type syntax');
   let name: string;
   if (names.length === 2 && names[0] === 'pg_catalog') name = names[1]!;
   else if (names.length === 1 && names[0] !== 'char') name = names[0]!;
   else fail(node, `unsupported type ${names.join('.')}`);
-  const mods: number[] = (typeNameNode.typmods ?? []).map((m: Node) => {
-    const v = m.A_Const?.ival;
+  const mods = (typeNameNode?.typmods ?? []).map((m) => {
+    const v = bodyOf(m, 'A_Const')?.ival;
     if (v === undefined) fail(node, 'unsupported type modifier');
     return v.ival ?? 0;
   });
   const ts = parseTypeName(mods.length ? `${name}(${mods.join(',')})` : name);
   if (!ts.supported) fail(node, `unsupported type ${name}${mods.length ? `(${mods.join(',')})` : ''}`);
-  const bounds = typeNameNode.arrayBounds ?? [];
+  const bounds = typeNameNode?.arrayBounds ?? [];
   return { ts, array: bounds.length > 0 };
 }
 

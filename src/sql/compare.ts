@@ -4,12 +4,27 @@
 
 import { combineBool } from './bool.js';
 import { coerceTo, refresh } from './coerce.js';
-import { type Ctx, type Ev, type Ex, type Node, derive, fail, isNullConst, konstEx, shared } from './expr.js';
+import {
+  type Ctx,
+  type Ev,
+  type Ex,
+  type Node,
+  constValue,
+  derive,
+  fail,
+  isNullConst,
+  konstEx,
+  shared,
+} from './expr.js';
+import { bodyOf } from './node.js';
 import { pointsFor } from './points.js';
 import { compareType } from './resolve.js';
-import { cmpFn, eqFn, isInt, type BaseType, type Internal } from './values.js';
+import { cmpFn, eqFn, isInt, type BaseType, type Binary } from './values.js';
 
-export function makeCmp(op: string, t: BaseType): (a: Internal, b: Internal) => boolean {
+/** The representations JavaScript's < orders as PostgreSQL does: integers, dates, timestamps, booleans. */
+type Ordered = number | bigint | boolean;
+
+export function makeCmp(op: string, t: BaseType): Binary<boolean> {
   const eq = eqFn(t);
   const cmp = cmpFn(t);
   const prim = isInt(t) || t === 'date' || t === 'timestamp' || t === 'timestamptz' || t === 'bool';
@@ -19,13 +34,13 @@ export function makeCmp(op: string, t: BaseType): (a: Internal, b: Internal) => 
     case '<>':
       return eq ? (a, b) => !eq(a, b) : (a, b) => a !== b;
     case '<':
-      return prim ? (a, b) => a < b : (a, b) => cmp(a, b) < 0;
+      return prim ? (a: Ordered, b: Ordered) => a < b : (a, b) => cmp(a, b) < 0;
     case '<=':
-      return prim ? (a, b) => a <= b : (a, b) => cmp(a, b) <= 0;
+      return prim ? (a: Ordered, b: Ordered) => a <= b : (a, b) => cmp(a, b) <= 0;
     case '>':
-      return prim ? (a, b) => a > b : (a, b) => cmp(a, b) > 0;
+      return prim ? (a: Ordered, b: Ordered) => a > b : (a, b) => cmp(a, b) > 0;
     case '>=':
-      return prim ? (a, b) => a >= b : (a, b) => cmp(a, b) >= 0;
+      return prim ? (a: Ordered, b: Ordered) => a >= b : (a, b) => cmp(a, b) >= 0;
   }
   throw new Error(`internal error: comparison ${op}`);
 }
@@ -41,7 +56,7 @@ export function compileCompare(ctx: Ctx, node: Node, op: string, L: Ex, R: Ex): 
   let ev: Ev;
   const prim = eqFn(t) === undefined;
   if (r.konst) {
-    const c = r.cval;
+    const c = constValue(r);
     if (op === '=' && prim) {
       ev = (row) => {
         const a = lf(row);
@@ -54,7 +69,7 @@ export function compileCompare(ctx: Ctx, node: Node, op: string, L: Ex, R: Ex): 
       };
     }
   } else if (l.konst) {
-    const c = l.cval;
+    const c = constValue(l);
     ev = (row) => {
       const b = rf(row);
       return b === null ? null : p(c, b);
@@ -68,8 +83,8 @@ export function compileCompare(ctx: Ctx, node: Node, op: string, L: Ex, R: Ex): 
   }
   const out = derive('bool', ev, [l, r], node);
   if (op === '=' && !out.konst) {
-    if (L.col !== undefined && r.konst) out.points = pointsFor(ctx, L.col, t, [r.cval]);
-    else if (R.col !== undefined && l.konst) out.points = pointsFor(ctx, R.col, t, [l.cval]);
+    if (L.col !== undefined && r.konst) out.points = pointsFor(ctx, L.col, t, [constValue(r)]);
+    else if (R.col !== undefined && l.konst) out.points = pointsFor(ctx, R.col, t, [constValue(l)]);
   }
   return out;
 }
@@ -89,14 +104,14 @@ export function compileDistinct(ctx: Ctx, node: Node, not: boolean, L: Ex, R: Ex
   };
   const out = derive('bool', ev, [l, r], node);
   if (not && !out.konst) {
-    if (L.col !== undefined && r.konst && r.cval !== null) out.points = pointsFor(ctx, L.col, t, [r.cval]);
-    else if (R.col !== undefined && l.konst && l.cval !== null) out.points = pointsFor(ctx, R.col, t, [l.cval]);
+    if (L.col !== undefined && r.konst && r.cval !== null) out.points = pointsFor(ctx, L.col, t, [constValue(r)]);
+    else if (R.col !== undefined && l.konst && l.cval !== null) out.points = pointsFor(ctx, R.col, t, [constValue(l)]);
   }
   return out;
 }
 
 export function compileBetween(ctx: Ctx, node: Node, kind: string, lexpr: Node, rexpr: Node): Ex {
-  const items: Node[] = rexpr?.List?.items;
+  const items = bodyOf(rexpr, 'List')?.items;
   if (!Array.isArray(items) || items.length !== 2) fail(node, 'malformed BETWEEN');
   // PostgreSQL expands BETWEEN into comparisons on copies of its operands, each typed on its own: the
   // operands are compiled once (and evaluated once per row), and an untyped parameter takes the type

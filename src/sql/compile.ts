@@ -2,18 +2,22 @@
 // A_Expr); each kind is compiled by its module. The compile context it creates carries the dispatcher, so that those
 // modules compile their operands without importing this file.
 
+import type { A_Expr } from '@pgsql/types';
 import { compileAnyAll, compileIn } from './arrays.js';
 import { compileArith, compileUnary } from './arith.js';
 import { compileBoolExpr, compileBooleanTest, compileNullTest } from './bool.js';
 import { castEx, typeSpecOf } from './coerce.js';
 import { compileBetween, compileCompare, compileDistinct } from './compare.js';
+import { PredicateError } from './errors.js';
 import { type ColumnTypes, type Ctx, type Ex, type Node, fail, lastName, nodeKind } from './expr.js';
+import { bodyOf } from './node.js';
 import { compileColumn, compileConst } from './leaves.js';
 import { compileParam } from './params.js';
 import { CMP_OPS } from './resolve.js';
 import { compileCollate, compileConcat, compileLike } from './strings.js';
 
-export function compile(ctx: Ctx, node: Node): Ex {
+export function compile(ctx: Ctx, node: Node | undefined): Ex {
+  if (node === undefined) throw new PredicateError('unexpected parse tree: an expression is missing');
   const [kind, b] = nodeKind(node);
   switch (kind) {
     case 'A_Const':
@@ -38,7 +42,7 @@ export function compile(ctx: Ctx, node: Node): Ex {
     case 'BooleanTest':
       return compileBooleanTest(ctx, node, b);
     case 'FuncCall':
-      return fail(node, `function calls are not supported (${lastName(b.funcname ?? [])})`);
+      return fail(node, `function calls are not supported (${lastName(b.funcname)})`);
     case 'SubLink':
       return fail(node, 'subqueries are not supported');
     default:
@@ -46,47 +50,50 @@ export function compile(ctx: Ctx, node: Node): Ex {
   }
 }
 
-function compileAExpr(ctx: Ctx, node: Node, b: Node): Ex {
-  const op = lastName(b.name ?? []);
-  switch (b.kind) {
-    case 'AEXPR_OP': {
-      if (b.lexpr === undefined) {
-        if (b.rexpr === undefined) fail(node, 'malformed operator expression');
-        return compileUnary(node, op, compile(ctx, b.rexpr));
-      }
-      if (b.rexpr === undefined) fail(node, `unsupported postfix operator ${op}`);
-      if (CMP_OPS.has(op)) return compileCompare(ctx, node, op, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
-      if (op === '+' || op === '-' || op === '*' || op === '/' || op === '%') {
-        return compileArith(ctx, node, op, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
-      }
-      if (op === '||') return compileConcat(ctx, node, compile(ctx, b.lexpr), compile(ctx, b.rexpr));
-      return fail(node, `unsupported operator ${op}`);
+function compileAExpr(ctx: Ctx, node: Node, b: A_Expr): Ex {
+  const op = lastName(b.name);
+  const { lexpr, rexpr } = b;
+  if (b.kind === 'AEXPR_OP') {
+    if (lexpr === undefined) {
+      if (rexpr === undefined) fail(node, 'malformed operator expression');
+      return compileUnary(node, op, compile(ctx, rexpr));
     }
+    if (rexpr === undefined) fail(node, `unsupported postfix operator ${op}`);
+    if (CMP_OPS.has(op)) return compileCompare(ctx, node, op, compile(ctx, lexpr), compile(ctx, rexpr));
+    if (op === '+' || op === '-' || op === '*' || op === '/' || op === '%') {
+      return compileArith(ctx, node, op, compile(ctx, lexpr), compile(ctx, rexpr));
+    }
+    if (op === '||') return compileConcat(ctx, node, compile(ctx, lexpr), compile(ctx, rexpr));
+    return fail(node, `unsupported operator ${op}`);
+  }
+  // every other kind has both operands (the parser's trees do)
+  if (lexpr === undefined || rexpr === undefined) fail(node, 'malformed operator expression');
+  switch (b.kind) {
     case 'AEXPR_OP_ANY':
     case 'AEXPR_OP_ALL':
-      return compileAnyAll(ctx, node, op, b.kind === 'AEXPR_OP_ANY', b.lexpr, b.rexpr);
+      return compileAnyAll(ctx, node, op, b.kind === 'AEXPR_OP_ANY', lexpr, rexpr);
     case 'AEXPR_DISTINCT':
     case 'AEXPR_NOT_DISTINCT': {
       // like PostgreSQL: "x IS [NOT] DISTINCT FROM NULL" (an undecorated NULL) is "x IS [NOT] NULL"
-      const isNullLit = (n: Node) => n?.A_Const?.isnull === true;
-      if (isNullLit(b.lexpr) || isNullLit(b.rexpr)) {
-        const arg = isNullLit(b.rexpr) ? b.lexpr : b.rexpr;
+      const isNullLit = (n: Node) => bodyOf(n, 'A_Const')?.isnull === true;
+      if (isNullLit(lexpr) || isNullLit(rexpr)) {
+        const arg = isNullLit(rexpr) ? lexpr : rexpr;
         return compile(ctx, {
           NullTest: { arg, nulltesttype: b.kind === 'AEXPR_DISTINCT' ? 'IS_NOT_NULL' : 'IS_NULL' },
         });
       }
-      return compileDistinct(ctx, node, b.kind === 'AEXPR_NOT_DISTINCT', compile(ctx, b.lexpr), compile(ctx, b.rexpr));
+      return compileDistinct(ctx, node, b.kind === 'AEXPR_NOT_DISTINCT', compile(ctx, lexpr), compile(ctx, rexpr));
     }
     case 'AEXPR_IN':
-      return compileIn(ctx, node, op, b.lexpr, b.rexpr);
+      return compileIn(ctx, node, op, lexpr, rexpr);
     case 'AEXPR_LIKE':
     case 'AEXPR_ILIKE':
-      return compileLike(ctx, node, op, b.kind === 'AEXPR_ILIKE', b.lexpr, b.rexpr);
+      return compileLike(ctx, node, op, b.kind === 'AEXPR_ILIKE', lexpr, rexpr);
     case 'AEXPR_BETWEEN':
     case 'AEXPR_NOT_BETWEEN':
     case 'AEXPR_BETWEEN_SYM':
     case 'AEXPR_NOT_BETWEEN_SYM':
-      return compileBetween(ctx, node, b.kind, b.lexpr, b.rexpr);
+      return compileBetween(ctx, node, b.kind, lexpr, rexpr);
     default:
       fail(node, `unsupported expression kind ${b.kind}`);
   }

@@ -3,17 +3,20 @@
 // compiler module shares: failing with the clause's text, constants, constant folding (derive, as PostgreSQL's
 // planner folds immutable constant subexpressions), operands evaluated once per row (shared), node inspection.
 
+import type { Node } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
 import { SqlEvalError, PredicateError, clip } from './errors.js';
-import { DISPLAY, type BaseType, type Internal, type SqlValue } from './values.js';
+import { type KindAndBody, bodyOf } from './node.js';
+import { DISPLAY, type BaseType, type Internal, type SqlValue, type Unary } from './values.js';
 
 export type Row = Record<string, SqlValue>;
 export type ColumnTypes = Record<string, string>;
 
-// libpg-query's parse tree, walked by node kind; typing it with @pgsql/types is a rewrite of this file (issue 18)
-// biome-ignore lint/suspicious/noExplicitAny: see above
-export type Node = any;
+/** libpg-query's parse tree (its JSON AST, typed by @pgsql/types of the same major version, 18) */
+export type { Node };
 export type Ev = (row: Row) => Internal;
+/** The evaluator of an expression whose type is represented by V (a narrowing its type guarantees, as for Unary). */
+export type EvOf<V> = (row: Row) => V | null;
 export type T = BaseType | 'unknown';
 
 export interface Ex {
@@ -58,14 +61,14 @@ export interface Ctx {
   run: { gen: number };
   /** compiles a subexpression: the dispatcher of compile.ts, reached through the context so that the operator
    *  modules need not import it (no import cycle) */
-  compile: (node: Node) => Ex;
+  compile: (node: Node | undefined) => Ex;
 }
 
 const NO_ROW = Object.freeze({}) as Row;
 
-export function describe(node: Node): string {
+export function describe(node: Node | undefined): string {
   try {
-    const s = deparseSync(node);
+    const s = deparseSync(node as Node); // (undefined: the deparser throws, the JSON below is empty)
     if (typeof s === 'string' && s.length > 0) return clip(s, 200);
   } catch {
     /* fall through */
@@ -77,7 +80,7 @@ export function describe(node: Node): string {
   }
 }
 
-export function fail(node: Node, why: string): never {
+export function fail(node: Node | undefined, why: string): never {
   throw new PredicateError(`${why} in "${describe(node)}"`);
 }
 
@@ -145,11 +148,17 @@ export function shared(ctx: Ctx, e: Ex): Ex {
   return { ...e, ev };
 }
 
+/** The value of a constant expression of a known type (a compiler error if it has none). */
+export function constValue(e: Ex): Internal {
+  if (!e.konst || e.cval === undefined) throw new Error('internal error: not a typed constant');
+  return e.cval;
+}
+
 export function isNullConst(e: Ex): boolean {
   return e.konst && e.t !== 'unknown' && e.cval === null;
 }
 
-export function mapEx(t: T, e: Ex, fn: (v: Internal) => Internal, node: Node): Ex {
+export function mapEx(t: T, e: Ex, fn: Unary, node: Node): Ex {
   const f = e.ev;
   const out = derive(
     t,
@@ -163,13 +172,16 @@ export function mapEx(t: T, e: Ex, fn: (v: Internal) => Internal, node: Node): E
   return out;
 }
 
-export function lastName(list: Node[]): string {
-  const n = list[list.length - 1];
-  return n?.String?.sval ?? '';
+/** The last name of a qualified name (an operator, a function, a collation): `pg_catalog.=` is `=`. */
+export function lastName(list: Node[] | undefined): string {
+  const n = list?.[list.length - 1];
+  return bodyOf(n, 'String')?.sval ?? '';
 }
 
-export function nodeKind(node: Node): [string, Node] {
-  const keys = Object.keys(node);
-  if (keys.length !== 1) throw new PredicateError(`unexpected parse tree node ${JSON.stringify(node).slice(0, 100)}`);
-  return [keys[0]!, node[keys[0]!]];
+/** The kind and body of a node; a PredicateError when it is not one wrapper object of one key. */
+export function nodeKind(node: Node | undefined): KindAndBody {
+  const keys = node === undefined || node === null ? [] : Object.keys(node);
+  if (keys.length !== 1)
+    throw new PredicateError(`unexpected parse tree node ${String(JSON.stringify(node)).slice(0, 100)}`);
+  return [keys[0]!, (node as Record<string, unknown>)[keys[0]!]] as KindAndBody;
 }

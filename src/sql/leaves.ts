@@ -2,12 +2,14 @@
 // references, whose readers convert a row's history values to the internal representation (values.ts) on the hot
 // path, with a one-entry cache per column for the types whose conversion allocates.
 
+import type { A_Const, ColumnRef } from '@pgsql/types';
 import { Decimal } from './decimal.js';
 import { SqlEvalError, PredicateError, clip, showValue } from './errors.js';
 import { type Ctx, type Ev, type Ex, type Node, fail, konstEx, unknownEx } from './expr.js';
+import { bodyOf } from './node.js';
 import { fromSqlFn, parseIntText, parseTypeName, type BaseType, type Internal } from './values.js';
 
-export function compileConst(node: Node, b: Node): Ex {
+export function compileConst(node: Node, b: A_Const): Ex {
   if (b.isnull) return unknownEx(null, node);
   if (b.ival !== undefined) return konstEx('int4', b.ival.ival ?? 0, node);
   if (b.fval !== undefined) {
@@ -38,11 +40,11 @@ export function compileConst(node: Node, b: Node): Ex {
   fail(node, 'unsupported constant (bit strings are not supported)');
 }
 
-export function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
-  const fields: Node[] = b.fields ?? [];
+export function compileColumn(ctx: Ctx, node: Node, b: ColumnRef): Ex {
+  const fields = b.fields ?? [];
   const last = fields[fields.length - 1];
-  if (!last || last.A_Star !== undefined) fail(node, '"*" is not supported');
-  const name: string = last.String?.sval ?? '';
+  if (!last || bodyOf(last, 'A_Star') !== undefined) fail(node, '"*" is not supported');
+  const name = bodyOf(last, 'String')?.sval ?? '';
   // columns and rows are looked up as own properties only ("toString" is a column name like any other)
   if (ctx.columns === null || typeof ctx.columns !== 'object' || !Object.hasOwn(ctx.columns, name)) {
     const known = ctx.columns !== null && typeof ctx.columns === 'object' ? Object.keys(ctx.columns) : [];
@@ -81,7 +83,7 @@ export function compileColumn(ctx: Ctx, node: Node, b: Node): Ex {
       let cache = ctx.colCache.get(name);
       if (!cache) {
         const base = conv;
-        const c = { raw: undefined as unknown, val: undefined as Internal };
+        const c: { raw: unknown; val: Internal } = { raw: undefined, val: null };
         cache = (v) => {
           if (v === c.raw) return c.val;
           const r = base(v);

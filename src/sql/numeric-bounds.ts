@@ -3,6 +3,7 @@
 
 import { PredicateError } from './errors.js';
 import { type ColumnTypes, type Node, lastName } from './expr.js';
+import { bodyOf } from './node.js';
 import { parserLoaded, parseWhere } from './parse.js';
 
 const NUMERIC_COLUMN_TYPES: ReadonlySet<string> = new Set([
@@ -44,21 +45,24 @@ export function numericBounds(
     if (e instanceof PredicateError) return out;
     throw e;
   }
-  const parts: Node[] = clause.BoolExpr?.boolop === 'AND_EXPR' ? (clause.BoolExpr.args ?? []) : [clause];
-  const column = (n: Node): string | undefined => {
-    const fields: Node[] | undefined = n?.ColumnRef?.fields;
+  const and = bodyOf(clause, 'BoolExpr');
+  const parts = and?.boolop === 'AND_EXPR' ? (and.args ?? []) : [clause];
+  const column = (n: Node | undefined): string | undefined => {
+    const fields = bodyOf(n, 'ColumnRef')?.fields;
     if (fields?.length !== 1) return undefined;
-    const name = fields[0]?.String?.sval;
+    const name = bodyOf(fields[0], 'String')?.sval;
     return typeof name === 'string' && Object.hasOwn(columns, name) && NUMERIC_COLUMN_TYPES.has(String(columns[name]))
       ? name
       : undefined;
   };
-  const value = (n: Node): number | undefined => {
-    while (n?.TypeCast) n = n.TypeCast.arg;
+  const value = (node: Node | undefined): number | undefined => {
+    let n = node;
+    for (let cast = bodyOf(n, 'TypeCast'); cast; cast = bodyOf(n, 'TypeCast')) n = cast.arg;
     let v: unknown;
-    if (n?.ParamRef) v = params[(n.ParamRef.number ?? 0) - 1];
-    else if (n?.A_Const) {
-      const c = n.A_Const;
+    const p = bodyOf(n, 'ParamRef');
+    const c = bodyOf(n, 'A_Const');
+    if (p) v = params[(p.number ?? 0) - 1];
+    else if (c) {
       if (c.ival !== undefined) v = c.ival.ival ?? 0;
       else if (c.fval !== undefined) v = c.fval.fval;
       else return undefined;
@@ -75,9 +79,9 @@ export function numericBounds(
     out.set(col, b);
   };
   for (const part of parts) {
-    const a = part?.A_Expr;
+    const a = bodyOf(part, 'A_Expr');
     if (!a) continue;
-    const op = lastName(a.name ?? []);
+    const op = lastName(a.name);
     if (a.kind === 'AEXPR_OP' && BOUND_OPS[op]) {
       const lc = column(a.lexpr),
         rc = column(a.rexpr);
@@ -89,7 +93,7 @@ export function numericBounds(
         if (x !== undefined) bound(rc, BOUND_OPS[FLIPPED[op]], x);
       }
     } else if ((a.kind === 'AEXPR_BETWEEN' || a.kind === 'AEXPR_BETWEEN_SYM') && column(a.lexpr) !== undefined) {
-      const items: Node[] = a.rexpr?.List?.items ?? [];
+      const items = bodyOf(a.rexpr, 'List')?.items ?? [];
       const x = items.length === 2 ? value(items[0]) : undefined;
       const y = items.length === 2 ? value(items[1]) : undefined;
       if (x === undefined || y === undefined) continue;

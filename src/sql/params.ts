@@ -1,6 +1,7 @@
 // Parameters $1..$n: their JSON values checked (nesting, NUL bytes), the text node-postgres sends for each (an
 // untyped literal whose type PostgreSQL deduces from the context), and the compilation of a parameter reference.
 
+import type { ParamRef } from '@pgsql/types';
 import { charge } from './errors.js';
 import { coerceUnknown } from './coerce.js';
 import { type Ctx, type Ex, type Node, fail, unknownEx } from './expr.js';
@@ -65,7 +66,7 @@ function arrayString(a: unknown[]): string {
   return `${r}}`;
 }
 
-export function compileParam(ctx: Ctx, node: Node, b: Node): Ex {
+export function compileParam(ctx: Ctx, node: Node, b: ParamRef): Ex {
   const n: number = b.number ?? 0;
   if (n < 1 || n > ctx.params.length) fail(node, `there is no parameter $${n} (${ctx.params.length} given)`);
   ctx.referenced.add(n);

@@ -1,9 +1,11 @@
 // Parsing a "where" text with libpg-query: loading the parser's WASM, checking that the text is one boolean
 // expression within PREDICATE_LIMITS (nodes, depth, length), and a bounded cache of recent parse trees.
 
+import type { ParseResult } from '@pgsql/types';
 import { loadModule, parseSync } from 'libpg-query';
 import { PredicateError, clip } from './errors.js';
 import type { Node } from './expr.js';
+import { bodyOf } from './node.js';
 import { PREDICATE_LIMITS } from './limits.js';
 import { wellFormed } from './params.js';
 
@@ -55,7 +57,7 @@ let astCacheChars = 0;
 export function measure(root: Node): { nodes: number; depth: number } {
   let nodes = 0;
   let depth = 0;
-  const stack: [Node, number][] = [[root, 0]];
+  const stack: [object, number][] = [[root, 0]];
   while (stack.length > 0) {
     const [v, d] = stack.pop()!;
     if (Array.isArray(v)) {
@@ -71,7 +73,7 @@ export function measure(root: Node): { nodes: number; depth: number } {
       if (nodes > PREDICATE_LIMITS.maxNodes || depth > PREDICATE_LIMITS.maxDepth) break;
     }
     for (const k of keys) {
-      const x = v[k];
+      const x = (v as Record<string, unknown>)[k];
       if (x !== null && typeof x === 'object') stack.push([x, dd]);
     }
   }
@@ -87,7 +89,7 @@ export function parseWhere(where: string): Parsed {
   if (hit !== undefined) return hit;
   const { maxLength, maxNodes, maxDepth } = PREDICATE_LIMITS;
   if (where.length > maxLength) throw new PredicateError(`too long: ${where.length} characters (limit ${maxLength})`);
-  let parsed: Node;
+  let parsed: ParseResult;
   try {
     // as node-postgres sends it (lone surrogates become U+FFFD; the parser's own conversion differs)
     parsed = parseSync(`SELECT 1 FROM t WHERE ${wellFormed(where)}`);
@@ -97,8 +99,8 @@ export function parseWhere(where: string): Parsed {
     if (e instanceof RangeError || /memory exhausted|stack depth limit/i.test(msg)) tooDeep();
     throw new PredicateError(`syntax error: ${clip(msg, 200)}`);
   }
-  const stmts: Node[] = parsed.stmts ?? [];
-  const sel = stmts.length === 1 ? stmts[0].stmt?.SelectStmt : undefined;
+  const stmts = parsed.stmts ?? [];
+  const sel = stmts.length === 1 ? bodyOf(stmts[0]!.stmt, 'SelectStmt') : undefined;
   if (
     !sel?.whereClause ||
     Object.keys(sel).some((k) => !ALLOWED_SELECT_KEYS.has(k)) ||

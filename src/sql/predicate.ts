@@ -39,6 +39,7 @@ import { toBool } from './coerce.js';
 import { compile, newCtx } from './compile.js';
 import { SqlEvalError, PredicateError, charge, clip, setWorkHook, showValue } from './errors.js';
 import type { ColumnTypes, Ev, Ex, Node, Row } from './expr.js';
+import { bodyOf } from './node.js';
 import { measure, ParserNotLoadedError, parserLoaded, parseWhere } from './parse.js';
 
 export { PredicateError } from './errors.js';
@@ -198,7 +199,8 @@ function conjunctsTest(
   only: ReadonlySet<string>,
   hook: (() => void) | undefined,
 ): ((row: Row) => boolean) | undefined {
-  const parts: Node[] = whereClause.BoolExpr?.boolop === 'AND_EXPR' ? (whereClause.BoolExpr.args ?? []) : [whereClause];
+  const and = bodyOf(whereClause, 'BoolExpr');
+  const parts = and?.boolop === 'AND_EXPR' ? (and.args ?? []) : [whereClause];
   const evs: Ev[] = [];
   const run = { gen: 0 };
   let cost = 0;

@@ -1,11 +1,13 @@
 // String operators: || (concatenation, bounded by PREDICATE_LIMITS.maxStringLength), [NOT] LIKE / ILIKE with an
 // optional ESCAPE (the matcher is likepattern.ts), and COLLATE (only "C" is modelled).
 
+import type { CollateClause } from '@pgsql/types';
 import { PredicateError } from './errors.js';
 import { castEx, coerceTo, toText } from './coerce.js';
 import {
   type Ctx,
   type Ev,
+  type EvOf,
   type Ex,
   type Node,
   derive,
@@ -28,8 +30,8 @@ export function compileConcat(ctx: Ctx, node: Node, L: Ex, R: Ex): Ex {
   const l = asText(L);
   const r = asText(R);
   if (isNullConst(l) || isNullConst(r)) return konstEx('text', null, node);
-  const lf = l.ev;
-  const rf = r.ev;
+  const lf = l.ev as EvOf<string>;
+  const rf = r.ev as EvOf<string>;
   const max = PREDICATE_LIMITS.maxStringLength;
   return derive(
     'text',
@@ -53,13 +55,14 @@ export function compileLike(ctx: Ctx, node: Node, op: string, ci: boolean, lexpr
   if (L.t !== 'text' && L.t !== 'bpchar') fail(node, `operator does not exist: ${typeName(L.t)} ${op} text`);
   let P: Ex;
   const [rk, rb] = nodeKind(rexpr);
-  if (rk === 'FuncCall' && lastName(rb.funcname ?? []) === 'like_escape' && (rb.args ?? []).length === 2) {
-    const pat = toText(ctx, ctx.compile(rb.args[0]), 'LIKE pattern');
-    const esc = toText(ctx, ctx.compile(rb.args[1]), 'ESCAPE');
+  const args = rk === 'FuncCall' && lastName(rb.funcname) === 'like_escape' ? (rb.args ?? []) : [];
+  if (args.length === 2) {
+    const pat = toText(ctx, ctx.compile(args[0]), 'LIKE pattern');
+    const esc = toText(ctx, ctx.compile(args[1]), 'ESCAPE');
     if (isNullConst(pat) || isNullConst(esc)) P = konstEx('text', null, rexpr);
     else {
-      const pf = pat.ev;
-      const ef = esc.ev;
+      const pf = pat.ev as EvOf<string>;
+      const ef = esc.ev as EvOf<string>;
       P = derive(
         'text',
         (row) => {
@@ -73,7 +76,7 @@ export function compileLike(ctx: Ctx, node: Node, op: string, ci: boolean, lexpr
     }
   } else P = toText(ctx, ctx.compile(rexpr), 'LIKE pattern');
   if (isNullConst(L) || isNullConst(P)) return konstEx('bool', null, node);
-  const lf = L.ev;
+  const lf = L.ev as EvOf<string>;
   const norm = ci ? asciiLower : (s: string) => s;
   let ev: Ev;
   if (P.konst) {
@@ -88,7 +91,7 @@ export function compileLike(ctx: Ctx, node: Node, op: string, ci: boolean, lexpr
           return s === null ? null : m(s) !== negate;
         };
   } else {
-    const pf = P.ev;
+    const pf = P.ev as EvOf<string>;
     let lastPat: string | undefined;
     let lastM: ((s: string) => boolean) | undefined;
     ev = (row) => {
@@ -106,7 +109,7 @@ export function compileLike(ctx: Ctx, node: Node, op: string, ci: boolean, lexpr
 }
 
 /** `expr COLLATE name`: only the "C" collation (and its synonyms) is modelled. */
-export function compileCollate(ctx: Ctx, node: Node, b: Node): Ex {
+export function compileCollate(ctx: Ctx, node: Node, b: CollateClause): Ex {
   const coll = lastName(b.collname ?? []);
   if (!['C', 'POSIX', 'ucs_basic', 'pg_c_utf8'].includes(coll))
     fail(node, `unsupported collation "${coll}" (only "C" is modelled)`);

@@ -43,10 +43,16 @@ export type BaseType =
   | 'timestamptz'
   | 'uuid';
 
-// The representation depends on the BaseType at run time (above); a union needs casts in every per-type closure
-// (issue 18).
-// biome-ignore lint/suspicious/noExplicitAny: see above
-export type Internal = any;
+/** A value in its internal representation (above; null is SQL NULL). Which member a value is follows from its
+ *  BaseType, which the compiler knows and TypeScript does not: a closure made for one type narrows with a cast. */
+export type Internal = boolean | number | bigint | Decimal | string | null;
+
+/** A function on values of one BaseType, made for that type (castFn, cmpFn, the compiled operators...): its
+ *  parameter is that type's representation, a member of Internal only the BaseType guarantees. The parameters are
+ *  checked bivariantly (method syntax), so `(v: bigint) => ...` is one, as a cast at each call would allow. */
+export type Unary<R = Internal> = { fn(v: Internal): R }['fn'];
+/** A function on two values of BaseTypes it was made for (see Unary). */
+export type Binary<R = Internal> = { fn(a: Internal, b: Internal): R }['fn'];
 
 export interface TypeSpec {
   /** normalised type name (a BaseType when supported) */
@@ -424,7 +430,7 @@ function formatFloat(v: number, float4: boolean): string {
   return neg ? `-${out}` : out;
 }
 
-function outputFn(t: BaseType): (v: Internal) => string {
+function outputFn(t: BaseType): Unary<string> {
   switch (t) {
     case 'bool':
       return (v: boolean) => (v ? 'true' : 'false');
@@ -492,7 +498,7 @@ function cmpPrim(a: number | bigint | boolean, b: number | bigint | boolean): nu
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function cmpFn(t: BaseType): (a: Internal, b: Internal) => number {
+export function cmpFn(t: BaseType): Binary<number> {
   switch (t) {
     case 'float4':
     case 'float8':
@@ -511,7 +517,7 @@ export function cmpFn(t: BaseType): (a: Internal, b: Internal) => number {
 }
 
 /** Equality for a type; undefined when `===` on the internal values is the equality. */
-export function eqFn(t: BaseType): ((a: Internal, b: Internal) => boolean) | undefined {
+export function eqFn(t: BaseType): Binary<boolean> | undefined {
   switch (t) {
     case 'float4':
     case 'float8':
@@ -526,7 +532,7 @@ export function eqFn(t: BaseType): ((a: Internal, b: Internal) => boolean) | und
 }
 
 /** A key such that two non-null values are equal iff their keys are SameValueZero-equal. */
-export function keyFn(t: BaseType): ((v: Internal) => unknown) | undefined {
+export function keyFn(t: BaseType): Unary<unknown> | undefined {
   switch (t) {
     case 'numeric':
       return (v: Decimal) => v.canonical();
@@ -538,7 +544,7 @@ export function keyFn(t: BaseType): ((v: Internal) => unknown) | undefined {
 }
 
 /** Canonical string of a non-null internal value. */
-export function canonicalFn(t: BaseType): (v: Internal) => string {
+export function canonicalFn(t: BaseType): Unary<string> {
   switch (t) {
     case 'numeric':
       return (v: Decimal) => v.canonical();
@@ -604,7 +610,7 @@ function rintHalfEven(x: number): number {
 
 /** The conversion function of a cast from `from` to `to` (no typmod), or undefined if
  *  PostgreSQL has no such cast (explicit: explicit casts allowed, else implicit only). */
-export function castFn(from: BaseType, to: BaseType, explicit: boolean): ((v: Internal) => Internal) | undefined {
+export function castFn(from: BaseType, to: BaseType, explicit: boolean): Unary | undefined {
   if (from === to) return (v) => v;
   if (!explicit && !isImplicitCast(from, to)) return undefined;
   const fc = CATEGORY[from];
@@ -723,7 +729,7 @@ function padChars(s: string, n: number): string {
 }
 
 /** Length/precision coercion for an explicit cast to a type with modifiers. */
-export function typmodFn(ts: TypeSpec): ((v: Internal) => Internal) | undefined {
+export function typmodFn(ts: TypeSpec): Unary | undefined {
   if (ts.mods.length === 0) return undefined;
   const [a, b] = ts.mods as [number, number | undefined];
   switch (ts.base) {
