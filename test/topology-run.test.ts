@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runWorkload } from '../src/cli/run-command.js';
+import { renderRunSummary, runWorkload } from '../src/cli/run-command.js';
 import { topologyOf } from '../src/cli/run-topology.js';
 import { startReplicaTopology, withClient } from '../src/db/topology.js';
 import { readHistory } from '../src/history/reader.js';
@@ -44,7 +44,18 @@ describe('isocheck run --topology', () => {
   it('twitter on a primary and a hot standby: a read-your-writes violation', async () => {
     await loadPredicateParser();
     const out = join(dir, 'twitter-replica.ndjson');
-    await runWorkload({ workload: 'twitter', topology: 'replica', out, progress: false, log: () => undefined });
+    const summary = await runWorkload({
+      workload: 'twitter',
+      topology: 'replica',
+      out,
+      progress: false,
+      log: () => undefined,
+    });
+    // the summary says where the read-only types asked at SER ran (a standby refuses SERIALIZABLE)
+    const getTweet = renderRunSummary(summary)
+      .split('\n')
+      .find((l) => l.trim().startsWith('GetTweet '));
+    expect(getTweet).toMatch(/\(SER, ran at SI on a standby\)/);
     const history = await readHistory(out);
     expect(history.meta.topology).toMatchObject({
       kind: 'replica',

@@ -86,6 +86,8 @@ export interface RunSummary {
   workload: string;
   config: Record<string, Level>;
   declared?: Record<string, Level>;
+  /** Types that ran at another level than asked, and where (a hot standby refuses SERIALIZABLE: run-topology.ts). */
+  ranAt?: Record<string, string>;
   database: string;
   seed: string;
   sessions: number;
@@ -528,6 +530,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
       rolledBack,
       retried,
       perType,
+      ...(cluster?.ranAt(config) ? { ranAt: cluster.ranAt(config) } : {}),
       seconds: (Date.now() - started) / 1000,
       invariantViolations,
       ...(invariantsSkipped ? { invariantsSkipped } : {}),
@@ -574,7 +577,8 @@ export function renderRunSummary(r: RunSummary): string {
       lines.push(
         `  ${type.padEnd(24)} ${String(s.committed).padStart(4)} committed ${String(s.aborted).padStart(4)} ` +
           `aborted ${String(s.retried).padStart(4)} retried  ` +
-          `(${levelFor(r.config, type)}${r.declared ? `, declared ${levelFor(r.declared, type)}` : ''})`,
+          `(${levelFor(r.config, type)}${r.ranAt?.[type] ? `, ran at ${r.ranAt[type]}` : ''}` +
+          `${r.declared ? `, declared ${levelFor(r.declared, type)}` : ''})`,
       );
   }
   lines.push(

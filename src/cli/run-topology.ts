@@ -39,7 +39,7 @@ import type { ClusterOptions, Recorder } from '../recorder/recorder.js';
 import type { RoutingClient } from '../recorder/sessions.js';
 import { coordinatorClient, type TopologyClient } from '../recorder/coordinator-client.js';
 export type { TopologyClient } from '../recorder/coordinator-client.js';
-import type { Workload, WorkloadContext } from '../../workloads/index.js';
+import { levelFor, type Level, type Workload, type WorkloadContext } from '../../workloads/index.js';
 
 export const TOPOLOGIES = ['replica', 'shards', 'pgpool'] as const;
 
@@ -114,6 +114,19 @@ export class TopologyRun {
       throw new InputError(
         `--topology ${kind} builds its own servers: leave out --db (or give your own standbys with --replica URL)`,
       );
+  }
+
+  /**
+   * The types that do not run at the level asked, and where they run instead: on a replica topology the read-only
+   * types go to a hot standby, which refuses SERIALIZABLE, so those asked at SER run at REPEATABLE READ (SI). For
+   * the run's summary, which otherwise says (SER) of them. Undefined when every type runs as asked.
+   */
+  ranAt(config: Record<string, Level>): Record<string, string> | undefined {
+    if (this.kind !== 'replica') return undefined;
+    const out: Record<string, string> = {};
+    for (const type of this.workload.readOnly ?? [])
+      if (levelFor(config, type) === 'SER') out[type] = 'SI on a standby';
+    return Object.keys(out).length > 0 ? out : undefined;
   }
 
   get kind(): 'replica' | 'shards' | 'pgpool' {
