@@ -11,6 +11,9 @@ import { readHistory } from '../src/history/reader.js';
 import { loadPredicateParser } from '../src/sql/predicate.js';
 import { ISOLATION_LEVELS } from '../src/history/format.js';
 import { runCheckCommand } from '../src/cli/check-command.js';
+import seedrandom from 'seedrandom';
+import type { CheckModel } from '../src/checker/model/model.js';
+import { randomHistory } from './gen/random-history.js';
 
 const known = join(import.meta.dirname, '..', 'histories', 'known');
 const expected = JSON.parse(readFileSync(join(known, 'expected.json'), 'utf8')) as Record<
@@ -60,6 +63,34 @@ describe('level boundary', () => {
       expect(b.checks).toBe(b.uniform.filter((v) => v.result).length);
     },
   );
+
+  it('shares one model across the levels it checks, with the verdicts of separate checks (200 random histories)', async () => {
+    let compared = 0;
+    for (let i = 0; i < 200; i++) {
+      const h = randomHistory(seedrandom(`levels-reuse-${i}`));
+      let model: CheckModel | undefined;
+      let built = 0;
+      const reuseModel = {
+        get model() {
+          return model;
+        },
+        set model(m: CheckModel | undefined) {
+          built++;
+          model = m;
+        },
+      };
+      const b = await levelBoundary(h, { reuseModel, shrink: false });
+      if (b.checks > 1) expect(built, `levels-reuse-${i}: one model`).toBe(1);
+      for (const v of b.uniform) {
+        if (!v.result) continue;
+        const alone = await check(h, { iso: v.level, shrink: false });
+        expect(v.result.verdict, `levels-reuse-${i} at ${v.level}`).toBe(alone.verdict);
+        expect(v.result.anomalies.map((a) => a.type)).toEqual(alone.anomalies.map((a) => a.type));
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(400);
+  });
 
   it('finds a strongest configuration by label: consistent, and each label one level higher is not', async () => {
     const file = join(import.meta.dirname, '..', 'histories', 'corpus', 'smallbank-si-as-ser-s4-t20-seed1.ndjson.gz');

@@ -9,7 +9,7 @@ import type { History } from '../history/history.js';
 import { checkHistory, type CheckResult } from './check.js';
 import { parseIsoOverride, type IsoOverride } from './levels.js';
 import { isAllocationFailure, MemoryExceeded, MemoryGuard } from './budget.js';
-import { zeroStats } from './result.js';
+import { zeroStats, type CheckOptions } from './result.js';
 
 export interface CheckFileOptions {
   /** Levels to check at instead of the recorded ones: `"SER"` for every transaction, or
@@ -44,7 +44,7 @@ export async function check(history: string | History, options: CheckFileOptions
   if ('verdict' in h) return h;
   // A History built in memory is held to the format as a file is (values in range, whole rows, ...).
   if (typeof history !== 'string') validateHistory(h);
-  const result = checkHistory(h, {
+  return checkRead(h, {
     iso,
     timeoutMs: options.timeoutMs,
     checkAbortedReads: options.checkAbortedReads,
@@ -52,6 +52,11 @@ export async function check(history: string | History, options: CheckFileOptions
     maxMemoryBytes: options.maxMemoryBytes,
     progress: options.progress,
   });
+}
+
+/** checkHistory on a history read (or validated): a file with no end line gets a note saying so. */
+export function checkRead(h: History, options: CheckOptions): CheckResult {
+  const result = checkHistory(h, options);
   if (h.truncated)
     result.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');
   return result;

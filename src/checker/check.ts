@@ -17,7 +17,7 @@ import { findConflicts, type Conflict } from './conflicts/conflicts.js';
 import { ConflictIndex } from './conflicts/conflict-index.js';
 import { cycleAnomaly, keyRef, txnId } from './explain/cycle.js';
 import { CC, levelName } from './levels.js';
-import { buildModel, INIT, type CheckModel } from './model/model.js';
+import { buildModel, INIT, withLevels, type CheckModel } from './model/model.js';
 import { explorePrefixes, type BlockReason, type StuckPoint } from './search/prefix.js';
 import { Relations } from './model/relations.js';
 import { linearCheck } from './linear/linear-check.js';
@@ -77,11 +77,17 @@ function checkGuarded(history: History, options: CheckOptions): CheckResult {
 
 function checkStages(history: History, options: CheckOptions, budget: Budget, progress: Progress): CheckResult {
   options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
-  const model = buildModel(history, {
-    iso: options.iso,
-    checkAbortedReads: options.checkAbortedReads,
-    deadline: () => budget.checkNow(),
-  });
+  const reuse = options.reuseModel;
+  let model: CheckModel;
+  if (reuse?.model && reuse.model.history === history) model = withLevels(reuse.model, options.iso);
+  else {
+    model = buildModel(history, {
+      iso: options.iso,
+      checkAbortedReads: options.checkAbortedReads,
+      deadline: () => budget.checkNow(),
+    });
+    if (reuse) reuse.model = model;
+  }
   const result = checkModel(model, budget, options, progress);
   if (result.verdict === 'inconsistent' && model.anomalies.length === 0 && model.droppedUnknown.length > 0) {
     return withUnknownCommitted(history, model.droppedUnknown, result, budget, options, progress);

@@ -17,7 +17,9 @@
  */
 import { ISOLATION_LEVELS, type IsolationLevel } from '../history/format.js';
 import type { History } from '../history/history.js';
-import { check } from './check-file.js';
+import { checkRead } from './check-file.js';
+import { validateHistory } from '../history/reader.js';
+import { loadPredicateParser } from '../sql/predicate.js';
 import type { CheckOptions, CheckResult, Verdict } from './result.js';
 import type { IsoOverride } from './levels.js';
 
@@ -61,11 +63,16 @@ function configurationSpec(levels: Map<string, IsolationLevel>): string {
 export async function levelBoundary(history: History, options: BoundaryOptions = {}): Promise<LevelBoundary> {
   const started = Date.now();
   let checks = 0;
+  await loadPredicateParser();
+  // held to the format as check() holds a History built in memory, once for every level
+  validateHistory(history);
+  // one model for every level checked (levels are the only part of it that differs)
+  const reuseModel = options.reuseModel ?? {};
   const run = async (iso: IsoOverride): Promise<CheckResult> => {
     checks++;
     const timeoutMs =
       options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
-    return check(history, { ...options, iso, timeoutMs });
+    return checkRead(history, { ...options, iso, timeoutMs, reuseModel });
   };
 
   const uniform: LevelVerdict[] = ISOLATION_LEVELS.map((level) => ({ level, verdict: 'unknown' as Verdict }));

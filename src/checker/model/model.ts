@@ -282,6 +282,19 @@ const pushText = (s: Scratch<string>, v: string): void => {
   s.items[s.n++] = v;
 };
 
+/**
+ * The same model with each transaction's level chosen by another override (`--levels` checks one history at
+ * several levels). Levels are the only part of the model that depends on the override (buildModel: the txns'
+ * `level`); everything else (reads, writes, keys, anomalies, lazily built indexes) is shared, read-only.
+ */
+export function withLevels(model: CheckModel, iso: IsoOverride | undefined): CheckModel {
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(model)) as CheckModel;
+  copy.txns = model.txns.map((t, d) =>
+    d === INIT ? t : { ...t, level: levelIndex(effectiveLevel(t.recordedLevel, t.label, iso)) },
+  );
+  return copy;
+}
+
 export function buildModel(history: History, options: ModelOptions = {}): CheckModel {
   const anomalies: Anomaly[] = [];
   const notes: string[] = [];
