@@ -1,41 +1,48 @@
 /**
- * Helpers over libpg-query's parse tree (JSON, handled as loose data: the shapes are checked where used) and the
- * deparser: building nodes, walking, what a subtree contains, and the round-trip comparison (`sameAst`) that
- * ignores positions in the text.
+ * Helpers over libpg-query's parse tree and the deparser: building nodes, walking, what a subtree contains, and the
+ * round-trip comparison (`sameAst`) that ignores positions in the text. They are typed with @pgsql/types (the
+ * tree's types, version 18 like libpg-query and pgsql-deparser).
  */
+import type { FuncCall, Node, ParseResult, SelectStmt } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
+import { bodyOf } from '../sql/node.js';
 import { UnsupportedStatementError } from './errors.js';
 
-// libpg-query's parse tree as loose data (above); typing it with @pgsql/types is a rewrite of the recorder (issue 18)
-// biome-ignore lint/suspicious/noExplicitAny: see above
+/**
+ * The rewriter's view of the tree (rewrite*.ts, blocks.ts, traces.ts, reads.ts, and the objects `walk` visits): loose
+ * JSON, read and edited in place, whose shapes are checked where they are used. A loose node passes to the typed
+ * helpers below as it is, and the typed nodes they build go back into the loose tree: that is the boundary. Typing
+ * those files against @pgsql/types (N = Node) is a rewrite of the rewriter, left for later.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the rewriter's loose view of the tree (above)
 export type N = any;
 
-export const deparse = (node: N): string =>
+export const deparse = (node: Node | ParseResult): string =>
   deparseSync(node, { pretty: false, semicolons: false } as never) as unknown as string;
 
-export function str(s: string): N {
+export function str(s: string): Node {
   return { String: { sval: s } };
 }
 
-export function colRef(...fields: string[]): N {
+export function colRef(...fields: string[]): Node {
   return { ColumnRef: { fields: fields.map(str) } };
 }
 
-export function param(n: number): N {
+export function param(n: number): Node {
   return { ParamRef: { number: n } };
 }
 
-export function castText(e: N): N {
+export function castText(e: Node): Node {
   return { TypeCast: { arg: e, typeName: { names: [str('text')], typemod: -1 } } };
 }
 
-export function resTarget(val: N, name?: string): N {
+export function resTarget(val: Node, name?: string): Node {
   return name === undefined ? { ResTarget: { val } } : { ResTarget: { name, val } };
 }
 
 /** Calls visit on every object in the tree (depth first); visit returns false to skip a subtree. */
 export function walk(
-  node: N,
+  node: unknown,
   visit: (obj: Record<string, N>, key: string | undefined) => boolean | undefined,
   key?: string,
 ): void {
@@ -64,15 +71,15 @@ export function isLocationKey(k: string): boolean {
   return k === 'location' || k.endsWith('_location') || k.endsWith('_start') || k.endsWith('_end') || k === 'stmt_len';
 }
 
-export function stripNoise(node: N): N {
+export function stripNoise(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(stripNoise);
   if (node === null || typeof node !== 'object') return node;
-  const out: Record<string, N> = {};
+  const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) if (!(typeof v === 'number' && isLocationKey(k))) out[k] = stripNoise(v);
   return out;
 }
 
-export function sameAst(a: N, b: N): boolean {
+export function sameAst(a: unknown, b: unknown): boolean {
   return JSON.stringify(stripNoise(a)) === JSON.stringify(stripNoise(b));
 }
 
@@ -81,7 +88,7 @@ interface RangeVarRef {
   relname: string;
 }
 
-export function rangeVars(node: N): RangeVarRef[] {
+export function rangeVars(node: unknown): RangeVarRef[] {
   const out: RangeVarRef[] = [];
   walk(node, (o) => {
     if (typeof o.relname === 'string' && ('inh' in o || 'relpersistence' in o)) out.push(o as unknown as RangeVarRef);
@@ -89,7 +96,7 @@ export function rangeVars(node: N): RangeVarRef[] {
   return out;
 }
 
-export function hasNode(node: N, name: string): boolean {
+export function hasNode(node: unknown, name: string): boolean {
   let found = false;
   walk(node, (o) => {
     if (found) return false;
@@ -98,7 +105,7 @@ export function hasNode(node: N, name: string): boolean {
   return found;
 }
 
-export function paramNumbers(node: N): number {
+export function paramNumbers(node: unknown): number {
   let max = 0;
   walk(node, (o) => {
     if (o.ParamRef && typeof o.ParamRef.number === 'number') max = Math.max(max, o.ParamRef.number);
@@ -187,13 +194,13 @@ export const SET_RETURNING = new Set([
   'string_to_table',
 ]);
 
-export function funcName(fc: N): string {
-  const names = (fc.funcname ?? []).map((n: N) => n.String?.sval);
+export function funcName(fc: FuncCall): string {
+  const names = (fc.funcname ?? []).map((n) => bodyOf(n, 'String')?.sval);
   return String(names[names.length - 1] ?? '').toLowerCase();
 }
 
 /** Does the expression contain an aggregate call (outside window functions)? */
-export function hasAggregate(node: N): boolean {
+export function hasAggregate(node: unknown): boolean {
   let found = false;
   walk(node, (o) => {
     if (found) return false;
@@ -219,7 +226,7 @@ export function hasAggregate(node: N): boolean {
   return found;
 }
 
-export function hasWindow(node: N): boolean {
+export function hasWindow(node: unknown): boolean {
   let found = false;
   walk(node, (o) => {
     if (o.FuncCall?.over) found = true;
@@ -227,7 +234,7 @@ export function hasWindow(node: N): boolean {
   return found;
 }
 
-export function hasSetReturning(node: N): boolean {
+export function hasSetReturning(node: unknown): boolean {
   let found = false;
   walk(node, (o) => {
     if (o.FuncCall && SET_RETURNING.has(funcName(o.FuncCall))) found = true;
@@ -235,33 +242,33 @@ export function hasSetReturning(node: N): boolean {
   return found;
 }
 
-/** The statement for one node, as the deparser writes it. */
-export function wrap(kind: string, body: N): string {
-  return deparse({ version: 0, stmts: [{ stmt: { [kind]: body } }] } as N);
+/** The statement for one node, as the deparser writes it (`kind` names the statement type of `body`). */
+export function wrap(kind: string, body: unknown): string {
+  return deparse({ version: 0, stmts: [{ stmt: { [kind]: body } as Node }] });
 }
 
 /** `json_agg(arg)`, or `json_agg(arg) OVER (PARTITION BY ...)`. */
-export function jsonAgg(arg: N, partitionBy?: N[]): N {
-  const fc: N = { funcname: [str('json_agg')], args: [arg], funcformat: 'COERCE_EXPLICIT_CALL' };
+export function jsonAgg(arg: Node, partitionBy?: Node[]): Node {
+  const fc: FuncCall = { funcname: [str('json_agg')], args: [arg], funcformat: 'COERCE_EXPLICIT_CALL' };
   if (partitionBy) fc.over = { partitionClause: partitionBy, frameOptions: 1058 };
   return { FuncCall: fc };
 }
 
 /** A scalar subquery `(SELECT ...)`. */
-export function scalarSubquery(select: N): N {
+export function scalarSubquery(select: SelectStmt): Node {
   return { SubLink: { subLinkType: 'EXPR_SUBLINK', subselect: { SelectStmt: select } } };
 }
 
 /** The conjuncts of a WHERE (its AND operands, flattened). */
-export function conjuncts(where: N | undefined): N[] {
+export function conjuncts(where: Node | undefined): Node[] {
   if (!where) return [];
-  const b = where.BoolExpr;
-  if (b && b.boolop === 'AND_EXPR') return (b.args as N[]).flatMap(conjuncts);
+  const b = bodyOf(where, 'BoolExpr');
+  if (b && b.boolop === 'AND_EXPR') return (b.args ?? []).flatMap((a) => conjuncts(a));
   return [where];
 }
 
 /** The AND of expressions (undefined for none). */
-export function andOf(exprs: N[]): N | undefined {
+export function andOf(exprs: Node[]): Node | undefined {
   if (exprs.length === 0) return undefined;
   if (exprs.length === 1) return exprs[0];
   return { BoolExpr: { boolop: 'AND_EXPR', args: exprs } };

@@ -108,8 +108,8 @@ export function lift(sql: string, b: Block, inner: N): N {
   const base = {
     fromClause: clone(s.fromClause),
     whereClause: clone(s.whereClause),
-    limitOption: 'LIMIT_OPTION_DEFAULT',
-    op: 'SETOP_NONE',
+    limitOption: 'LIMIT_OPTION_DEFAULT' as const,
+    op: 'SETOP_NONE' as const,
   };
   if (!limited) return scalarSubquery({ targetList: [resTarget(jsonAgg(inner))], ...base });
   const grouped =
