@@ -1,7 +1,8 @@
 // The compiled form of a "where" clause (predicate.ts): each parse-tree node becomes an Ex, a typed closure over a
 // row, and the compile context (Ctx) tracks columns, parameters and their deduced types. Also the helpers every
 // compiler module shares: failing with the clause's text, constants, constant folding (derive, as PostgreSQL's
-// planner folds immutable constant subexpressions), operands evaluated once per row (shared), node inspection.
+// planner folds immutable constant subexpressions), operands evaluated once per row (shared), and reading a node's
+// kind (nodeKind) and a qualified name (lastName).
 
 import type { Node } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
@@ -66,9 +67,11 @@ export interface Ctx {
 
 const NO_ROW = Object.freeze({}) as Row;
 
+/** The SQL text of a node for a message (its JSON if the deparser cannot write it), clipped. */
 export function describe(node: Node | undefined): string {
+  if (node === undefined) return '';
   try {
-    const s = deparseSync(node as Node); // (undefined: the deparser throws, the JSON below is empty)
+    const s = deparseSync(node);
     if (typeof s === 'string' && s.length > 0) return clip(s, 200);
   } catch {
     /* fall through */

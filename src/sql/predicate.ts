@@ -32,8 +32,9 @@
 // limits), compile.ts (the dispatcher by node kind), expr.ts (the compiled form and shared helpers), leaves.ts
 // (constants, columns), params.ts, coerce.ts (casts and coercion), resolve.ts (operator resolution), compare.ts,
 // arith.ts, strings.ts (||, LIKE, COLLATE), arrays.ts (ANY/ALL, IN), array-literal.ts, bool.ts (AND/OR/NOT, NULL
-// tests), points.ts (point constraints), numeric-bounds.ts; values.ts, decimal.ts, datetime.ts and likepattern.ts
-// hold the values they compute on. This file is the entry point: compilePredicate and the test() it returns.
+// tests), points.ts (point constraints), numeric-bounds.ts, node.ts (typed access to the parse tree); values.ts,
+// decimal.ts, datetime.ts and likepattern.ts hold the values they compute on. This file is the entry point:
+// compilePredicate and the test() it returns.
 
 import { toBool } from './coerce.js';
 import { compile, newCtx } from './compile.js';
