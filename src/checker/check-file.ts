@@ -6,10 +6,10 @@
 import { loadPredicateParser } from '../sql/predicate.js';
 import { readHistory, validateHistory, type ReadOptions } from '../history/reader.js';
 import type { History } from '../history/history.js';
-import { checkHistory, type CheckResult } from './check.js';
+import { checkHistory, type CheckResult, type CheckRunOptions } from './check.js';
 import { parseIsoOverride, type IsoOverride } from './levels.js';
 import { isAllocationFailure, MemoryExceeded, MemoryGuard } from './budget.js';
-import { zeroStats, type CheckOptions } from './result.js';
+import { zeroStats } from './result.js';
 
 export interface CheckFileOptions {
   /** Levels to check at instead of the recorded ones: `"SER"` for every transaction, or
@@ -55,7 +55,7 @@ export async function check(history: string | History, options: CheckFileOptions
 }
 
 /** checkHistory on a history read (or validated): a file with no end line gets a note saying so. */
-export function checkRead(h: History, options: CheckOptions): CheckResult {
+export function checkRead(h: History, options: CheckRunOptions): CheckResult {
   const result = checkHistory(h, options);
   if (h.truncated)
     result.notes.unshift('the file has no "end" line: the recording was cut short; checked what it holds');

@@ -35,7 +35,16 @@ import { stoppedResult, type Progress } from './stopped.js';
 
 export type { Verdict, CheckOptions, CheckStats, CheckResult } from './result.js';
 
-export function checkHistory(history: History, options: CheckOptions = {}): CheckResult {
+/**
+ * CheckOptions, and for checks of one history at several levels (level-boundary.ts) one model for all: the first
+ * check keeps the model it builds in `reuseModel`, the others take it with their levels (model.ts's withLevels).
+ * Same history and checkAbortedReads only. (Not in CheckOptions: the report's browser code imports that type.)
+ */
+export interface CheckRunOptions extends CheckOptions {
+  reuseModel?: { model?: CheckModel };
+}
+
+export function checkHistory(history: History, options: CheckRunOptions = {}): CheckResult {
   // Past its memory limit a check stops with `unknown` and says why (budget.ts), never a V8 abort.
   const started = Date.now();
   return withMemoryGuard(
@@ -52,7 +61,7 @@ export function checkHistory(history: History, options: CheckOptions = {}): Chec
 }
 
 /** The check, with the one place where a stop (BudgetExceeded) becomes the verdict `unknown`. */
-function checkGuarded(history: History, options: CheckOptions): CheckResult {
+function checkGuarded(history: History, options: CheckRunOptions): CheckResult {
   const started = Date.now();
   const budget = new Budget(
     options.timeoutMs !== undefined ? started + options.timeoutMs : Infinity,
@@ -75,7 +84,7 @@ function checkGuarded(history: History, options: CheckOptions): CheckResult {
   return result;
 }
 
-function checkStages(history: History, options: CheckOptions, budget: Budget, progress: Progress): CheckResult {
+function checkStages(history: History, options: CheckRunOptions, budget: Budget, progress: Progress): CheckResult {
   options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
   const reuse = options.reuseModel;
   let model: CheckModel;
@@ -101,16 +110,21 @@ function checkStages(history: History, options: CheckOptions, budget: Budget, pr
 function explainInconsistent(history: History, result: CheckResult, options: CheckOptions, started: number): void {
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
     const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
+    // 5 s (a quarter of --timeout when shorter) from now, within --timeout: a verdict that took 5 s still leaves
+    // shrinking its time (it was counted from the start of the check)
+    const cap = Date.now() + Math.min(5000, (options.timeoutMs ?? 20000) / 4);
     const sub = shrink(
       history,
       options,
       (h) => attempt(() => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false })),
-      started + Math.min(5000, (options.timeoutMs ?? 20000) / 4),
+      options.timeoutMs === undefined ? cap : Math.min(cap, started + options.timeoutMs),
+      // dropped versions are cut as in a truncated file: the sub-history shows a contradiction of the whole one
+      true,
     );
     // A sub-history is worth showing only when it is small enough to read.
     if (sub && sub.txns.length <= MAX_SHOWN_SUBHISTORY) {
       result.subHistory = sub.txns;
-      const subHistory = { ...history, txns: history.txns.filter((t) => sub.txns.includes(t.id)) };
+      const subHistory = sub.history;
       const explainedResult =
         attempt(() => checkModel(modelOf(subHistory), new Budget(Date.now() + 5000), options)) ?? sub.result;
       const explained = explainedResult.anomalies.filter((a) => a.type !== 'no-consistent-order');

@@ -18,9 +18,10 @@
 import { ISOLATION_LEVELS, type IsolationLevel } from '../history/format.js';
 import type { History } from '../history/history.js';
 import { checkRead } from './check-file.js';
+import type { CheckRunOptions } from './check.js';
 import { validateHistory } from '../history/reader.js';
 import { loadPredicateParser } from '../sql/predicate.js';
-import type { CheckOptions, CheckResult, Verdict } from './result.js';
+import type { CheckResult, Verdict } from './result.js';
 import type { IsoOverride } from './levels.js';
 
 export interface LevelVerdict {
@@ -52,7 +53,7 @@ export interface LevelBoundary {
   checks: number;
 }
 
-export type BoundaryOptions = Omit<CheckOptions, 'iso'>;
+export type BoundaryOptions = Omit<CheckRunOptions, 'iso'>;
 
 const ALL = (level: IsolationLevel): IsoOverride => ({ all: level, byLabel: new Map() });
 

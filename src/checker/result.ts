@@ -6,7 +6,6 @@
 import type { History } from '../history/history.js';
 import type { Anomaly } from './anomaly.js';
 import type { IsoOverride } from './levels.js';
-import type { CheckModel } from './model/model.js';
 
 export type Verdict = 'consistent' | 'inconsistent' | 'unknown';
 
@@ -32,12 +31,6 @@ export interface CheckOptions {
   /** Called when the check enters a stage ("building the model", "linear check: verifying the commit order", ...):
    *  for progress on long runs (the CLI shows it on a terminal). */
   progress?: (stage: string) => void;
-  /**
-   * Checks of one history at several levels (level-boundary.ts) share one model: the first check keeps the model
-   * it builds here, the others take it with their levels (model.ts's withLevels). Same history and
-   * checkAbortedReads only.
-   */
-  reuseModel?: { model?: CheckModel };
 }
 
 export interface CheckStats {
