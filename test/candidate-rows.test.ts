@@ -6,7 +6,8 @@ import seedrandom from 'seedrandom';
 import { loadPredicateParser } from '../src/sql/predicate.js';
 import { buildModel } from '../src/checker/model/model.js';
 import { CandidateRows } from '../src/checker/linear/candidate-rows.js';
-import { historyFromLines, int, type Line } from './gen/random-history.js';
+import type { Line } from '../src/history/format.js';
+import { historyFromLines, int } from './gen/random-history.js';
 
 beforeAll(async () => {
   await loadPredicateParser();
