@@ -158,7 +158,8 @@ describe('the packed package', () => {
     expect(
       packed.filter((f) => /^(test|histories|bench|dist\/bench|dist\/test)\//.test(f) || f.endsWith('.map')),
     ).toEqual([]);
-    expect(packed.length).toBeLessThan(300);
+    // a bound against shipping something unintended (each module is a .js and a .d.ts): 328 on 25 November
+    expect(packed.length).toBeLessThan(400);
     // no compiled module points at a source map the package does not hold
     const index = readFileSync(join(project, 'node_modules', 'isocheck', 'dist', 'src', 'index.js'), 'utf8');
     expect(index).not.toMatch(/sourceMappingURL/);
