@@ -29,6 +29,14 @@ export type {
 } from './checker/anomaly.js';
 export { ANOMALY_NAMES } from './checker/anomaly.js';
 export { parseIsoOverride, effectiveLevel, LEVEL_DESCRIPTIONS, type IsoOverride } from './checker/levels.js';
+// The level boundary (`check --levels`): which levels a history satisfies, the strongest, and by label
+export {
+  levelBoundary,
+  type LevelBoundary,
+  type LevelVerdict,
+  type LabelConfiguration,
+  type BoundaryOptions,
+} from './checker/level-boundary.js';
 
 // Histories: reading, writing, the format's types
 export { readHistory, validateHistory, type ReadOptions } from './history/reader.js';
@@ -60,7 +68,13 @@ export {
 // Rendering: terminal text, the JSON of `--json`, the HTML report
 export { renderResult, renderAnomaly, anomalyName, anomalyMessage, edgeReason } from './checker/explain/explain.js';
 export { resultJson, anomalyJson } from './report/json.js';
-export { renderReport, writeReport, type ReportOptions } from './report/html.js';
+export {
+  renderReport,
+  writeReport,
+  renderLevelsReport,
+  writeLevelsReport,
+  type ReportOptions,
+} from './report/html.js';
 
 // Errors a caller can tell apart (every InputError is the input's fault, not isocheck's)
 export { InputError, HistoryFormatError, type FormatProblem } from './history/input-errors.js';

@@ -29,8 +29,8 @@ let packed: string[] = [];
 
 const PROGRAM = `
 import pg from 'pg';
-import { check, readHistory, renderResult, resultJson, HistoryFormatError, InputError, EXIT,
-  type Anomaly, type CheckResult, type History, type IsolationLevel, type Verdict } from 'isocheck';
+import { check, readHistory, renderResult, resultJson, HistoryFormatError, InputError, EXIT, levelBoundary,
+  type Anomaly, type CheckResult, type History, type IsolationLevel, type LevelBoundary, type Verdict } from 'isocheck';
 import { Recorder, UnsupportedStatementError, type RecordingPool } from 'isocheck/recorder';
 import { startEmbedded, type EmbeddedServer } from 'isocheck/db';
 
@@ -48,6 +48,9 @@ report.json = Object.keys(resultJson(known, result));
 const asSer = await check(known, { iso: 'SER' });
 report.levels = [...new Set<IsolationLevel>((await readHistory(known)).txns.map((t) => t.iso))];
 report.asSer = asSer.verdict;
+// the level boundary (check --levels)
+const boundary: LevelBoundary = await levelBoundary(await readHistory(known));
+report.strongest = boundary.strongest ?? 'none';
 
 // a malformed file: a typed error with file and line
 try {
@@ -226,6 +229,7 @@ describe('the packed package', () => {
     expect(report.json).toEqual(expect.arrayContaining(['file', 'verdict', 'anomalies', 'notes', 'stats']));
     expect(report.levels).toEqual(['SI']);
     expect(report.asSer).toBe('inconsistent');
+    expect(report.strongest).toBe('PC'); // lost-update.SI: consistent up to PC, not at SI
     expect(report.bad).toEqual({ file: bad, line: 3, isInput: true });
     expect(report.join).toEqual({ rows: 0, fields: ['bal'] });
     expect(report.refused).toMatchObject({
