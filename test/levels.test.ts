@@ -64,7 +64,7 @@ describe('level boundary', () => {
     },
   );
 
-  it('shares one model across the levels it checks, with the verdicts of separate checks (200 random histories)', async () => {
+  it('shares one model across the levels it checks, with the verdicts of separate checks (200 histories)', async () => {
     let compared = 0;
     for (let i = 0; i < 200; i++) {
       const h = randomHistory(seedrandom(`levels-reuse-${i}`));

@@ -65,7 +65,8 @@ export async function runComponents(files: string[]): Promise<void> {
     const withSessions = parts(parent, n);
     const pct = (x: number) => `${((100 * x) / Math.max(1, n - 1)).toFixed(1)}%`;
     console.log(
-      `| ${file.split('/').pop()} | ${n - 1} | ${byRows.count} | ${pct(byRows.largest)} | ${withSessions.count} | ${pct(withSessions.largest)} |`,
+      `| ${file.split('/').pop()} | ${n - 1} | ${byRows.count} | ${pct(byRows.largest)} | ${withSessions.count} ` +
+        `| ${pct(withSessions.largest)} |`,
     );
   }
 }

@@ -299,7 +299,11 @@ export function scaleSvg(rows: ScaleRow[], timeoutMs: number, note: string): str
   const [w2, h2] = dims(rss);
   const inner = (s: string) => s.replace(/^<svg[^>]*>\n?/, '').replace(/<\/svg>\n?$/, '');
   const w = Math.max(w1, w2);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h1 + h2}" viewBox="0 0 ${w} ${h1 + h2}" font-family="Helvetica, Arial, sans-serif" font-size="11">\n<g>${inner(time)}</g>\n<g transform="translate(0 ${h1})">${inner(rss)}</g>\n</svg>\n`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h1 + h2}" viewBox="0 0 ${w} ${h1 + h2}" ` +
+    `font-family="Helvetica, Arial, sans-serif" font-size="11">\n<g>${inner(time)}</g>\n<g ` +
+    `transform="translate(0 ${h1})">${inner(rss)}</g>\n</svg>\n`
+  );
 }
 
 export async function runScaleBench(args: string[]): Promise<void> {
@@ -308,7 +312,9 @@ export async function runScaleBench(args: string[]): Promise<void> {
     return;
   }
   const o = parseArgs(args);
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${round(totalmem() / 2 ** 30)} GB, Node ${process.version}, worker heap ${o.heapMb} MB`;
+  const machine =
+    `${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${round(totalmem() / 2 ** 30)} GB, Node ` +
+    `${process.version}, worker heap ${o.heapMb} MB`;
   if (args.includes('--svg-only')) {
     const [header, ...lines] = readFileSync(join(o.results, 'scale.csv'), 'utf8').split('\n').filter(Boolean);
     const cols = splitCsvLine(header);
@@ -357,7 +363,8 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
         const t = Date.now();
         const st = writeScaleHistory(file, { txns, level: generatedAs(level), seed: o.seed, inject: o.inject });
         console.error(
-          `generated ${file}: ${st.transactions + st.injected} transactions (${st.committed} committed), ${((Date.now() - t) / 1000).toFixed(1)} s`,
+          `generated ${file}: ${st.transactions + st.injected} transactions (${st.committed} committed), ` +
+            `${((Date.now() - t) / 1000).toFixed(1)} s`,
         );
       }
       if (o.generateOnly) continue;
@@ -416,7 +423,8 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
       };
       rows.push(row);
       console.error(
-        `  ${row.verdict}${row.anomaly ? ` (${row.anomaly})` : ''} wall ${row.wall_ms} ms (check ${row.check_ms} ms), peak RSS ${row.peak_rss_mb} MB, by ${row.decided_by || '-'} ${row.reason}`,
+        `  ${row.verdict}${row.anomaly ? ` (${row.anomaly})` : ''} wall ${row.wall_ms} ms (check ${row.check_ms} ` +
+          `ms), peak RSS ${row.peak_rss_mb} MB, by ${row.decided_by || '-'} ${row.reason}`,
       );
       if (verdict !== 'consistent' && verdict !== 'inconsistent' && o.skip) stopped = true;
     }

@@ -232,7 +232,10 @@ function valueCheckFor(type: string): ValueCheck {
         convert(v as Exclude<SqlValue, null>);
       } catch (e) {
         if (e instanceof PredicateError)
-          return `a valid ${type} value (${/\(([^()]*)\)$/.exec(e.message)?.[1].slice(0, 120) ?? 'PostgreSQL would not accept it'})`;
+          return (
+            `a valid ${type} value ` +
+            `(${/\(([^()]*)\)$/.exec(e.message)?.[1].slice(0, 120) ?? 'PostgreSQL would not accept it'})`
+          );
         throw e;
       }
       return undefined;
@@ -333,7 +336,9 @@ function tooDeep(v: object, left: number): (string | number)[] | undefined {
  */
 function densityProblem(buf: Buffer, maxLine: number): string | undefined {
   const max = Math.max(1, Math.floor(maxLine / BYTES_PER_CONTAINER));
-  const why = `(at most one per ${BYTES_PER_CONTAINER} bytes of the line limit, ${sizeText(maxLine)}; raise it with --max-line-mb)`;
+  const why =
+    `(at most one per ${BYTES_PER_CONTAINER} bytes of the line limit, ${sizeText(maxLine)}; raise it ` +
+    `with --max-line-mb)`;
   let containers = 0;
   let inString = false;
   // per open container, by depth: the most elements it may have, and how many it has (a comma adds one)
@@ -473,7 +478,8 @@ function validateEvent(raw: unknown, state: ReaderState, where: string): History
         const values = field(r, 'key', at, isArray, 'an array of key values')!;
         if (values.length !== key.length)
           fail(
-            `${at}: key has ${values.length} values, table ${q(table.schema.name)} has key (${key.map((k) => (k.length > 60 ? q(k) : k)).join(', ')})`,
+            `${at}: key has ${values.length} values, table ${q(table.schema.name)} has key ` +
+              `(${key.map((k) => (k.length > 60 ? q(k) : k)).join(', ')})`,
           );
         values.forEach((v, j) => {
           if (v === null || typeof v === 'object')
@@ -663,7 +669,8 @@ async function* inputBytes(input: Readable, display: string, gzName: boolean): A
   if (!gzip) {
     if (gzName && head.length > 0)
       throw new InputError(
-        `${display}:1: not a readable gzip file (the name ends in .gz, but the data does not start with gzip's magic bytes 1f 8b)`,
+        `${display}:1: not a readable gzip file (the name ends in .gz, but the data does not start with gzip's ` +
+          `magic bytes 1f 8b)`,
       );
     if (head.length > 0) yield head;
     for (;;) {
@@ -796,7 +803,8 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
   const handleLine = (buf: Buffer, terminated: boolean): boolean => {
     if (options.onProgress && lineNo % 10000 === 0) options.onProgress(lineNo);
     options.poll?.(lineNo);
-    if (lineNo === 1 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3); // a UTF-8 byte order mark
+    // a UTF-8 byte order mark
+    if (lineNo === 1 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3);
     let blank = true;
     for (let i = 0; i < buf.length; i++) {
       const b = buf[i];
@@ -884,7 +892,8 @@ export async function readHistory(file: string, options: ReadOptions = {}): Prom
       if (data !== chunk) {
         problem(
           lineNo,
-          `the input is larger than ${sizeText(maxInput)} (after decompression; the limit: raise it with --max-input-gb); reading stopped here`,
+          `the input is larger than ${sizeText(maxInput)} (after decompression; the limit: raise it with ` +
+            `--max-input-gb); reading stopped here`,
         );
         stopped = true;
         break;
@@ -939,7 +948,9 @@ function wholeFileProblems(state: ReaderState, problem: (line: number, message: 
       for (let n = 1; n <= s.max && missing.length < 5; n++) if (!s.seqs.has(n)) missing.push(n);
       problem(
         s.line,
-        `session ${session}: seq numbers have gaps (missing ${missing.join(', ')}${missing.length === 5 ? ', ...' : ''}; a session's transactions are numbered 1, 2, ...)`,
+        `session ${session}: seq numbers have gaps (missing ` +
+          `${missing.join(', ')}${missing.length === 5 ? ', ...' : ''}; a session's transactions are numbered 1, ` +
+          `2, ...)`,
       );
       if (++count >= MAX_PROBLEMS) break;
     }

@@ -16,7 +16,8 @@ export const SO = 0,
   FORCED = 2,
   HINT = 3;
 
-/** One edge of a cycle: its kind, and for wr the read and index, for forced the index into ForcedEdges, for a hint its index. */
+/** One edge of a cycle: its kind, and for wr the read and index, for forced the index into ForcedEdges, for a hint
+ *  its index. */
 export interface GraphEdge {
   from: number;
   to: number;

@@ -101,7 +101,9 @@ export function linearCheck(
     if (v.ok) return { verdict: 'consistent', order: candidate.order! };
     if (v.missingRow) return { verdict: 'inconsistent', anomalies: [missingRowAnomaly(model, v.read, v.key, [INIT])] };
     const read = model.reads[v.read];
-    const why = `the commit order by commit time${round > 1 ? ` (repaired ${round - 1} time(s))` : ''} fails at ${model.txns[read.txn].id} event ${read.ref.event} on ${describeKey(model, v.key)}: ${v.why}`;
+    const why =
+      `the commit order by commit time${round > 1 ? ` (repaired ${round - 1} time(s))` : ''} fails at ` +
+      `${model.txns[read.txn].id} event ${read.ref.event} on ${describeKey(model, v.key)}: ${v.why}`;
     if (round >= rounds) return { verdict: 'undecided', reason: why };
     const before = hints.length;
     for (const f of [{ reader: read.txn, writer: v.writer }, ...(v.more ?? [])])

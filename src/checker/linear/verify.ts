@@ -280,7 +280,10 @@ function verifyPass(
                 read: r.id,
                 key: x,
                 writer: w,
-                why: `the read did not return the row, but the latest version visible to it in this order (${w === INIT ? 'init' : txns[w].id}) matches its WHERE, and no later version before it hides the row`,
+                why:
+                  `the read did not return the row, but the latest version visible to it in this order ` +
+                  `(${w === INIT ? 'init' : txns[w].id}) matches its WHERE, and no later version before it hides ` +
+                  `the row`,
               };
             }
             witnesses.push(later, t3);

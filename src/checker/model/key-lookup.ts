@@ -10,8 +10,8 @@ import type { CheckModel, ReadEvent } from './model.js';
 /** Above this many key tuples the caller scans instead. */
 const MAX_KEY_TUPLES = 100_000;
 
-/** The existing keys the read's point constraints name, in the order of the tuples; undefined when they do not pin every key
- *  column, or allow more than MAX_KEY_TUPLES tuples. */
+/** The existing keys the read's point constraints name, in the order of the tuples; undefined when they do not pin
+ *  every key column, or allow more than MAX_KEY_TUPLES tuples. */
 export function keysNamedBy(model: CheckModel, read: ReadEvent): number[] | undefined {
   const schema = model.tables[read.table].schema;
   const points = schema.key.map((col) => read.pred.pointConstraints.get(col));

@@ -323,7 +323,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     for (const c of columnNames[table]) {
       if (!hasOwn(row, c))
         throw new InputError(
-          `${history.file}:${line}: ${where()}: the row lacks column "${c}" of table "${tables[table].schema.name}" (every row holds every column)`,
+          `${history.file}:${line}: ${where()}: the row lacks column "${c}" of table ` +
+            `"${tables[table].schema.name}" (every row holds every column)`,
         );
     }
     return row;
@@ -459,7 +460,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   /** Write event w's wid at wids[2w]; at wids[2w + 1], the frozen [wid] once a read needs one. */
   const wids: (string | string[] | undefined)[] = [];
   const weWid = (w: number): string => wids[2 * w] as string;
-  /** Record r: recs[2r] its key, recs[2r + 1] its write event times 2, plus 1 when it is its transaction's last write of the key. */
+  /** Record r: recs[2r] its key, recs[2r + 1] its write event times 2, plus 1 when it is its transaction's last
+   *  write of the key. */
   const recs = new Int32Array(2 * recordCount);
   const recKey = (r: number): number => recs[2 * r];
   const recEvent = (r: number): number => recs[2 * r + 1] >> 1;
@@ -679,7 +681,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const localKeysOfRead = scratch<number>();
   const fromKeys = scratch<number>();
   const fromWids = scratch<string>();
-  /** The raw transactions read from (-1: init), of all pending reads in one list: pending read p's from fromStart[p]. */
+  /** The raw transactions read from (-1: init), of all pending reads in one list: pending read p's from
+   *  fromStart[p]. */
   const fromRaw = scratch<number>();
   const fromStart: number[] = [];
   const unresolvedShapes = new Set<string>();
@@ -729,7 +732,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         if (e.op === 'select')
           for (let i = 0; i < e.rows.length; i++)
             push(rowKeys, keyOfRow(t, completeRow(t, e.rows[i].row, txn, ei, e, i)));
-        else for (let i = 0; i < rows.length; i++) push(rowKeys, recKey(weStart(nextWrite) + i)); // as the index found them
+        // a write's rows: their keys as the index found them
+        else for (let i = 0; i < rows.length; i++) push(rowKeys, recKey(weStart(nextWrite) + i));
         if (keys.length > returnedStamp.length) {
           const grown = new Int32Array(keys.length * 2);
           grown.set(returnedStamp);
@@ -794,7 +798,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
                 if (!unresolvedShapes.has(shape)) {
                   unresolvedShapes.add(shape);
                   notes.push(
-                    `${txn.id} event ${ei + 1} read ${describeKey({ keys, tables }, key)} from wid ${wid}, which is not in this truncated file: the read is treated as partial`,
+                    `${txn.id} event ${ei + 1} read ${describeKey({ keys, tables }, key)} from wid ${wid}, which ` +
+                      `is not in this truncated file: the read is treated as partial`,
                   );
                 }
                 continue;
@@ -817,7 +822,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
               readAnomaly('aborted-read', 'writer-aborted', txn, read.ref, key, { wid }, w);
               continue;
             }
-            // (a later write of the key by wt is in a later event: its wid is another, or the Map would give that event)
+            // (a later write of the key by wt is in a later event: its wid is another, or the Map would give that
+            // event)
             if (!lastInTxn(rec)) {
               const lastWid = weWid(recEvent(txnRecord(wt, key)));
               readAnomaly('intermediate-read', 'writer-overwrote', txn, read.ref, key, { wid, laterWid: lastWid }, w);
@@ -1240,8 +1246,10 @@ function unevaluableWhere(
   err: Error,
 ): InputError {
   return new InputError(
-    `${file}:${at.line}: txn "${at.txn}" event ${at.event} (${at.op} on ${at.table}): cannot evaluate its WHERE on a row` +
-      `${writtenBy ? ` written by ${writtenBy}` : ''}${version !== undefined ? ` (version ${version})` : ''}: ${err.message}`,
+    `${file}:${at.line}: txn "${at.txn}" event ${at.event} (${at.op} on ${at.table}): cannot evaluate its WHERE ` +
+      `on a row` +
+      `${writtenBy ? ` written by ${writtenBy}` : ''}${version !== undefined ? ` (version ${version})` : ''}: ` +
+      `${err.message}`,
   );
 }
 

@@ -191,8 +191,9 @@ export class Relations {
  * (Prefix), and for SI every writer of a key t3 writes that precedes t3, with its pco-predecessors (Conflict).
  * `Relations.visible` loops over those writers for each (t2, read): hundreds per reader on TPC-C's district and
  * warehouse rows, for every writer of every key read, in every pass (bench/results/profiles.md).
- * Used by saturation (saturation/saturate.ts). A set can lag behind edges added later in the same pass: it only misses visibility, never invents it, and a
- * pass that adds an edge is followed by another, so the fixpoint is the same.
+ * Used by saturation (saturation/saturate.ts). A set can lag behind edges added later in the same pass: it only
+ * misses visibility, never invents it, and a pass that adds an edge is followed by another, so the fixpoint is the
+ * same.
  */
 export class PrefixVisibility {
   private pred: Uint32Array | undefined;
