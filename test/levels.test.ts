@@ -12,7 +12,6 @@ import { loadPredicateParser } from '../src/sql/predicate.js';
 import { ISOLATION_LEVELS } from '../src/history/format.js';
 import { runCheckCommand } from '../src/cli/check-command.js';
 import seedrandom from 'seedrandom';
-import type { CheckModel } from '../src/checker/model/model.js';
 import { randomHistory } from './gen/random-history.js';
 
 const known = join(import.meta.dirname, '..', 'histories', 'known');
@@ -68,19 +67,11 @@ describe('level boundary', () => {
     let compared = 0;
     for (let i = 0; i < 200; i++) {
       const h = randomHistory(seedrandom(`levels-reuse-${i}`));
-      let model: CheckModel | undefined;
-      let built = 0;
-      const reuseModel = {
-        get model() {
-          return model;
-        },
-        set model(m: CheckModel | undefined) {
-          built++;
-          model = m;
-        },
-      };
-      const b = await levelBoundary(h, { reuseModel, shrink: false });
-      if (b.checks > 1) expect(built, `levels-reuse-${i}: one model`).toBe(1);
+      const stages: string[] = [];
+      const b = await levelBoundary(h, { shrink: false, progress: (s) => stages.push(s) });
+      const built = stages.filter((s) => s.startsWith('building the model')).length;
+      const taken = stages.filter((s) => s.startsWith('taking the model')).length;
+      expect([built, taken], `levels-reuse-${i}: one model for ${b.checks} checks`).toEqual([1, b.checks - 1]);
       for (const v of b.uniform) {
         if (!v.result) continue;
         const alone = await check(h, { iso: v.level, shrink: false });

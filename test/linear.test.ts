@@ -126,6 +126,48 @@ describe('linear check', () => {
     }
   });
 
+  it('decides the same, with the same order or reason, whatever the per-key lookup path (flat.ts tunings)', () => {
+    // index everywhere, scan everywhere, and mixes of hot and cold keys in one transaction (small random
+    // histories never reach the default thresholds): a lookup that misses or invents a writer changes an outcome
+    const tunings = [
+      {},
+      { manyWriters: 0, hotKeyWriters: 0 },
+      { manyWriters: 0, hotKeyWriters: 1e9 },
+      { manyWriters: 0, hotKeyWriters: 1 },
+      { manyWriters: 0, hotKeyWriters: 2 },
+      { manyWriters: 1, hotKeyWriters: 1 },
+      { manyWriters: 2, hotKeyWriters: 3 },
+    ];
+    const signature = (o: LinearOutcome): string =>
+      o.verdict === 'consistent'
+        ? `consistent ${Array.from(o.order).join(',')}`
+        : o.verdict === 'undecided'
+          ? `undecided ${o.reason}`
+          : `inconsistent ${o.anomalies.map((a) => a.type).join(',')}`;
+    const histories: [string, History][] = [];
+    for (let i = 0; i < 600; i++) {
+      const opts = i % 2 ? { txns: [6, 14] as [number, number], events: [2, 6] as [number, number], keys: 3 } : {};
+      histories.push([`tunings-${i}`, randomHistory(seedrandom(`tunings-${i}`), opts)]);
+    }
+    for (let i = 0; i < 60; i++) {
+      const opts = { txns: [30, 40] as [number, number], keys: 4 + (i % 5) };
+      histories.push([`tunings-op-${i}`, operationalHistory(seedrandom(`tunings-op-${i}`), opts)]);
+    }
+    const differ: string[] = [];
+    let compared = 0;
+    for (const [name, h] of histories) {
+      for (const level of ['recorded', ...ISOLATION_LEVELS]) {
+        const model = buildModel(h, { iso: level === 'recorded' ? undefined : parseIsoOverride(level) });
+        if (model.anomalies.length > 0) continue;
+        const outcomes = tunings.map((t) => signature(linearCheck(model, () => {}, undefined, undefined, t)));
+        compared++;
+        if (new Set(outcomes).size > 1) differ.push(`${name} at ${level}: ${outcomes.join(' | ').slice(0, 300)}`);
+      }
+    }
+    expect(differ.slice(0, 3).join('\n'), `${differ.length} of ${compared} differ`).toBe('');
+    expect(compared).toBeGreaterThan(3000);
+  });
+
   it(
     'agrees with the oracle on every history of the regression corpus (test/fixtures/disagreements), at ' +
       'recorded levels and each level',

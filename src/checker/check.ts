@@ -41,7 +41,16 @@ export type { Verdict, CheckOptions, CheckStats, CheckResult } from './result.js
  * Same history and checkAbortedReads only. (Not in CheckOptions: the report's browser code imports that type.)
  */
 export interface CheckRunOptions extends CheckOptions {
-  reuseModel?: { model?: CheckModel };
+  reuseModel?: ModelReuse;
+}
+
+/** The model one check built, for the next check of the same history at other levels. */
+export interface ModelReuse {
+  model?: CheckModel;
+  /** The checkAbortedReads it was built with (the model depends on it). */
+  checkAbortedReads?: boolean;
+  /** The budget of the check running now: the model's compiled WHEREs consult it, whichever check built them. */
+  budget?: Budget;
 }
 
 export function checkHistory(history: History, options: CheckRunOptions = {}): CheckResult {
@@ -85,17 +94,25 @@ function checkGuarded(history: History, options: CheckRunOptions): CheckResult {
 }
 
 function checkStages(history: History, options: CheckRunOptions, budget: Budget, progress: Progress): CheckResult {
-  options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
   const reuse = options.reuseModel;
   let model: CheckModel;
-  if (reuse?.model && reuse.model.history === history) model = withLevels(reuse.model, options.iso);
-  else {
+  if (reuse) reuse.budget = budget;
+  if (
+    reuse?.model &&
+    reuse.model.history === history &&
+    (reuse.checkAbortedReads ?? false) === (options.checkAbortedReads ?? false)
+  ) {
+    options.progress?.('taking the model built for the previous level, with these levels');
+    model = withLevels(reuse.model, options.iso);
+  } else {
+    options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
     model = buildModel(history, {
       iso: options.iso,
       checkAbortedReads: options.checkAbortedReads,
-      deadline: () => budget.checkNow(),
+      // a reused model's WHEREs keep this hook: it asks the budget of whichever check runs
+      deadline: reuse ? () => (reuse.budget ?? budget).checkNow() : () => budget.checkNow(),
     });
-    if (reuse) reuse.model = model;
+    if (reuse) Object.assign(reuse, { model, checkAbortedReads: options.checkAbortedReads ?? false });
   }
   const result = checkModel(model, budget, options, progress);
   if (result.verdict === 'inconsistent' && model.anomalies.length === 0 && model.droppedUnknown.length > 0) {
@@ -109,15 +126,30 @@ function checkStages(history: History, options: CheckRunOptions, budget: Budget,
  */
 function explainInconsistent(history: History, result: CheckResult, options: CheckOptions, started: number): void {
   if (result.verdict === 'inconsistent' && options.shrink !== false && needsShrinking(result)) {
-    const modelOf = (h: History) => buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads });
-    // 5 s (a quarter of --timeout when shorter) from now, within --timeout: a verdict that took 5 s still leaves
-    // shrinking its time (it was counted from the start of the check)
-    const cap = Date.now() + Math.min(5000, (options.timeoutMs ?? 20000) / 4);
+    // Shrinking gets 5 s (a quarter of --timeout when shorter) from now, and every trial, model and the
+    // explanation stop within that and within --timeout (a verdict that took 5 s still leaves shrinking its time;
+    // it was counted from the start of the check).
+    const end = options.timeoutMs === undefined ? Infinity : started + options.timeoutMs;
+    const until = Math.min(Date.now() + Math.min(5000, (options.timeoutMs ?? 20000) / 4), end);
+    /** The model of h and a budget of ms, stopped at `limit` at the latest. */
+    const within = (ms: number, h: History, limit = until) => {
+      const budget = new Budget(Math.min(Date.now() + ms, limit));
+      const model = buildModel(h, {
+        iso: options.iso,
+        checkAbortedReads: options.checkAbortedReads,
+        deadline: () => budget.checkNow(),
+      });
+      return { model, budget };
+    };
     const sub = shrink(
       history,
       options,
-      (h) => attempt(() => checkModel(modelOf(h), new Budget(Date.now() + 2000), { ...options, explain: false })),
-      options.timeoutMs === undefined ? cap : Math.min(cap, started + options.timeoutMs),
+      (h) =>
+        attempt(() => {
+          const { model, budget } = within(2000, h);
+          return checkModel(model, budget, { ...options, explain: false });
+        }),
+      until,
       // dropped versions are cut as in a truncated file: the sub-history shows a contradiction of the whole one
       true,
     );
@@ -125,8 +157,12 @@ function explainInconsistent(history: History, result: CheckResult, options: Che
     if (sub && sub.txns.length <= MAX_SHOWN_SUBHISTORY) {
       result.subHistory = sub.txns;
       const subHistory = sub.history;
+      // the explanation of a small sub-history: up to 5 s more, still within --timeout
       const explainedResult =
-        attempt(() => checkModel(modelOf(subHistory), new Budget(Date.now() + 5000), options)) ?? sub.result;
+        attempt(() => {
+          const { model, budget } = within(5000, subHistory, end);
+          return checkModel(model, budget, options);
+        }) ?? sub.result;
       const explained = explainedResult.anomalies.filter((a) => a.type !== 'no-consistent-order');
       if (explained.length)
         result.anomalies.unshift(...explained.map((a) => ({ ...a, inSubHistory: sub.txns.length })));

@@ -18,10 +18,10 @@
 import { ISOLATION_LEVELS, type IsolationLevel } from '../history/format.js';
 import type { History } from '../history/history.js';
 import { checkRead } from './check-file.js';
-import type { CheckRunOptions } from './check.js';
+import type { ModelReuse } from './check.js';
 import { validateHistory } from '../history/reader.js';
 import { loadPredicateParser } from '../sql/predicate.js';
-import type { CheckResult, Verdict } from './result.js';
+import type { CheckOptions, CheckResult, Verdict } from './result.js';
 import type { IsoOverride } from './levels.js';
 
 export interface LevelVerdict {
@@ -53,7 +53,7 @@ export interface LevelBoundary {
   checks: number;
 }
 
-export type BoundaryOptions = Omit<CheckRunOptions, 'iso'>;
+export type BoundaryOptions = Omit<CheckOptions, 'iso'>;
 
 const ALL = (level: IsolationLevel): IsoOverride => ({ all: level, byLabel: new Map() });
 
@@ -68,7 +68,7 @@ export async function levelBoundary(history: History, options: BoundaryOptions =
   // held to the format as check() holds a History built in memory, once for every level
   validateHistory(history);
   // one model for every level checked (levels are the only part of it that differs)
-  const reuseModel = options.reuseModel ?? {};
+  const reuseModel: ModelReuse = {};
   const run = async (iso: IsoOverride): Promise<CheckResult> => {
     checks++;
     const timeoutMs =
