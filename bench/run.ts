@@ -14,7 +14,7 @@ const USAGE =
   `--rounds 5 --base DIST)
   recorder-smallbank [TXNS] [SESSIONS]  SmallBank throughput with and without the recorder (default 300 4)
   proxy [TXNS] [SESSIONS] [ROUNDS]      SmallBank direct, through the pg recorder and through isocheck proxy ` +
-  `(default 100 16 3)
+  `(default 100 16 5)
   profile FILE                CPU profile of checking one history, top functions
   components FILE...          how much of each history splits into independent parts (rows, sessions)
   compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run
@@ -55,7 +55,7 @@ async function run(name: string, args: string[]): Promise<void> {
     }
     case 'proxy': {
       const { runProxyBench } = await import('./proxy-overhead.js');
-      await runProxyBench(Number(args[0] ?? 100), Number(args[1] ?? 16), Number(args[2] ?? 3));
+      await runProxyBench(Number(args[0] ?? 100), Number(args[1] ?? 16), Number(args[2] ?? 5));
       break;
     }
     case 'profile': {
