@@ -1,23 +1,85 @@
 /**
  * Benchmark: isocheck proxy's overhead (issue 20). The same seeded SmallBank transactions (same sessions, same
- * draws) run on one embedded PostgreSQL three ways, alternated in rounds: plain pg clients on a direct connection,
- * pg clients through the pg recorder (RecordingClient), and plain pg clients through the proxy (which records
- * through the same recorder). Wall and CPU times of each round (and the retries: at REPEATABLE READ the wall time
- * depends on how often transactions collide, which the recorder's latency changes), the medians' ratios to direct.
+ * draws) run on one embedded PostgreSQL, alternated in rounds: plain pg clients on a direct connection, pg clients
+ * through the pg recorder (RecordingClient), plain pg clients through `isocheck proxy` run as a user runs it (the
+ * compiled CLI in its own process, stopped with SIGTERM after the round), and through the proxy started in this
+ * process (startProxy: the proxy and the 16 clients then share one JS thread; kept for comparison, not the target).
+ * Wall and CPU times of each round (this process's; and the proxy process's, from /proc/PID/stat), the retries (at
+ * REPEATABLE READ the wall time depends on how often transactions collide), the medians' ratios to direct.
  * Run: npm run bench -- proxy [TXNS_PER_SESSION] [SESSIONS] [ROUNDS] (default 100 16 5; REPEATABLE READ).
+ * ISOCHECK_BENCH_PROXY_NODE_ARGS: options for the proxy process's node (e.g. "--cpu-prof --cpu-prof-dir=DIR").
  * Target (issue 20): proxy <= 1.3x direct, and <= the pg wrapper's own overhead.
  */
 import pg from 'pg';
 import seedrandom from 'seedrandom';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/connect.js';
 import { Recorder } from '../src/recorder/index.js';
 import { startProxy } from '../src/proxy/proxy.js';
 import { getWorkload, beginStatement, levelFor, pickType, RollbackError, type Queryable } from '../workloads/index.js';
 
-type Mode = 'direct' | 'recorder' | 'proxy';
+type Mode = 'direct' | 'recorder' | 'proxy' | 'inproc';
+const MODES: Mode[] = ['direct', 'recorder', 'proxy', 'inproc'];
+
+/** The compiled CLI next to this file (dist/bench/ -> dist/src/cli/main.js). */
+const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+
+/** User + system CPU seconds of a live process, from /proc/PID/stat (Linux; NaN elsewhere). */
+function processCpu(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields 14 and 15 (utime, stime), counted from the state (field 3) after the command's parenthesis
+    return (Number(f[11]) + Number(f[12])) / 100; // in clock ticks: 100 a second on Linux (getconf CLK_TCK)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** `isocheck proxy --db URL` as its own process; resolves with the URL it prints for clients. */
+async function spawnProxy(
+  db: string,
+  tables: string[],
+  out: string,
+): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  const nodeArgs = (process.env.ISOCHECK_BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, CLI, 'proxy', '--db', db, '--listen', '127.0.0.1:0', '--tables', tables.join(','), '--out', out],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`the proxy printed no URL in 30 s: ${stderr}`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const line = /^(postgres\S+)\n/m.exec(stdout);
+      if (line) {
+        clearTimeout(timer);
+        resolve(line[1]);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the proxy exited (${code}) before printing its URL: ${stderr}`));
+    });
+  });
+  return { child, url, stderr: () => stderr };
+}
+
+/** SIGTERM, then the exit (the history finished); an exit other than 0 is an error. */
+async function stopProxy(p: { child: ChildProcess; stderr: () => string }): Promise<void> {
+  const exited = new Promise<number | null>((resolve) => p.child.once('exit', (code) => resolve(code)));
+  p.child.kill('SIGTERM');
+  const code = await exited;
+  if (code !== 0) throw new Error(`the proxy exited with ${code}: ${p.stderr()}`);
+}
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -30,9 +92,13 @@ export async function runProxyBench(
   const db = await openDatabase({});
   const workload = getWorkload('smallbank');
   const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-bench-'));
-  const times: Record<Mode, number[]> = { direct: [], recorder: [], proxy: [] };
-  /** CPU time of this process (the clients, the recorder, the proxy; not the server's). */
-  const cpu: Record<Mode, number[]> = { direct: [], recorder: [], proxy: [] };
+  const times: Record<Mode, number[]> = { direct: [], recorder: [], proxy: [], inproc: [] };
+  /** CPU time of this process (the clients, the recorder, the in-process proxy; not the server's). */
+  const cpu: Record<Mode, number[]> = { direct: [], recorder: [], proxy: [], inproc: [] };
+  /** CPU time of the proxy process during the workload (proxy mode). */
+  const proxyCpu: number[] = [];
+  /** The proxy process of the round under way (killed if the round fails). */
+  let running: ChildProcess | undefined;
   try {
     log(
       `database: ${db.description}; smallbank, ${sessions} sessions x ${txns} transactions, REPEATABLE ` +
@@ -40,7 +106,7 @@ export async function runProxyBench(
     );
     const data = await workload.generate(dir, '1', 1);
     for (let round = 0; round < rounds; round++) {
-      for (const mode of ['direct', 'recorder', 'proxy'] as const) {
+      for (const mode of MODES) {
         const admin = new pg.Client({ connectionString: db.url });
         await admin.connect();
         const name = `proxy_bench_${mode}_${round}_${Date.now()}`;
@@ -60,8 +126,11 @@ export async function runProxyBench(
             : undefined;
         if (recorder) await recorder.instrument(setup, workload.tables);
         await setup.end();
+        const child =
+          mode === 'proxy' ? await spawnProxy(url, workload.tables, join(dir, `${name}.ndjson`)) : undefined;
+        running = child?.child;
         const proxy =
-          mode === 'proxy'
+          mode === 'inproc'
             ? await startProxy({
                 db: url,
                 port: 0,
@@ -73,13 +142,14 @@ export async function runProxyBench(
         const ctx = workload.context(1);
         const clients: pg.Client[] = [];
         for (let s = 0; s < sessions; s++) {
-          const c = new pg.Client({ connectionString: proxy ? proxy.url : url });
+          const c = new pg.Client({ connectionString: child?.url ?? proxy?.url ?? url });
           await c.connect();
           clients.push(c);
         }
         let committed = 0;
         let retries = 0;
         const cpu0 = process.cpuUsage();
+        const proxyCpu0 = child ? processCpu(child.child.pid!) : 0;
         const t0 = performance.now();
         await Promise.all(
           clients.map(async (c, s) => {
@@ -110,33 +180,39 @@ export async function runProxyBench(
         const secs = (performance.now() - t0) / 1000;
         const used = process.cpuUsage(cpu0);
         const cpuSecs = (used.user + used.system) / 1e6;
+        const proxySecs = child ? processCpu(child.child.pid!) - proxyCpu0 : Number.NaN;
         for (const c of clients) await c.end();
         recorder?.finish();
         await proxy?.close();
+        if (child) await stopProxy(child);
         await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
         await admin.end();
         times[mode].push(secs);
         cpu[mode].push(cpuSecs);
+        if (child) proxyCpu.push(proxySecs);
         log(
           `round ${round + 1} ${mode.padEnd(8)} ${committed} committed (${retries} retried after 40001/40P01) ` +
-            `in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s`,
+            `in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s` +
+            (child ? `, the proxy process's ${proxySecs.toFixed(2)} s` : ''),
         );
       }
     }
     const d = median(times.direct);
     const c = median(cpu.direct);
+    const ratio = (m: Mode): string => `${median(times[m]).toFixed(2)} s (x${(median(times[m]) / d).toFixed(2)})`;
     log(
-      `CPU medians (this process): direct ${c.toFixed(2)} s, recorder ` +
-        `x${(median(cpu.recorder) / c).toFixed(2)}, proxy x${(median(cpu.proxy) / c).toFixed(2)} (the proxy's ` +
-        `includes its own clients' protocol work twice: they share the process)`,
+      `CPU medians: this process (the clients): direct ${c.toFixed(2)} s, recorder ` +
+        `${median(cpu.recorder).toFixed(2)} s, proxy ${median(cpu.proxy).toFixed(2)} s, in-process proxy ` +
+        `${median(cpu.inproc).toFixed(2)} s (its ` +
+        `clients' and the proxy's work); the proxy process ${median(proxyCpu).toFixed(2)} s`,
     );
     log(
-      `medians: direct ${d.toFixed(2)} s, recorder ${median(times.recorder).toFixed(2)} s ` +
-        `(x${(median(times.recorder) / d).toFixed(2)}), proxy ${median(times.proxy).toFixed(2)} s ` +
-        `(x${(median(times.proxy) / d).toFixed(2)}); target: proxy <= x1.3 and <= the recorder's`,
+      `medians: direct ${d.toFixed(2)} s, recorder ${ratio('recorder')}, proxy ${ratio('proxy')}, in-process ` +
+        `proxy ${ratio('inproc')}; target: proxy <= x1.3 and <= the recorder's`,
     );
     return times;
   } finally {
+    if (running && running.exitCode === null && running.signalCode === null) running.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
     await db.close();
   }
