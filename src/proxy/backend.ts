@@ -18,10 +18,11 @@ export interface Column {
 export type Fields = Partial<Record<string, string>>;
 
 function message(type: string, body: Buffer): Buffer {
-  const head = Buffer.alloc(5);
-  head.write(type, 0, 'latin1');
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
+  const b = Buffer.allocUnsafe(5 + body.length);
+  b[0] = type.charCodeAt(0);
+  b.writeInt32BE(body.length + 4, 1);
+  body.copy(b, 5);
+  return b;
 }
 
 const cstr = (s: string): Buffer => Buffer.from(`${s}\0`, 'utf8');
@@ -36,20 +37,39 @@ const int16 = (n: number): Buffer => {
   return b;
 };
 
+/** A message without a body, made once: the same bytes every time (nothing writes into a message once built). */
+const empty = (type: string): (() => Buffer) => {
+  const b = message(type, Buffer.alloc(0));
+  return () => b;
+};
+const READY: Record<string, Buffer> = {
+  I: message('Z', Buffer.from('I', 'latin1')),
+  T: message('Z', Buffer.from('T', 'latin1')),
+  E: message('Z', Buffer.from('E', 'latin1')),
+};
+
 export const authenticationOk = (): Buffer => message('R', int32(0));
 export const authenticationMD5Password = (salt: Buffer): Buffer => message('R', Buffer.concat([int32(5), salt]));
 export const parameterStatus = (name: string, value: string): Buffer =>
   message('S', Buffer.concat([cstr(name), cstr(value)]));
 export const backendKeyData = (pid: number, secret: number): Buffer =>
   message('K', Buffer.concat([int32(pid), int32(secret)]));
-export const readyForQuery = (status: string): Buffer => message('Z', Buffer.from(status, 'latin1'));
-export const parseComplete = (): Buffer => message('1', Buffer.alloc(0));
-export const bindComplete = (): Buffer => message('2', Buffer.alloc(0));
-export const closeComplete = (): Buffer => message('3', Buffer.alloc(0));
-export const noData = (): Buffer => message('n', Buffer.alloc(0));
-export const portalSuspended = (): Buffer => message('s', Buffer.alloc(0));
-export const emptyQueryResponse = (): Buffer => message('I', Buffer.alloc(0));
-export const commandComplete = (tag: string): Buffer => message('C', cstr(tag));
+export const readyForQuery = (status: string): Buffer => READY[status] ?? message('Z', Buffer.from(status, 'latin1'));
+export const parseComplete = empty('1');
+export const bindComplete = empty('2');
+export const closeComplete = empty('3');
+export const noData = empty('n');
+export const portalSuspended = empty('s');
+export const emptyQueryResponse = empty('I');
+export function commandComplete(tag: string): Buffer {
+  const n = Buffer.byteLength(tag, 'utf8');
+  const b = Buffer.allocUnsafe(6 + n);
+  b[0] = 0x43; // 'C'
+  b.writeInt32BE(5 + n, 1);
+  b.write(tag, 5, n, 'utf8');
+  b[5 + n] = 0;
+  return b;
+}
 
 /** CopyInResponse ('G') or CopyOutResponse ('H'): the overall format and each column's. */
 export function copyResponse(type: 'G' | 'H', binary: boolean, columnFormats: number[]): Buffer {
@@ -59,34 +79,72 @@ export function copyResponse(type: 'G' | 'H', binary: boolean, columnFormats: nu
   );
 }
 export const copyData = (chunk: Buffer): Buffer => message('d', chunk);
-export const copyDone = (): Buffer => message('c', Buffer.alloc(0));
+export const copyDone = empty('c');
 
 export function parameterDescription(types: number[]): Buffer {
   return message('t', Buffer.concat([int16(types.length), ...types.map((t) => int32(t))]));
 }
 
 export function rowDescription(columns: Column[]): Buffer {
-  const parts: Buffer[] = [int16(columns.length)];
-  for (const c of columns) {
-    const b = Buffer.alloc(18);
-    b.writeInt32BE(c.tableID | 0, 0);
-    b.writeInt16BE(c.columnID, 4);
-    b.writeInt32BE(c.dataTypeID | 0, 6);
-    b.writeInt16BE(c.dataTypeSize, 10);
-    b.writeInt32BE(c.dataTypeModifier | 0, 12);
-    b.writeInt16BE(c.format, 16);
-    parts.push(cstr(c.name), b);
-  }
-  return message('T', Buffer.concat(parts));
+  let length = 6;
+  const names = columns.map((c) => Buffer.byteLength(c.name, 'utf8'));
+  for (const n of names) length += n + 1 + 18;
+  const b = Buffer.allocUnsafe(1 + length);
+  b[0] = 0x54; // 'T'
+  b.writeInt32BE(length, 1);
+  b.writeInt16BE(columns.length, 5);
+  let at = 7;
+  columns.forEach((c, i) => {
+    at += b.write(c.name, at, names[i], 'utf8');
+    b[at++] = 0;
+    b.writeInt32BE(c.tableID | 0, at);
+    b.writeInt16BE(c.columnID, at + 4);
+    b.writeInt32BE(c.dataTypeID | 0, at + 6);
+    b.writeInt16BE(c.dataTypeSize, at + 10);
+    b.writeInt32BE(c.dataTypeModifier | 0, at + 12);
+    b.writeInt16BE(c.format, at + 16);
+    at += 18;
+  });
+  return b;
 }
 
 export function dataRow(values: (Buffer | null)[]): Buffer {
-  const parts: Buffer[] = [int16(values.length)];
+  let length = 6;
+  for (const v of values) length += v === null ? 4 : 4 + v.length;
+  const b = Buffer.allocUnsafe(1 + length);
+  b[0] = 0x44; // 'D'
+  b.writeInt32BE(length, 1);
+  b.writeInt16BE(values.length, 5);
+  let at = 7;
   for (const v of values) {
-    if (v === null) parts.push(int32(-1));
-    else parts.push(int32(v.length), v);
+    b.writeInt32BE(v === null ? -1 : v.length, at);
+    at += 4;
+    if (v !== null) at += v.copy(b, at);
   }
-  return message('D', Buffer.concat(parts));
+  return b;
+}
+
+/** A DataRow of text values (UTF-8), written into one buffer (no buffer per value). */
+export function dataRowText(values: readonly (string | null)[]): Buffer {
+  let length = 6;
+  const sizes = new Array<number>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    sizes[i] = v === null ? -1 : Buffer.byteLength(v, 'utf8');
+    length += 4 + (v === null ? 0 : sizes[i]);
+  }
+  const b = Buffer.allocUnsafe(1 + length);
+  b[0] = 0x44; // 'D'
+  b.writeInt32BE(length, 1);
+  b.writeInt16BE(values.length, 5);
+  let at = 7;
+  for (let i = 0; i < values.length; i++) {
+    b.writeInt32BE(sizes[i], at);
+    at += 4;
+    const v = values[i];
+    if (v !== null) at += b.write(v, at, sizes[i], 'utf8');
+  }
+  return b;
 }
 
 function fieldsBody(fields: Fields): Buffer {

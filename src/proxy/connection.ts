@@ -604,7 +604,7 @@ export class ProxyConnection {
       }
       for (const o of outcomes) {
         if (o.returnsRows) this.send(B.rowDescription(o.columns));
-        for (const row of o.rows) this.send(B.dataRow(row.map((v) => (v === null ? null : Buffer.from(v, 'utf8')))));
+        for (const row of o.rows) this.send(B.dataRowText(row));
         this.send(B.commandComplete(o.tag));
       }
     }
@@ -900,7 +900,12 @@ export class ProxyConnection {
     }
     const o = await this.runPortal(p, 1);
     const end = maxRows > 0 ? Math.min(o.rows.length, p.sent + maxRows) : o.rows.length;
+    const binary = o.columns.some((c) => c.format === 1);
     for (let i = p.sent; i < end; i++) {
+      if (!binary) {
+        this.send(B.dataRowText(o.rows[i]));
+        continue;
+      }
       this.send(
         B.dataRow(
           o.rows[i].map((v, j) => {
