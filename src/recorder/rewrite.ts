@@ -22,9 +22,12 @@
  * Every recorded statement is also checked to survive deparsing unchanged (parse(deparse(ast)) == ast): a
  * statement the deparser cannot reproduce (e.g. FETCH ... WITH TIES) is refused rather than changed.
  */
+import type { Node, ParseResult, TransactionStmt } from '@pgsql/types';
 import { loadModule, parseSync } from 'libpg-query';
+import { nodeKind } from '../sql/expr.js';
+import { bodyOf } from '../sql/node.js';
 import type { TableInfo } from './catalog.js';
-import { deparse, paramNumbers, rangeVars, refuse, sameAst, type N } from './ast.js';
+import { deparse, paramNumbers, rangeVars, refuse, sameAst } from './ast.js';
 import type { PgIsolation, Plan, RecordedPlan, RewriteOptions, TableLookup } from './plan.js';
 import { selectPlan } from './rewrite-select.js';
 import { deletePlan, insertPlan, updatePlan } from './rewrite-write.js';
@@ -61,20 +64,20 @@ export function loadRewriter(): Promise<void> {
   return (loaded ??= loadModule());
 }
 
-function isoOf(options: N[] | undefined): PgIsolation | undefined {
+function isoOf(options: Node[] | undefined): PgIsolation | undefined {
   for (const o of options ?? []) {
-    const d = o.DefElem;
+    const d = bodyOf(o, 'DefElem');
     if (d?.defname === 'transaction_isolation') {
-      const v = d.arg?.A_Const?.sval?.sval;
+      const v = bodyOf(d.arg, 'A_Const')?.sval?.sval;
       if (typeof v === 'string') return v.toLowerCase() as PgIsolation;
     }
   }
   return undefined;
 }
 
-function isoOfSetArgs(args: N[] | undefined): PgIsolation | undefined {
+function isoOfSetArgs(args: Node[] | undefined): PgIsolation | undefined {
   for (const a of args ?? []) {
-    const v = a.A_Const?.sval?.sval;
+    const v = bodyOf(a, 'A_Const')?.sval?.sval;
     if (typeof v === 'string') return v.toLowerCase().replace(/_/g, ' ') as PgIsolation;
   }
   return undefined;
@@ -85,32 +88,34 @@ function isoOfSetArgs(args: N[] | undefined): PgIsolation | undefined {
 
 /** Classifies one application statement and, for a recorded table, rewrites it. */
 export function analyze(sql: string, nValues: number, lookup: TableLookup, options: RewriteOptions): Plan {
-  let parsed: N;
+  let parsed: ParseResult;
   try {
     parsed = parseSync(sql);
   } catch {
     return { kind: 'passthrough' }; // the server reports the syntax error
   }
-  const stmts: N[] = (parsed.stmts ?? []).map((s: N) => s.stmt);
+  // every RawStmt the parser returns has its statement
+  const stmts = (parsed.stmts ?? []).map((s) => s.stmt!);
   if (stmts.length === 0) return { kind: 'passthrough' };
-  const touches = (node: N): boolean =>
+  const touches = (node: unknown): boolean =>
     rangeVars(node).some((rv) => lookup.lookup(rv.schemaname, rv.relname) !== undefined);
   if (stmts.length > 1) {
-    if (stmts.some((s) => touches(s) || s.TransactionStmt)) {
+    if (stmts.some((s) => touches(s) || 'TransactionStmt' in s)) {
       refuse(
         sql,
         'it holds several statements',
         'Send one statement per query() call, so each can be recorded (and BEGIN/COMMIT seen).',
       );
     }
-    const drops = stmts.some((s) => s.DiscardStmt || s.DeallocateStmt) ? { dropsPrepared: true as const } : {};
-    return stmts.some((s) => s.VariableSetStmt || s.DiscardStmt)
+    const drops = stmts.some((s) => 'DiscardStmt' in s || 'DeallocateStmt' in s)
+      ? { dropsPrepared: true as const }
+      : {};
+    return stmts.some((s) => 'VariableSetStmt' in s || 'DiscardStmt' in s)
       ? { kind: 'settings', ...drops }
       : { kind: 'passthrough', ...drops };
   }
   const stmt = stmts[0];
-  const kind = Object.keys(stmt)[0];
-  const body = stmt[kind];
+  const [kind, body] = nodeKind(stmt);
   switch (kind) {
     case 'TransactionStmt':
       return transaction(sql, body);
@@ -147,12 +152,14 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       if (!touches(body)) return { kind: 'passthrough' };
       return finish(sql, stmt, deletePlan(sql, body, lookup), nValues);
     case 'ExplainStmt': {
-      const analyzeOpt = (body.options ?? []).some(
-        (o: N) =>
-          o.DefElem?.defname === 'analyze' &&
-          o.DefElem?.arg?.String?.sval !== 'false' &&
-          o.DefElem?.arg?.Boolean?.boolval !== false,
-      );
+      const analyzeOpt = (body.options ?? []).some((o) => {
+        const d = bodyOf(o, 'DefElem');
+        return (
+          d?.defname === 'analyze' &&
+          bodyOf(d.arg, 'String')?.sval !== 'false' &&
+          bodyOf(d.arg, 'Boolean')?.boolval !== false
+        );
+      });
       if (analyzeOpt && touches(body))
         refuse(
           sql,
@@ -187,7 +194,7 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
   }
 }
 
-function transaction(sql: string, body: N): Plan {
+function transaction(sql: string, body: TransactionStmt): Plan {
   const chain = body.chain === true;
   switch (body.kind) {
     case 'TRANS_STMT_BEGIN':
@@ -197,12 +204,13 @@ function transaction(sql: string, body: N): Plan {
       return { kind: 'control', control: { kind: 'commit', chain } };
     case 'TRANS_STMT_ROLLBACK':
       return { kind: 'control', control: { kind: 'rollback', chain } };
+    // (the grammar requires a savepoint's name)
     case 'TRANS_STMT_SAVEPOINT':
-      return { kind: 'control', control: { kind: 'savepoint', name: body.savepoint_name } };
+      return { kind: 'control', control: { kind: 'savepoint', name: body.savepoint_name! } };
     case 'TRANS_STMT_ROLLBACK_TO':
-      return { kind: 'control', control: { kind: 'rollback-to', name: body.savepoint_name } };
+      return { kind: 'control', control: { kind: 'rollback-to', name: body.savepoint_name! } };
     case 'TRANS_STMT_RELEASE':
-      return { kind: 'control', control: { kind: 'release', name: body.savepoint_name } };
+      return { kind: 'control', control: { kind: 'release', name: body.savepoint_name! } };
     default:
       return refuse(
         sql,
@@ -213,12 +221,12 @@ function transaction(sql: string, body: N): Plan {
 }
 
 /** Final checks shared by recorded plans: parameters, deparser fidelity. */
-function finish(sql: string, original: N, plan: RecordedPlan | { kind: 'passthrough' }, nValues: number): Plan {
+function finish(sql: string, original: Node, plan: RecordedPlan | { kind: 'passthrough' }, nValues: number): Plan {
   if (plan.kind === 'passthrough') return plan;
   if (paramNumbers(original) > nValues) return { kind: 'passthrough' }; // the server rejects the missing parameters
-  let reparsed: N;
+  let reparsed: Node | undefined;
   try {
-    reparsed = parseSync(deparse({ version: 0, stmts: [{ stmt: original }] } as N)).stmts?.[0]?.stmt;
+    reparsed = parseSync(deparse({ version: 0, stmts: [{ stmt: original }] })).stmts?.[0]?.stmt;
   } catch {
     reparsed = undefined;
   }
