@@ -3,19 +3,17 @@
  * round-trip comparison (`sameAst`) that ignores positions in the text. They are typed with @pgsql/types (the
  * tree's types, version 18 like libpg-query and pgsql-deparser).
  */
-import type { FuncCall, Node, ParseResult, SelectStmt } from '@pgsql/types';
+import type { FuncCall, Node, ParseResult, RangeVar, SelectStmt } from '@pgsql/types';
 import { deparseSync } from 'pgsql-deparser';
-import { bodyOf } from '../sql/node.js';
+import { bodyOf, type NodeBody, type NodeKind } from '../sql/node.js';
 import { UnsupportedStatementError } from './errors.js';
 
 /**
- * The rewriter's view of the tree (rewrite*.ts, blocks.ts, traces.ts, reads.ts, and the objects `walk` visits): loose
- * JSON, read and edited in place, whose shapes are checked where they are used. A loose node passes to the typed
- * helpers below as it is, and the typed nodes they build go back into the loose tree: that is the boundary. Typing
- * those files against @pgsql/types (N = Node) is a rewrite of the rewriter, left for later.
+ * An object `walk` visits: a node (its wrapper, {"ColumnRef": {...}}), a node's body, or another object of the
+ * tree. In libpg-query's JSON a key named like a node kind holds a body of that kind, so `o.ColumnRef` is a
+ * ColumnRef or undefined; any other key (a body's field) is unknown until checked.
  */
-// biome-ignore lint/suspicious/noExplicitAny: the rewriter's loose view of the tree (above)
-export type N = any;
+export type Visited = { [K in NodeKind]?: NodeBody<K> } & Record<string, unknown>;
 
 export const deparse = (node: Node | ParseResult): string =>
   deparseSync(node, { pretty: false, semicolons: false } as never) as unknown as string;
@@ -43,7 +41,7 @@ export function resTarget(val: Node, name?: string): Node {
 /** Calls visit on every object in the tree (depth first); visit returns false to skip a subtree. */
 export function walk(
   node: unknown,
-  visit: (obj: Record<string, N>, key: string | undefined) => boolean | undefined,
+  visit: (obj: Visited, key: string | undefined) => boolean | undefined,
   key?: string,
 ): void {
   if (Array.isArray(node)) {
@@ -51,7 +49,7 @@ export function walk(
     return;
   }
   if (node === null || typeof node !== 'object') return;
-  if (visit(node, key) === false) return;
+  if (visit(node as Visited, key) === false) return; // an object of the parse tree (Visited says what it holds)
   for (const [k, v] of Object.entries(node)) if (v !== null && typeof v === 'object') walk(v, visit, k);
 }
 
@@ -83,15 +81,21 @@ export function sameAst(a: unknown, b: unknown): boolean {
   return JSON.stringify(stripNoise(a)) === JSON.stringify(stripNoise(b));
 }
 
-interface RangeVarRef {
-  schemaname?: string;
-  relname: string;
+/** A RangeVar's body with its table name (relname is set wherever the parser makes one). */
+export type NamedRangeVar = RangeVar & { relname: string };
+
+/** `o` as a RangeVar's body, if it is one: an object with a string relname and an inh or relpersistence. */
+export function rangeVarOf(o: object): NamedRangeVar | undefined {
+  const named = 'relname' in o && typeof o.relname === 'string';
+  return named && ('inh' in o || 'relpersistence' in o) ? (o as NamedRangeVar) : undefined;
 }
 
-export function rangeVars(node: unknown): RangeVarRef[] {
-  const out: RangeVarRef[] = [];
+/** The RangeVars in a tree (every table it names, CTE names included). */
+export function rangeVars(node: unknown): NamedRangeVar[] {
+  const out: NamedRangeVar[] = [];
   walk(node, (o) => {
-    if (typeof o.relname === 'string' && ('inh' in o || 'relpersistence' in o)) out.push(o as unknown as RangeVarRef);
+    const rv = rangeVarOf(o);
+    if (rv) out.push(rv);
   });
   return out;
 }

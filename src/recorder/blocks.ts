@@ -17,9 +17,22 @@
  * An item is **preserved** when every row of it that satisfies the block's WHERE appears in the block's join
  * result: the only FROM item, or the outer side of LEFT/RIGHT/FULL joins all the way up.
  */
+import type {
+  ColumnRef,
+  DeleteStmt,
+  FuncCall,
+  InsertStmt,
+  JoinExpr,
+  Node,
+  RangeVar,
+  SelectStmt,
+  UpdateStmt,
+  WithClause,
+} from '@pgsql/types';
+import { bodyOf } from '../sql/node.js';
 import type { TableInfo } from './catalog.js';
 import { HIDDEN_COLUMNS } from './catalog.js';
-import { colRef, conjuncts, hasNode, refuse, resTarget, walk, type N } from './ast.js';
+import { colRef, conjuncts, hasNode, rangeVarOf, refuse, resTarget, walk } from './ast.js';
 import type { TableLookup } from './catalog.js';
 
 export interface FromItem {
@@ -28,17 +41,26 @@ export interface FromItem {
   /** A recorded table. */
   table?: TableInfo;
   /** Its RangeVar (tables). */
-  rv?: N;
+  rv?: RangeVar;
   /** No alias: `schema.rel.col` also names its columns. */
   schema?: string;
   relname?: string;
   preserved: boolean;
 }
 
-export interface Block {
-  kind: 'select' | 'update' | 'delete' | 'insert';
-  /** The SelectStmt (or the root Update/Delete/Insert statement). */
-  node: N;
+/** A block's statement: a SELECT, or the root INSERT, UPDATE or DELETE (`kind` says which). */
+export type BlockStmt =
+  | { kind: 'select'; node: SelectStmt }
+  | { kind: 'insert'; node: InsertStmt }
+  | { kind: 'update'; node: UpdateStmt }
+  | { kind: 'delete'; node: DeleteStmt };
+
+/** The root statement of a write. */
+export type WriteStmt = Exclude<BlockStmt, { kind: 'select' }>;
+
+export type Block = BlockStmt & BlockInfo;
+
+interface BlockInfo {
   parent?: Block;
   items: FromItem[];
   /** Some reference inside may resolve outside this block. */
@@ -65,37 +87,31 @@ export interface Blocks {
   inReturning: Set<Block>;
 }
 
-const fieldNames = (cr: N): string[] => (cr.fields ?? []).map((f: N) => (f.A_Star ? '*' : (f.String?.sval ?? '')));
+const fieldNames = (cr: ColumnRef): string[] =>
+  (cr.fields ?? []).map((f) => (bodyOf(f, 'A_Star') ? '*' : (bodyOf(f, 'String')?.sval ?? '')));
+
+/** A join's two sides (the parser always sets both). */
+const sides = (j: JoinExpr): [Node, Node] => [j.larg!, j.rarg!];
 
 /** Finds the blocks of a statement; refuses what cannot be traced (nested WITH reading recorded tables, ...). */
-export function findBlocks(
-  sql: string,
-  kind: 'select' | 'update' | 'delete' | 'insert',
-  body: N,
-  lookup: TableLookup,
-): Blocks {
+export function findBlocks(sql: string, stmt: BlockStmt, lookup: TableLookup): Blocks {
   const all: Block[] = [];
   const refs: Ref[] = [];
   const cteNames = new Set<string>();
   const inReturning = new Set<Block>();
-  const touches = (node: N): boolean => {
+  const touches = (node: unknown): boolean => {
     let found = false;
     walk(node, (o) => {
       if (found) return false;
-      if (
-        typeof o.relname === 'string' &&
-        ('inh' in o || 'relpersistence' in o) &&
-        !(o.schemaname === undefined && cteNames.has(o.relname)) &&
-        lookup.lookup(o.schemaname, o.relname)
-      )
+      const rv = rangeVarOf(o);
+      if (rv && !(rv.schemaname === undefined && cteNames.has(rv.relname)) && lookup.lookup(rv.schemaname, rv.relname))
         found = true;
     });
     return found;
   };
-  const newBlock = (k: Block['kind'], node: N, parent: Block | undefined, role: Block['role']): Block => {
+  const newBlock = (bs: BlockStmt, parent: Block | undefined, role: Block['role']): Block => {
     const b: Block = {
-      kind: k,
-      node,
+      ...bs,
       parent,
       items: [],
       escapes: false,
@@ -108,7 +124,7 @@ export function findBlocks(
   };
 
   /** Everything in an expression (or clause) of block b: column references and subqueries. */
-  const scan = (node: N, b: Block): void => {
+  const scan = (node: unknown, b: Block): void => {
     walk(node, (o) => {
       if (o.ColumnRef) {
         refs.push({ fields: fieldNames(o.ColumnRef), block: b });
@@ -116,7 +132,7 @@ export function findBlocks(
       }
       if (o.SubLink) {
         scan(o.SubLink.testexpr, b);
-        select(o.SubLink.subselect?.SelectStmt, b, 'sublink');
+        select(bodyOf(o.SubLink.subselect, 'SelectStmt'), b, 'sublink');
         return false;
       }
       if (o.SelectStmt) {
@@ -135,15 +151,17 @@ export function findBlocks(
     });
   };
 
-  const withClause = (w: N | undefined, parent: Block | undefined): void => {
-    for (const c of w?.ctes ?? []) {
-      const cte = c.CommonTableExpr;
-      const q = cte.ctequery;
+  // (a WITH's items are CommonTableExprs, each with its name and query)
+  const ctes = (w: WithClause | undefined) => (w?.ctes ?? []).map((c) => bodyOf(c, 'CommonTableExpr')!);
+  const withClause = (w: WithClause | undefined, parent: Block | undefined): void => {
+    for (const cte of ctes(w)) {
+      const q = cte.ctequery!;
       if (parent !== undefined && touches(q))
         refuse(sql, 'it has a WITH inside a subquery', 'Move the WITH to the start of the statement.');
-      if (q.SelectStmt) {
+      const qs = bodyOf(q, 'SelectStmt');
+      if (qs) {
         if (!touches(q)) continue; // nothing to trace; its name is a CTE either way
-        select(q.SelectStmt, parent, 'cte');
+        select(qs, parent, 'cte');
       } else if (touches(q)) {
         refuse(
           sql,
@@ -152,50 +170,54 @@ export function findBlocks(
         );
       }
     }
-    for (const c of w?.ctes ?? []) cteNames.add(c.CommonTableExpr.ctename);
+    for (const cte of ctes(w)) cteNames.add(cte.ctename!);
   };
 
-  const fromItem = (node: N, b: Block): void => {
-    if (node.RangeVar) {
-      const rv = node.RangeVar;
-      const alias: string | undefined = rv.alias?.aliasname;
-      const isCte = rv.schemaname === undefined && cteNames.has(rv.relname);
-      const table = isCte ? undefined : lookup.lookup(rv.schemaname, rv.relname);
-      if (table && (rv.alias?.colnames?.length ?? 0) > 0)
-        refuse(
-          sql,
-          `it renames the columns of ${table.name} (${alias}(...))`,
-          'Use the column names (or aliases in the select list).',
-        );
-      if (table && rv.inh === false) refuse(sql, `it reads ONLY ${table.name}`, 'Drop ONLY.');
-      b.items.push({
-        name: alias ?? rv.relname,
-        table,
-        rv,
-        schema: alias ? undefined : rv.schemaname,
-        relname: alias ? undefined : rv.relname,
-        preserved: false,
-      });
-      if (table) for (let x: Block | undefined = b; x; x = x.parent) x.readsRecorded = true;
-    } else if (node.RangeSubselect) {
-      const rs = node.RangeSubselect;
-      select(rs.subquery?.SelectStmt, rs.lateral ? b : b.parent, 'from', b);
+  /** A table (or CTE name) in FROM, or the table an INSERT/UPDATE/DELETE writes. */
+  const tableItem = (rv: RangeVar, b: Block): void => {
+    const alias = rv.alias?.aliasname;
+    const relname = rv.relname!; // (the grammar requires a table name)
+    const isCte = rv.schemaname === undefined && cteNames.has(relname);
+    const table = isCte ? undefined : lookup.lookup(rv.schemaname, relname);
+    if (table && (rv.alias?.colnames?.length ?? 0) > 0)
+      refuse(
+        sql,
+        `it renames the columns of ${table.name} (${alias}(...))`,
+        'Use the column names (or aliases in the select list).',
+      );
+    if (table && rv.inh === false) refuse(sql, `it reads ONLY ${table.name}`, 'Drop ONLY.');
+    b.items.push({
+      name: alias ?? relname,
+      table,
+      rv,
+      schema: alias ? undefined : rv.schemaname,
+      relname: alias ? undefined : relname,
+      preserved: false,
+    });
+    if (table) for (let x: Block | undefined = b; x; x = x.parent) x.readsRecorded = true;
+  };
+
+  const fromItem = (node: Node, b: Block): void => {
+    const rv = bodyOf(node, 'RangeVar');
+    const rs = bodyOf(node, 'RangeSubselect');
+    const j = bodyOf(node, 'JoinExpr');
+    const rf = bodyOf(node, 'RangeFunction');
+    if (rv) {
+      tableItem(rv, b);
+    } else if (rs) {
+      select(bodyOf(rs.subquery, 'SelectStmt'), rs.lateral ? b : b.parent, 'from', b);
       b.items.push({ name: rs.alias?.aliasname, preserved: false });
-    } else if (node.JoinExpr) {
-      const j = node.JoinExpr;
-      fromItem(j.larg, b);
-      fromItem(j.rarg, b);
+    } else if (j) {
+      const [l, r] = sides(j);
+      fromItem(l, b);
+      fromItem(r, b);
       if (j.usingClause || j.isNatural || j.alias || j.join_using_alias) b.mergedJoin = true;
       scan(j.quals, b);
-    } else if (node.RangeFunction) {
-      const rf = node.RangeFunction;
+    } else if (rf) {
       scan(rf.functions, b);
-      const fn = rf.functions?.[0]?.List?.items?.[0]?.FuncCall;
-      b.items.push({
-        name:
-          rf.alias?.aliasname ?? (fn ? String(fn.funcname?.[fn.funcname.length - 1]?.String?.sval ?? '') : undefined),
-        preserved: false,
-      });
+      const fn = bodyOf(bodyOf(rf.functions?.[0], 'List')?.items?.[0], 'FuncCall');
+      const fnName = (fc: FuncCall): string => bodyOf(fc.funcname?.at(-1), 'String')?.sval ?? '';
+      b.items.push({ name: rf.alias?.aliasname ?? (fn ? fnName(fn) : undefined), preserved: false });
     } else {
       if (touches(node))
         refuse(sql, `it reads a recorded table through ${Object.keys(node)[0]}`, 'Read the table with a plain FROM.');
@@ -205,7 +227,7 @@ export function findBlocks(
   };
 
   /** A plain SELECT's FROM items (with the preserved sides of its outer joins) and its clauses, read into `b`. */
-  const selectBody = (s: N, b: Block): void => {
+  const selectBody = (s: SelectStmt, b: Block): void => {
     for (const f of s.fromClause ?? []) fromItem(f, b);
     markPreserved(s.fromClause ?? [], b);
     scan(
@@ -227,7 +249,7 @@ export function findBlocks(
   };
 
   /** `under`: the block whose FROM holds a subquery (set readsRecorded on it too, not only on the scope parent). */
-  const select = (s: N, parent: Block | undefined, role: Block['role'], under?: Block): void => {
+  const select = (s: SelectStmt | undefined, parent: Block | undefined, role: Block['role'], under?: Block): void => {
     if (!s) return;
     withClause(s.withClause, parent);
     if (s.op && s.op !== 'SETOP_NONE') {
@@ -241,38 +263,43 @@ export function findBlocks(
         );
       return;
     }
-    const b = newBlock('select', s, parent, role);
+    const b = newBlock({ kind: 'select', node: s }, parent, role);
     selectBody(s, b);
     if (b.readsRecorded && under) for (let x: Block | undefined = under; x; x = x.parent) x.readsRecorded = true;
   };
 
   let root: Block;
-  if (kind === 'select') {
+  if (stmt.kind === 'select') {
+    const body = stmt.node;
     if (body.op && body.op !== 'SETOP_NONE') {
-      root = newBlock('select', body, undefined, 'root');
+      root = newBlock(stmt, undefined, 'root');
       withClause(body.withClause, undefined);
       select(body.larg, undefined, 'arm');
       select(body.rarg, undefined, 'arm');
       scan([body.sortClause, body.limitCount, body.limitOffset], root);
     } else {
       withClause(body.withClause, undefined);
-      const b = newBlock('select', body, undefined, 'root');
+      const b = newBlock(stmt, undefined, 'root');
       root = b;
       selectBody(body, b);
     }
   } else {
+    const body = stmt.node;
     withClause(body.withClause, undefined);
-    root = newBlock(kind, body, undefined, 'root');
-    fromItem({ RangeVar: body.relation }, root);
+    root = newBlock(stmt, undefined, 'root');
+    tableItem(relationOf(body), root);
     root.items[0].preserved = true;
-    if (kind === 'insert') {
-      if (body.selectStmt?.SelectStmt) select(body.selectStmt.SelectStmt, undefined, 'insert-select');
-      if (body.onConflictClause && hasNode(body.onConflictClause, 'SubLink'))
+    if (stmt.kind === 'insert') {
+      const ins = stmt.node;
+      const sel = bodyOf(ins.selectStmt, 'SelectStmt');
+      if (sel) select(sel, undefined, 'insert-select');
+      if (ins.onConflictClause && hasNode(ins.onConflictClause, 'SubLink'))
         refuse(sql, 'its ON CONFLICT clause has a subquery', 'Compute the value first and pass it as a parameter.');
-      scan(body.onConflictClause, root);
+      scan(ins.onConflictClause, root);
     } else {
-      for (const f of (kind === 'update' ? body.fromClause : body.usingClause) ?? []) fromItem(f, root);
-      scan([body.targetList, body.whereClause], root);
+      const from = stmt.kind === 'update' ? stmt.node.fromClause : stmt.node.usingClause;
+      for (const f of from ?? []) fromItem(f, root);
+      scan([stmt.kind === 'update' ? stmt.node.targetList : undefined, stmt.node.whereClause], root);
     }
     const before = all.length;
     scan(body.returningClause, root);
@@ -291,16 +318,22 @@ export function findBlocks(
   return { root, all, refs: out, inReturning };
 }
 
-function markPreserved(from: N[], b: Block): void {
+/** The table an INSERT, UPDATE or DELETE writes (the grammar requires it). */
+export function relationOf(s: WriteStmt['node']): RangeVar {
+  return s.relation!;
+}
+
+function markPreserved(from: Node[], b: Block): void {
   if (from.length !== 1) return;
   // items were pushed in FROM order; walk the join tree in the same order to pair nodes with items
   let i = b.items.length - countItems(from[0]);
-  const mark = (node: N, preserved: boolean): void => {
-    if (node.JoinExpr) {
-      const j = node.JoinExpr;
+  const mark = (node: Node, preserved: boolean): void => {
+    const j = bodyOf(node, 'JoinExpr');
+    if (j) {
       const t = j.jointype;
-      mark(j.larg, preserved && (t === 'JOIN_LEFT' || t === 'JOIN_FULL'));
-      mark(j.rarg, preserved && (t === 'JOIN_RIGHT' || t === 'JOIN_FULL'));
+      const [l, r] = sides(j);
+      mark(l, preserved && (t === 'JOIN_LEFT' || t === 'JOIN_FULL'));
+      mark(r, preserved && (t === 'JOIN_RIGHT' || t === 'JOIN_FULL'));
     } else {
       b.items[i++].preserved = preserved;
     }
@@ -308,8 +341,11 @@ function markPreserved(from: N[], b: Block): void {
   mark(from[0], true);
 }
 
-function countItems(node: N): number {
-  return node.JoinExpr ? countItems(node.JoinExpr.larg) + countItems(node.JoinExpr.rarg) : 1;
+function countItems(node: Node): number {
+  const j = bodyOf(node, 'JoinExpr');
+  if (!j) return 1;
+  const [l, r] = sides(j);
+  return countItems(l) + countItems(r);
 }
 
 /** Does the item own the qualified name `fields[0..n)`? Returns how many leading fields name it (0: no). */
@@ -378,8 +414,8 @@ export function itemOf(fields: string[], b: Block): FromItem | undefined {
 }
 
 /** The conjuncts of the block's WHERE that read only `item` (no subquery, every column its own). */
-export function ownConjuncts(b: Block, item: FromItem, where: N | undefined): { own: N[]; all: boolean } {
-  const own: N[] = [];
+export function ownConjuncts(b: Block, item: FromItem, where: Node | undefined): { own: Node[]; all: boolean } {
+  const own: Node[] = [];
   let all = true;
   for (const c of conjuncts(where)) {
     let ok = !hasNode(c, 'SubLink');
@@ -404,6 +440,12 @@ export function ownConjuncts(b: Block, item: FromItem, where: N | undefined): { 
   return { own, all };
 }
 
+/** The SELECT of a block (every block is one but the root of an INSERT, UPDATE or DELETE). */
+export function selectOf(b: Block): SelectStmt {
+  if (b.kind !== 'select') throw new Error(`isocheck bug: a ${b.kind} statement taken for a SELECT block`);
+  return b.node;
+}
+
 /** Closed: evaluating it elsewhere in the statement gives the same rows (nothing in it refers outside it). */
 export function isClosed(b: Block): boolean {
   return b.parent === undefined || !b.escapes;
@@ -413,16 +455,17 @@ export function isClosed(b: Block): boolean {
  * Replaces `*` and `q.*` in a select list (or RETURNING) by each item's columns, so the hidden columns never
  * reach the application: recorded tables by their columns, other items by `name.*`.
  */
-export function expandStars(sql: string, list: N[] | undefined, b: Block, extraQualifiers: string[] = []): N[] {
-  const out: N[] = [];
+export function expandStars(sql: string, list: Node[] | undefined, b: Block, extraQualifiers: string[] = []): Node[] {
+  const out: Node[] = [];
   for (const item of list ?? []) {
-    const rt = item.ResTarget;
-    const fields: N[] | undefined = rt?.val?.ColumnRef?.fields;
-    if (!rt || rt.name || !fields || !fields[fields.length - 1].A_Star) {
+    const rt = bodyOf(item, 'ResTarget');
+    const fields = bodyOf(rt?.val, 'ColumnRef')?.fields;
+    if (!rt || rt.name || !fields || !bodyOf(fields[fields.length - 1], 'A_Star')) {
       out.push(item);
       continue;
     }
-    const names = fields.slice(0, -1).map((f: N) => f.String?.sval as string);
+    // the names before `*` (a ColumnRef's fields are Strings, but for a last A_Star)
+    const names = fields.slice(0, -1).map((f) => bodyOf(f, 'String')?.sval as string);
     if (names.length === 0) {
       if (!b.items.some((it) => it.table)) {
         out.push(item);
@@ -457,6 +500,6 @@ export function expandStars(sql: string, list: N[] | undefined, b: Block, extraQ
 }
 
 /** `name.*` */
-function starOf(name: string): N {
+function starOf(name: string): Node {
   return { ColumnRef: { fields: [{ String: { sval: name } }, { A_Star: {} }] } };
 }

@@ -11,11 +11,14 @@
  *
  * A partial read keeps as WHERE the conjuncts about its table alone: every row it returns satisfies them.
  */
-import { andOf, hasSetReturning, type N } from './ast.js';
+import type { Node, SelectStmt } from '@pgsql/types';
+import { bodyOf } from '../sql/node.js';
+import { andOf, hasSetReturning } from './ast.js';
 import { ownConjuncts, type Block, type Blocks, type FromItem } from './blocks.js';
 import { chainOf, lift, rowArray, whereOver, type ReadTrace, type TraceList } from './traces.js';
 
-export const isLimited = (s: N): boolean => Boolean((s.limitCount && !s.limitCount.A_Const?.isnull) || s.limitOffset);
+export const isLimited = (s: SelectStmt): boolean =>
+  Boolean((s.limitCount && !bodyOf(s.limitCount, 'A_Const')?.isnull) || s.limitOffset);
 
 /** WHERE and exactness of a read of `item` in block `b` (`extra`: reasons the caller knows). */
 export function judgeRead(
@@ -23,19 +26,19 @@ export function judgeRead(
   item: FromItem,
   extra: (string | undefined)[] = [],
 ): Pick<ReadTrace, 'where' | 'partialReason'> {
-  const s = b.node;
-  const { own, all } = ownConjuncts(b, item, s.whereClause);
+  const where = b.kind === 'insert' ? undefined : b.node.whereClause; // (an INSERT has no WHERE)
+  const { own, all } = ownConjuncts(b, item, where);
   const reasons = extra.filter((x): x is string => x !== undefined);
   if (!all) reasons.push('a WHERE about more than this table (another table, a subquery)');
   if (b.items.length > 1 && !item.preserved) reasons.push('a join (rows without a match are not returned)');
-  if (b.kind === 'select' && isLimited(s)) reasons.push('LIMIT/OFFSET/FETCH');
-  if (b.kind === 'select' && s.lockingClause && b.items.length > 1)
+  if (b.kind === 'select' && isLimited(b.node)) reasons.push('LIMIT/OFFSET/FETCH');
+  if (b.kind === 'select' && b.node.lockingClause && b.items.length > 1)
     reasons.push('FOR UPDATE/SHARE in a join (READ COMMITTED re-checks the locked rows)');
   return { where: whereOver(item, andOf(own)), partialReason: reasons.length > 0 ? reasons.join(', ') : undefined };
 }
 
 /** Reasons a root SELECT's own tables are partial beyond the block rules. */
-export function rootReasons(s: N, aggregate: boolean): (string | undefined)[] {
+export function rootReasons(s: SelectStmt, aggregate: boolean): (string | undefined)[] {
   return [
     aggregate && s.havingClause ? 'HAVING' : undefined,
     !aggregate && hasSetReturning(s.targetList) ? 'a set-returning function in the select list' : undefined,
@@ -46,7 +49,7 @@ export function rootReasons(s: N, aggregate: boolean): (string | undefined)[] {
  * Traces every recorded table read below the root: each in its closest closed block, evaluated again, or if
  * that is the root, per root row through `acc` (as is for rows and RETURNING, json_agg per group, ...).
  */
-export function traceSubqueries(sql: string, blocks: Blocks, traces: TraceList, acc: (e: N) => N): void {
+export function traceSubqueries(sql: string, blocks: Blocks, traces: TraceList, acc: (e: Node) => Node): void {
   for (const b of blocks.all) {
     if (b === blocks.root) continue;
     for (const item of b.items) {

@@ -11,33 +11,42 @@
  * UNION / INTERSECT / EXCEPT: each arm is a closed block; its tables' rows come as constant columns (as text, so
  * that UNION's duplicate removal is unchanged) added to every arm.
  */
-import { castText, clone, hasAggregate, hasWindow, jsonAgg, refuse, resTarget, wrap, type N } from './ast.js';
+import type { Node, SelectStmt } from '@pgsql/types';
+import { bodyOf } from '../sql/node.js';
+import { castText, clone, hasAggregate, hasWindow, jsonAgg, refuse, resTarget, wrap } from './ast.js';
 import { expandStars, findBlocks } from './blocks.js';
 import { judgeRead, rootReasons, traceSubqueries } from './reads.js';
 import type { SelectPlan, TableLookup } from './plan.js';
 import { rowArray, TraceList } from './traces.js';
 
-export function addedTargets(exprs: N[]): N[] {
+export function addedTargets(exprs: Node[]): Node[] {
   return exprs.map((e, i) => resTarget(e, `__isocheck_${i}`));
 }
 
-export function selectPlan(sql: string, original: N, lookup: TableLookup): SelectPlan | { kind: 'passthrough' } {
+export function selectPlan(
+  sql: string,
+  original: SelectStmt,
+  lookup: TableLookup,
+): SelectPlan | { kind: 'passthrough' } {
   const s = clone(original);
   if (s.intoClause)
     refuse(sql, 'SELECT INTO copies rows without the recorder seeing them', 'SELECT the rows, then INSERT them.');
   if (s.valuesLists) refuse(sql, 'VALUES with a recorded table', 'Use a plain SELECT.');
-  const blocks = findBlocks(sql, 'select', s, lookup);
-  for (const b of blocks.all) if (b.node.targetList) b.node.targetList = expandStars(sql, b.node.targetList, b);
+  const blocks = findBlocks(sql, { kind: 'select', node: s }, lookup);
+  for (const b of blocks.all)
+    if (b.kind === 'select' && b.node.targetList) b.node.targetList = expandStars(sql, b.node.targetList, b);
   const traces = new TraceList();
   const root = blocks.root;
   if (s.op && s.op !== 'SETOP_NONE') {
     traceSubqueries(sql, blocks, traces, (e) => e);
     const added = traces.exprs.map(castText);
-    const arms = (n: N): N[] => (n.op && n.op !== 'SETOP_NONE' ? [...arms(n.larg), ...arms(n.rarg)] : [n]);
+    // (a set operation has both arms)
+    const arms = (n: SelectStmt): SelectStmt[] =>
+      n.op && n.op !== 'SETOP_NONE' ? [...arms(n.larg!), ...arms(n.rarg!)] : [n];
     for (const arm of arms(s)) {
       if (arm.valuesLists)
         refuse(sql, 'a VALUES arm in a set operation with a recorded table', 'Write the values as a SELECT.');
-      arm.targetList.push(...addedTargets(clone(added)));
+      arm.targetList!.push(...addedTargets(clone(added))); // (an arm `SELECT FROM t` has none: see below)
     }
     return done(s, traces);
   }
@@ -45,8 +54,8 @@ export function selectPlan(sql: string, original: N, lookup: TableLookup): Selec
     hasAggregate([s.targetList, s.havingClause, s.sortClause]) ||
     (s.groupClause?.length ?? 0) > 0 ||
     s.havingClause !== undefined;
-  let partition: N[] | undefined;
-  const distinct: N[] | undefined = s.distinctClause;
+  let partition: Node[] | undefined;
+  const distinct = s.distinctClause;
   if (distinct && distinct.length > 0) {
     const plain = distinct.length === 1 && Object.keys(distinct[0]).length === 0;
     if (plain) {
@@ -59,8 +68,9 @@ export function selectPlan(sql: string, original: N, lookup: TableLookup): Selec
       if (hasWindow(s.targetList))
         refuse(sql, 'it uses DISTINCT with window functions', 'Drop DISTINCT and deduplicate in the application.');
       // SELECT DISTINCT a, b ... == SELECT a, b ... GROUP BY 1, 2: the aggregate form records every row read
+      // (the grammar requires DISTINCT's select list)
       delete s.distinctClause;
-      s.groupClause = s.targetList.map((_: N, i: number) => ({ A_Const: { ival: { ival: i + 1 } } }));
+      s.groupClause = s.targetList!.map((_, i) => ({ A_Const: { ival: { ival: i + 1 } } }));
       aggregate = true;
     } else {
       if (aggregate)
@@ -69,10 +79,12 @@ export function selectPlan(sql: string, original: N, lookup: TableLookup): Selec
           'it uses DISTINCT ON together with aggregates or GROUP BY',
           'Drop DISTINCT ON and pick the rows in the application.',
         );
-      const outputNames = new Set((s.targetList as N[]).map((t) => t.ResTarget?.name).filter((x) => x !== undefined));
+      const outputNames = new Set<string | undefined>(
+        s.targetList!.map((t) => bodyOf(t, 'ResTarget')?.name).filter((x) => x !== undefined),
+      );
       for (const d of distinct) {
-        const f = d.ColumnRef?.fields;
-        if (d.A_Const || (f?.length === 1 && outputNames.has(f[0].String?.sval))) {
+        const f = bodyOf(d, 'ColumnRef')?.fields;
+        if (bodyOf(d, 'A_Const') || (f?.length === 1 && outputNames.has(bodyOf(f[0], 'String')?.sval))) {
           refuse(
             sql,
             'its DISTINCT ON names an output column (by position or alias)',
@@ -85,7 +97,11 @@ export function selectPlan(sql: string, original: N, lookup: TableLookup): Selec
   }
   if (aggregate && s.lockingClause)
     refuse(sql, 'FOR UPDATE/SHARE with aggregates', 'Lock the rows with a separate SELECT ... FOR UPDATE.');
-  const acc = aggregate ? (e: N) => jsonAgg(e) : partition ? (e: N) => jsonAgg(e, clone(partition)) : (e: N) => e;
+  const acc = aggregate
+    ? (e: Node) => jsonAgg(e)
+    : partition
+      ? (e: Node) => jsonAgg(e, clone(partition))
+      : (e: Node) => e;
   for (const item of root.items) {
     if (!item.table) continue;
     const judged = { ...judgeRead(root, item, rootReasons(s, aggregate)), needsRow: false };
@@ -93,11 +109,11 @@ export function selectPlan(sql: string, original: N, lookup: TableLookup): Selec
     else traces.addRow(item, judged);
   }
   traceSubqueries(sql, blocks, traces, acc);
-  s.targetList.push(...addedTargets(traces.exprs));
+  s.targetList!.push(...addedTargets(traces.exprs)); // (none in `SELECT FROM t`: a TypeError, not a refusal, so far)
   return done(s, traces);
 }
 
-function done(s: N, traces: TraceList): SelectPlan | { kind: 'passthrough' } {
+function done(s: SelectStmt, traces: TraceList): SelectPlan | { kind: 'passthrough' } {
   if (traces.reads.length === 0) return { kind: 'passthrough' }; // only CTEs named like recorded tables
   const tables = [...new Set(traces.tables)];
   return {

@@ -12,6 +12,8 @@
  * was joined with, so the traces are what the statement used. A correlated subquery in SET or WHERE that reads
  * a column the UPDATE assigns is refused: in RETURNING it would see the new value.
  */
+import type { DeleteStmt, InsertStmt, Node, UpdateStmt } from '@pgsql/types';
+import { bodyOf } from '../sql/node.js';
 import {
   castText,
   clone,
@@ -23,41 +25,53 @@ import {
   refuse,
   resTarget,
   wrap,
-  type N,
 } from './ast.js';
 import { HIDDEN_COLUMNS, PREV_COLUMN, WID_COLUMN } from './catalog.js';
-import { expandStars, findBlocks, ownConjuncts, qualifies, type Block, type Blocks, type FromItem } from './blocks.js';
+import {
+  expandStars,
+  findBlocks,
+  ownConjuncts,
+  qualifies,
+  relationOf,
+  type Block,
+  type Blocks,
+  type FromItem,
+  type WriteStmt,
+} from './blocks.js';
 import { judgeRead, traceSubqueries } from './reads.js';
 import type { DeletePlan, InsertPlan, RewriteOptions, TableLookup, UpdatePlan } from './plan.js';
 import { addedTargets } from './rewrite-select.js';
 import { TraceList, whereOver } from './traces.js';
 import { andOf } from './ast.js';
 
-function returningParts(original: N): { options: N[] | undefined; exprs: N[]; had: boolean } {
+type Write = WriteStmt['node'];
+
+function returningParts(original: Write): { options: Node[] | undefined; exprs: Node[]; had: boolean } {
   const rc = original.returningClause;
   return { options: rc?.options, exprs: rc?.exprs ?? [], had: (rc?.exprs?.length ?? 0) > 0 };
 }
 
 /** The statement's RETURNING: the application's expressions, then what the recorder adds (the traced reads'
  *  columns); the clause's options (its OLD/NEW aliases) kept. */
-function setReturning(s: N, options: N[] | undefined, appExprs: N[], traces: TraceList): void {
+function setReturning(s: Write, options: Node[] | undefined, appExprs: Node[], traces: TraceList): void {
   s.returningClause = { ...(options ? { options } : {}), exprs: [...appExprs, ...addedTargets(traces.exprs)] };
 }
 
-function oldAlias(options: N[] | undefined): { old: string; new: string } {
+function oldAlias(options: Node[] | undefined): { old: string; new: string } {
   let o = 'old';
   let n = 'new';
   for (const opt of options ?? []) {
-    const r = opt.ReturningOption;
-    if (r?.option === 'RETURNING_OPTION_OLD') o = r.value;
-    if (r?.option === 'RETURNING_OPTION_NEW') n = r.value;
+    const r = bodyOf(opt, 'ReturningOption');
+    // (`RETURNING WITH (OLD AS o)`: the grammar requires the alias)
+    if (r?.option === 'RETURNING_OPTION_OLD') o = r.value!;
+    if (r?.option === 'RETURNING_OPTION_NEW') n = r.value!;
   }
   return { old: o, new: n };
 }
 
-function checkAssignments(sql: string, t: FromItem, list: N[], what: string): void {
+function checkAssignments(sql: string, t: FromItem, list: Node[], what: string): void {
   for (const item of list) {
-    const name: string | undefined = item.ResTarget?.name;
+    const name = bodyOf(item, 'ResTarget')?.name;
     if (name === undefined) continue;
     if (HIDDEN_COLUMNS.has(name)) refuse(sql, `it assigns the recorder's hidden column ${name}`, 'Do not write it.');
     if (t.table!.key.includes(name)) {
@@ -73,22 +87,24 @@ function checkAssignments(sql: string, t: FromItem, list: N[], what: string): vo
 /** The blocks of a write on a recorded table (refused when the written table is not recorded but a read one is). */
 function writeBlocks(
   sql: string,
-  kind: 'insert' | 'update' | 'delete',
-  s: N,
+  stmt: WriteStmt,
   lookup: TableLookup,
 ): { blocks: Blocks; target: FromItem; aliases: { old: string; new: string } } {
-  if (!lookup.lookup(s.relation.schemaname, s.relation.relname)) {
+  const { kind, node: s } = stmt;
+  const relation = relationOf(s);
+  if (!lookup.lookup(relation.schemaname, relation.relname!)) {
     refuse(
       sql,
       `it reads a recorded table to ${kind === 'insert' ? 'write' : kind} a table that is not recorded`,
       'Record that table too (instrument it), or SELECT the rows first and pass them as parameters.',
     );
   }
-  if (s.whereClause?.CurrentOfExpr)
+  if (stmt.kind !== 'insert' && bodyOf(stmt.node.whereClause, 'CurrentOfExpr'))
     refuse(sql, 'WHERE CURRENT OF (cursors) is not recorded', `${kind === 'update' ? 'Update' : 'Delete'} by key.`);
-  const blocks = findBlocks(sql, kind, s, lookup);
+  const blocks = findBlocks(sql, stmt, lookup);
   for (const b of blocks.all)
-    if (b !== blocks.root && b.node.targetList) b.node.targetList = expandStars(sql, b.node.targetList, b);
+    if (b !== blocks.root && b.kind === 'select' && b.node.targetList)
+      b.node.targetList = expandStars(sql, b.node.targetList, b);
   const target = blocks.root.items[0];
   const aliases = oldAlias(s.returningClause?.options);
   if (target.name === aliases.old || target.name === aliases.new)
@@ -97,7 +113,7 @@ function writeBlocks(
 }
 
 /** The rows of the other tables of UPDATE ... FROM / DELETE ... USING, and every subquery, traced in RETURNING. */
-function traceWriteReads(sql: string, blocks: Blocks, own: N[], kind: string): TraceList {
+function traceWriteReads(sql: string, blocks: Blocks, own: Node[], kind: string): TraceList {
   const traces = new TraceList(own);
   for (const item of blocks.root.items.slice(1)) {
     if (item.table)
@@ -114,7 +130,7 @@ function traceWriteReads(sql: string, blocks: Blocks, own: N[], kind: string): T
 function writeWhere(
   root: Block,
   target: FromItem,
-  where: N | undefined,
+  where: Node | undefined,
   joined: string,
 ): { where?: string; partialReason?: string } {
   const { own, all } = ownConjuncts(root, target, where);
@@ -127,30 +143,32 @@ function writeWhere(
 /** A column of the written table in RETURNING: qualified when other tables are in scope. */
 const ownCol =
   (root: Block, target: FromItem) =>
-  (c: string): N =>
+  (c: string): Node =>
     root.items.length > 1 ? colRef(target.name!, c) : colRef(c);
 
 export function insertPlan(
   sql: string,
-  original: N,
+  original: InsertStmt,
   lookup: TableLookup,
   options: RewriteOptions,
   nValues: number,
 ): InsertPlan {
   const s = clone(original);
-  const { blocks, target: t, aliases } = writeBlocks(sql, 'insert', s, lookup);
+  const { blocks, target: t, aliases } = writeBlocks(sql, { kind: 'insert', node: s }, lookup);
   const table = t.table!;
   const { options: retOptions, exprs, had } = returningParts(s);
   const base = Math.max(nValues, paramNumbers(s));
   const widParam = base + 1;
   const wid = castText(param(widParam));
-  for (const c of s.cols ?? [])
-    if (HIDDEN_COLUMNS.has(c.ResTarget?.name))
-      refuse(sql, `it writes the recorder's hidden column ${c.ResTarget.name}`, 'Do not write it.');
-  const fillCols = (n: number): void => {
-    if (!s.cols) s.cols = table.columnOrder.slice(0, n).map((c) => ({ ResTarget: { name: c } }));
-  };
-  const sel = s.selectStmt?.SelectStmt;
+  for (const c of s.cols ?? []) {
+    const name = bodyOf(c, 'ResTarget')?.name;
+    if (name !== undefined && HIDDEN_COLUMNS.has(name))
+      refuse(sql, `it writes the recorder's hidden column ${name}`, 'Do not write it.');
+  }
+  /** The column list; none written means the table's first n columns. */
+  const cols = (n: number): Node[] =>
+    (s.cols ??= table.columnOrder.slice(0, n).map((c) => ({ ResTarget: { name: c } })));
+  const sel = bodyOf(s.selectStmt, 'SelectStmt');
   if (!s.selectStmt) {
     // DEFAULT VALUES
     s.cols = [{ ResTarget: { name: WID_COLUMN } }];
@@ -158,17 +176,17 @@ export function insertPlan(
       SelectStmt: { valuesLists: [{ List: { items: [wid] } }], limitOption: 'LIMIT_OPTION_DEFAULT', op: 'SETOP_NONE' },
     };
   } else if (sel?.valuesLists) {
-    const lists: N[] = sel.valuesLists;
-    fillCols(lists[0]?.List?.items?.length ?? 0);
-    s.cols.push({ ResTarget: { name: WID_COLUMN } });
-    for (const l of lists) l.List.items.push(clone(wid));
+    // (each VALUES row is a List of at least one item)
+    const rows = sel.valuesLists.map((l) => bodyOf(l, 'List')!);
+    cols(rows[0]?.items?.length ?? 0).push({ ResTarget: { name: WID_COLUMN } });
+    for (const row of rows) row.items!.push(clone(wid));
   } else if (sel && (!sel.op || sel.op === 'SETOP_NONE')) {
     // INSERT ... SELECT: the wid is one more (constant) column; DISTINCT, GROUP BY and ORDER BY are unchanged
     if (hasSetReturning(sel.targetList) && (hasAggregate(sel.targetList) || sel.groupClause))
       refuse(sql, 'INSERT ... SELECT with set-returning functions and aggregates', 'Split the statement.');
-    fillCols(sel.targetList.length);
-    s.cols.push({ ResTarget: { name: WID_COLUMN } });
-    sel.targetList.push(resTarget(wid));
+    // (`INSERT ... SELECT FROM u` has no targetList: a TypeError, not a refusal, so far)
+    cols(sel.targetList!.length).push({ ResTarget: { name: WID_COLUMN } });
+    sel.targetList!.push(resTarget(wid));
   } else {
     refuse(
       sql,
@@ -181,9 +199,9 @@ export function insertPlan(
   if (oc && oc.action === 'ONCONFLICT_UPDATE') {
     checkAssignments(sql, t, oc.targetList ?? [], 'ON CONFLICT DO UPDATE');
     upsertWidParam = base + 2;
-    oc.targetList.push({ ResTarget: { name: WID_COLUMN, val: castText(param(upsertWidParam)) } });
-    if (!options.oldReturning)
-      oc.targetList.push({ ResTarget: { name: PREV_COLUMN, val: colRef(t.name!, WID_COLUMN) } });
+    const set = oc.targetList!; // (DO UPDATE SET has at least one assignment)
+    set.push({ ResTarget: { name: WID_COLUMN, val: castText(param(upsertWidParam)) } });
+    if (!options.oldReturning) set.push({ ResTarget: { name: PREV_COLUMN, val: colRef(t.name!, WID_COLUMN) } });
   }
   const appExprs = expandStars(sql, exprs, blocks.root, [aliases.old, aliases.new]);
   const own = [...table.columnOrder.map((c) => colRef(c)), colRef(WID_COLUMN)];
@@ -206,18 +224,18 @@ export function insertPlan(
 
 export function updatePlan(
   sql: string,
-  original: N,
+  original: UpdateStmt,
   lookup: TableLookup,
   options: RewriteOptions,
   nValues: number,
 ): UpdatePlan {
   const s = clone(original);
-  const { blocks, target: t, aliases } = writeBlocks(sql, 'update', s, lookup);
+  const { blocks, target: t, aliases } = writeBlocks(sql, { kind: 'update', node: s }, lookup);
   const table = t.table!;
   const root = blocks.root;
   checkAssignments(sql, t, s.targetList ?? [], 'it');
   // A subquery in SET/WHERE traced in RETURNING would see the new values of the columns the UPDATE assigns.
-  const assigned = new Set<string>((s.targetList ?? []).map((x: N) => x.ResTarget?.name));
+  const assigned = new Set((s.targetList ?? []).map((x) => bodyOf(x, 'ResTarget')?.name));
   for (const r of blocks.refs) {
     if (r.block === root || blocks.inReturning.has(r.block) || !r.owners.includes(root)) continue;
     const c = r.fields[r.fields.length - 1];
@@ -232,8 +250,9 @@ export function updatePlan(
     }
   }
   const widParam = Math.max(nValues, paramNumbers(s)) + 1;
-  s.targetList.push({ ResTarget: { name: WID_COLUMN, val: castText(param(widParam)) } });
-  if (!options.oldReturning) s.targetList.push({ ResTarget: { name: PREV_COLUMN, val: colRef(t.name!, WID_COLUMN) } });
+  const set = s.targetList!; // (UPDATE's SET has at least one assignment)
+  set.push({ ResTarget: { name: WID_COLUMN, val: castText(param(widParam)) } });
+  if (!options.oldReturning) set.push({ ResTarget: { name: PREV_COLUMN, val: colRef(t.name!, WID_COLUMN) } });
   const { exprs, options: retOptions, had } = returningParts(s);
   const appExprs = expandStars(sql, exprs, root, [aliases.old, aliases.new]);
   const col = ownCol(root, t);
@@ -257,9 +276,9 @@ export function updatePlan(
   };
 }
 
-export function deletePlan(sql: string, original: N, lookup: TableLookup): DeletePlan {
+export function deletePlan(sql: string, original: DeleteStmt, lookup: TableLookup): DeletePlan {
   const s = clone(original);
-  const { blocks, target: t, aliases } = writeBlocks(sql, 'delete', s, lookup);
+  const { blocks, target: t, aliases } = writeBlocks(sql, { kind: 'delete', node: s }, lookup);
   const table = t.table!;
   const root = blocks.root;
   const { exprs, options: retOptions, had } = returningParts(s);

@@ -18,6 +18,8 @@
  * the NULL side of an outer join (keys are NOT NULL) and is skipped. Which traces are exact is decided in
  * rewrite.ts (docs/recording.md).
  */
+import type { Node } from '@pgsql/types';
+import { bodyOf } from '../sql/node.js';
 import type { TableInfo } from './catalog.js';
 import { WID_COLUMN } from './catalog.js';
 import {
@@ -32,9 +34,8 @@ import {
   resTarget,
   scalarSubquery,
   walk,
-  type N,
 } from './ast.js';
-import { isClosed, type Block, type FromItem } from './blocks.js';
+import { isClosed, selectOf, type Block, type FromItem } from './blocks.js';
 
 /** One table reference's rows in the result. */
 export interface ReadTrace {
@@ -53,11 +54,11 @@ export interface ReadTrace {
 
 /** The expressions a statement adds (named `__isocheck_<i>` in order) and the traces they hold. */
 export class TraceList {
-  readonly exprs: N[] = [];
+  readonly exprs: Node[] = [];
   readonly reads: ReadTrace[] = [];
 
   /** Columns added before the traces (the written rows' own). */
-  constructor(readonly own: N[] = []) {
+  constructor(readonly own: Node[] = []) {
     this.exprs.push(...own);
   }
 
@@ -66,7 +67,7 @@ export class TraceList {
     this.exprs.push(...rowColumns(item));
   }
 
-  addJson(table: TableInfo, expr: N, meta: Omit<ReadTrace, 'at' | 'form' | 'table'>): void {
+  addJson(table: TableInfo, expr: Node, meta: Omit<ReadTrace, 'at' | 'form' | 'table'>): void {
     this.reads.push({ table, at: this.exprs.length, form: 'json', ...meta });
     this.exprs.push(expr);
   }
@@ -77,12 +78,12 @@ export class TraceList {
 }
 
 /** `q.col, ..., q._isocheck_wid` */
-export function rowColumns(item: FromItem): N[] {
+export function rowColumns(item: FromItem): Node[] {
   return [...item.table!.columnOrder.map((c) => colRef(item.name!, c)), colRef(item.name!, WID_COLUMN)];
 }
 
 /** `ARRAY[q.col::text, ..., q._isocheck_wid::text]` */
-export function rowArray(item: FromItem): N {
+export function rowArray(item: FromItem): Node {
   return { A_ArrayExpr: { elements: rowColumns(item).map(castText) } };
 }
 
@@ -101,10 +102,10 @@ export function chainOf(b: Block): Block[] {
  * b.from WHERE b.where)`; with LIMIT/OFFSET, over b's own select list, ORDER BY and LIMIT in a subquery, so that
  * it takes the rows b took (the same ones unless the order has ties).
  */
-export function lift(sql: string, b: Block, inner: N): N {
-  const s = b.node;
+export function lift(sql: string, b: Block, inner: Node): Node {
+  const s = selectOf(b); // (lifted blocks are subqueries: SELECTs)
   if (s.valuesLists) refuse(sql, 'a subquery refers to a VALUES list', 'Pass the values as parameters.');
-  const limited = (s.limitCount && !s.limitCount.A_Const?.isnull) || s.limitOffset;
+  const limited = (s.limitCount && !bodyOf(s.limitCount, 'A_Const')?.isnull) || s.limitOffset;
   const base = {
     fromClause: clone(s.fromClause),
     whereClause: clone(s.whereClause),
@@ -141,13 +142,13 @@ export function lift(sql: string, b: Block, inner: N): N {
 }
 
 /** The WHERE text over the item's own column names (its qualifiers dropped). */
-export function whereOver(item: FromItem, own: N | undefined): string | undefined {
+export function whereOver(item: FromItem, own: Node | undefined): string | undefined {
   if (!own) return undefined;
   const w = clone(own);
   walk(w, (o) => {
     const cr = o.ColumnRef;
     if (cr && Array.isArray(cr.fields) && cr.fields.length >= 2) {
-      const names = cr.fields.map((f: N) => f.String?.sval);
+      const names = cr.fields.map((f) => bodyOf(f, 'String')?.sval);
       if (names[0] === item.name) cr.fields = cr.fields.slice(1);
       else if (names.length >= 3 && names[1] === item.relname) cr.fields = cr.fields.slice(2);
     }
