@@ -151,6 +151,16 @@ describe('SELECT', () => {
     });
   });
 
+  it('records a SELECT with no select list (SELECT FROM t, in a UNION, in INSERT ... SELECT): no TypeError', () => {
+    expect(rec('SELECT FROM accounts WHERE id = $1', 1)).toMatchObject({
+      kind: 'select',
+      added: 4,
+      sql: `SELECT ${COLS} FROM accounts WHERE id = $1`,
+    });
+    expect(rec('SELECT FROM accounts UNION ALL SELECT FROM accounts').kind).toBe('select');
+    expect(rec('INSERT INTO accounts SELECT FROM accounts').kind).toBe('insert');
+  });
+
   it('passes statements on other tables through untouched', () => {
     expect(plan('SELECT * FROM other WHERE x = 1')).toEqual({ kind: 'passthrough' });
     expect(plan('SELECT 1')).toEqual({ kind: 'passthrough' });

@@ -46,7 +46,8 @@ export function selectPlan(
     for (const arm of arms(s)) {
       if (arm.valuesLists)
         refuse(sql, 'a VALUES arm in a set operation with a recorded table', 'Write the values as a SELECT.');
-      arm.targetList!.push(...addedTargets(clone(added))); // (an arm `SELECT FROM t` has none: see below)
+      // an arm `SELECT FROM t` has no select list: the trace columns are then its only ones
+      (arm.targetList ??= []).push(...addedTargets(clone(added)));
     }
     return done(s, traces);
   }
@@ -109,7 +110,8 @@ export function selectPlan(
     else traces.addRow(item, judged);
   }
   traceSubqueries(sql, blocks, traces, acc);
-  s.targetList!.push(...addedTargets(traces.exprs)); // (none in `SELECT FROM t`: a TypeError, not a refusal, so far)
+  // `SELECT FROM t` has no select list: the trace columns are then its only ones (the client sees none of them)
+  (s.targetList ??= []).push(...addedTargets(traces.exprs));
   return done(s, traces);
 }
 

@@ -184,9 +184,10 @@ export function insertPlan(
     // INSERT ... SELECT: the wid is one more (constant) column; DISTINCT, GROUP BY and ORDER BY are unchanged
     if (hasSetReturning(sel.targetList) && (hasAggregate(sel.targetList) || sel.groupClause))
       refuse(sql, 'INSERT ... SELECT with set-returning functions and aggregates', 'Split the statement.');
-    // (`INSERT ... SELECT FROM u` has no targetList: a TypeError, not a refusal, so far)
-    cols(sel.targetList!.length).push({ ResTarget: { name: WID_COLUMN } });
-    sel.targetList!.push(resTarget(wid));
+    // `INSERT ... SELECT FROM u` has no select list: the wid is then its one column
+    const list = (sel.targetList ??= []);
+    cols(list.length).push({ ResTarget: { name: WID_COLUMN } });
+    list.push(resTarget(wid));
   } else {
     refuse(
       sql,
