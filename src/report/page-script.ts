@@ -6,7 +6,7 @@
  * the tests) stands on its own: the script is `runPage` called with the other parts. No build step and no asset:
  * the page stays one self-contained file.
  */
-import type { PageParts } from './page/context.js';
+import type { PageParts } from './page/parts.js';
 import { createDetails } from './page/details.js';
 import { createDom } from './page/dom.js';
 import { createExplanations } from './page/explanations.js';

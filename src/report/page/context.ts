@@ -4,12 +4,6 @@
  * import another at run time (only `import type`; test/report.test.ts checks it).
  */
 import type { PageAnomaly, PageData, PageTxn } from '../page-data.js';
-import type { createDetails } from './details.js';
-import type { createDom } from './dom.js';
-import type { createExplanations } from './explanations.js';
-import type { renderHeader } from './header.js';
-import type { renderLevels } from './levels.js';
-import type { createTimeline } from './timeline.js';
 
 export interface SelectOptions {
   /** Zoom or pan the timeline so that the transaction's bar shows. */
@@ -78,14 +72,4 @@ export interface Timeline {
   /** A transaction's bar in page coordinates (tests). */
   barOf(i: number): { x: number; y: number; width: number; height: number; cx: number; cy: number; visible: boolean };
   view(): { a: number; z: number };
-}
-
-/** The parts, as page-script.ts hands them to `runPage` (main.ts). */
-export interface PageParts {
-  createDom: typeof createDom;
-  renderHeader: typeof renderHeader;
-  createExplanations: typeof createExplanations;
-  renderLevels: typeof renderLevels;
-  createTimeline: typeof createTimeline;
-  createDetails: typeof createDetails;
 }

@@ -6,7 +6,8 @@
  * layout for tests.
  */
 import type { PageData } from '../page-data.js';
-import type { PageContext, PageParts, SelectOptions } from './context.js';
+import type { PageContext, SelectOptions } from './context.js';
+import type { PageParts } from './parts.js';
 
 export function runPage(parts: PageParts): void {
   const started = performance.now();
