@@ -78,17 +78,7 @@ describe('CandidateRows', () => {
           could: (id, gs) => gs.has(g) && id >= lo && id <= hi,
         },
       ];
-      cases.forEach((c, ci) => {
-        lines.push({
-          kind: 'txn',
-          id: `R${ci}`,
-          session: 100 + ci,
-          seq: 1,
-          iso: 'RC',
-          status: 'committed',
-          events: [{ op: 'select', table: 't', where: c.where, params: c.params, partial: true, rows: [] }],
-        } as Line);
-      });
+      lines.push(...readers('t', cases));
       const model = buildModel(historyFromLines(lines));
       expect(model.anomalies).toEqual([]);
       const rows = new CandidateRows(model);
@@ -174,17 +164,7 @@ describe('CandidateRows on a composite key', () => {
         // two point constraints: the smaller one's keys (a superset: the caller evaluates the WHERE)
         { where: 'g = $1 AND a = $2', params: [g1, alo], could: (v) => v.gs.has(g1) && v.a === alo, superset: true },
       ];
-      cases.forEach((c, ci) => {
-        lines.push({
-          kind: 'txn',
-          id: `R${ci}`,
-          session: 100 + ci,
-          seq: 1,
-          iso: 'RC',
-          status: 'committed',
-          events: [{ op: 'select', table: 'u', where: c.where, params: c.params, partial: true, rows: [] }],
-        } as Line);
-      });
+      lines.push(...readers('u', cases));
       const model = buildModel(historyFromLines(lines));
       expect(model.anomalies).toEqual([]);
       const candidates = new CandidateRows(model);
@@ -203,6 +183,22 @@ describe('CandidateRows on a composite key', () => {
     expect(exercised).toBe(800);
   });
 });
+
+/** One committed RC transaction per case, Ri, with its WHERE as a partial read of the table (no row returned). */
+function readers(table: string, cases: { where: string; params: number[] }[]): Line[] {
+  return cases.map(
+    (c, ci) =>
+      ({
+        kind: 'txn',
+        id: `R${ci}`,
+        session: 100 + ci,
+        seq: 1,
+        iso: 'RC',
+        status: 'committed',
+        events: [{ op: 'select', table, where: c.where, params: c.params, partial: true, rows: [] }],
+      }) as Line,
+  );
+}
 
 interface Case2 {
   where: string;

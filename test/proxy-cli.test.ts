@@ -3,7 +3,7 @@
 // SIGTERM finishes the history (a transaction left open is written aborted, then the end line) and exits 0. With
 // ISOCHECK_PROXY_TLS_CERT/KEY (a certificate openssl makes, when installed) a client connects with TLS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import pg from 'pg';
 import { buildPrivateCli } from './helpers/private-cli.js';
 import { parseListen, readTls } from '../src/cli/proxy-command.js';
 import { which } from './helpers/which.js';
+import { selfSignedCertificate } from './helpers/self-signed.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-cli-'));
 let bin: string;
@@ -43,32 +44,10 @@ describe('isocheck proxy (command line)', () => {
   it('starts the embedded server, records, and finishes the file on SIGTERM', async () => {
     const out = join(dir, 'run.ndjson');
     // with a certificate (--tls-cert/--tls-key) when openssl can make one: client a connects with TLS
-    const openssl = which('openssl');
-    const cert = join(dir, 'proxy.crt');
-    const key = join(dir, 'proxy.key');
-    const tls =
-      !!openssl &&
-      spawnSync(
-        openssl,
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-days',
-          '2',
-          '-subj',
-          '/CN=localhost',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-        ],
-        { stdio: 'ignore', timeout: 30_000 },
-      ).status === 0;
+    const pem = selfSignedCertificate(which('openssl'), dir);
+    const tls = pem !== undefined;
     // the certificate as options (--tls-cert/--tls-key); ISOCHECK_PROXY_TLS_CERT/KEY are read the same way (readTls)
-    const tlsArgs = tls ? ['--tls-cert', cert, '--tls-key', key] : [];
+    const tlsArgs = pem ? ['--tls-cert', pem.cert, '--tls-key', pem.key] : [];
     const c = spawn(
       process.execPath,
       [bin, 'proxy', '--listen', '127.0.0.1:0', '--tables', 'accounts', '--out', out, ...tlsArgs],

@@ -16,6 +16,7 @@ import { check } from '../src/index.js';
 import { mapPosition } from '../src/proxy/positions.js';
 import { type ProxyOptions, type RunningProxy, startProxy } from '../src/proxy/proxy.js';
 import { which } from './helpers/which.js';
+import { selfSignedCertificate } from './helpers/self-signed.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-protocol-'));
 const openssl = which('openssl');
@@ -111,29 +112,9 @@ beforeAll(async () => {
   if (openssl) {
     // a self-signed certificate; the server's copy written by the server itself (COPY ... TO PROGRAM, into its data
     // directory: owned by its user, mode 0600, as PostgreSQL wants a key file)
-    const key = join(dir, 'proxy.key');
-    const crt = join(dir, 'proxy.crt');
-    const r = spawnSync(
-      openssl,
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '2',
-        '-subj',
-        '/CN=localhost',
-        '-keyout',
-        key,
-        '-out',
-        crt,
-      ],
-      { stdio: 'ignore', timeout: 30_000 },
-    );
-    if (r.status === 0) {
-      cert = { cert: readFileSync(crt), key: readFileSync(key) };
+    const pem = selfSignedCertificate(openssl, dir);
+    if (pem) {
+      cert = { cert: readFileSync(pem.cert), key: readFileSync(pem.key) };
       const lines = (b: Buffer): string[] => b.toString('utf8').trim().split('\n');
       const data = (await setup.query<{ d: string }>(`SELECT current_setting('data_directory') AS d`)).rows[0].d;
       for (const [file, pem] of [
