@@ -106,12 +106,8 @@ function checkStages(history: History, options: CheckRunOptions, budget: Budget,
     model = withLevels(reuse.model, options.iso);
   } else {
     options.progress?.(`building the model of ${history.txns.length.toLocaleString('en-US')} transactions`);
-    model = buildModel(history, {
-      iso: options.iso,
-      checkAbortedReads: options.checkAbortedReads,
-      // a reused model's WHEREs keep this hook: it asks the budget of whichever check runs
-      deadline: reuse ? () => (reuse.budget ?? budget).checkNow() : () => budget.checkNow(),
-    });
+    // a reused model's WHEREs keep this hook: it asks the budget of whichever check runs
+    model = modelOf(history, options, reuse ? () => (reuse.budget ?? budget).checkNow() : () => budget.checkNow());
     if (reuse) Object.assign(reuse, { model, checkAbortedReads: options.checkAbortedReads ?? false });
   }
   const result = checkModel(model, budget, options, progress);
@@ -119,6 +115,11 @@ function checkStages(history: History, options: CheckRunOptions, budget: Budget,
     return withUnknownCommitted(history, model.droppedUnknown, result, budget, options, progress);
   }
   return result;
+}
+
+/** The model of h at the check's levels, its construction stopped by `deadline` (a budget's checkNow). */
+function modelOf(h: History, options: CheckOptions, deadline: () => void): CheckModel {
+  return buildModel(h, { iso: options.iso, checkAbortedReads: options.checkAbortedReads, deadline });
 }
 
 /**
@@ -134,12 +135,7 @@ function explainInconsistent(history: History, result: CheckResult, options: Che
     /** The model of h and a budget of ms, stopped at `limit` at the latest. */
     const within = (ms: number, h: History, limit = until) => {
       const budget = new Budget(Math.min(Date.now() + ms, limit));
-      const model = buildModel(h, {
-        iso: options.iso,
-        checkAbortedReads: options.checkAbortedReads,
-        deadline: () => budget.checkNow(),
-      });
-      return { model, budget };
+      return { model: modelOf(h, options, () => budget.checkNow()), budget };
     };
     const sub = shrink(
       history,
@@ -213,11 +209,7 @@ function withUnknownCommitted(
     progress.within = `(while trying ${[...assumed].join(', ')}, of unknown outcome, as committed)`;
     progress.stage = (by) => `stopped by ${by} while building the model of a variant`;
     const r = checkModel(
-      buildModel(variant, {
-        iso: options.iso,
-        checkAbortedReads: options.checkAbortedReads,
-        deadline: () => budget.checkNow(),
-      }),
+      modelOf(variant, options, () => budget.checkNow()),
       budget,
       { ...options, explain: false },
       progress,

@@ -515,6 +515,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
       await check.end().catch(() => undefined);
     }
     if (stopCause) throw new Error('stopped');
+    const ranAt = cluster?.ranAt(config);
     return {
       file,
       workload: workload.name,
@@ -530,7 +531,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
       rolledBack,
       retried,
       perType,
-      ...(cluster?.ranAt(config) ? { ranAt: cluster.ranAt(config) } : {}),
+      ...(ranAt ? { ranAt } : {}),
       seconds: (Date.now() - started) / 1000,
       invariantViolations,
       ...(invariantsSkipped ? { invariantsSkipped } : {}),
