@@ -36,10 +36,15 @@ let calls = 0;
 function linearOf(h: History, iso?: IsoOverride): LinearOutcome | undefined {
   const model = buildModel(h, { iso });
   if (model.anomalies.length > 0) return undefined;
-  // every third history with the per-key index on every key, every third with lookups by scanning each key's
-  // writers (flat.ts), the rest with the thresholds a user gets
+  // every third history with the per-key index on every key (and its typed arrays in many small arena chunks),
+  // every third with lookups by scanning each key's writers (flat.ts), the rest with the thresholds a user gets
   const c = calls++ % 3;
-  const tuning = c === 0 ? { manyWriters: 0, hotKeyWriters: 0 } : c === 1 ? { manyWriters: 0, hotKeyWriters: 1e9 } : {};
+  const tuning =
+    c === 0
+      ? { manyWriters: 0, hotKeyWriters: 0, arenaChunk: 8 }
+      : c === 1
+        ? { manyWriters: 0, hotKeyWriters: 1e9 }
+        : {};
   return linearCheck(model, () => {}, undefined, undefined, tuning);
 }
 
@@ -126,14 +131,14 @@ describe('linear check', () => {
     }
   });
 
-  it('decides the same, with the same order or reason, whatever the per-key lookup path (flat.ts tunings)', () => {
+  it('decides the same, with the same order or reason, whatever the per-key lookup path and arena chunks', () => {
     // index everywhere, scan everywhere, and mixes of hot and cold keys in one transaction (small random
     // histories never reach the default thresholds): a lookup that misses or invents a writer changes an outcome
     const tunings = [
       {},
       { manyWriters: 0, hotKeyWriters: 0 },
       { manyWriters: 0, hotKeyWriters: 1e9 },
-      { manyWriters: 0, hotKeyWriters: 1 },
+      { manyWriters: 0, hotKeyWriters: 1, arenaChunk: 8 },
       { manyWriters: 0, hotKeyWriters: 2 },
       { manyWriters: 1, hotKeyWriters: 1 },
       { manyWriters: 2, hotKeyWriters: 3 },

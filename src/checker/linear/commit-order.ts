@@ -7,6 +7,7 @@
  *   model + forced edges -> CSR graph -> Kahn's algorithm with a heap on commit time -> order | cycle
  */
 import { INIT, type CheckModel } from '../model/model.js';
+import type { Arena } from './arena.js';
 import type { ForcedEdges } from './constraints.js';
 import type { Flat } from './flat.js';
 
@@ -34,22 +35,23 @@ interface Graph {
   b: Int32Array;
 }
 
-function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges, hints: readonly number[]): Graph {
+function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges, hints: readonly number[], arena: Arena): Graph {
   const { n, soPrev } = model;
   const { readStart, tripleStart, tripleFrom } = flat;
-  const degree = new Int32Array(n + 1);
+  const degree = arena.int32(n + 1);
   for (let t = 1; t < n; t++) degree[soPrev[t]]++;
   for (let j = 0; j < tripleFrom.length; j++) degree[tripleFrom[j]]++;
   for (let e = 0; e < forced.count; e++) degree[forced.from[e]]++;
   for (let h = 0; h < hints.length; h += 2) degree[hints[h]]++;
-  const start = new Int32Array(n + 1);
+  const start = arena.int32(n + 1);
   for (let t = 0; t < n; t++) start[t + 1] = start[t] + degree[t];
   const m = start[n];
-  const fill = start.slice(0, n);
-  const to = new Int32Array(m),
-    kind = new Uint8Array(m),
-    a = new Int32Array(m),
-    b = new Int32Array(m);
+  const fill = arena.int32(n);
+  fill.set(start.subarray(0, n));
+  const to = arena.int32(m),
+    kind = arena.uint8(m),
+    a = arena.int32(m),
+    b = arena.int32(m);
   const put = (from: number, target: number, k: number, x: number, y: number) => {
     const at = fill[from]++;
     to[at] = target;
@@ -81,17 +83,18 @@ export function candidateOrder(
   model: CheckModel,
   flat: Flat,
   forced: ForcedEdges,
+  arena: Arena,
   check: () => void,
   hints: readonly number[] = [],
 ): CandidateOrder {
   const { n, txns } = model;
-  const g = buildGraph(model, flat, forced, hints);
-  const indeg = new Int32Array(n);
+  const g = buildGraph(model, flat, forced, hints, arena);
+  const indeg = arena.int32(n);
   for (let i = 0; i < g.to.length; i++) indeg[g.to[i]]++;
-  const time = new Float64Array(n);
+  const time = arena.float64(n);
   for (let t = 1; t < n; t++) time[t] = txns[t].end ?? txns[t].begin ?? txns[t].line;
   // Binary heap of ready transactions by (time, id).
-  const heap = new Int32Array(n);
+  const heap = arena.int32(n);
   let size = 0;
   const less = (x: number, y: number) => time[x] < time[y] || (time[x] === time[y] && x < y);
   const push = (t: number) => {
@@ -119,8 +122,8 @@ export function candidateOrder(
     heap[i] = last;
     return top;
   };
-  const order = new Int32Array(n);
-  const done = new Uint8Array(n);
+  const order = arena.int32(n);
+  const done = arena.uint8(n);
   let placed = 0;
   if (indeg[INIT] === 0) push(INIT);
   // Hints still waiting for their `before` transaction; when the order is stuck, every cycle left goes through
@@ -149,7 +152,7 @@ export function candidateOrder(
     if (--indeg[hints[give + 1]] === 0) push(hints[give + 1]);
   }
   if (placed === n) {
-    const pos = new Int32Array(n);
+    const pos = arena.int32(n);
     for (let i = 0; i < n; i++) pos[order[i]] = i;
     return { order, pos };
   }

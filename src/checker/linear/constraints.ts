@@ -18,6 +18,7 @@
 import { SER, SI, RC } from '../levels.js';
 import { INIT, type CheckModel } from '../model/model.js';
 import type { Chains } from './sessions.js';
+import type { Arena } from './arena.js';
 import { WritersByKey, writesKey, type Flat } from './flat.js';
 import { lowerBound } from './lower-bound.js';
 
@@ -49,26 +50,34 @@ export interface LostUpdate {
 
 class Growable {
   count = 0;
-  from = new Int32Array(1024);
-  to = new Int32Array(1024);
-  why = new Uint8Array(1024);
-  read = new Int32Array(1024);
-  index = new Int32Array(1024);
-  other = new Int32Array(1024);
+  from: Int32Array;
+  to: Int32Array;
+  why: Uint8Array;
+  read: Int32Array;
+  index: Int32Array;
+  other: Int32Array;
+
+  constructor(
+    private readonly arena: Arena,
+    capacity: number,
+  ) {
+    this.from = arena.int32(capacity);
+    this.to = arena.int32(capacity);
+    this.why = arena.uint8(capacity);
+    this.read = arena.int32(capacity);
+    this.index = arena.int32(capacity);
+    this.other = arena.int32(capacity);
+  }
 
   push(from: number, to: number, why: number, read: number, index: number, other = -1): void {
     if (this.count === this.from.length) {
-      const grow = <T extends Int32Array | Uint8Array>(a: T): T => {
-        const b = new (a.constructor as new (n: number) => T)(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.from = grow(this.from);
-      this.to = grow(this.to);
-      this.why = grow(this.why);
-      this.read = grow(this.read);
-      this.index = grow(this.index);
-      this.other = grow(this.other);
+      const { arena } = this;
+      this.from = arena.doubled(this.from);
+      this.to = arena.doubled(this.to);
+      this.why = arena.doubled(this.why);
+      this.read = arena.doubled(this.read);
+      this.index = arena.doubled(this.index);
+      this.other = arena.doubled(this.other);
     }
     const i = this.count++;
     this.from[i] = from;
@@ -104,13 +113,13 @@ export interface Overwriters {
   index: Int32Array;
 }
 
-export function overwriters(model: CheckModel, flat: Flat): Overwriters {
+export function overwriters(model: CheckModel, flat: Flat, arena: Arena): Overwriters {
   const { n } = model;
   const { tripleStart, tripleKey, tripleFrom, readStart } = flat;
   // Triples whose reader writes the key it read, bucketed by key (counting sort), then by writer read from.
-  const picked = new Int32Array(tripleKey.length);
-  const readOf = new Int32Array(tripleKey.length);
-  const perKey = new Int32Array(model.keys.length + 1);
+  const picked = arena.int32(tripleKey.length);
+  const readOf = arena.int32(tripleKey.length);
+  const perKey = arena.int32(model.keys.length + 1);
   let m = 0;
   for (let t = 1; t < n; t++) {
     if (flat.writeStart[t] === flat.writeStart[t + 1]) continue;
@@ -124,8 +133,9 @@ export function overwriters(model: CheckModel, flat: Flat): Overwriters {
     }
   }
   for (let x = 0; x < model.keys.length; x++) perKey[x + 1] += perKey[x];
-  const fill = perKey.slice(0, model.keys.length);
-  const ids = new Int32Array(m);
+  const fill = arena.int32(model.keys.length);
+  fill.set(perKey.subarray(0, model.keys.length));
+  const ids = arena.int32(m);
   for (let i = 0; i < m; i++) ids[fill[tripleKey[picked[i]]]++] = i;
   for (let x = 0; x < model.keys.length; x++) {
     if (perKey[x + 1] - perKey[x] > 32) {
@@ -144,11 +154,16 @@ export function overwriters(model: CheckModel, flat: Flat): Overwriters {
       ids[b + 1] = id;
     }
   }
-  return {
-    version: Float64Array.from(ids, (i) => tripleKey[picked[i]] * n + tripleFrom[picked[i]]),
-    read: Int32Array.from(ids, (i) => readOf[i]),
-    index: Int32Array.from(ids, (i) => picked[i] - tripleStart[readOf[i]]),
-  };
+  const version = arena.float64(m);
+  const read = arena.int32(m);
+  const index = arena.int32(m);
+  for (let k = 0; k < m; k++) {
+    const i = ids[k];
+    version[k] = tripleKey[picked[i]] * n + tripleFrom[picked[i]];
+    read[k] = readOf[i];
+    index[k] = picked[i] - tripleStart[readOf[i]];
+  }
+  return { version, read, index };
 }
 
 /** The range [from, to) of `over` for one version (key x written by t1). */
@@ -165,6 +180,7 @@ export function forcedEdges(
   flat: Flat,
   chains: Chains,
   over: Overwriters,
+  arena: Arena,
   check: () => void,
 ): { edges: ForcedEdges; lostUpdates: LostUpdate[] } {
   const { n, writersOf } = model;
@@ -180,15 +196,16 @@ export function forcedEdges(
     }
     return lo;
   };
-  const edges = new Growable();
+  // Capacity for about one forced edge per row read from another transaction (grows by doubling past that).
+  const edges = new Growable(arena, Math.max(1024, tripleKey.length));
   // The latest writer of each key in the session being walked (dense ids are by session, then seq).
-  const lastWriter = new Int32Array(model.keys.length).fill(-1);
-  const lastSession = new Int32Array(model.keys.length).fill(-1);
+  const lastWriter = arena.int32Filled(model.keys.length, -1);
+  const lastSession = arena.int32Filled(model.keys.length, -1);
   // Writers t3 read from (stamp = t3), and, for RC, at an earlier statement (rcStamp = t3).
-  const wrStamp = new Int32Array(n).fill(-1);
-  const rcStamp = new Int32Array(n).fill(-1);
+  const wrStamp = arena.int32Filled(n, -1);
+  const rcStamp = arena.int32Filled(n, -1);
   const wrList: number[] = [];
-  const byKey = new WritersByKey(model.keys.length);
+  const byKey = new WritersByKey(model.keys.length, arena);
   /** t2, a writer of x that t3 read from, is visible to t3's read of x from t1: t2 before t1. */
   const wrVisible = (t2: number, t1: number, t3: number, level: number, r: number, i: number) => {
     if (t2 !== t1 && t2 !== INIT && (level !== RC || rcStamp[t2] === t3)) edges.push(t2, t1, WR_VISIBLE, r, i);

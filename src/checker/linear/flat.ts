@@ -6,6 +6,7 @@
  * the contiguous range [readStart[t], readStart[t + 1]).
  */
 import type { CheckModel } from '../model/model.js';
+import type { Arena } from './arena.js';
 
 export interface Flat {
   readStart: Int32Array;
@@ -27,19 +28,24 @@ export interface Flat {
   hot: Uint8Array;
 }
 
-export function flatten(model: CheckModel, manyWriters = MANY_WRITERS, hotKeyWriters = HOT_KEY_WRITERS): Flat {
+export function flatten(
+  model: CheckModel,
+  arena: Arena,
+  manyWriters = MANY_WRITERS,
+  hotKeyWriters = HOT_KEY_WRITERS,
+): Flat {
   const { n, reads, readsOf, writes, txns } = model;
-  const readStart = new Int32Array(n + 1);
+  const readStart = arena.int32(n + 1);
   for (let t = 0; t < n; t++) readStart[t + 1] = readStart[t] + readsOf[t].length;
-  const tripleStart = new Int32Array(reads.length + 1);
+  const tripleStart = arena.int32(reads.length + 1);
   let triples = 0;
   for (let r = 0; r < reads.length; r++) {
     if (reads[r].id !== r) throw new Error('model reads are not numbered in order');
     triples += reads[r].fromKeys.length;
     tripleStart[r + 1] = triples;
   }
-  const tripleKey = new Int32Array(triples);
-  const tripleFrom = new Int32Array(triples);
+  const tripleKey = arena.int32(triples);
+  const tripleFrom = arena.int32(triples);
   for (let r = 0, at = 0; r < reads.length; r++) {
     const { fromKeys, fromTxns } = reads[r];
     for (let i = 0; i < fromKeys.length; i++, at++) {
@@ -47,16 +53,17 @@ export function flatten(model: CheckModel, manyWriters = MANY_WRITERS, hotKeyWri
       tripleFrom[at] = fromTxns[i];
     }
   }
-  const writeStart = new Int32Array(n + 1);
+  const writeStart = arena.int32(n + 1);
   for (let t = 0; t < n; t++) writeStart[t + 1] = writeStart[t] + writes[t].size;
-  const writeKey = new Int32Array(writeStart[n]);
+  const writeKey = arena.int32(writeStart[n]);
   for (let t = 0; t < n; t++) {
     let at = writeStart[t];
     for (const x of writes[t].keys()) writeKey[at++] = x;
     writeKey.subarray(writeStart[t], at).sort();
   }
-  const level = Uint8Array.from(txns, (t) => t.level);
-  const hot = new Uint8Array(model.writersOf.length);
+  const level = arena.uint8(n);
+  for (let t = 0; t < n; t++) level[t] = txns[t].level;
+  const hot = arena.uint8(model.writersOf.length);
   for (let x = 0; x < hot.length; x++) if (model.writersOf[x].length > hotKeyWriters) hot[x] = 1;
   return { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey, level, manyWriters, hot };
 }
@@ -89,14 +96,19 @@ export class WritersByKey {
   private built = 0;
   private readonly stamp: Int32Array;
   private readonly head: Int32Array;
-  private next = new Int32Array(1024);
-  private who = new Int32Array(1024);
+  private next: Int32Array;
+  private who: Int32Array;
   private size = 0;
   private onlyRead = false;
 
-  constructor(keys: number) {
-    this.stamp = new Int32Array(keys);
-    this.head = new Int32Array(keys);
+  constructor(
+    keys: number,
+    private readonly arena: Arena,
+  ) {
+    this.stamp = arena.int32(keys);
+    this.head = arena.int32(keys);
+    this.next = arena.int32(1024);
+    this.who = arena.int32(1024);
   }
 
   /**
@@ -144,13 +156,8 @@ export class WritersByKey {
           head[x] = -1;
         }
         if (this.size === this.who.length) {
-          const grow = (a: Int32Array) => {
-            const bigger = new Int32Array(a.length * 2);
-            bigger.set(a);
-            return bigger;
-          };
-          this.next = grow(this.next);
-          this.who = grow(this.who);
+          this.next = this.arena.doubled(this.next);
+          this.who = this.arena.doubled(this.who);
         }
         const e = this.size++;
         this.who[e] = w;

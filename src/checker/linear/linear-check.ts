@@ -27,6 +27,7 @@ import { RC, SER, levelName } from '../levels.js';
 import { describeKey, INIT, type CheckModel } from '../model/model.js';
 import { missingRowAnomaly } from '../explain/missing-row.js';
 import type { ForcedEdge, Triple } from '../model/relations.js';
+import { Arena } from './arena.js';
 import { CandidateRows } from './candidate-rows.js';
 import { candidateOrder, FORCED, WR, type GraphEdge } from './commit-order.js';
 import {
@@ -54,7 +55,12 @@ export interface LinearTuning {
   manyWriters?: number;
   /** Writers above which a key is indexed rather than scanned (flat.ts). */
   hotKeyWriters?: number;
+  /** Bytes of the arena's first chunk (tests make it small, so that the check takes many chunks). */
+  arenaChunk?: number;
 }
+
+/** Bytes of the arena's first chunk per transaction and read. */
+const ARENA_BYTES = 160;
 
 export function linearCheck(
   model: CheckModel,
@@ -69,19 +75,22 @@ export function linearCheck(
     if (phases) phases[name] = (phases[name] ?? 0) + now - clock;
     clock = now;
   };
+  // The check's typed arrays (arena.ts), the first chunk sized to hold all of them on the histories of the
+  // benchmark (about 160 bytes per transaction and read at a million transactions).
+  const arena = new Arena(tuning.arenaChunk ?? Math.max(1 << 16, ARENA_BYTES * (model.n + model.reads.length)));
   stage?.('indexing reads and writes');
-  const flat = flatten(model, tuning.manyWriters, tuning.hotKeyWriters);
-  const chains = sessionChains(model);
+  const flat = flatten(model, arena, tuning.manyWriters, tuning.hotKeyWriters);
+  const chains = sessionChains(model, arena);
   lap('flatten');
   stage?.('forced edges and lost updates');
-  const over = overwriters(model, flat);
-  const { edges, lostUpdates } = forcedEdges(model, flat, chains, over, check);
+  const over = overwriters(model, flat, arena);
+  const { edges, lostUpdates } = forcedEdges(model, flat, chains, over, arena, check);
   lap('forced');
   if (lostUpdates.length > 0)
     return { verdict: 'inconsistent', anomalies: lostUpdates.slice(0, 10).map((l) => lostUpdateAnomaly(model, l)) };
   check();
   stage?.('a candidate commit order');
-  let candidate = candidateOrder(model, flat, edges, check);
+  let candidate = candidateOrder(model, flat, edges, arena, check);
   lap('order');
   if (candidate.cycle)
     return { verdict: 'inconsistent', anomalies: [forcedCycleAnomaly(model, edges, candidate.cycle)] };
@@ -96,9 +105,10 @@ export function linearCheck(
     stage?.(
       round === 1 ? 'verifying every axiom under it' : `verifying every axiom under a repaired order (round ${round})`,
     );
-    const v = verifyOrder(model, flat, candidate.order!, candidate.pos!, chains, rows, check);
+    const v = verifyOrder(model, flat, candidate.order!, candidate.pos!, chains, rows, arena, check);
     lap('verify');
-    if (v.ok) return { verdict: 'consistent', order: candidate.order! };
+    // a copy: the order outlives the check, its arena need not
+    if (v.ok) return { verdict: 'consistent', order: candidate.order!.slice() };
     if (v.missingRow) return { verdict: 'inconsistent', anomalies: [missingRowAnomaly(model, v.read, v.key, [INIT])] };
     const read = model.reads[v.read];
     const why =
@@ -110,7 +120,7 @@ export function linearCheck(
       if (f.writer !== INIT && f.writer !== f.reader) hints.push(f.reader, f.writer);
     if (hints.length === before) return { verdict: 'undecided', reason: why };
     stage?.(`a repaired candidate commit order (round ${round + 1})`);
-    candidate = candidateOrder(model, flat, edges, check, hints);
+    candidate = candidateOrder(model, flat, edges, arena, check, hints);
     lap('order');
     if (candidate.cycle)
       return { verdict: 'undecided', reason: `${why}; moving the writers after their readers closes a cycle` };

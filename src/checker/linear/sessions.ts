@@ -4,6 +4,7 @@
  * session per transaction instead of an n × n bitset, as in AWDIT and Plume.
  */
 import { INIT, type CheckModel } from '../model/model.js';
+import type { Arena } from './arena.js';
 import type { Flat } from './flat.js';
 
 export interface Chains {
@@ -14,10 +15,10 @@ export interface Chains {
   count: number;
 }
 
-export function sessionChains(model: CheckModel): Chains {
+export function sessionChains(model: CheckModel, arena: Arena): Chains {
   const { n, soPrev } = model;
-  const of = new Int32Array(n).fill(-1);
-  const index = new Int32Array(n);
+  const of = arena.int32Filled(n, -1);
+  const index = arena.int32(n);
   let count = 0;
   for (let t = 1; t < n; t++) {
     if (soPrev[t] === INIT) {
@@ -48,9 +49,10 @@ export class CausalClocks {
     private readonly model: CheckModel,
     private readonly flat: Flat,
     private readonly chains: Chains,
+    arena: Arena,
   ) {
     this.k = chains.count;
-    this.clock = new Int32Array(model.n * this.k);
+    this.clock = arena.int32(model.n * this.k);
   }
 
   begin(t: number, extra: readonly number[] = []): void {

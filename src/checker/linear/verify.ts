@@ -20,6 +20,7 @@
  */
 import { CC, PC, RC, SER, SI } from '../levels.js';
 import { INIT, predicateHolds, type CheckModel, type ReadEvent } from '../model/model.js';
+import type { Arena } from './arena.js';
 import type { CandidateRows } from './candidate-rows.js';
 import { CausalClocks, MAX_CLOCK_ENTRIES, type Chains } from './sessions.js';
 import { WritersByKey, writesKey, type Flat } from './flat.js';
@@ -53,13 +54,13 @@ export class KeyWriters {
   readonly ids: Int32Array;
   readonly at: Int32Array;
 
-  constructor(model: CheckModel, pos: Int32Array) {
+  constructor(model: CheckModel, pos: Int32Array, arena: Arena) {
     const { writersOf } = model;
     const k = writersOf.length;
-    const start = (this.start = new Int32Array(k + 1));
+    const start = (this.start = arena.int32(k + 1));
     for (let x = 0; x < k; x++) start[x + 1] = start[x] + writersOf[x].length;
-    const ids = (this.ids = new Int32Array(start[k]));
-    const at = (this.at = new Int32Array(start[k]));
+    const ids = (this.ids = arena.int32(start[k]));
+    const at = (this.at = arena.int32(start[k]));
     for (let x = 0; x < k; x++) {
       const list = writersOf[x].slice().sort((a, b) => pos[a] - pos[b]);
       for (let i = 0; i < list.length; i++) {
@@ -101,20 +102,21 @@ function verifyPass(
   rows: CandidateRows,
   pass: (level: number) => boolean,
   witnesses: number[],
+  arena: Arena,
   check: () => void,
 ): Verification {
   const { n, reads, txns, soPrev } = model;
   const { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey } = flat;
   const widenForCausality = flat.level.some((l, t) => t !== INIT && l === CC);
-  const lastWriter = new Int32Array(model.keys.length).fill(-1);
-  const lastSession = new Int32Array(model.keys.length).fill(-1);
-  const wrStamp = new Int32Array(n).fill(-1);
-  const rcStamp = new Int32Array(n).fill(-1);
+  const lastWriter = arena.int32Filled(model.keys.length, -1);
+  const lastSession = arena.int32Filled(model.keys.length, -1);
+  const wrStamp = arena.int32Filled(n, -1);
+  const rcStamp = arena.int32Filled(n, -1);
   const wrList: number[] = [];
   const rcLater: number[] = [];
   // Writers of each key among wrList when it is long, and the wrList length it was built for (every key: the
   // unreturned rows a read is checked on are asked about too).
-  const byKey = new WritersByKey(model.keys.length);
+  const byKey = new WritersByKey(model.keys.length, arena);
   let byKeyOf = -1;
   let first: Verification | undefined;
   // Session order (dense ids) when no causal clocks are kept; commit order when they are (built as it goes).
@@ -341,9 +343,10 @@ export function verifyOrder(
   pos: Int32Array,
   chains: Chains,
   rows: CandidateRows,
+  arena: Arena,
   check: () => void,
 ): Verification {
-  const kw = new KeyWriters(model, pos);
+  const kw = new KeyWriters(model, pos, arena);
   const witnesses: number[] = [];
   const first = verifyPass(
     model,
@@ -357,6 +360,7 @@ export function verifyOrder(
     rows,
     (level) => level !== CC,
     witnesses,
+    arena,
     check,
   );
   if (!first.ok) return first;
@@ -384,11 +388,12 @@ export function verifyOrder(
     pos,
     kw,
     chains,
-    new CausalClocks(model, flat, chains),
+    new CausalClocks(model, flat, chains, arena),
     extraOf,
     rows,
     (level) => level === CC,
     [],
+    arena,
     check,
   );
 }

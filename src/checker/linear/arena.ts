@@ -1,0 +1,67 @@
+/**
+ * The memory of one linear check (docs/scale.md §4): its typed arrays carved from a few large ArrayBuffers.
+ *
+ * V8 starts a full mark of the heap each time ArrayBuffer memory has grown by 64 MB since the last one (GC reason
+ * "external memory pressure"). On a history of a million transactions the linear check takes about 500 MB of typed
+ * arrays while the history and the model hold 2.4 GB of heap: allocated one by one, they cost five full marks of
+ * 3-4 s each, two thirds of the check. Carved from chunks, each as large as all the chunks before it, they cost one
+ * mark per chunk, and the first chunk, sized from the model, usually holds everything.
+ *
+ * The tail of a chunk that is never carved costs address space only (the pages of a fresh ArrayBuffer are not
+ * touched until written). Nothing is freed before the whole arena is: an array that outlives the check is copied
+ * out (`slice`), so that the check's chunks go with it.
+ */
+export class Arena {
+  #chunk: ArrayBuffer | undefined;
+  #used = 0;
+  /** Bytes in all chunks so far. */
+  #size = 0;
+
+  /** `firstChunk`: bytes of the first chunk (more are added as needed). */
+  constructor(private readonly firstChunk: number) {}
+
+  int32(length: number): Int32Array {
+    return new Int32Array(this.#take(length * 4), this.#used - length * 4, length);
+  }
+
+  uint8(length: number): Uint8Array {
+    return new Uint8Array(this.#take(length), this.#used - length, length);
+  }
+
+  float64(length: number): Float64Array {
+    return new Float64Array(this.#take(length * 8), this.#used - length * 8, length);
+  }
+
+  /** An Int32Array of `length` elements, each `value`. */
+  int32Filled(length: number, value: number): Int32Array {
+    const a = this.int32(length);
+    if (value !== 0) a.fill(value);
+    return a;
+  }
+
+  /** A copy of `a` in a new array twice as long (the growth of a list), its second half zero. */
+  doubled<T extends Int32Array | Uint8Array>(a: T): T {
+    const b = (a instanceof Int32Array ? this.int32(a.length * 2) : this.uint8(a.length * 2)) as T;
+    b.set(a);
+    return b;
+  }
+
+  /** Bytes of the chunks taken so far (for tests and the benchmark's profile). */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Returns the chunk `bytes` were carved from, the carve ending at `#used`. */
+  #take(bytes: number): ArrayBuffer {
+    const at = (this.#used + 7) & ~7; // every carve 8-byte aligned, for Float64Array
+    if (this.#chunk === undefined || at + bytes > this.#chunk.byteLength) {
+      const size = Math.max(bytes, this.#size === 0 ? this.firstChunk : this.#size);
+      this.#chunk = new ArrayBuffer(size);
+      this.#size += size;
+      this.#used = bytes;
+      return this.#chunk;
+    }
+    this.#used = at + bytes;
+    return this.#chunk;
+  }
+}
