@@ -23,20 +23,28 @@ import { startProxy } from '../src/proxy/proxy.js';
 import { getWorkload, beginStatement, levelFor, pickType, RollbackError, type Queryable } from '../workloads/index.js';
 
 type Mode = 'direct' | 'recorder' | 'proxy' | 'inproc';
-const MODES: Mode[] = ['direct', 'recorder', 'proxy', 'inproc'];
+const ALL_MODES: Mode[] = ['direct', 'recorder', 'proxy', 'inproc'];
+/** ISOCHECK_BENCH_PROXY_MODES=direct,proxy: only these modes (e.g. while profiling the proxy); default all. */
+const MODES: Mode[] = (() => {
+  const only = (process.env.ISOCHECK_BENCH_PROXY_MODES ?? '').split(',').filter((m) => m !== '');
+  const bad = only.filter((m) => !ALL_MODES.includes(m as Mode));
+  if (bad.length > 0) throw new Error(`ISOCHECK_BENCH_PROXY_MODES: unknown mode ${bad.join(', ')}`);
+  return only.length > 0 ? ALL_MODES.filter((m) => only.includes(m)) : ALL_MODES;
+})();
 
 /** The compiled CLI next to this file (dist/bench/ -> dist/src/cli/main.js). */
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
-/** User + system CPU seconds of a live process, from /proc/PID/stat (Linux; NaN elsewhere). */
-function processCpu(pid: number): number {
+/** User and system CPU seconds of a live process, from /proc/PID/stat (Linux; NaN elsewhere). */
+function processCpu(pid: number): { user: number; sys: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields 14 and 15 (utime, stime), counted from the state (field 3) after the command's parenthesis
-    return (Number(f[11]) + Number(f[12])) / 100; // in clock ticks: 100 a second on Linux (getconf CLK_TCK)
+    // fields 14 and 15 (utime, stime), counted from the state (field 3) after the command's parenthesis, in clock
+    // ticks: 100 a second on Linux (getconf CLK_TCK)
+    return { user: Number(f[11]) / 100, sys: Number(f[12]) / 100 };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, sys: Number.NaN };
   }
 }
 
@@ -81,13 +89,25 @@ async function stopProxy(p: { child: ChildProcess; stderr: () => string }): Prom
   if (code !== 0) throw new Error(`the proxy exited with ${code}: ${p.stderr()}`);
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** A Queryable that counts its statements. */
+function counted(q: Queryable, count: () => void): Queryable {
+  return {
+    query(text, params) {
+      count();
+      return q.query(text, params);
+    },
+  };
+}
+
+const median = (xs: number[]): number =>
+  xs.length === 0 ? Number.NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function runProxyBench(
   txns = 100,
   sessions = 16,
   rounds = 5,
   log: (line: string) => void = console.log,
+  warmUp = Number(process.env.ISOCHECK_BENCH_PROXY_WARMUP ?? 25),
 ): Promise<Record<Mode, number[]>> {
   const db = await openDatabase({});
   const workload = getWorkload('smallbank');
@@ -146,14 +166,40 @@ export async function runProxyBench(
           await c.connect();
           clients.push(c);
         }
+        // warm-up, untimed: every transaction rolled back (the data the timed part starts from is the loaded one),
+        // so that the timed part measures each mode's steady state, not the proxy process's JIT warm-up
+        const warm0 = child ? processCpu(child.child.pid!) : { user: 0, sys: 0 };
+        const w0 = performance.now();
+        let warmStatements = 0;
+        await Promise.all(
+          clients.map(async (c, s) => {
+            const q: Queryable = counted(recorder ? recorder.client(c) : c, () => warmStatements++);
+            const rng = seedrandom(`1/warm-up/${s + 1}`);
+            for (let i = 0; i < warmUp; i++) {
+              const type = pickType(workload.mix, rng);
+              try {
+                await q.query(beginStatement(levelFor(workload.configs.si, type)));
+                await workload.transaction(type, q, rng, ctx);
+              } catch (e) {
+                if (!(e instanceof RollbackError) && !['40001', '40P01'].includes((e as { code?: string }).code ?? ''))
+                  throw e;
+              }
+              await q.query('ROLLBACK');
+            }
+          }),
+        );
+        const warmSecs = (performance.now() - w0) / 1000;
+        const warm1 = child ? processCpu(child.child.pid!) : { user: Number.NaN, sys: Number.NaN };
+        const warmCpu = warm1.user + warm1.sys - warm0.user - warm0.sys;
         let committed = 0;
         let retries = 0;
+        let statements = 0;
         const cpu0 = process.cpuUsage();
-        const proxyCpu0 = child ? processCpu(child.child.pid!) : 0;
+        const proxyCpu0 = child ? processCpu(child.child.pid!) : { user: 0, sys: 0 };
         const t0 = performance.now();
         await Promise.all(
           clients.map(async (c, s) => {
-            const q: Queryable = recorder ? recorder.client(c) : c;
+            const q: Queryable = counted(recorder ? recorder.client(c) : c, () => statements++);
             const rng = seedrandom(`1/session/${s + 1}`);
             for (let i = 0; i < txns; i++) {
               const type = pickType(workload.mix, rng);
@@ -180,7 +226,10 @@ export async function runProxyBench(
         const secs = (performance.now() - t0) / 1000;
         const used = process.cpuUsage(cpu0);
         const cpuSecs = (used.user + used.system) / 1e6;
-        const proxySecs = child ? processCpu(child.child.pid!) - proxyCpu0 : Number.NaN;
+        const proxyCpu1 = child ? processCpu(child.child.pid!) : { user: Number.NaN, sys: Number.NaN };
+        const proxyUser = proxyCpu1.user - proxyCpu0.user;
+        const proxySys = proxyCpu1.sys - proxyCpu0.sys;
+        const proxySecs = proxyUser + proxySys;
         for (const c of clients) await c.end();
         recorder?.finish();
         await proxy?.close();
@@ -193,7 +242,13 @@ export async function runProxyBench(
         log(
           `round ${round + 1} ${mode.padEnd(8)} ${committed} committed (${retries} retried after 40001/40P01) ` +
             `in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s` +
-            (child ? `, the proxy process's ${proxySecs.toFixed(2)} s` : ''),
+            `, ${statements} statements` +
+            (child
+              ? `, the proxy process's ${proxySecs.toFixed(2)} s (user ${proxyUser.toFixed(2)}, system ` +
+                `${proxySys.toFixed(2)}; ${((proxySecs / statements) * 1e6).toFixed(0)} us a statement; in the ` +
+                `warm-up of ${warmStatements} statements before, ${warmSecs.toFixed(2)} s, ` +
+                `${((warmCpu / Math.max(warmStatements, 1)) * 1e6).toFixed(0)} us a statement)`
+              : ''),
         );
       }
     }
