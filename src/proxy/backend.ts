@@ -147,16 +147,31 @@ export function dataRowText(values: readonly (string | null)[]): Buffer {
   return b;
 }
 
-function fieldsBody(fields: Fields): Buffer {
-  const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields))
-    if (v !== undefined && v !== '') parts.push(Buffer.from(k, 'latin1'), cstr(v));
-  parts.push(Buffer.from([0]));
-  return Buffer.concat(parts);
+/** An ErrorResponse or NoticeResponse: each non-empty field as its code and a C string, then a zero byte; one
+ *  buffer, written in place. */
+function fieldsMessage(type: number, fields: Fields): Buffer {
+  let length = 5;
+  for (const k in fields) {
+    const v = fields[k];
+    if (v !== undefined && v !== '') length += Buffer.byteLength(k, 'latin1') + Buffer.byteLength(v, 'utf8') + 1;
+  }
+  const b = Buffer.allocUnsafe(1 + length);
+  b[0] = type;
+  b.writeInt32BE(length, 1);
+  let at = 5;
+  for (const k in fields) {
+    const v = fields[k];
+    if (v === undefined || v === '') continue;
+    at += b.write(k, at, 'latin1');
+    at += b.write(v, at, 'utf8');
+    b[at++] = 0;
+  }
+  b[at] = 0;
+  return b;
 }
 
-export const errorResponse = (fields: Fields): Buffer => message('E', fieldsBody(fields));
-export const noticeResponse = (fields: Fields): Buffer => message('N', fieldsBody(fields));
+export const errorResponse = (fields: Fields): Buffer => fieldsMessage(0x45, fields); // 'E'
+export const noticeResponse = (fields: Fields): Buffer => fieldsMessage(0x4e, fields); // 'N'
 
 /** The fields of an error or notice as node-postgres gives it (pg-protocol's DatabaseError / NoticeMessage). */
 export function fieldsOf(e: Record<string, unknown>, positionOffset = 0): Fields {

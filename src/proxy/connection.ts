@@ -117,7 +117,9 @@ export class ProxyConnection {
   readonly pid = 0x10000 + nextPid++;
   readonly secret = (Math.random() * 0x7fffffff) | 0;
   private readonly reader: FrontendReader;
-  private queue: Promise<void> = Promise.resolve();
+  /** What is left to do, in order (startup packets, messages, the end): run by drain(). */
+  private readonly steps: (() => Promise<void> | void)[] = [];
+  private draining = false;
   private raw: pg.Client | undefined;
   /** The same connection: its query() records (the Recorder's driver client). */
   private client: pg.Client | undefined;
@@ -219,10 +221,30 @@ export class ProxyConnection {
     if (this.raw) this.ctx.cancel(this.raw);
   }
 
+  /**
+   * Runs the steps one after the other, in the order they came (a step that returns a promise is awaited before
+   * the next). A step starts in a microtask, never inside the 'data' callback that queued it: the messages of the
+   * whole chunk are in `pending` first (the lookahead of beginImplicit and executesSoon). One loop for the
+   * connection rather than a promise chain per message (two promises and their reactions a message).
+   */
   private enqueue(step: () => Promise<void> | void): void {
-    this.queue = this.queue.then(step).catch((e: unknown) => {
-      this.fatal('XX000', `isocheck proxy: internal error: ${(e as Error)?.stack ?? String(e)}`);
-    });
+    this.steps.push(step);
+    if (this.draining) return;
+    this.draining = true;
+    queueMicrotask(() => void this.drain());
+  }
+
+  private async drain(): Promise<void> {
+    while (this.steps.length > 0) {
+      const step = this.steps.shift()!;
+      try {
+        const r = step();
+        if (r !== undefined) await r;
+      } catch (e) {
+        this.fatal('XX000', `isocheck proxy: internal error: ${(e as Error)?.stack ?? String(e)}`);
+      }
+    }
+    this.draining = false;
   }
 
   // ---- output ---------------------------------------------------------------------------------------------
@@ -391,16 +413,13 @@ export class ProxyConnection {
 
   // ---- messages -------------------------------------------------------------------------------------------
 
-  private async message(m: FrontendMessage): Promise<void> {
+  /** A message: handled here when it needs no round trip (Parse, Bind, Close, Flush), else by messageAsync. */
+  private message(m: FrontendMessage): Promise<void> | void {
     if (this.awaiting) return this.authenticate(m);
     if (this.ended || !this.client) return;
     if (this.skipToSync && m.type !== 'S') return;
     try {
       switch (m.type) {
-        case 'Q':
-          await this.simpleQuery(m.text);
-          this.ready();
-          return;
         case 'P':
           if (m.name !== '' && this.statements.has(m.name))
             throw new ProxyError('42P05', `prepared statement "${m.name}" already exists`);
@@ -411,30 +430,13 @@ export class ProxyConnection {
           this.bind(m);
           this.send(B.bindComplete());
           return;
-        case 'D':
-          await this.describe(m.what, m.name);
-          return;
-        case 'E':
-          await this.execute(m.portal, m.maxRows);
-          return;
         case 'C':
           if (m.what === 'S') this.statements.delete(m.name);
           else this.portals.delete(m.name);
           this.send(B.closeComplete());
           return;
-        case 'S':
-          this.skipToSync = false;
-          if (this.implicit) await this.endImplicit().catch((e: unknown) => this.sendError(e));
-          // portals live until their transaction ends (outside a block, the implicit one ends here)
-          if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
-          this.ready();
-          return;
         case 'H':
           this.flush();
-          return;
-        case 'X':
-          this.flush();
-          await this.end();
           return;
         case 'p':
           throw new ProxyError('08P01', 'isocheck proxy: unexpected password message');
@@ -443,11 +445,48 @@ export class ProxyConnection {
             '0A000',
             `isocheck proxy: message type '${m.code}' is not supported (COPY and function calls are not)`,
           );
+        default:
+          return this.messageAsync(m);
       }
     } catch (e) {
-      this.sendError(e);
-      if (m.type === 'Q' || m.type === 'other') this.ready();
-      else this.skipToSync = true;
+      this.failed(m, e);
+    }
+  }
+
+  /** After a message failed: its ErrorResponse, then ReadyForQuery (a Query) or skip to the next Sync. */
+  private failed(m: FrontendMessage, e: unknown): void {
+    this.sendError(e);
+    if (m.type === 'Q' || m.type === 'other') this.ready();
+    else this.skipToSync = true;
+  }
+
+  private async messageAsync(m: FrontendMessage): Promise<void> {
+    try {
+      switch (m.type) {
+        case 'Q':
+          await this.simpleQuery(m.text);
+          this.ready();
+          return;
+        case 'D':
+          await this.describe(m.what, m.name);
+          return;
+        case 'E':
+          await this.execute(m.portal, m.maxRows);
+          return;
+        case 'S':
+          this.skipToSync = false;
+          if (this.implicit) await this.endImplicit().catch((e: unknown) => this.sendError(e));
+          // portals live until their transaction ends (outside a block, the implicit one ends here)
+          if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
+          this.ready();
+          return;
+        case 'X':
+          this.flush();
+          await this.end();
+          return;
+      }
+    } catch (e) {
+      this.failed(m, e);
     }
   }
 
@@ -466,9 +505,11 @@ export class ProxyConnection {
         this.parseTypes = { name, types: paramTypes };
       }
     }
+    // BEGIN, COMMIT, ROLLBACK, SAVEPOINT ...: no rows, so pg's defaults do as well; as a text, pg copies no config
+    const control = values.length === 0 && config.name === undefined && plan()?.kind === 'control';
     let r: pg.QueryArrayResult | pg.QueryArrayResult[];
     try {
-      r = (await this.recording().query(config, values)) as typeof r;
+      r = (await (control ? this.recording().query(text) : this.recording().query(config, values))) as typeof r;
     } catch (e) {
       // the server's error position is in the text it ran: the rewritten one for a recorded statement
       const err = e as { position?: string };
@@ -566,8 +607,15 @@ export class ProxyConnection {
       format: 0,
     }));
     const n = r.rowCount;
-    const matches = (t: string): boolean => t.split(' ')[0] === r.command && (n === null || t.endsWith(` ${n}`));
-    let tag = [...this.tags].reverse().find(matches);
+    const command = r.command;
+    const count = n === null ? '' : ` ${n}`;
+    // the last tag of this command (and count): "UPDATE 3", "INSERT 0 1", "SELECT 2"; no copy, no split
+    let tag: string | undefined;
+    for (let i = this.tags.length - 1; i >= 0 && tag === undefined; i--) {
+      const t = this.tags[i];
+      const word = t.indexOf(' ');
+      if ((word < 0 ? t : t.slice(0, word)) === command && t.endsWith(count)) tag = t;
+    }
     if (tag === undefined)
       tag = n === null ? r.command : r.command === 'INSERT' ? `INSERT 0 ${n}` : `${r.command} ${n}`;
     return {

@@ -35,7 +35,7 @@ export function decodeBinaryParam(b: Buffer, oid: number): string | Buffer {
     case BOOL:
       return b[0] ? 't' : 'f';
     case BYTEA:
-      return b;
+      return Buffer.from(b); // a copy: b is a view of the socket's chunk, and the value outlives the message
     default:
       if (TEXTUAL.has(oid) && oid !== 0) return b.toString('utf8');
       throw new BinaryFormatError(

@@ -110,7 +110,8 @@ function parseTyped(type: string, body: Buffer): FrontendMessage {
       const params: (Buffer | null)[] = [];
       for (let i = 0, n = c.int16(); i < n; i++) {
         const len = c.int32();
-        params.push(len < 0 ? null : Buffer.from(c.bytes(len)));
+        // a view: the chunk is not reused, and bind() turns the values into strings (or decoded values) at once
+        params.push(len < 0 ? null : c.bytes(len));
       }
       const resultFormats: number[] = [];
       for (let i = 0, n = c.int16(); i < n; i++) resultFormats.push(c.int16());

@@ -77,12 +77,16 @@ function traceRows(table: TableInfo, trace: ReadTrace, added: (string | null)[][
   const keyAt = table.key.map((k) => table.columnOrder.indexOf(k));
   const rows: SelectEvent['rows'] = [];
   const seen = new Set<string>();
+  // one row in `row` form (a single-row read): nothing to see twice, no key to stringify
+  const once = trace.form === 'row' && added.length <= 1;
   const push = (values: (string | null)[]): void => {
     if (keyAt.some((i) => values[i] === null || values[i] === undefined)) return;
     const row = toFormatRow(table, values.slice(0, n));
-    const k = JSON.stringify(keyOf(table, row));
-    if (seen.has(k)) return;
-    seen.add(k);
+    if (!once) {
+      const k = JSON.stringify(keyOf(table, row));
+      if (seen.has(k)) return;
+      seen.add(k);
+    }
     rows.push({ wid: widOf(values[n]), row });
   };
   const collect = (v: unknown): void => {

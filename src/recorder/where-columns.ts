@@ -16,14 +16,16 @@ export type WhereColumns = { columns: string[] } | { error: string };
 const MAX_ENTRIES = 5000;
 
 export class WhereColumnsCache {
-  private readonly byTable = new Map<TableInfo, Map<string, WhereColumns>>();
+  /** table -> WHERE text -> (number of parameters, the named ones' values) -> answer. The WHERE is a key of its
+   *  own: the plan's string each time, whose hash V8 keeps, not hashed again inside a longer key per read. */
+  private readonly byTable = new Map<TableInfo, Map<string, Map<string, WhereColumns>>>();
   private size = 0;
   /** The parameter numbers (0-based) each WHERE text names. */
   private readonly named = new Map<string, number[]>();
 
   get(where: string, params: unknown[], table: TableInfo): WhereColumns {
-    let cache = this.byTable.get(table);
-    if (!cache) this.byTable.set(table, (cache = new Map()));
+    let byWhere = this.byTable.get(table);
+    if (!byWhere) this.byTable.set(table, (byWhere = new Map()));
     // recorded parameters are JSON values (recordParams): their JSON is their identity
     let named = this.named.get(where);
     if (named === undefined) {
@@ -31,16 +33,21 @@ export class WhereColumnsCache {
       if (this.named.size >= MAX_ENTRIES) this.named.clear();
       this.named.set(where, named);
     }
-    const namedValues = named.length === 0 ? '' : JSON.stringify(named.map((i) => params[i]));
-    const key = `${where}\u0000${params.length}\u0000${namedValues}`;
-    let out = cache.get(key);
+    const key =
+      named.length === 0
+        ? String(params.length)
+        : `${params.length}\u0000${JSON.stringify(named.map((i) => params[i]))}`;
+    let cache = byWhere.get(where);
+    let out = cache?.get(key);
     if (out === undefined) {
       out = compile(where, params, table);
       if (this.size >= MAX_ENTRIES) {
         this.byTable.clear();
-        this.byTable.set(table, (cache = new Map()));
+        this.byTable.set(table, (byWhere = new Map()));
+        cache = undefined;
         this.size = 0;
       }
+      if (!cache) byWhere.set(where, (cache = new Map()));
       cache.set(key, out);
       this.size++;
     }

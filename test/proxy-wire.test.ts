@@ -1,0 +1,216 @@
+// isocheck proxy on the wire: the bytes a client receives are the server's, whatever the TCP chunks its messages
+// arrive in (a pipeline cut at every byte boundary, a message larger than a socket read, a large parameter), and
+// the proxy's own ErrorResponse/NoticeResponse encoding (one buffer written in place) gives the bytes of the simple
+// encoding it replaced.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { serialize } from 'pg-protocol';
+import type { EmbeddedServer } from '../src/db/embedded.js';
+import { errorResponse, type Fields, noticeResponse } from '../src/proxy/backend.js';
+import type { RunningProxy } from '../src/proxy/proxy.js';
+import { proxiedServer } from './helpers/proxied-server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-wire-'));
+let server: EmbeddedServer;
+let proxy: RunningProxy;
+
+/** A client speaking raw bytes: what it receives up to and including the nth ReadyForQuery. */
+interface Wire {
+  send(b: Buffer): void;
+  /** The bytes received until `readies` ReadyForQuery messages (taken off what is received). */
+  until(readies: number): Promise<Buffer>;
+  close(): void;
+}
+
+/** Raw bytes over a socket that has finished its startup (or will, with `startup` sent). */
+async function wire(sock: net.Socket, startup?: Buffer): Promise<Wire> {
+  sock.setNoDelay(true);
+  sock.on('error', () => undefined);
+  let got = Buffer.alloc(0);
+  let waiting: (() => void) | undefined;
+  sock.on('data', (chunk: Buffer) => {
+    got = Buffer.concat([got, chunk]);
+    waiting?.();
+  });
+  /** Where the nth ReadyForQuery ends in what is received, or -1. */
+  const endOf = (n: number): number => {
+    let at = 0;
+    let seen = 0;
+    while (at + 5 <= got.length) {
+      const end = at + 1 + got.readInt32BE(at + 1);
+      if (end > got.length) return -1;
+      if (got[at] === 0x5a && ++seen === n) return end;
+      at = end;
+    }
+    return -1;
+  };
+  const until = async (readies: number): Promise<Buffer> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const end = endOf(readies);
+      if (end >= 0) {
+        const out = got.subarray(0, end);
+        got = got.subarray(end);
+        return Buffer.from(out);
+      }
+      if (Date.now() > deadline) throw new Error(`no ReadyForQuery #${readies} in 10 s: ${got.toString('latin1')}`);
+      await new Promise<void>((resolve) => {
+        waiting = resolve;
+        setTimeout(resolve, 50);
+      });
+      waiting = undefined;
+    }
+  };
+  if (startup) {
+    sock.write(startup);
+    await until(1);
+  }
+  return { send: (b) => sock.write(b), until, close: () => sock.end(serialize.end()) };
+}
+
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The server's own connection (authenticated by pg, then its socket read raw) and the proxy's. */
+async function bothSides(): Promise<{ direct: Wire; proxied: Wire }> {
+  const c = new pg.Client({ connectionString: server.url });
+  c.on('error', () => undefined); // its socket is the test's once connected, and the test closes it
+  await c.connect();
+  const stream = (c as unknown as { connection: { stream: net.Socket } }).connection.stream;
+  stream.removeAllListeners('data');
+  const u = new URL(server.url);
+  const sock = net.connect(proxy.port, proxy.host);
+  await new Promise<void>((resolve, reject) => {
+    sock.once('connect', resolve);
+    sock.once('error', reject);
+  });
+  return {
+    direct: await wire(stream),
+    proxied: await wire(
+      sock,
+      serialize.startup({ user: decodeURIComponent(u.username), database: u.pathname.slice(1) || 'postgres' }),
+    ),
+  };
+}
+
+beforeAll(async () => {
+  ({ server, proxy } = await proxiedServer(
+    [
+      'CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal numeric(10,2) NOT NULL)',
+      `INSERT INTO accounts VALUES (1, 'ann', 100), (2, 'bob', 50.5), (3, 'cäcilie', 7)`,
+    ],
+    ['accounts'],
+    join(dir, 'run.ndjson'),
+  ));
+}, 60_000);
+
+afterAll(async () => {
+  await proxy?.close();
+  await server?.stop();
+});
+
+describe('isocheck proxy on the wire', () => {
+  // reads only, so that every exchange sees the same rows: an extended pipeline with two Executes (PostgreSQL's
+  // implicit transaction), an error that skips to Sync, a named statement closed, and a simple multi-statement Query
+  const pipeline = Buffer.concat([
+    serialize.parse({ text: 'SELECT id, owner FROM accounts WHERE id = $1' }),
+    serialize.bind({ values: ['2'] }),
+    serialize.describe({ type: 'P' }),
+    serialize.execute(),
+    serialize.parse({ name: 's1', text: 'SELECT bal FROM accounts WHERE id = $1' }),
+    serialize.bind({ statement: 's1', values: ['3'] }),
+    serialize.execute(),
+    serialize.close({ type: 'S', name: 's1' }),
+    serialize.sync(),
+    // an error at Execute (a division by a parameter would fail at Bind, folded into a custom plan: the proxy
+    // answers Bind itself, so that error comes at Execute through it)
+    serialize.parse({ text: 'SELECT 1 / (id - 2) AS q FROM accounts WHERE id = $1' }),
+    serialize.bind({ values: ['2'] }),
+    serialize.execute(),
+    serialize.sync(),
+    serialize.query('SELECT owner FROM accounts WHERE id = 3; SELECT 2 AS two'),
+  ]);
+  const readies = 3;
+
+  it('gives the bytes a direct connection gives, the pipeline cut into two chunks at every byte boundary', async () => {
+    const { direct, proxied } = await bothSides();
+    direct.send(pipeline);
+    const expected = await direct.until(readies);
+    proxied.send(pipeline);
+    expect((await proxied.until(readies)).toString('hex')).toBe(expected.toString('hex'));
+    for (let cut = 1; cut < pipeline.length; cut++) {
+      proxied.send(pipeline.subarray(0, cut));
+      await pause(2); // its own TCP segment, read on its own
+      proxied.send(pipeline.subarray(cut));
+      const got = await proxied.until(readies);
+      if (!got.equals(expected))
+        expect({ cut, got: got.toString('hex') }).toEqual({ cut, got: expected.toString('hex') });
+    }
+    // and one byte at a time
+    for (let i = 0; i < pipeline.length; i++) {
+      proxied.send(pipeline.subarray(i, i + 1));
+      if (i % 16 === 0) await pause(1);
+    }
+    expect((await proxied.until(readies)).toString('hex')).toBe(expected.toString('hex'));
+    direct.close();
+    proxied.close();
+  }, 60_000);
+
+  it('takes a message larger than a socket read (a long Query, a long parameter) as the server does', async () => {
+    const { direct, proxied } = await bothSides();
+    const long = 'x'.repeat(300_000);
+    const messages = Buffer.concat([
+      serialize.query(`SELECT length('${long}') AS n, owner FROM accounts WHERE id = 1`),
+      serialize.parse({ text: 'SELECT length($1::text) AS n, md5($1::text) AS h, owner FROM accounts WHERE id = $2' }),
+      serialize.bind({ values: [`${'ü'.repeat(100_000)}${long}`, '2'] }),
+      serialize.describe({ type: 'P' }),
+      serialize.execute(),
+      serialize.sync(),
+    ]);
+    direct.send(messages);
+    const expected = await direct.until(2);
+    proxied.send(messages);
+    expect((await proxied.until(2)).toString('hex')).toBe(expected.toString('hex'));
+    // the same cut in the middle of each long message's length field and body
+    for (const cut of [3, 100_000, 300_030, 300_100, 450_000, messages.length - 3]) {
+      proxied.send(messages.subarray(0, cut));
+      await pause(5);
+      proxied.send(messages.subarray(cut));
+      expect((await proxied.until(2)).toString('hex')).toBe(expected.toString('hex'));
+    }
+    direct.close();
+    proxied.close();
+  }, 60_000);
+});
+
+/** The encoding errorResponse/noticeResponse had before they wrote into one buffer (the reference). */
+function reference(type: string, fields: Fields): Buffer {
+  const parts: Buffer[] = [];
+  for (const [k, v] of Object.entries(fields))
+    if (v !== undefined && v !== '') parts.push(Buffer.from(k, 'latin1'), Buffer.from(`${v}\0`, 'utf8'));
+  parts.push(Buffer.from([0]));
+  const body = Buffer.concat(parts);
+  const b = Buffer.alloc(5 + body.length);
+  b[0] = type.charCodeAt(0);
+  b.writeInt32BE(body.length + 4, 1);
+  body.copy(b, 5);
+  return b;
+}
+
+describe('ErrorResponse and NoticeResponse bytes', () => {
+  it('are those of the simple encoding: fields in order, empty and missing ones left out, UTF-8 values', () => {
+    const cases: Fields[] = [
+      { S: 'ERROR', V: 'ERROR', C: '40001', M: 'could not serialize access due to concurrent update' },
+      { S: 'ERROR', V: 'ERROR', C: '22012', M: 'division by zero', D: undefined, H: '', P: '12', F: 'int.c' },
+      { S: 'NOTICE', V: 'NOTICE', C: '00000', M: 'rélation « zoé » existe déjà, ignoré 🙂', W: 'PL/pgSQL' },
+      {},
+    ];
+    for (const f of cases) {
+      expect(errorResponse(f).toString('hex')).toBe(reference('E', f).toString('hex'));
+      expect(noticeResponse(f).toString('hex')).toBe(reference('N', f).toString('hex'));
+    }
+  });
+});
