@@ -413,7 +413,8 @@ export class ProxyConnection {
 
   // ---- messages -------------------------------------------------------------------------------------------
 
-  /** A message: handled here when it needs no round trip (Parse, Bind, Close, Flush), else by messageAsync. */
+  /** A message: handled here when it needs no round trip (Parse, Bind, Close, Flush, the Execute of a portal that
+   *  ran, a Sync with no implicit transaction to end), else by messageAsync. */
   private message(m: FrontendMessage): Promise<void> | void {
     if (this.awaiting) return this.authenticate(m);
     if (this.ended || !this.client) return;
@@ -434,6 +435,19 @@ export class ProxyConnection {
           if (m.what === 'S') this.statements.delete(m.name);
           else this.portals.delete(m.name);
           this.send(B.closeComplete());
+          return;
+        case 'E': {
+          // a portal that already ran (its Describe came first, as drivers send it): its rows, no round trip
+          const p = this.portals.get(m.portal);
+          if (p?.outcome === undefined) return this.messageAsync(m);
+          this.sendRows(p, p.outcome, m.maxRows);
+          return;
+        }
+        case 'S':
+          if (this.implicit) return this.messageAsync(m);
+          this.skipToSync = false;
+          if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
+          this.ready();
           return;
         case 'H':
           this.flush();
@@ -946,7 +960,11 @@ export class ProxyConnection {
       this.send(B.emptyQueryResponse());
       return;
     }
-    const o = await this.runPortal(p, 1);
+    this.sendRows(p, await this.runPortal(p, 1), maxRows);
+  }
+
+  /** An Execute's rows (up to maxRows, 0: all) and its CommandComplete, or PortalSuspended when rows are left. */
+  private sendRows(p: Portal, o: Outcome, maxRows: number): void {
     const end = maxRows > 0 ? Math.min(o.rows.length, p.sent + maxRows) : o.rows.length;
     const binary = o.columns.some((c) => c.format === 1);
     for (let i = p.sent; i < end; i++) {
