@@ -39,6 +39,7 @@ import { HistoryFormatError, InputError, type FormatProblem } from './input-erro
 import type { History, TableSchema, Txn } from './history.js';
 import { PredicateError } from '../sql/errors.js';
 import { fromSqlFn, parseTypeName } from '../sql/values.js';
+import { ReadVersions, type SelectRow } from './read-versions.js';
 
 const MAX_PROBLEMS = 20;
 /** Columns of a table: PostgreSQL's MaxHeapAttributeNumber. */
@@ -250,6 +251,8 @@ interface TableCheck {
   schema: TableSchema;
   checks: Map<string, ValueCheck>;
   names: string[];
+  /** The versions its selects returned, each kept once (read-versions.ts); only when transactions are kept. */
+  versions?: ReadVersions;
 }
 
 /**
@@ -462,10 +465,17 @@ function validateEvent(raw: unknown, state: ReaderState, where: string): History
     const at = `${where} rows[${i}]`;
     if (!isObject(r)) fail(`${at}: must be a JSON object, got ${show(r)}`);
     switch (op) {
-      case 'select':
+      case 'select': {
+        const kept = table.versions?.find(r);
+        if (kept !== undefined) {
+          rows[i] = kept; // equal to r, validated when first read
+          break;
+        }
         field(r, 'wid', at, isName, 'the wid of the write that produced the row');
         validateRow(field(r, 'row', at, isObject, 'an object'), table, at);
+        table.versions?.keep(r as unknown as SelectRow);
         break;
+      }
       case 'insert':
         validateRow(field(r, 'row', at, isObject, 'an object'), table, at);
         break;
@@ -522,7 +532,7 @@ function validateTable(obj: Json, lineNo: number, state: ReaderState): void {
     if (!checks.has(k)) fail(`${where}: key column ${q(k)} is not in "columns" (declared: ${list(names)})`);
   if (new Set(key).size !== key.length) fail(`${where}: "key" names a column twice`);
   const schema: TableSchema = { name, key, columns, line: lineNo };
-  state.tables.set(name, { schema, checks, names });
+  state.tables.set(name, { schema, checks, names, versions: state.keep ? new ReadVersions(names, key) : undefined });
   state.history.tables.set(name, schema);
   state.history.init.set(name, []);
 }
