@@ -42,6 +42,8 @@ Options:
   --levels LIST     among si+rc,si,rc (recorded levels) and ra,cc (the si histories checked with --iso RA,
                     --iso CC); default si+rc,si,rc
   --timeout S       per-history check timeout in seconds (default 60)
+  --reps N          check each history N times, one after another; the row is the run of median wall time,
+                    its peak RSS the highest of the N, every wall time in wall_runs_ms (default 1)
   --heap-mb N       the worker's --max-old-space-size (default 4096: a laptop-sized heap)
   --seed S          generator seed (default 1)
   --inject LIST     inject anomalies (lost-update,stale-read,fractured-read); default none
@@ -60,6 +62,7 @@ interface Options {
   sizes: number[];
   levels: CheckLevel[];
   timeoutMs: number;
+  reps: number;
   heapMb: number;
   seed: string;
   inject: Injected[];
@@ -74,6 +77,7 @@ function parseArgs(args: string[]): Options {
     'sizes',
     'levels',
     'timeout',
+    'reps',
     'heap-mb',
     'seed',
     'inject',
@@ -113,6 +117,7 @@ function parseArgs(args: string[]): Options {
     sizes: (list('sizes') ?? ['5000', '10000', '20000', '40000']).map((s) => posInt('sizes', s)).sort((a, b) => a - b),
     levels,
     timeoutMs: posInt('timeout', get('timeout') ?? '60') * 1000,
+    reps: posInt('reps', get('reps') ?? '1'),
     heapMb: posInt('heap-mb', get('heap-mb') ?? '4096'),
     seed: get('seed') ?? '1',
     inject,
@@ -133,6 +138,8 @@ export interface ScaleRow {
   verdict: 'consistent' | 'inconsistent' | 'unknown' | 'timeout' | 'out-of-memory' | 'error' | 'skipped';
   /** Wall time of `isocheck check --json` from start to exit: reading, model, check, output. */
   wall_ms: number | '';
+  /** With --reps: every run's wall time, in the order run, separated by ';' (the row is the median run). */
+  wall_runs_ms: string;
   /** The checker's own time (stats.timeMs: model and decision); the rest of the wall is reading and output. */
   check_ms: number | '';
   load_ms: number | '';
@@ -150,6 +157,7 @@ const COLUMNS: (keyof ScaleRow)[] = [
   'inject',
   'verdict',
   'wall_ms',
+  'wall_runs_ms',
   'check_ms',
   'load_ms',
   'peak_rss_mb',
@@ -377,6 +385,7 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
           inject,
           verdict: 'skipped',
           wall_ms: '',
+          wall_runs_ms: '',
           check_ms: '',
           load_ms: '',
           peak_rss_mb: '',
@@ -390,7 +399,11 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
         continue;
       }
       console.error(`checking ${level}${inject ? ` with ${inject}` : ''} n=${txns} (${fileMb} MB) ...`);
-      const r = await checkWithCli(file, o.timeoutMs, o.heapMb, isoOf(level));
+      const runs: CliRun[] = [];
+      for (let i = 0; i < o.reps; i++) runs.push(await checkWithCli(file, o.timeoutMs, o.heapMb, isoOf(level)));
+      // the run of median wall time (the lower middle one for an even count), with the highest peak of all
+      const r = [...runs].sort((a, b) => a.wallMs - b.wallMs)[(runs.length - 1) >> 1];
+      const peakMb = Math.max(...runs.map((x) => x.peakMb ?? 0)) || undefined;
       const d = r.json;
       let verdict: ScaleRow['verdict'];
       let reason = d?.reason ?? '';
@@ -411,9 +424,10 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
         inject,
         verdict,
         wall_ms: round(r.wallMs),
+        wall_runs_ms: runs.length > 1 ? runs.map((x) => round(x.wallMs)).join(';') : '',
         check_ms: d ? round(d.stats.timeMs) : '',
         load_ms: d ? round(r.wallMs - d.stats.timeMs) : '',
-        peak_rss_mb: r.peakMb ? round(r.peakMb) : '',
+        peak_rss_mb: peakMb ? round(peakMb) : '',
         decided_by: d?.stats.decidedBy ?? '',
         anomaly: d?.anomalies[0]?.type ?? '',
         committed: d?.stats.committed ?? '',
@@ -423,7 +437,8 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
       };
       rows.push(row);
       console.error(
-        `  ${row.verdict}${row.anomaly ? ` (${row.anomaly})` : ''} wall ${row.wall_ms} ms (check ${row.check_ms} ` +
+        `  ${row.verdict}${row.anomaly ? ` (${row.anomaly})` : ''} wall ${row.wall_ms} ms` +
+          `${runs.length > 1 ? ` (median of ${row.wall_runs_ms.replaceAll(';', ', ')})` : ''} (check ${row.check_ms} ` +
           `ms), peak RSS ${row.peak_rss_mb} MB, by ${row.decided_by || '-'} ${row.reason}`,
       );
       if (verdict !== 'consistent' && verdict !== 'inconsistent' && o.skip) stopped = true;
