@@ -2,7 +2,7 @@
 // no byte with another, whatever the chunk size; chunks grow so that their number stays logarithmic.
 import { describe, expect, it } from 'vitest';
 import seedrandom from 'seedrandom';
-import { Arena } from '../src/checker/linear/arena.js';
+import { Arena, align8 } from '../src/checker/linear/arena.js';
 
 type Carved = Int32Array | Uint8Array | Float64Array;
 
@@ -65,5 +65,23 @@ describe('Arena', () => {
     expect(Array.from(b)).toEqual([7, 8, 9, 0, 0, 0]);
     b[0] = 1;
     expect(a[0]).toBe(7);
+  });
+
+  it('aligns offsets past 2 GiB without wrapping (review finding: (n + 7) & ~7 is 32-bit)', () => {
+    expect(align8(2 ** 31 - 3)).toBe(2 ** 31);
+    expect(align8(2 ** 32 + 1)).toBe(2 ** 32 + 8);
+    expect(align8(2 ** 33)).toBe(2 ** 33);
+    expect(align8(0)).toBe(0);
+  });
+
+  it('keeps chunks under its maximum, but gives an array larger than that a chunk of its own', () => {
+    const arena = new Arena(1000, 64);
+    let before = 0;
+    for (let i = 0; i < 100; i++) {
+      const a = i % 10 === 9 ? arena.uint8(200) : arena.int32(3);
+      const grew = arena.size - before;
+      if (grew > 0) expect(grew).toBe(Math.max(a.byteLength, 64));
+      before = arena.size;
+    }
   });
 });

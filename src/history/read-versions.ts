@@ -4,7 +4,7 @@
  * again: TPC-C's Delivery reads every undelivered new_order row of its district each time (14 selects per version
  * on the benchmark's TPC-C histories), the bank benchmark 3.3. The reader keeps the first `{ wid, row }` of each
  * version that it validated and hands that object out for every later one equal to it (the same wid, the same
- * value in every column, no other field), so that the copies JSON.parse made die young instead of filling the old
+ * value in every column by Object.is, no other field), so that the copies JSON.parse made die young instead of filling the old
  * generation, and are validated once. A history is read-only: nothing writes to a row once it is read.
  *
  * Per table: wid -> its one version, a short list (a statement that wrote a few rows), or past LIST_MAX versions
@@ -81,9 +81,12 @@ export class ReadVersions {
     this.#byWid.set(r.wid, byKey);
   }
 
-  /** Whether a kept (validated) row and `row` hold the same value in every column of the table. */
+  /**
+   * Whether a kept (validated) row and `row` hold the same value in every column of the table. Object.is, not ===:
+   * -0 and 0 are different values of a float column (its text is '-0', as PostgreSQL prints it).
+   */
   #same(kept: Row, row: Row): boolean {
-    for (const c of this.columns) if (kept[c] !== row[c] || !Object.hasOwn(row, c)) return false;
+    for (const c of this.columns) if (!Object.is(kept[c], row[c]) || !Object.hasOwn(row, c)) return false;
     return true;
   }
 

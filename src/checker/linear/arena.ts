@@ -4,8 +4,9 @@
  * V8 starts a full mark of the heap each time ArrayBuffer memory has grown by 64 MB since the last one (GC reason
  * "external memory pressure"). On a history of a million transactions the linear check takes about 500 MB of typed
  * arrays while the history and the model hold 2.4 GB of heap: allocated one by one, they cost five full marks of
- * 3-4 s each, two thirds of the check. Carved from chunks, each as large as all the chunks before it, they cost one
- * mark per chunk, and the first chunk, sized from the model, usually holds everything.
+ * 3-4 s each, two thirds of the check. Carved from chunks, each as large as all the chunks before it (at most 1 GiB,
+ * unless one array needs more), they cost one mark per chunk, and the first, sized from the model, usually holds
+ * everything. Offsets are aligned in double arithmetic (align8): a chunk may be larger than 2^31 bytes.
  *
  * The tail of a chunk that is never carved costs address space only (the pages of a fresh ArrayBuffer are not
  * touched until written). Nothing is freed before the whole arena is: an array that outlives the check is copied
@@ -17,8 +18,11 @@ export class Arena {
   /** Bytes in all chunks so far. */
   #size = 0;
 
-  /** `firstChunk`: bytes of the first chunk (more are added as needed). */
-  constructor(private readonly firstChunk: number) {}
+  /** `firstChunk`: bytes of the first chunk (more are added as needed, each at most `maxChunk` bytes). */
+  constructor(
+    private readonly firstChunk: number,
+    private readonly maxChunk = MAX_CHUNK,
+  ) {}
 
   int32(length: number): Int32Array {
     return new Int32Array(this.#take(length * 4), this.#used - length * 4, length);
@@ -53,9 +57,10 @@ export class Arena {
 
   /** Returns the chunk `bytes` were carved from, the carve ending at `#used`. */
   #take(bytes: number): ArrayBuffer {
-    const at = (this.#used + 7) & ~7; // every carve 8-byte aligned, for Float64Array
+    const at = align8(this.#used); // every carve 8-byte aligned, for Float64Array
     if (this.#chunk === undefined || at + bytes > this.#chunk.byteLength) {
-      const size = Math.max(bytes, this.#size === 0 ? this.firstChunk : this.#size);
+      // at most maxChunk, unless one array needs more (it then has a chunk of its own)
+      const size = Math.max(bytes, Math.min(this.maxChunk, this.#size === 0 ? this.firstChunk : this.#size));
       this.#chunk = new ArrayBuffer(size);
       this.#size += size;
       this.#used = bytes;
@@ -64,4 +69,12 @@ export class Arena {
     this.#used = at + bytes;
     return this.#chunk;
   }
+}
+
+/** Chunks are at most 1 GiB (a larger array has a chunk of its own). */
+const MAX_CHUNK = 2 ** 30;
+
+/** n rounded up to a multiple of 8, in double arithmetic: `(n + 7) & ~7` wraps past 2^31. */
+export function align8(n: number): number {
+  return Math.ceil(n / 8) * 8;
 }

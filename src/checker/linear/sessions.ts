@@ -49,10 +49,10 @@ export class CausalClocks {
     private readonly model: CheckModel,
     private readonly flat: Flat,
     private readonly chains: Chains,
-    arena: Arena,
   ) {
     this.k = chains.count;
-    this.clock = arena.int32(model.n * this.k);
+    // not from the check's arena: up to 512 MB, made again in each repair round, and dropped with it
+    this.clock = new Int32Array(model.n * this.k);
   }
 
   begin(t: number, extra: readonly number[] = []): void {
