@@ -84,4 +84,19 @@ describe('Arena', () => {
       before = arena.size;
     }
   });
+
+  it('hands out one zeroed array per slot while its length stays, a new one when it changes', () => {
+    const arena = new Arena(64);
+    const a = arena.reused('clocks', 10);
+    a.fill(7);
+    const size = arena.size;
+    const b = arena.reused('clocks', 10);
+    expect(b).toBe(a);
+    expect(Array.from(b)).toEqual(Array(10).fill(0));
+    expect(arena.size).toBe(size);
+    expect(arena.reused('other', 10)).not.toBe(a);
+    const c = arena.reused('clocks', 12);
+    expect(c).not.toBe(a);
+    expect(c.length).toBe(12);
+  });
 });

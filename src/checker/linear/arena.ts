@@ -17,6 +17,7 @@ export class Arena {
   #used = 0;
   /** Bytes in all chunks so far. */
   #size = 0;
+  readonly #reused = new Map<string, Int32Array>();
 
   /** `firstChunk`: bytes of the first chunk (more are added as needed, each at most `maxChunk` bytes). */
   constructor(
@@ -48,6 +49,18 @@ export class Arena {
     const b = (a instanceof Int32Array ? this.int32(a.length * 2) : this.uint8(a.length * 2)) as T;
     b.set(a);
     return b;
+  }
+
+  /**
+   * An Int32Array of `length` zeros that every call with the same `slot` gets (zeroed again) while the length is
+   * the same: scratch space a check needs once per repair round, kept once instead of once per round.
+   */
+  reused(slot: string, length: number): Int32Array {
+    const kept = this.#reused.get(slot);
+    if (kept !== undefined && kept.length === length) return kept.fill(0);
+    const a = this.int32(length);
+    this.#reused.set(slot, a);
+    return a;
   }
 
   /** Bytes of the chunks taken so far (for tests and the benchmark's profile). */

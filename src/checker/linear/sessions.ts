@@ -49,10 +49,11 @@ export class CausalClocks {
     private readonly model: CheckModel,
     private readonly flat: Flat,
     private readonly chains: Chains,
+    arena: Arena,
   ) {
     this.k = chains.count;
-    // not from the check's arena: up to 512 MB, made again in each repair round, and dropped with it
-    this.clock = new Int32Array(model.n * this.k);
+    // up to 512 MB: one array for every repair round of the check, zeroed again for each
+    this.clock = arena.reused('causal clocks', model.n * this.k);
   }
 
   begin(t: number, extra: readonly number[] = []): void {

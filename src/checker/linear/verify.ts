@@ -388,7 +388,7 @@ export function verifyOrder(
     pos,
     kw,
     chains,
-    new CausalClocks(model, flat, chains),
+    new CausalClocks(model, flat, chains, arena),
     extraOf,
     rows,
     (level) => level === CC,
