@@ -4,8 +4,8 @@
  * again: TPC-C's Delivery reads every undelivered new_order row of its district each time (14 selects per version
  * on the benchmark's TPC-C histories), the bank benchmark 3.3. The reader keeps the first `{ wid, row }` of each
  * version that it validated and hands that object out for every later one equal to it (the same wid, the same
- * value in every column by Object.is, no other field), so that the copies JSON.parse made die young instead of filling the old
- * generation, and are validated once. A history is read-only: nothing writes to a row once it is read.
+ * value in every column by Object.is, no other field), so that the copies JSON.parse made die young instead of
+ * filling the old generation, and are validated once. A history is read-only: nothing writes to a row once it is read.
  *
  * Per table: wid -> its one version, a short list (a statement that wrote a few rows), or past LIST_MAX versions
  * (init, a statement that wrote many rows) a Map by the text of the key values. A lookup is exact whatever the
