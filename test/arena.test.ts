@@ -98,5 +98,10 @@ describe('Arena', () => {
     const c = arena.reused('clocks', 12);
     expect(c).not.toBe(a);
     expect(c.length).toBe(12);
+    const stamps = arena.reused('stamps', 4, -1);
+    stamps.set([1, 2, 3, 4]);
+    expect(Array.from(arena.reused('stamps', 4, -1))).toEqual([-1, -1, -1, -1]);
+    const prefix = arena.int32Copy(Int32Array.from([5, 6, 7]).subarray(0, 2));
+    expect(Array.from(prefix)).toEqual([5, 6]);
   });
 });

@@ -44,6 +44,13 @@ export class Arena {
     return a;
   }
 
+  /** A copy of `source` (of a prefix, given as a subarray). */
+  int32Copy(source: Int32Array): Int32Array {
+    const a = this.int32(source.length);
+    a.set(source);
+    return a;
+  }
+
   /** A copy of `a` in a new array twice as long (the growth of a list), its second half zero. */
   doubled<T extends Int32Array | Uint8Array>(a: T): T {
     const b = (a instanceof Int32Array ? this.int32(a.length * 2) : this.uint8(a.length * 2)) as T;
@@ -52,13 +59,14 @@ export class Arena {
   }
 
   /**
-   * An Int32Array of `length` zeros that every call with the same `slot` gets (zeroed again) while the length is
-   * the same: scratch space a check needs once per repair round, kept once instead of once per round.
+   * An Int32Array of `length` elements, each `value`, that every call with the same `slot` gets (filled again)
+   * while the length is the same: scratch space a check needs once per repair round, kept once instead of once
+   * per round. The array of a slot must be dead when the slot is asked for again.
    */
-  reused(slot: string, length: number): Int32Array {
+  reused(slot: string, length: number, value = 0): Int32Array {
     const kept = this.#reused.get(slot);
-    if (kept !== undefined && kept.length === length) return kept.fill(0);
-    const a = this.int32(length);
+    if (kept !== undefined && kept.length === length) return kept.fill(value);
+    const a = this.int32Filled(length, value);
     this.#reused.set(slot, a);
     return a;
   }

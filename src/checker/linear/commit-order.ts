@@ -46,8 +46,7 @@ function buildGraph(model: CheckModel, flat: Flat, forced: ForcedEdges, hints: r
   const start = arena.int32(n + 1);
   for (let t = 0; t < n; t++) start[t + 1] = start[t] + degree[t];
   const m = start[n];
-  const fill = arena.int32(n);
-  fill.set(start.subarray(0, n));
+  const fill = arena.int32Copy(start.subarray(0, n));
   const to = arena.int32(m),
     kind = arena.uint8(m),
     a = arena.int32(m),

@@ -133,8 +133,7 @@ export function overwriters(model: CheckModel, flat: Flat, arena: Arena): Overwr
     }
   }
   for (let x = 0; x < model.keys.length; x++) perKey[x + 1] += perKey[x];
-  const fill = arena.int32(model.keys.length);
-  fill.set(perKey.subarray(0, model.keys.length));
+  const fill = arena.int32Copy(perKey.subarray(0, model.keys.length));
   const ids = arena.int32(m);
   for (let i = 0; i < m; i++) ids[fill[tripleKey[picked[i]]]++] = i;
   for (let x = 0; x < model.keys.length; x++) {

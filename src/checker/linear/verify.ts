@@ -57,10 +57,11 @@ export class KeyWriters {
   constructor(model: CheckModel, pos: Int32Array, arena: Arena) {
     const { writersOf } = model;
     const k = writersOf.length;
-    const start = (this.start = arena.int32(k + 1));
+    // the same sizes in every repair round: one set of arrays for all of them
+    const start = (this.start = arena.reused('key writers: start', k + 1));
     for (let x = 0; x < k; x++) start[x + 1] = start[x] + writersOf[x].length;
-    const ids = (this.ids = arena.int32(start[k]));
-    const at = (this.at = arena.int32(start[k]));
+    const ids = (this.ids = arena.reused('key writers: ids', start[k]));
+    const at = (this.at = arena.reused('key writers: at', start[k]));
     for (let x = 0; x < k; x++) {
       const list = writersOf[x].slice().sort((a, b) => pos[a] - pos[b]);
       for (let i = 0; i < list.length; i++) {
@@ -108,10 +109,11 @@ function verifyPass(
   const { n, reads, txns, soPrev } = model;
   const { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey } = flat;
   const widenForCausality = flat.level.some((l, t) => t !== INIT && l === CC);
-  const lastWriter = arena.int32Filled(model.keys.length, -1);
-  const lastSession = arena.int32Filled(model.keys.length, -1);
-  const wrStamp = arena.int32Filled(n, -1);
-  const rcStamp = arena.int32Filled(n, -1);
+  // scratch of this pass, the same arrays for every pass and repair round (passes run one after another)
+  const lastWriter = arena.reused('verify: last writer', model.keys.length, -1);
+  const lastSession = arena.reused('verify: last session', model.keys.length, -1);
+  const wrStamp = arena.reused('verify: wr stamp', n, -1);
+  const rcStamp = arena.reused('verify: rc stamp', n, -1);
   const wrList: number[] = [];
   const rcLater: number[] = [];
   // Writers of each key among wrList when it is long, and the wrList length it was built for (every key: the
