@@ -41,7 +41,7 @@ function linearOf(h: History, iso?: IsoOverride): LinearOutcome | undefined {
   const c = calls++ % 3;
   const tuning =
     c === 0
-      ? { manyWriters: 0, hotKeyWriters: 0, arenaChunk: 8 }
+      ? { manyWriters: 0, hotKeyWriters: 0, arenaChunk: 8, liveRowsFrom: 0 }
       : c === 1
         ? { manyWriters: 0, hotKeyWriters: 1e9 }
         : {};
@@ -142,6 +142,12 @@ describe('linear check', () => {
       { manyWriters: 0, hotKeyWriters: 2 },
       { manyWriters: 1, hotKeyWriters: 1 },
       { manyWriters: 2, hotKeyWriters: 3 },
+      // every repair round verifies every transaction again (verify.ts, Verified: the rounds keep a prefix)
+      { reverifyAll: true, liveRowsFrom: Number.POSITIVE_INFINITY },
+      { manyWriters: 0, hotKeyWriters: 0, reverifyAll: true },
+      // every read's candidate rows indexed by lifetime (live-rows.ts), or none
+      { liveRowsFrom: 0 },
+      { manyWriters: 0, hotKeyWriters: 1e9, liveRowsFrom: 0 },
     ];
     const signature = (o: LinearOutcome): string =>
       o.verdict === 'consistent'
@@ -160,17 +166,33 @@ describe('linear check', () => {
     }
     const differ: string[] = [];
     let compared = 0;
+    let repaired = 0;
+    let kept = 0;
     for (const [name, h] of histories) {
       for (const level of ['recorded', ...ISOLATION_LEVELS]) {
         const model = buildModel(h, { iso: level === 'recorded' ? undefined : parseIsoOverride(level) });
         if (model.anomalies.length > 0) continue;
-        const outcomes = tunings.map((t) => signature(linearCheck(model, () => {}, undefined, undefined, t)));
+        const stages: string[] = [];
+        const outcomes = tunings.map((t, i) =>
+          signature(linearCheck(model, () => {}, undefined, i === 0 ? (s) => stages.push(s) : undefined, t)),
+        );
+        for (const s of stages) {
+          const m = /; (\d+) of \d+ transactions kept/.exec(s);
+          if (m) {
+            repaired++;
+            kept += Number(m[1]);
+          }
+        }
         compared++;
         if (new Set(outcomes).size > 1) differ.push(`${name} at ${level}: ${outcomes.join(' | ').slice(0, 300)}`);
       }
     }
     expect(differ.slice(0, 3).join('\n'), `${differ.length} of ${compared} differ`).toBe('');
     expect(compared).toBeGreaterThan(3000);
+    // the repair rounds compared above did keep verdicts from the round before (else reverifyAll tests nothing)
+    console.log(`linear tunings: ${repaired} repair rounds, ${kept} transactions kept`);
+    expect(repaired).toBeGreaterThan(100);
+    expect(kept).toBeGreaterThan(repaired);
   });
 
   it(

@@ -40,7 +40,7 @@ import {
 } from './constraints.js';
 import { sessionChains } from './sessions.js';
 import { flatten } from './flat.js';
-import { verifyOrder } from './verify.js';
+import { verifyOrder, type Verified } from './verify.js';
 
 export type LinearOutcome =
   | { verdict: 'consistent'; order: Int32Array }
@@ -57,6 +57,10 @@ export interface LinearTuning {
   hotKeyWriters?: number;
   /** Bytes of the arena's first chunk (tests make it small, so that the check takes many chunks). */
   arenaChunk?: number;
+  /** Verify every transaction in every repair round (the differential test's reference). */
+  reverifyAll?: boolean;
+  /** Candidate rows of a read from which they are indexed by lifetime (live-rows.ts; tests: 0 and Infinity). */
+  liveRowsFrom?: number;
 }
 
 /** Bytes of the arena's first chunk per transaction and read. */
@@ -100,12 +104,30 @@ export function linearCheck(
   // or failures that remain, leave the decision to the search.
   const hints: number[] = [];
   const rounds = model.n <= 50_000 ? MAX_REPAIR_ROUNDS : 2;
+  // Transactions that passed under an order agreeing with the current one up to them (verify.ts, Verified): a
+  // repaired order usually keeps a long prefix of the last, and that part is not verified again.
+  const verified: Verified | undefined = tuning.reverifyAll ? undefined : { ok: arena.uint8(model.n), prefix: 0 };
+  let kept = 0;
   for (let round = 1; ; round++) {
     check();
     stage?.(
-      round === 1 ? 'verifying every axiom under it' : `verifying every axiom under a repaired order (round ${round})`,
+      round === 1
+        ? 'verifying every axiom under it'
+        : `verifying every axiom under a repaired order (round ${round}` +
+            `${verified ? `; ${kept} of ${model.n - 1} transactions kept from the last round` : ''})`,
     );
-    const v = verifyOrder(model, flat, candidate.order!, candidate.pos!, chains, rows, arena, check);
+    const v = verifyOrder(
+      model,
+      flat,
+      candidate.order!,
+      candidate.pos!,
+      chains,
+      rows,
+      arena,
+      check,
+      verified,
+      tuning.liveRowsFrom,
+    );
     lap('verify');
     // a copy: the order outlives the check, its arena need not
     if (v.ok) return { verdict: 'consistent', order: candidate.order!.slice() };
@@ -120,15 +142,30 @@ export function linearCheck(
       if (f.writer !== INIT && f.writer !== f.reader) hints.push(f.reader, f.writer);
     if (hints.length === before) return { verdict: 'undecided', reason: why };
     stage?.(`a repaired candidate commit order (round ${round + 1})`);
+    const last = candidate.order!;
     candidate = candidateOrder(model, flat, edges, arena, check, hints);
     lap('order');
     if (candidate.cycle)
       return { verdict: 'undecided', reason: `${why}; moving the writers after their readers closes a cycle` };
+    if (verified) kept = carryOver(verified, last, candidate.order!);
   }
 }
 
-/** Candidate orders tried on a history of up to 50,000 transactions (2 above: each costs a full verification). */
+/** Candidate orders tried on a history of up to 50,000 transactions (2 above: each costs a verification). */
 const MAX_REPAIR_ROUNDS = 8;
+
+/** Moves `verified` from order `last` to order `next`: the prefix where they agree keeps its verdicts, every
+ *  transaction after it is to be checked again. Returns how many passed transactions are kept. */
+function carryOver(verified: Verified, last: Int32Array, next: Int32Array): number {
+  const n = next.length;
+  let prefix = 0;
+  while (prefix < n && last[prefix] === next[prefix]) prefix++;
+  verified.prefix = prefix;
+  let kept = 0;
+  for (let i = 0; i < prefix; i++) kept += verified.ok[next[i]];
+  for (let i = prefix; i < n; i++) verified.ok[next[i]] = 0;
+  return kept;
+}
 
 function wrTriple(model: CheckModel, read: number, index: number): Triple {
   const r = model.reads[read];

@@ -24,6 +24,7 @@ import type { Arena } from './arena.js';
 import type { CandidateRows } from './candidate-rows.js';
 import { CausalClocks, MAX_CLOCK_ENTRIES, type Chains } from './sessions.js';
 import { WritersByKey, writesKey, type Flat } from './flat.js';
+import { LiveRows } from './live-rows.js';
 
 export type Verification =
   | { ok: true }
@@ -84,6 +85,20 @@ export class KeyWriters {
   }
 }
 
+/**
+ * Transactions verified under an earlier candidate order whose verdict carries over to this one (linear-check.ts).
+ * What verifyTxn decides for t3 depends only on the order up to and including t3: every writer it looks at (the
+ * latest visible, the bound of PC/SI, a later version that hides a row) is at a position below pos[t3], and the
+ * rest is the model's. So when `ok[t] === 1` means "t passed under an order with the same prefix through t", a
+ * transaction at a position below `prefix` (where this order and the last agree) that passed need not be checked
+ * again: the outcome, failures and their order included, is what a full verification gives. Not used when the
+ * history has CC transactions: their pass needs the witnesses every reader chose (verifyPass's `witnesses`).
+ */
+export interface Verified {
+  ok: Uint8Array;
+  prefix: number;
+}
+
 /** Rounds of witness choices per transaction before the check gives up on this order (each adds a writer). */
 const MAX_WITNESS_ROUNDS = 8;
 
@@ -101,10 +116,12 @@ function verifyPass(
   clocks: CausalClocks | undefined,
   extraOf: Map<number, number[]> | undefined,
   rows: CandidateRows,
+  live: LiveRows,
   pass: (level: number) => boolean,
   witnesses: number[],
   arena: Arena,
   check: () => void,
+  verified?: Verified,
 ): Verification {
   const { n, reads, txns, soPrev } = model;
   const { readStart, tripleStart, tripleKey, tripleFrom, writeStart, writeKey } = flat;
@@ -126,8 +143,9 @@ function verifyPass(
     if ((i & 1023) === 0) check();
     const t3 = order ? order[i] : i;
     clocks?.begin(t3, extraOf?.get(t3));
-    if (pass(flat.level[t3])) {
+    if (pass(flat.level[t3]) && !(verified && verified.ok[t3] === 1 && pos[t3] < verified.prefix)) {
       const failed = verifyTxn(t3);
+      if (verified) verified.ok[t3] = failed ? 0 : 1;
       if (failed) {
         // A row missing under every order ends the check; another failure is noted and the walk goes on, so
         // that the next candidate order can move every offending writer at once.
@@ -256,7 +274,9 @@ function verifyPass(
         rcLater.length = 0;
         const r = reads[ri];
         if (!r.partial) {
-          for (const x of rows.of(r)) {
+          // PC, SI, SER: only the rows neither absent nor deleted below the bound (live-rows.ts) on a long list
+          const keys = bound > 0 ? live.of(rows.of(r), p3, bound) : rows.of(r);
+          for (const x of keys) {
             if (r.returned.has(x) || r.local.has(x)) continue;
             const writers = model.writersOf[x];
             if (writers.length === 0) {
@@ -347,8 +367,12 @@ export function verifyOrder(
   rows: CandidateRows,
   arena: Arena,
   check: () => void,
+  verified?: Verified,
+  liveRowsFrom?: number,
 ): Verification {
   const kw = new KeyWriters(model, pos, arena);
+  const live = new LiveRows(model, kw, liveRowsFrom);
+  const hasCC = model.txns.some((t, i) => i !== INIT && t.level === CC);
   const witnesses: number[] = [];
   const first = verifyPass(
     model,
@@ -360,13 +384,14 @@ export function verifyOrder(
     undefined,
     undefined,
     rows,
+    live,
     (level) => level !== CC,
     witnesses,
     arena,
     check,
+    hasCC ? undefined : verified,
   );
-  if (!first.ok) return first;
-  if (!model.txns.some((t, i) => i !== INIT && t.level === CC)) return first;
+  if (!first.ok || !hasCC) return first;
   if (model.n * chains.count > MAX_CLOCK_ENTRIES) {
     return {
       ok: false,
@@ -393,6 +418,7 @@ export function verifyOrder(
     new CausalClocks(model, flat, chains, arena),
     extraOf,
     rows,
+    live,
     (level) => level === CC,
     [],
     arena,
