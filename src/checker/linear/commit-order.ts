@@ -5,6 +5,10 @@
  * through one of its transactions is returned instead, edge by edge.
  *
  *   model + forced edges -> CSR graph -> Kahn's algorithm with a heap on commit time -> order | cycle
+ *
+ * Every order returned is topological for so and wr (only hint edges are ever given up): verify.ts relies on it
+ * (a reader's visible writers all precede it, so its verdict depends only on the order up to it, which is what
+ * lets a repair round keep verdicts, and live-rows.ts skip rows).
  */
 import { INIT, type CheckModel } from '../model/model.js';
 import type { Arena } from './arena.js';
