@@ -9,6 +9,8 @@
  *   - it has no initial row and no writer before p3 (birth ≥ p3): the latest visible version is init's, absent;
  *   - its last writer in the order deletes it and is below `bound` (death < bound): that writer is the latest of x
  *     visible to t3 (every writer of x is at or below it, and it is visible), and a deleted row is hidden.
+ * The first rule holds at every level (no writer of x below p3 is visible to anyone at p3): `unborn` applies it one
+ * key at a time for RC, RA and CC readers, which have no bound and so no index.
  * These are exactly rows whose check verify.ts would pass over, so the index only skips work: the rows it keeps are
  * visited in key order, as before. Each candidate is an interval [birth, death]; the query reports those that
  * overlap [bound, p3) with a max-segment tree over deaths in birth order, in time O((k + 1) log m) for k found.
@@ -33,12 +35,23 @@ export class LiveRows {
   readonly #index = new WeakMap<Int32Array, Lifetimes>();
   readonly #found = { keys: new Int32Array(64) };
 
-  /** `from`: lists shorter than this are visited whole (an index costs more than it saves on them). */
+  /** `from`: lists shorter than this are visited whole (an index costs more than it saves on them); Infinity
+   *  turns every skip off (the tests' reference). */
   constructor(
     private readonly model: CheckModel,
     private readonly writers: WritersInOrder,
     private readonly from = LONG_LIST,
   ) {}
+
+  /** Whether x has writers, none below p3, and no initial row: for a reader at p3 its latest visible version is
+   *  init's, absent, at every level (the birth half of the rule above, one key at a time). */
+  unborn(x: number, p3: number): boolean {
+    if (this.from === Number.POSITIVE_INFINITY) return false;
+    const { start, at } = this.writers;
+    if (start[x] === start[x + 1] || at[start[x]] < p3) return false;
+    const init = this.model.initRow[x];
+    return init === undefined || init === null;
+  }
 
   /** The candidates that can be neither absent nor deleted for a reader at p3 that sees everything below `bound`,
    *  ascending (for a long list, a view of a scratch array valid until the next call). */

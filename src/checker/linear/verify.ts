@@ -285,6 +285,7 @@ function verifyPass(
                 return { ok: false, missingRow: true, read: r.id, key: x };
               continue;
             }
+            if (live.unborn(x, p3)) continue; // absent for the read at any level: latestVisible would give init
             const w = latestVisible(x);
             if (hides(model, r, x, w)) continue;
             // A later version before the reader that hides the row: the witness is then read from it (paper §5),
@@ -329,7 +330,8 @@ function verifyPass(
           // does not, the later version chosen above is, and was recorded there).
           if (widenForCausality && level !== CC) {
             for (const x of rows.keysOf(r.table)) {
-              if (r.returned.has(x) || r.local.has(x) || model.writersOf[x].length === 0) continue;
+              if (r.returned.has(x) || r.local.has(x) || model.writersOf[x].length === 0 || live.unborn(x, p3))
+                continue;
               const w = latestVisible(x);
               if (w !== INIT && hides(model, r, x, w)) witnesses.push(w, t3);
             }
