@@ -106,7 +106,7 @@ export function linearCheck(
   const rounds = model.n <= 50_000 ? MAX_REPAIR_ROUNDS : 2;
   // Transactions that passed under an order agreeing with the current one up to them (verify.ts, Verified): a
   // repaired order usually keeps a long prefix of the last, and that part is not verified again.
-  const verified: Verified | undefined = tuning.reverifyAll ? undefined : { ok: arena.uint8(model.n), prefix: 0 };
+  const verified: Verified | undefined = tuning.reverifyAll ? undefined : arena.uint8(model.n);
   let kept = 0;
   for (let round = 1; ; round++) {
     check();
@@ -160,10 +160,9 @@ function carryOver(verified: Verified, last: Int32Array, next: Int32Array): numb
   const n = next.length;
   let prefix = 0;
   while (prefix < n && last[prefix] === next[prefix]) prefix++;
-  verified.prefix = prefix;
   let kept = 0;
-  for (let i = 0; i < prefix; i++) kept += verified.ok[next[i]];
-  for (let i = prefix; i < n; i++) verified.ok[next[i]] = 0;
+  for (let i = 0; i < prefix; i++) kept += verified[next[i]];
+  for (let i = prefix; i < n; i++) verified[next[i]] = 0;
   return kept;
 }
 

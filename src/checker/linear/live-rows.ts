@@ -46,20 +46,24 @@ export class LiveRows {
   /** Whether x has writers, none below p3, and no initial row: for a reader at p3 its latest visible version is
    *  init's, absent, at every level (the birth half of the rule above, one key at a time). */
   unborn(x: number, p3: number): boolean {
-    if (this.from === Number.POSITIVE_INFINITY) return false;
-    const { start, at } = this.writers;
-    if (start[x] === start[x + 1] || at[start[x]] < p3) return false;
-    const init = this.model.initRow[x];
-    return init === undefined || init === null;
+    return this.from !== Number.POSITIVE_INFINITY && this.#birth(x) >= p3;
   }
 
   /** The candidates that can be neither absent nor deleted for a reader at p3 that sees everything below `bound`,
-   *  ascending (for a long list, a view of a scratch array valid until the next call). */
+   *  ascending (for a long list, a view of a scratch array valid until the next call). A reader with no bound
+   *  (RC, RA, CC: 0) gets the candidates as they are. */
   of(candidates: Int32Array, p3: number, bound: number): Int32Array {
-    if (candidates.length < this.from) return candidates;
+    if (bound === 0 || candidates.length < this.from) return candidates;
     let index = this.#index.get(candidates);
     if (!index) this.#index.set(candidates, (index = this.#lifetimes(candidates)));
     return index.overlapping(bound, p3, this.#found);
+  }
+
+  /** Position of x's first version: 0 with an initial row (or no writer), else its first writer's. */
+  #birth(x: number): number {
+    const { start, at } = this.writers;
+    const init = this.model.initRow[x];
+    return (init !== undefined && init !== null) || start[x] === start[x + 1] ? 0 : at[start[x]];
   }
 
   #lifetimes(candidates: Int32Array): Lifetimes {
@@ -70,11 +74,10 @@ export class LiveRows {
       deaths = new Int32Array(m);
     for (let i = 0; i < m; i++) {
       const x = candidates[i];
-      const init = model.initRow[x];
-      const count = start[x + 1] - start[x];
-      births[i] = (init !== undefined && init !== null) || count === 0 ? 0 : at[start[x]];
-      const row = count === 0 ? init : model.writes[ids[start[x + 1] - 1]].get(x);
-      deaths[i] = count > 0 && (row === null || row === undefined) ? at[start[x + 1] - 1] : NEVER;
+      births[i] = this.#birth(x);
+      const last = start[x + 1] - 1;
+      const row = last < start[x] ? undefined : model.writes[ids[last]].get(x);
+      deaths[i] = last >= start[x] && (row === null || row === undefined) ? at[last] : NEVER;
     }
     return new Lifetimes(candidates, births, deaths);
   }

@@ -86,18 +86,16 @@ export class KeyWriters {
 }
 
 /**
- * Transactions verified under an earlier candidate order whose verdict carries over to this one (linear-check.ts).
- * What verifyTxn decides for t3 depends only on the order up to and including t3: every writer it looks at (the
- * latest visible, the bound of PC/SI, a later version that hides a row) is at a position below pos[t3], and the
- * rest is the model's. So when `ok[t] === 1` means "t passed under an order with the same prefix through t", a
- * transaction at a position below `prefix` (where this order and the last agree) that passed need not be checked
- * again: the outcome, failures and their order included, is what a full verification gives. Not used when the
- * history has CC transactions: their pass needs the witnesses every reader chose (verifyPass's `witnesses`).
+ * Transactions verified under an earlier candidate order whose verdict carries over to this one (linear-check.ts):
+ * `ok[t] === 1` means "t passed under an order with the same prefix through t" (linear-check.ts's carryOver clears
+ * the flags from the first position where a repaired order differs from the last). What verifyTxn decides for t3
+ * depends only on the order up to and including t3: every writer it looks at (the latest visible, the bound of
+ * PC/SI, a later version that hides a row) is at a position below pos[t3], and the rest is the model's. So a
+ * transaction flagged need not be checked again: the outcome, failures and their order included, is what a full
+ * verification gives. Not used when the history has CC transactions: their pass needs the witnesses every reader
+ * chose (verifyPass's `witnesses`).
  */
-export interface Verified {
-  ok: Uint8Array;
-  prefix: number;
-}
+export type Verified = Uint8Array;
 
 /** Rounds of witness choices per transaction before the check gives up on this order (each adds a writer). */
 const MAX_WITNESS_ROUNDS = 8;
@@ -143,9 +141,9 @@ function verifyPass(
     if ((i & 1023) === 0) check();
     const t3 = order ? order[i] : i;
     clocks?.begin(t3, extraOf?.get(t3));
-    if (pass(flat.level[t3]) && !(verified && verified.ok[t3] === 1 && pos[t3] < verified.prefix)) {
+    if (pass(flat.level[t3]) && verified?.[t3] !== 1) {
       const failed = verifyTxn(t3);
-      if (verified) verified.ok[t3] = failed ? 0 : 1;
+      if (verified) verified[t3] = failed ? 0 : 1;
       if (failed) {
         // A row missing under every order ends the check; another failure is noted and the walk goes on, so
         // that the next candidate order can move every offending writer at once.
@@ -275,8 +273,7 @@ function verifyPass(
         const r = reads[ri];
         if (!r.partial) {
           // PC, SI, SER: only the rows neither absent nor deleted below the bound (live-rows.ts) on a long list
-          const keys = bound > 0 ? live.of(rows.of(r), p3, bound) : rows.of(r);
-          for (const x of keys) {
+          for (const x of live.of(rows.of(r), p3, bound)) {
             if (r.returned.has(x) || r.local.has(x)) continue;
             const writers = model.writersOf[x];
             if (writers.length === 0) {
