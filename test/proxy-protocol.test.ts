@@ -530,8 +530,9 @@ describe('isocheck proxy and error positions', () => {
       serialize.sync(),
     );
     const bad = await c.readies(1);
-    expect(bad.map((m) => m.name)).toEqual(['parseComplete', 'bindComplete', 'error', 'readyForQuery']);
-    expect(bad[2]).toMatchObject({ code: '42703', position: String(text.indexOf('nosuch') + 1) });
+    // an unknown column fails at the Parse: its error comes in place of ParseComplete, as from the server
+    expect(bad.map((m) => m.name)).toEqual(['error', 'readyForQuery']);
+    expect(bad[0]).toMatchObject({ code: '42703', position: String(text.indexOf('nosuch') + 1) });
     // described with no Execute in sight (then closed): the server describes it, nothing runs
     const update = 'UPDATE accounts SET bal = bal + 1000 WHERE id = $1 RETURNING bal';
     c.send(

@@ -74,6 +74,31 @@ async function wire(sock: net.Socket, startup?: Buffer): Promise<Wire> {
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** The messages with the source location fields (F file, L line, R routine) taken out of each ErrorResponse: an
+ *  error the proxy raises itself (26000 for a statement it knows the server does not have) has none. */
+function withoutSource(b: Buffer): string {
+  const out: Buffer[] = [];
+  for (let at = 0; at < b.length; ) {
+    const end = at + 1 + b.readInt32BE(at + 1);
+    if (b[at] !== 0x45) out.push(b.subarray(at, end));
+    else {
+      const fields: Buffer[] = [];
+      for (let f = at + 5; b[f] !== 0; ) {
+        const z = b.indexOf(0, f + 1);
+        if (!'FLR'.includes(String.fromCharCode(b[f]))) fields.push(b.subarray(f, z + 1));
+        f = z + 1;
+      }
+      const body = Buffer.concat([...fields, Buffer.from([0])]);
+      const head = Buffer.alloc(5);
+      head[0] = 0x45;
+      head.writeInt32BE(body.length + 4, 1);
+      out.push(head, body);
+    }
+    at = end;
+  }
+  return Buffer.concat(out).toString('hex');
+}
+
 /** The server's own connection (authenticated by pg, then its socket read raw) and the proxy's. */
 async function bothSides(): Promise<{ direct: Wire; proxied: Wire }> {
   const c = new pg.Client({ connectionString: server.url });
@@ -155,6 +180,126 @@ describe('isocheck proxy on the wire', () => {
       if (i % 16 === 0) await pause(1);
     }
     expect((await proxied.until(readies)).toString('hex')).toBe(expected.toString('hex'));
+    direct.close();
+    proxied.close();
+  }, 60_000);
+
+  it('answers an error the server raises at a Parse or Bind in place of ParseComplete or BindComplete', async () => {
+    const { direct, proxied } = await bothSides();
+    const extended = (text: string, values: (string | null)[], name = ''): Buffer[] => [
+      serialize.parse({ name, text }),
+      serialize.bind({ statement: name, values }),
+      serialize.describe({ type: 'P' }),
+      serialize.execute(),
+    ];
+    const cases: [string, Buffer[]][] = [
+      // a division folded into the custom plan at Bind (no table: passed through, unnamed)
+      ['division by a parameter at Bind', [...extended('SELECT 1 / $1::int4 AS q', ['0']), serialize.sync()]],
+      // a recorded statement (the recorder's named statement): the first time parsed, then already prepared
+      ['invalid input at Bind', [...extended('SELECT owner FROM accounts WHERE id = $1', ['x1']), serialize.sync()]],
+      ['the same, prepared', [...extended('SELECT owner FROM accounts WHERE id = $1', ['x2']), serialize.sync()]],
+      ['then a good one', [...extended('SELECT owner FROM accounts WHERE id = $1', ['1']), serialize.sync()]],
+      ['unknown column at Parse', [...extended('SELECT nosuch FROM accounts WHERE id = $1', ['1']), serialize.sync()]],
+      [
+        'a good named Parse, then a failing Bind and messages the server skips',
+        [
+          serialize.parse({ name: 'ok1', text: 'SELECT bal FROM accounts WHERE id = $1' }),
+          ...extended('SELECT owner FROM accounts WHERE id = $1', ['nope']),
+          serialize.parse({ name: 'skipped', text: 'SELECT 1' }),
+          serialize.sync(),
+        ],
+      ],
+      [
+        'the named statement kept, the skipped one never made',
+        [
+          serialize.bind({ statement: 'ok1', values: ['2'] }),
+          serialize.execute(),
+          serialize.parse({ name: 'skipped', text: 'SELECT 2 AS two' }),
+          serialize.bind({ statement: 'skipped', values: [] }),
+          serialize.describe({ type: 'P' }),
+          serialize.execute(),
+          serialize.sync(),
+        ],
+      ],
+      [
+        'the messages between a failing Bind and its Execute are skipped',
+        [
+          serialize.parse({ name: 'ok2', text: 'SELECT bal FROM accounts WHERE id = $1' }),
+          serialize.parse({ text: 'SELECT owner FROM accounts WHERE id = $1' }),
+          serialize.bind({ values: ['bad'] }),
+          serialize.parse({ name: 'never', text: 'SELECT 3 AS three' }),
+          serialize.close({ type: 'S', name: 'ok1' }),
+          serialize.execute(),
+          serialize.sync(),
+        ],
+      ],
+      [
+        'so the statement named there does not exist, and the one closed there does',
+        [
+          serialize.bind({ statement: 'ok1', values: ['1'] }),
+          serialize.execute(),
+          serialize.sync(),
+          serialize.bind({ statement: 'never', values: [] }),
+          serialize.execute(),
+          serialize.sync(),
+          serialize.bind({ statement: 'ok2', values: ['3'] }),
+          serialize.execute(),
+          serialize.sync(),
+        ],
+      ],
+      [
+        'a named statement that fails at Parse, described',
+        [
+          serialize.parse({ name: 'bad1', text: 'SELECT nosuch FROM accounts' }),
+          serialize.describe({ type: 'S', name: 'bad1' }),
+          serialize.sync(),
+        ],
+      ],
+      [
+        'the failed name is free again',
+        [
+          serialize.parse({ name: 'bad1', text: 'SELECT owner FROM accounts WHERE id = 1' }),
+          serialize.bind({ statement: 'bad1', values: [] }),
+          serialize.execute(),
+          serialize.sync(),
+        ],
+      ],
+      [
+        "a Parse then Sync (libpq's PQprepare), failing and good",
+        [
+          serialize.parse({ name: 'bad2', text: 'SELECT nosuch FROM accounts WHERE id = $1' }),
+          serialize.sync(),
+          serialize.parse({ name: 'good2', text: 'SELECT owner FROM accounts WHERE id = $1' }),
+          serialize.parse({ name: 'bad3', text: 'SELEC 1' }),
+          serialize.parse({ name: 'never2', text: 'SELECT 1' }),
+          serialize.sync(),
+          serialize.parse({ name: 'bad2', text: 'SELECT owner FROM accounts WHERE id = $1' }),
+          serialize.bind({ statement: 'good2', values: ['2'] }),
+          serialize.execute(),
+          serialize.sync(),
+        ],
+      ],
+      [
+        'an aborted transaction refuses the Parse',
+        [
+          serialize.query('BEGIN'),
+          serialize.query('SELECT 1 / 0'),
+          ...extended('SELECT owner FROM accounts WHERE id = $1', ['1']),
+          serialize.sync(),
+          serialize.parse({ name: 'bad4', text: 'SELECT 1' }),
+          serialize.sync(),
+          serialize.query('ROLLBACK'),
+        ],
+      ],
+    ];
+    for (const [name, messages] of cases) {
+      const batch = Buffer.concat(messages);
+      const readies = messages.filter((m) => m[0] === 0x53 || m[0] === 0x51).length; // Sync, Query
+      direct.send(batch);
+      const expected = withoutSource(await direct.until(readies));
+      proxied.send(batch);
+      expect({ name, got: withoutSource(await proxied.until(readies)) }).toEqual({ name, got: expected });
+    }
     direct.close();
     proxied.close();
   }, 60_000);

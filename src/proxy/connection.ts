@@ -19,6 +19,10 @@
  *   RowDescription as the server gives them). Describe of a portal runs it when its Execute is already received
  *   (Bind/Describe/Execute/Sync sent together, as drivers do); otherwise the server describes its text and
  *   nothing runs until the Execute (a portal described and closed unexecuted changes nothing).
+ * - ParseComplete, BindComplete and CloseComplete are held until something after them is sent (Ack): an error the
+ *   server raises at the Parse or Bind of the statement when it runs takes the place of the held answer
+ *   (server-phase.ts tells where it came), as a direct connection answers it; a Parse then Sync with nothing run
+ *   is parsed by the server at the Sync for the same reason.
  * - ReadyForQuery's status is the server's, as the proxy's connection last saw it.
  * - A client that disconnects: what it sent runs to its end, then the server connection closes; a transaction
  *   left open is recorded aborted (the server rolls it back). A server connection lost during COMMIT: unknown.
@@ -34,6 +38,7 @@ import { FrontendReader, type FrontendMessage, type StartupPacket } from './fron
 import * as B from './backend.js';
 import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBinaryResult } from './formats.js';
 import { mapPosition } from './positions.js';
+import { ServerPhase, type PhaseConnection } from './server-phase.js';
 import { splitStatements } from './split.js';
 
 /** What a connection needs of the proxy that accepted it. */
@@ -60,6 +65,8 @@ export interface ProxyContext {
 interface Prepared {
   text: string;
   paramTypes: number[];
+  /** The server has parsed its text (run or described): its Parse cannot fail there any more. */
+  checked?: boolean;
 }
 
 /** A statement's result as the client sees it. */
@@ -72,6 +79,8 @@ interface Outcome {
 }
 
 interface Portal {
+  /** The statement it was bound from. */
+  statement: Prepared;
   text: string;
   /** The parameter types the client declared in its Parse (0: unspecified). */
   paramTypes: number[];
@@ -79,6 +88,19 @@ interface Portal {
   resultFormats: number[];
   outcome?: Outcome;
   sent: number;
+}
+
+/**
+ * An answer the proxy gives a message itself (ParseComplete, BindComplete, CloseComplete), held until something
+ * after it is sent: an error the server raises at the Parse or Bind it answers, when the statement runs, takes its
+ * place (and the answers after it, to messages the server would have skipped, are dropped).
+ */
+interface Ack {
+  message: Buffer;
+  /** The statement or portal its message made (a Parse's, a Bind's). */
+  made?: Prepared | Portal;
+  /** Puts back what its message changed, for a message the server skipped (after an error, up to Sync). */
+  undo?: () => void;
 }
 
 interface CopyResponse {
@@ -133,6 +155,10 @@ export class ProxyConnection {
   private tags: string[] = [];
   private out: Buffer[] = [];
   private outBytes = 0;
+  /** Answers held back (Ack), in order, ahead of `out`'s next message. */
+  private acks: Ack[] = [];
+  /** Where the server raised its errors (set when the server connection opens). */
+  private phase: ServerPhase | undefined;
   private ended = false;
   /** Waiting for the client's PasswordMessage (its startup parameters, the salt sent). */
   private awaiting: { params: Record<string, string>; salt: Buffer } | undefined;
@@ -250,12 +276,88 @@ export class ProxyConnection {
   // ---- output ---------------------------------------------------------------------------------------------
 
   private send(b: Buffer): void {
+    if (this.acks.length > 0) this.releaseAcks();
     this.out.push(b);
     this.outBytes += b.length;
     if (this.outBytes >= OUT_HIGH_WATER) this.flush();
   }
 
+  /** A Parse, Bind or Close: `name` holds `value` (undefined: removed) in `map`, answered with `message`, held
+   *  until something else is sent (Ack). */
+  private change<T extends Prepared | Portal>(
+    map: Map<string, T>,
+    name: string,
+    value: T | undefined,
+    message: Buffer,
+  ): void {
+    const before = map.get(name);
+    if (value === undefined) map.delete(name);
+    else map.set(name, value);
+    this.acks.push({
+      message,
+      made: value,
+      undo: () => {
+        if (map.get(name) !== value) return;
+        if (before === undefined) map.delete(name);
+        else map.set(name, before);
+      },
+    });
+  }
+
+  private releaseAcks(): void {
+    const acks = this.acks;
+    this.acks = [];
+    for (const a of acks) {
+      this.out.push(a.message);
+      this.outBytes += a.message.length;
+    }
+  }
+
+  /**
+   * A statement failed on the server at its Parse or Bind (ServerPhase): when the client's own Parse or Bind of it
+   * is still answered by a held ParseComplete or BindComplete, the error goes in its place, as a direct connection
+   * sends it. The answers before it are kept, those after it dropped (the server skips to Sync after an error),
+   * and the statement or portal the server never made is forgotten.
+   */
+  private retract(st: Prepared, p?: Portal): void {
+    const phase = this.phase?.last;
+    const of = phase === 'parse' ? st : phase === 'bind' ? p : undefined;
+    const at = of === undefined ? -1 : this.acks.findIndex((a) => a.made === of);
+    if (at < 0) return;
+    const dropped = this.acks.splice(at);
+    for (let i = dropped.length - 1; i > 0; i--) dropped[i].undo?.();
+    // PostgreSQL drops an unnamed statement or portal before it parses or binds the next: nothing is left
+    for (const [name, s] of this.statements) if (s === of) this.statements.delete(name);
+    for (const [name, q] of this.portals) if (q === of || q.statement === of) this.portals.delete(name);
+  }
+
+  /** A statement whose ParseComplete is held and whose text the server has not parsed (a Parse then Sync, as
+   *  libpq's PQprepare sends), or undefined. */
+  private unchecked(): Prepared | undefined {
+    for (const a of this.acks) {
+      const st = a.made;
+      if (st !== undefined && !('statement' in st) && !st.checked && st.text.trim() !== '') return st;
+    }
+    return undefined;
+  }
+
+  /** At Sync: the statements parsed by the client only (unchecked) are parsed by the server now, so that an error
+   *  at one's Parse takes the place of its ParseComplete, as a direct connection answers it. */
+  private async checkParses(): Promise<void> {
+    for (let st = this.unchecked(); st !== undefined; st = this.unchecked()) {
+      try {
+        await this.describeStatement(st.text, st.paramTypes);
+        st.checked = true;
+      } catch (e) {
+        this.retract(st);
+        this.sendError(e);
+        return;
+      }
+    }
+  }
+
   private flush(): void {
+    if (this.acks.length > 0) this.releaseAcks();
     if (this.out.length === 0) return;
     const data = this.out.length === 1 ? this.out[0] : Buffer.concat(this.out);
     this.out = [];
@@ -387,6 +489,7 @@ export class ProxyConnection {
     const parse = con.parse.bind(con);
     con.parse = (q) =>
       parse(this.parseTypes && q.name === this.parseTypes.name ? { ...q, types: this.parseTypes.types } : q);
+    this.phase = new ServerPhase(con as unknown as PhaseConnection);
     con.on('commandComplete', (msg: { text: string }) => this.tags.push(msg.text));
     con.on('parameterStatus', (msg: { parameterName: string; parameterValue: string }) =>
       this.send(B.parameterStatus(msg.parameterName, msg.parameterValue)),
@@ -424,17 +527,14 @@ export class ProxyConnection {
         case 'P':
           if (m.name !== '' && this.statements.has(m.name))
             throw new ProxyError('42P05', `prepared statement "${m.name}" already exists`);
-          this.statements.set(m.name, { text: m.text, paramTypes: m.paramTypes });
-          this.send(B.parseComplete());
+          this.change(this.statements, m.name, { text: m.text, paramTypes: m.paramTypes }, B.parseComplete());
           return;
         case 'B':
-          this.bind(m);
-          this.send(B.bindComplete());
+          this.change(this.portals, m.portal, this.bind(m), B.bindComplete());
           return;
         case 'C':
-          if (m.what === 'S') this.statements.delete(m.name);
-          else this.portals.delete(m.name);
-          this.send(B.closeComplete());
+          if (m.what === 'S') this.change(this.statements, m.name, undefined, B.closeComplete());
+          else this.change(this.portals, m.name, undefined, B.closeComplete());
           return;
         case 'E': {
           // a portal that already ran (its Describe came first, as drivers send it): its rows, no round trip
@@ -444,7 +544,7 @@ export class ProxyConnection {
           return;
         }
         case 'S':
-          if (this.implicit) return this.messageAsync(m);
+          if (this.implicit || this.unchecked() !== undefined) return this.messageAsync(m);
           this.skipToSync = false;
           if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
           this.ready();
@@ -489,6 +589,7 @@ export class ProxyConnection {
           return;
         case 'S':
           this.skipToSync = false;
+          await this.checkParses();
           if (this.implicit) await this.endImplicit().catch((e: unknown) => this.sendError(e));
           // portals live until their transaction ends (outside a block, the implicit one ends here)
           if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
@@ -507,6 +608,7 @@ export class ProxyConnection {
   /** One statement through the recorder; its result as the client sees it (text values). */
   private async run(text: string, values: unknown[] = [], paramTypes: number[] = []): Promise<Outcome[]> {
     this.tags = [];
+    this.phase?.expect();
     // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
     const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
     const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig;
@@ -673,7 +775,7 @@ export class ProxyConnection {
     if (implicit) await this.run('COMMIT');
   }
 
-  private bind(m: FrontendMessage & { type: 'B' }): void {
+  private bind(m: FrontendMessage & { type: 'B' }): Portal {
     const st = this.statements.get(m.statement);
     if (!st) throw new ProxyError('26000', `prepared statement "${m.statement}" does not exist`);
     if (m.portal !== '' && this.portals.has(m.portal))
@@ -684,13 +786,14 @@ export class ProxyConnection {
         m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
       return format === 1 ? decodeBinaryParam(b, st.paramTypes[i] ?? 0) : b.toString('utf8');
     });
-    this.portals.set(m.portal, {
+    return {
+      statement: st,
       text: st.text,
       paramTypes: st.paramTypes,
       values,
       resultFormats: m.resultFormats,
       sent: 0,
-    });
+    };
   }
 
   private formatOf(p: Portal, i: number): number {
@@ -741,7 +844,14 @@ export class ProxyConnection {
         'isocheck proxy: COPY FROM STDIN / TO STDOUT is relayed in the simple query protocol only (a Query message)',
       );
     await this.beginImplicit(p, executesAhead);
-    const outcomes = await this.run(p.text, p.values, p.paramTypes);
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.run(p.text, p.values, p.paramTypes);
+    } catch (e) {
+      this.retract(p.statement, p);
+      throw e;
+    }
+    p.statement.checked = true;
     const o = outcomes[outcomes.length - 1];
     o.columns.forEach((c, i) => {
       c.format = this.formatOf(p, i);
@@ -771,7 +881,11 @@ export class ProxyConnection {
       }
       // described before any Execute of it arrived: the server describes it, nothing runs (the portal may be
       // closed unexecuted)
-      const { columns } = await this.describeText(p.text, p.paramTypes);
+      const { columns } = await this.describeText(p.text, p.paramTypes).catch((e: unknown) => {
+        this.retract(p.statement, p);
+        throw e;
+      });
+      p.statement.checked = true;
       if (!columns) {
         this.send(B.noData());
         return;
@@ -784,7 +898,11 @@ export class ProxyConnection {
     }
     const st = this.statements.get(name);
     if (!st) throw new ProxyError('26000', `prepared statement "${name}" does not exist`);
-    const d = await this.describeText(st.text, st.paramTypes);
+    const d = await this.describeText(st.text, st.paramTypes).catch((e: unknown) => {
+      this.retract(st);
+      throw e;
+    });
+    st.checked = true;
     this.send(B.parameterDescription(d.params));
     this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
   }
@@ -837,6 +955,7 @@ export class ProxyConnection {
   ): Promise<{ params: number[]; columns: B.Column[] | null }> {
     const raw = this.raw!;
     const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
+    this.phase?.expect();
     return new Promise((resolve, reject) => {
       let params: number[] = [];
       let columns: B.Column[] | null = null;

@@ -1,0 +1,66 @@
+/**
+ * At which of its messages the server raised an error (docs/recording.md, "Through isocheck proxy"): the proxy
+ * answers a client's Parse and Bind itself and runs the statement later (connection.ts), so an error PostgreSQL
+ * raises while parsing (an unknown column, a transaction already aborted) or binding (a parameter that is not an
+ * integer, a division folded into the plan at Bind) must take the place of the ParseComplete or BindComplete it
+ * held back, where a direct connection sends it.
+ *
+ * It watches the proxy's server connection (pg's Connection): the Parse and Bind it sends, the ParseComplete and
+ * BindComplete it receives, and where the ErrorResponse comes among them. A statement run with the simple
+ * protocol (pg sends a Query when there are no parameters) has no phases: its errors are `unknown`.
+ */
+import type { EventEmitter } from 'node:events';
+
+export type Phase = 'parse' | 'bind' | 'execute' | 'unknown';
+
+/** What of pg's Connection this watches: its events, and parse/bind, wrapped. */
+export interface PhaseConnection extends EventEmitter {
+  parse(q: unknown): void;
+  bind(q: unknown): void;
+}
+
+export class ServerPhase {
+  #parseSent = false;
+  #bindSent = false;
+  #parsed = false;
+  #bound = false;
+  /** Where the last error came (set at the ErrorResponse; cleared by `expect`). */
+  #last: Phase = 'unknown';
+
+  constructor(con: PhaseConnection) {
+    const parse = con.parse.bind(con);
+    con.parse = (q) => {
+      this.#parseSent = true;
+      parse(q);
+    };
+    const bind = con.bind.bind(con);
+    con.bind = (q) => {
+      this.#bindSent = true;
+      bind(q);
+    };
+    con.on('parseComplete', () => {
+      this.#parsed = true;
+    });
+    con.on('bindComplete', () => {
+      this.#bound = true;
+    });
+    con.on('errorMessage', () => {
+      this.#last =
+        this.#parseSent && !this.#parsed ? 'parse' : !this.#bindSent ? 'unknown' : this.#bound ? 'execute' : 'bind';
+    });
+    // the end of one exchange (a Sync or a Query answered): the next starts with nothing sent
+    con.on('readyForQuery', () => {
+      this.#parseSent = this.#bindSent = this.#parsed = this.#bound = false;
+    });
+  }
+
+  /** Before a statement is sent: forget where an earlier error came. */
+  expect(): void {
+    this.#last = 'unknown';
+  }
+
+  /** Where the error of the statement sent since `expect` came. */
+  get last(): Phase {
+    return this.#last;
+  }
+}
