@@ -107,9 +107,16 @@ describe('isocheck record', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    // wait until transfers are being recorded
-    for (let i = 0; i < 200 && !(existsSync(out) && readFileSync(out, 'utf8').split('\n').length > 40); i++)
-      await new Promise((r) => setTimeout(r, 50));
+    // wait until transfers are being recorded (the file may come and go at first: `isocheck record` checks that
+    // it can write there by creating it and removing it again, and a recorder removes a file it left empty)
+    const recorded = (): number => {
+      try {
+        return readFileSync(out, 'utf8').split('\n').length;
+      } catch {
+        return 0;
+      }
+    };
+    for (let i = 0; i < 200 && recorded() <= 40; i++) await new Promise((r) => setTimeout(r, 50));
     child.kill('SIGTERM');
     expect(await exited).toBe(143);
     expect(stderr).toMatch(/isocheck: recorded \d+ transactions \(\d+ committed/);
