@@ -186,6 +186,30 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     expect(new Set(txns.map((t) => t.session)).size).toBe(64);
     expect((await check(join(dir, 'many.ndjson'))).verdict).toBe('consistent');
   }, 30_000);
+  it('reaches the server over its unix socket (a --db URL with host=/dir) and gives clients its own address', async () => {
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    const sockets = (await admin.query('SHOW unix_socket_directories')).rows[0].unix_socket_directories as string;
+    await admin.end();
+    // the embedded server has a socket when its directory's path is short enough (sun_path)
+    if (sockets === '') return;
+    const u = new URL(server.url);
+    const db = `postgresql://${u.username}:${u.password}@/postgres?host=${encodeURIComponent(sockets.split(',')[0])}&port=${u.port}`;
+    const px = await startProxy({
+      db,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'socket.ndjson'),
+      onWarning: () => undefined,
+    });
+    expect(px.url).toBe(`postgresql://${u.username}@127.0.0.1:${px.port}/postgres`);
+    const c = new pg.Client({ connectionString: px.url });
+    await c.connect();
+    expect((await c.query('SELECT id FROM accounts WHERE id = 1')).rows).toEqual([{ id: 1 }]);
+    expect((await c.query('SELECT inet_server_addr() IS NULL AS unix')).rows).toEqual([{ unix: true }]);
+    await c.end();
+    await px.close();
+  }, 30_000);
   it('runs several Executes sent before one Sync as one implicit transaction, as PostgreSQL does', async () => {
     const px = await startProxy({
       db: server.url,

@@ -11,6 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InputError } from '../history/input-errors.js';
@@ -29,20 +30,21 @@ export interface RecordCommandOptions {
 
 /** The PG* variables pg (libpq's names) reads for a connection URL's parts. */
 function pgVariables(url: string): Record<string, string> {
-  let u: URL;
+  if (!/^postgres(ql)?:\/\//i.test(url))
+    throw new InputError(`--db ${url}: expected a postgres:// or postgresql:// URL`);
+  // read as pg reads it (a unix socket as ?host=/dir or a %2F-encoded host, percent-encoded parts)
+  let c: ReturnType<typeof parseConnectionString>;
   try {
-    u = new URL(url);
+    c = parseConnectionString(url);
   } catch {
     throw new InputError(`--db ${url}: not a URL (postgresql://user:password@host:port/database)`);
   }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')
-    throw new InputError(`--db ${url}: expected a postgres:// or postgresql:// URL`);
   const out: Record<string, string> = { DATABASE_URL: url };
-  if (u.hostname) out.PGHOST = decodeURIComponent(u.hostname.replace(/^\[|\]$/g, ''));
-  if (u.port) out.PGPORT = u.port;
-  if (u.username) out.PGUSER = decodeURIComponent(u.username);
-  if (u.password) out.PGPASSWORD = decodeURIComponent(u.password);
-  if (u.pathname.length > 1) out.PGDATABASE = decodeURIComponent(u.pathname.slice(1));
+  if (c.host) out.PGHOST = c.host;
+  if (c.port) out.PGPORT = String(c.port);
+  if (c.user) out.PGUSER = c.user;
+  if (c.password) out.PGPASSWORD = c.password;
+  if (c.database) out.PGDATABASE = c.database;
   return out;
 }
 

@@ -39,6 +39,7 @@ import {
   type Level,
   type Workload,
 } from '../../workloads/index.js';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { abortSignalName, checkOutputFile, InterruptedError, watchSignals } from './interrupt.js';
 import { TopologyRun, topologyOf, type TopologyRunOptions } from './run-topology.js';
 import { ClientCoordinator, type ClientSpec } from './run-clients.js';
@@ -404,7 +405,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
           isolation: configName,
           config,
           ...(declared ? { declared: options.declare, declaredConfig: declared } : {}),
-          runDatabase: client ? new URL(url).pathname.slice(1) : dbName,
+          runDatabase: client ? (parseConnectionString(url).database ?? '') : dbName,
           ...(client ? { client: `${client.k}/${client.n}`, firstSession } : {}),
           ...(cluster ? { topology: cluster.meta() } : {}),
           tool: 'isocheck run',

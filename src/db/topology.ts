@@ -112,11 +112,12 @@ export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T
   }
 }
 
-/** The URL with another database. */
+/** The URL with another database. Edited as text: a URL naming a unix socket (`postgresql://user:pw@/db?host=/run/
+ *  postgresql`) has credentials and no host, which WHATWG's URL refuses. */
 export function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
+  const m = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)(\/[^?#]*)?(.*)$/is.exec(url);
+  if (!m) throw new Error(`not a connection URL: ${url}`);
+  return `${m[1]}/${encodeURIComponent(name)}${m[3]}`;
 }
 
 const node = (name: string, role: TopologyNode['role'], server: EmbeddedServer): TopologyNode => ({

@@ -165,11 +165,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     });
   });
   const port = (listener.address() as net.AddressInfo).port;
-  const u = new URL(opts.db);
-  u.hostname = host.includes(':') ? `[${host}]` : host;
-  u.port = String(port);
-  u.password = '';
-  u.search = '';
+  // the server's user and database at the proxy's address (built, not edited: the server's URL may name a unix
+  // socket, postgresql://user@/db?host=/run/postgresql, which has no host for WHATWG's URL to replace)
+  const u = new URL(`postgresql://${host.includes(':') ? `[${host}]` : host}:${port}`);
+  if (server.user) u.username = encodeURIComponent(server.user);
+  u.pathname = `/${encodeURIComponent(server.database ?? server.user ?? '')}`;
   let closing: Promise<void> | undefined;
   return {
     missing,
