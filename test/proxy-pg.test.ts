@@ -186,15 +186,16 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     expect(new Set(txns.map((t) => t.session)).size).toBe(64);
     expect((await check(join(dir, 'many.ndjson'))).verdict).toBe('consistent');
   }, 30_000);
-  it('reaches the server over its unix socket (a --db URL with host=/dir) and gives clients its own address', async () => {
+  it('reaches the server over its unix socket (--db URL with host=/dir), gives clients its address', async (ctx) => {
     const admin = new pg.Client({ connectionString: server.url });
     await admin.connect();
     const sockets = (await admin.query('SHOW unix_socket_directories')).rows[0].unix_socket_directories as string;
     await admin.end();
     // the embedded server has a socket when its directory's path is short enough (sun_path)
-    if (sockets === '') return;
+    if (sockets === '') ctx.skip('the embedded server has no unix socket (its directory path is too long)');
     const u = new URL(server.url);
-    const db = `postgresql://${u.username}:${u.password}@/postgres?host=${encodeURIComponent(sockets.split(',')[0])}&port=${u.port}`;
+    const socket = encodeURIComponent(sockets.split(',')[0]);
+    const db = `postgresql://${u.username}:${u.password}@/postgres?host=${socket}&port=${u.port}`;
     const px = await startProxy({
       db,
       port: 0,
