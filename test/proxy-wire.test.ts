@@ -280,6 +280,49 @@ describe('isocheck proxy on the wire', () => {
         ],
       ],
       [
+        // review finding: after 5 custom plans PostgreSQL may plan the client's named statement once for all (a
+        // generic plan), and then the division fails at the Execute, while the proxy's own Bind still folds it
+        'a named statement bound a sixth time (a generic plan): the error after BindComplete',
+        [
+          serialize.parse({ name: 'g', text: 'SELECT 1 / $1::int4 AS q' }),
+          serialize.sync(),
+          ...Array.from({ length: 5 }, () => [
+            serialize.bind({ statement: 'g', values: ['1'] }),
+            serialize.execute(),
+            serialize.sync(),
+          ]).flat(),
+          serialize.bind({ statement: 'g', values: ['0'] }),
+          serialize.execute(),
+          serialize.sync(),
+          // a parameter that is no integer fails at the Bind whatever the plan
+          serialize.bind({ statement: 'g', values: ['zero'] }),
+          serialize.execute(),
+          serialize.sync(),
+        ],
+      ],
+      [
+        'with no parameters: the extended protocol too (an unknown column at Parse, two statements refused)',
+        [
+          ...extended('SELECT nosuch FROM accounts', []),
+          serialize.sync(),
+          ...extended('SELECT 1; SELECT 2', []),
+          serialize.sync(),
+        ],
+      ],
+      [
+        'a statement parsed at an earlier Sync, bound in an aborted transaction: the error at its Bind',
+        [
+          serialize.parse({ name: 'early', text: 'SELECT owner FROM accounts WHERE id = $1' }),
+          serialize.sync(),
+          serialize.query('BEGIN'),
+          serialize.query('SELECT 1 / 0'),
+          serialize.bind({ statement: 'early', values: ['1'] }),
+          serialize.execute(),
+          serialize.sync(),
+          serialize.query('ROLLBACK'),
+        ],
+      ],
+      [
         'an aborted transaction refuses the Parse',
         [
           serialize.query('BEGIN'),
@@ -292,6 +335,19 @@ describe('isocheck proxy on the wire', () => {
         ],
       ],
     ];
+    cases.push([
+      // review finding: a Parse that fails when checked at the Sync rolls back what ran before it in the same
+      // implicit transaction (the count is 0 on both sides)
+      'a write, then a Parse that fails at the Sync: the write rolled back',
+      [
+        serialize.parse({ text: "INSERT INTO accounts VALUES ($1, 'zed', 1)" }),
+        serialize.bind({ values: ['10'] }),
+        serialize.execute(),
+        serialize.parse({ name: 'bad5', text: 'SELECT nosuch FROM accounts' }),
+        serialize.sync(),
+        serialize.query('SELECT count(*) FROM accounts WHERE id = 10'),
+      ],
+    ]);
     for (const [name, messages] of cases) {
       const batch = Buffer.concat(messages);
       const readies = messages.filter((m) => m[0] === 0x53 || m[0] === 0x51).length; // Sync, Query
@@ -302,6 +358,31 @@ describe('isocheck proxy on the wire', () => {
     }
     direct.close();
     proxied.close();
+  }, 60_000);
+
+  it('tells where the server failed when the next statement was queued before its ReadyForQuery', async () => {
+    // review finding: pg sends a queued statement from its ReadyForQuery listener; the proxy's phases were reset
+    // after it, and the second bad Bind's error then came after BindComplete
+    // (on new connections each time: the recorder's statement is then parsed again, as in the review's runs)
+    for (const text of ['SELECT owner FROM accounts WHERE id = $1', 'SELECT $1::int4 AS q']) {
+      const group = (v: string): Buffer[] => [
+        serialize.parse({ text }),
+        serialize.bind({ values: [v] }),
+        serialize.describe({ type: 'P' }),
+        serialize.execute(),
+        serialize.sync(),
+      ];
+      const batch = Buffer.concat([...group('x'), ...group('y'), ...group('1')]);
+      for (let i = 0; i < 20; i++) {
+        const { direct, proxied } = await bothSides();
+        direct.send(batch);
+        const expected = withoutSource(await direct.until(3));
+        proxied.send(batch);
+        expect({ text, i, got: withoutSource(await proxied.until(3)) }).toEqual({ text, i, got: expected });
+        direct.close();
+        proxied.close();
+      }
+    }
   }, 60_000);
 
   it('takes a message larger than a socket read (a long Query, a long parameter) as the server does', async () => {

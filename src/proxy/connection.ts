@@ -21,8 +21,9 @@
  *   nothing runs until the Execute (a portal described and closed unexecuted changes nothing).
  * - ParseComplete, BindComplete and CloseComplete are held until something after them is sent (Ack): an error the
  *   server raises at the Parse or Bind of the statement when it runs takes the place of the held answer
- *   (server-phase.ts tells where it came), as a direct connection answers it; a Parse then Sync with nothing run
- *   is parsed by the server at the Sync for the same reason.
+ *   (server-phase.ts tells where it came; a planning error only while the client's statement would be custom
+ *   planned), as a direct connection answers it; a Parse then Sync with nothing run is parsed by the server at
+ *   the Sync for the same reason. A client's Parse/Bind/Execute runs in the extended protocol, parameters or not.
  * - ReadyForQuery's status is the server's, as the proxy's connection last saw it.
  * - A client that disconnects: what it sent runs to its end, then the server connection closes; a transaction
  *   left open is recorded aborted (the server rolls it back). A server connection lost during COMMIT: unknown.
@@ -65,6 +66,8 @@ export interface ProxyContext {
 interface Prepared {
   text: string;
   paramTypes: number[];
+  /** Binds of it so far (PostgreSQL plans the first CUSTOM_PLANS with their parameters' values). */
+  binds?: number;
   /** The server has parsed its text (run or described): its Parse cannot fail there any more. */
   checked?: boolean;
 }
@@ -81,6 +84,9 @@ interface Outcome {
 interface Portal {
   /** The statement it was bound from. */
   statement: Prepared;
+  /** A direct connection would plan it with its parameters' values at Bind (a custom plan): an error in planning
+   *  (`1 / $1` with 0, folded) comes at the Bind there, as at the proxy's own unnamed Bind. */
+  customPlan: boolean;
   text: string;
   /** The parameter types the client declared in its Parse (0: unspecified). */
   paramTypes: number[];
@@ -117,6 +123,12 @@ interface CopyConnection extends NodeJS.EventEmitter {
 }
 
 const OUT_HIGH_WATER = 64 * 1024;
+/** PostgreSQL makes custom plans for the first 5 Binds of a prepared statement (plancache.c, choose_custom_plan),
+ *  then may switch to a generic one. */
+const CUSTOM_PLANS = 5;
+/** The context PostgreSQL gives an error in converting a Bind's parameter (postgres.c, bind_param_error_callback):
+ *  raised at the Bind whatever the plan. */
+const PARAMETER_CONTEXT = /portal parameter \$\d+|portal "[^"]*" parameter \$\d+/;
 /** A Query that may hold a COPY (its CopyData may arrive before the COPY begins). */
 const COPY_WORD = /copy/i;
 /** Named statements the proxy prepares on one server connection for statements with declared parameter types. */
@@ -319,9 +331,18 @@ export class ProxyConnection {
    * sends it. The answers before it are kept, those after it dropped (the server skips to Sync after an error),
    * and the statement or portal the server never made is forgotten.
    */
-  private retract(st: Prepared, p?: Portal): void {
+  private retract(e: unknown, st: Prepared, p?: Portal): void {
     const phase = this.phase?.last;
-    const of = phase === 'parse' ? st : phase === 'bind' ? p : undefined;
+    let of: Prepared | Portal | undefined;
+    // the client's statement parsed before (its ParseComplete sent): what fails at the proxy's Parse now (25P02 in
+    // an aborted transaction) fails at the client's Bind
+    if (phase === 'parse') of = p === undefined || this.acks.some((a) => a.made === st) ? st : p;
+    // an error in planning comes at the Bind only when a direct connection plans at the Bind too; converting a
+    // parameter fails there in every case
+    else if (phase === 'bind' && p !== undefined) {
+      const where = (e as { where?: unknown })?.where;
+      if (p.customPlan || (typeof where === 'string' && PARAMETER_CONTEXT.test(where))) of = p;
+    }
     const at = of === undefined ? -1 : this.acks.findIndex((a) => a.made === of);
     if (at < 0) return;
     const dropped = this.acks.splice(at);
@@ -349,7 +370,7 @@ export class ProxyConnection {
         await this.describeStatement(st.text, st.paramTypes);
         st.checked = true;
       } catch (e) {
-        this.retract(st);
+        this.retract(e, st);
         this.sendError(e);
         return;
       }
@@ -606,12 +627,20 @@ export class ProxyConnection {
   }
 
   /** One statement through the recorder; its result as the client sees it (text values). */
-  private async run(text: string, values: unknown[] = [], paramTypes: number[] = []): Promise<Outcome[]> {
+  private async run(
+    text: string,
+    values: unknown[] = [],
+    paramTypes: number[] = [],
+    extended = false,
+  ): Promise<Outcome[]> {
     this.tags = [];
     this.phase?.expect();
     // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
     const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
     const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig;
+    // a client's Parse/Bind/Execute goes to the server as one, even with no parameters (pg would send a Query):
+    // its errors come at the same message, and a text of two statements is refused (42601) as the server does
+    if (extended) (config as { queryMode?: string }).queryMode = 'extended';
     // (in a failed transaction the server refuses the statement anyway, and the recorder sends it as written)
     if (paramTypes.some((t) => t !== 0) && this.raw!.getTransactionStatus() !== 'E') {
       const p = plan();
@@ -786,8 +815,10 @@ export class ProxyConnection {
         m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
       return format === 1 ? decodeBinaryParam(b, st.paramTypes[i] ?? 0) : b.toString('utf8');
     });
+    st.binds = (st.binds ?? 0) + 1;
     return {
       statement: st,
+      customPlan: st.binds <= CUSTOM_PLANS,
       text: st.text,
       paramTypes: st.paramTypes,
       values,
@@ -812,7 +843,8 @@ export class ProxyConnection {
     let executes = 0;
     for (const m of this.pending) {
       if (m.type === 'S') break;
-      if (m.type === 'E') executes++;
+      // a Parse ahead may fail (when it runs, or at the Sync: checkParses): what ran before it is then rolled back
+      if (m.type === 'E' || m.type === 'P') executes++;
       if (m.type === 'P') named.set(m.name, m.text);
       const text =
         m.type === 'P'
@@ -846,9 +878,9 @@ export class ProxyConnection {
     await this.beginImplicit(p, executesAhead);
     let outcomes: Outcome[];
     try {
-      outcomes = await this.run(p.text, p.values, p.paramTypes);
+      outcomes = await this.run(p.text, p.values, p.paramTypes, true);
     } catch (e) {
-      this.retract(p.statement, p);
+      this.retract(e, p.statement, p);
       throw e;
     }
     p.statement.checked = true;
@@ -882,7 +914,7 @@ export class ProxyConnection {
       // described before any Execute of it arrived: the server describes it, nothing runs (the portal may be
       // closed unexecuted)
       const { columns } = await this.describeText(p.text, p.paramTypes).catch((e: unknown) => {
-        this.retract(p.statement, p);
+        this.retract(e, p.statement, p);
         throw e;
       });
       p.statement.checked = true;
@@ -899,7 +931,7 @@ export class ProxyConnection {
     const st = this.statements.get(name);
     if (!st) throw new ProxyError('26000', `prepared statement "${name}" does not exist`);
     const d = await this.describeText(st.text, st.paramTypes).catch((e: unknown) => {
-      this.retract(st);
+      this.retract(e, st);
       throw e;
     });
     st.checked = true;

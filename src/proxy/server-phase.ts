@@ -38,18 +38,19 @@ export class ServerPhase {
       this.#bindSent = true;
       bind(q);
     };
-    con.on('parseComplete', () => {
+    con.prependListener('parseComplete', () => {
       this.#parsed = true;
     });
-    con.on('bindComplete', () => {
+    con.prependListener('bindComplete', () => {
       this.#bound = true;
     });
-    con.on('errorMessage', () => {
+    con.prependListener('errorMessage', () => {
       this.#last =
         this.#parseSent && !this.#parsed ? 'parse' : !this.#bindSent ? 'unknown' : this.#bound ? 'execute' : 'bind';
     });
-    // the end of one exchange (a Sync or a Query answered): the next starts with nothing sent
-    con.on('readyForQuery', () => {
+    // the end of one exchange (a Sync or a Query answered): the next starts with nothing sent. Each listener runs
+    // before pg's own, which at ReadyForQuery sends the next query queued (its Parse and Bind counted above)
+    con.prependListener('readyForQuery', () => {
       this.#parseSent = this.#bindSent = this.#parsed = this.#bound = false;
     });
   }

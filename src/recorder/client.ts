@@ -124,6 +124,8 @@ export interface QueryOptions {
   types?: pg.CustomTypesConfig;
   name?: string;
   binary?: boolean;
+  /** pg's option: the extended protocol even with no parameters. */
+  queryMode?: 'extended';
 }
 
 /** A connection a spanning session uses, and the name of its server (the transactions' `node`). */
@@ -416,7 +418,8 @@ export class Session {
       options.name === undefined &&
       options.rowMode === undefined &&
       options.types === undefined &&
-      options.binary === undefined
+      options.binary === undefined &&
+      options.queryMode === undefined
     )
       return this.send(text, values);
     return this.send({ ...options, text, values } as pg.QueryConfig);
@@ -692,6 +695,7 @@ function normalize(
       ...(c.types ? { types: c.types } : {}),
       ...(c.name ? { name: c.name } : {}),
       ...(c.binary ? { binary: c.binary } : {}),
+      ...((c as { queryMode?: string }).queryMode === 'extended' ? { queryMode: 'extended' as const } : {}),
     },
     cb: cb ?? c.callback,
   };
