@@ -517,7 +517,8 @@ describe('isocheck proxy and error positions', () => {
       'dataRow',
       'portalSuspended',
       'dataRow',
-      'commandComplete',
+      // the second Execute reached its limit: PostgreSQL suspends the portal, and the third gets "SELECT 0"
+      'portalSuspended',
       'commandComplete',
       'readyForQuery',
     ]);

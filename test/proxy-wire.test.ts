@@ -199,7 +199,58 @@ describe('isocheck proxy on the wire', () => {
       ['invalid input at Bind', [...extended('SELECT owner FROM accounts WHERE id = $1', ['x1']), serialize.sync()]],
       ['the same, prepared', [...extended('SELECT owner FROM accounts WHERE id = $1', ['x2']), serialize.sync()]],
       ['then a good one', [...extended('SELECT owner FROM accounts WHERE id = $1', ['1']), serialize.sync()]],
+      [
+        // review finding: the last Execute's CommandComplete counts the rows it sent, not the portal's
+        'a portal fetched in Executes of 1 row, then the rest',
+        [
+          serialize.parse({ text: 'SELECT id FROM accounts WHERE id <= $1 ORDER BY id' }),
+          serialize.bind({ values: ['3'] }),
+          serialize.describe({ type: 'P' }),
+          serialize.execute({ rows: 1 }),
+          serialize.execute({ rows: 1 }),
+          serialize.execute({ rows: 0 }),
+          serialize.sync(),
+          // (rows in a known order, rolled back: both sides run it)
+          serialize.query('BEGIN'),
+          serialize.parse({
+            text: "INSERT INTO accounts VALUES ($1, 't', 0), ($1 + 1, 't', 0), ($1 + 2, 't', 0) RETURNING id",
+          }),
+          serialize.bind({ values: ['20'] }),
+          serialize.describe({ type: 'P' }),
+          serialize.execute({ rows: 2 }),
+          serialize.execute({ rows: 0 }),
+          serialize.sync(),
+          serialize.query('ROLLBACK'),
+          serialize.parse({ text: 'SELECT id FROM accounts WHERE id <= $1 ORDER BY id' }),
+          serialize.bind({ values: ['2'] }),
+          serialize.execute({ rows: 2 }),
+          serialize.execute({ rows: 2 }),
+          serialize.sync(),
+          // a row limit on a statement that returns no rows: it runs whole (JDBC's executeUpdate sends one)
+          serialize.parse({ text: 'UPDATE accounts SET owner = owner WHERE id <= $1' }),
+          serialize.bind({ values: ['2'] }),
+          serialize.describe({ type: 'P' }),
+          serialize.execute({ rows: 1 }),
+          serialize.sync(),
+        ],
+      ],
       ['unknown column at Parse', [...extended('SELECT nosuch FROM accounts WHERE id = $1', ['1']), serialize.sync()]],
+      [
+        // the portal runs at its Describe (its Execute already here): an error in running it comes after the
+        // RowDescription or NoData the Describe gets, as from the server
+        'an error at Execute of a described portal',
+        [
+          ...extended('SELECT 1 / (id - 2) AS q FROM accounts WHERE id = $1', ['2']),
+          serialize.sync(),
+          ...extended("UPDATE accounts SET owner = 'x' WHERE id = $1 AND 1 / (id - 2) = 1", ['2']),
+          serialize.sync(),
+          ...extended('UPDATE accounts SET owner = owner WHERE id = $1 AND 1 / (id - 2) = 1 RETURNING owner', ['2']),
+          serialize.sync(),
+          // a unique violation (23505), as an insert in a conflicting transaction gets it
+          ...extended("INSERT INTO accounts VALUES ($1, 'dup', 1)", ['1']),
+          serialize.sync(),
+        ],
+      ],
       [
         'a good named Parse, then a failing Bind and messages the server skips',
         [

@@ -906,8 +906,13 @@ export class ProxyConnection {
         return;
       }
       if (p.outcome || this.executesSoon(name)) {
-        // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once
-        const o = await this.runPortal(p, 2);
+        // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once; when it
+        // fails in running, the Describe still gets its answer first, as from the server
+        const o = await this.runPortal(p, 2).catch((e: unknown) => {
+          const d = this.describedOnError(p);
+          if (d !== undefined) this.send(d === null ? B.noData() : B.rowDescription(d));
+          throw e;
+        });
         this.send(o.returnsRows ? B.rowDescription(o.columns) : B.noData());
         return;
       }
@@ -937,6 +942,30 @@ export class ProxyConnection {
     st.checked = true;
     this.send(B.parameterDescription(d.params));
     this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
+  }
+
+  /** The answer to a portal's Describe when its run failed after the server had described it (ServerPhase): the
+   *  columns the client sees (a recorded statement's rewritten text has the recorder's columns at the end, or all
+   *  of them when the client's statement returns no rows), null for NoData, undefined when it was not described. */
+  private describedOnError(p: Portal): B.Column[] | null | undefined {
+    if (this.phase?.last !== 'execute') return undefined;
+    const d = this.phase.lastDescribed;
+    if (d === undefined || d === null) return d;
+    const plan = this.planOf(p.text, p.values.length);
+    let fields = d;
+    if (plan && 'sql' in plan && 'appRows' in plan) {
+      if (!plan.appRows) return null;
+      fields = d.slice(0, d.length - plan.added);
+    }
+    return fields.map((f, i) => ({
+      name: f.name,
+      tableID: f.tableID,
+      columnID: f.columnID,
+      dataTypeID: f.dataTypeID,
+      dataTypeSize: f.dataTypeSize,
+      dataTypeModifier: f.dataTypeModifier,
+      format: this.formatOf(p, i),
+    }));
   }
 
   /** Is an Execute of this portal among the messages received, before the next Sync? */
@@ -1135,10 +1164,16 @@ export class ProxyConnection {
     }
     const batch = end - p.sent;
     p.sent = end;
-    if (end < o.rows.length) {
+    // PostgreSQL suspends a portal whenever an Execute reached its row limit, rows left or not (PortalRunSelect
+    // marks it at its end only when it fetched fewer): the next Execute then gets no rows and "SELECT 0"
+    if (end < o.rows.length || (o.returnsRows && maxRows > 0 && batch === maxRows)) {
       this.send(B.portalSuspended());
       return;
     }
-    this.send(B.commandComplete(maxRows > 0 && o.tag.startsWith('SELECT ') ? `SELECT ${batch}` : o.tag));
+    // fetched in parts (a row limit now or before): the count is this Execute's rows, as PostgreSQL's PortalRun
+    // gives it for a SELECT and for a RETURNING alike ("SELECT 1", "UPDATE 1", "INSERT 0 1"); a statement that
+    // returns no rows runs whole whatever the limit (JDBC's executeUpdate sends one), its tag its own
+    const partial = o.returnsRows && (maxRows > 0 || end - batch > 0);
+    this.send(B.commandComplete(partial && /\d$/.test(o.tag) ? o.tag.replace(/\d+$/, String(batch)) : o.tag));
   }
 }

@@ -13,6 +13,16 @@ import type { EventEmitter } from 'node:events';
 
 export type Phase = 'parse' | 'bind' | 'execute' | 'unknown';
 
+/** A column of the server's RowDescription, as pg-protocol parses it. */
+export interface DescribedField {
+  name: string;
+  tableID: number;
+  columnID: number;
+  dataTypeID: number;
+  dataTypeSize: number;
+  dataTypeModifier: number;
+}
+
 /** What of pg's Connection this watches: its events, and parse/bind, wrapped. */
 export interface PhaseConnection extends EventEmitter {
   parse(q: unknown): void;
@@ -24,8 +34,11 @@ export class ServerPhase {
   #bindSent = false;
   #parsed = false;
   #bound = false;
+  /** The server's RowDescription (its columns) or NoData (null) in this exchange, before any error. */
+  #described: DescribedField[] | null | undefined;
   /** Where the last error came (set at the ErrorResponse; cleared by `expect`). */
   #last: Phase = 'unknown';
+  #lastDescribed: DescribedField[] | null | undefined;
 
   constructor(con: PhaseConnection) {
     const parse = con.parse.bind(con);
@@ -44,7 +57,14 @@ export class ServerPhase {
     con.prependListener('bindComplete', () => {
       this.#bound = true;
     });
+    con.prependListener('rowDescription', (msg: { fields: DescribedField[] }) => {
+      this.#described = msg.fields;
+    });
+    con.prependListener('noData', () => {
+      this.#described = null;
+    });
     con.prependListener('errorMessage', () => {
+      this.#lastDescribed = this.#described;
       this.#last =
         this.#parseSent && !this.#parsed ? 'parse' : !this.#bindSent ? 'unknown' : this.#bound ? 'execute' : 'bind';
     });
@@ -52,16 +72,24 @@ export class ServerPhase {
     // before pg's own, which at ReadyForQuery sends the next query queued (its Parse and Bind counted above)
     con.prependListener('readyForQuery', () => {
       this.#parseSent = this.#bindSent = this.#parsed = this.#bound = false;
+      this.#described = undefined;
     });
   }
 
   /** Before a statement is sent: forget where an earlier error came. */
   expect(): void {
     this.#last = 'unknown';
+    this.#lastDescribed = undefined;
   }
 
   /** Where the error of the statement sent since `expect` came. */
   get last(): Phase {
     return this.#last;
+  }
+
+  /** What the server described of the statement whose error came last (its portal, as pg asks: Describe before
+   *  Execute): its columns, null for NoData, undefined when no description came before the error. */
+  get lastDescribed(): DescribedField[] | null | undefined {
+    return this.#lastDescribed;
   }
 }
