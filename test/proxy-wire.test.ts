@@ -126,6 +126,7 @@ beforeAll(async () => {
     [
       'CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal numeric(10,2) NOT NULL)',
       `INSERT INTO accounts VALUES (1, 'ann', 100), (2, 'bob', 50.5), (3, 'cäcilie', 7)`,
+      `CREATE FUNCTION note(int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'note %', $1; RETURN $1; END $$`,
     ],
     ['accounts'],
     join(dir, 'run.ndjson'),
@@ -245,6 +246,11 @@ describe('isocheck proxy on the wire', () => {
           ...extended("UPDATE accounts SET owner = 'x' WHERE id = $1 AND 1 / (id - 2) = 1", ['2']),
           serialize.sync(),
           ...extended('UPDATE accounts SET owner = owner WHERE id = $1 AND 1 / (id - 2) = 1 RETURNING owner', ['2']),
+          serialize.sync(),
+          // a notice raised in running it: after the RowDescription
+          ...extended('SELECT note(id) AS n FROM accounts WHERE id = $1', ['1']),
+          serialize.sync(),
+          ...extended('SELECT note(id) / (id - 2) AS n FROM accounts WHERE id = $1', ['2']),
           serialize.sync(),
           // a unique violation (23505), as an insert in a conflicting transaction gets it
           ...extended("INSERT INTO accounts VALUES ($1, 'dup', 1)", ['1']),

@@ -171,6 +171,8 @@ export class ProxyConnection {
   private acks: Ack[] = [];
   /** Where the server raised its errors (set when the server connection opens). */
   private phase: ServerPhase | undefined;
+  /** Notices raised in running a portal at its Describe: sent after the Describe's answer, as from the server. */
+  private noticesHeld: Buffer[] | undefined;
   private ended = false;
   /** Waiting for the client's PasswordMessage (its startup parameters, the salt sent). */
   private awaiting: { params: Record<string, string>; salt: Buffer } | undefined;
@@ -515,7 +517,11 @@ export class ProxyConnection {
     con.on('parameterStatus', (msg: { parameterName: string; parameterValue: string }) =>
       this.send(B.parameterStatus(msg.parameterName, msg.parameterValue)),
     );
-    raw.on('notice', (msg) => this.send(B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>))));
+    raw.on('notice', (msg) => {
+      const b = B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>));
+      if (this.noticesHeld && this.phase?.described) this.noticesHeld.push(b);
+      else this.send(b);
+    });
     raw.on('error', (e) => this.fatal('08006', `isocheck proxy: the server connection was lost: ${e.message}`));
     raw.on('end', () => {
       if (!this.ended) this.fatal('57P01', 'isocheck proxy: the server closed the connection');
@@ -908,12 +914,15 @@ export class ProxyConnection {
       if (p.outcome || this.executesSoon(name)) {
         // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once; when it
         // fails in running, the Describe still gets its answer first, as from the server
+        this.noticesHeld = [];
         const o = await this.runPortal(p, 2).catch((e: unknown) => {
           const d = this.describedOnError(p);
           if (d !== undefined) this.send(d === null ? B.noData() : B.rowDescription(d));
+          this.releaseNotices();
           throw e;
         });
         this.send(o.returnsRows ? B.rowDescription(o.columns) : B.noData());
+        this.releaseNotices();
         return;
       }
       // described before any Execute of it arrived: the server describes it, nothing runs (the portal may be
@@ -942,6 +951,12 @@ export class ProxyConnection {
     st.checked = true;
     this.send(B.parameterDescription(d.params));
     this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
+  }
+
+  private releaseNotices(): void {
+    const held = this.noticesHeld ?? [];
+    this.noticesHeld = undefined;
+    for (const b of held) this.send(b);
   }
 
   /** The answer to a portal's Describe when its run failed after the server had described it (ServerPhase): the

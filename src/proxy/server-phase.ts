@@ -87,6 +87,12 @@ export class ServerPhase {
     return this.#last;
   }
 
+  /** The server has described the statement of this exchange (RowDescription or NoData came): what it sends
+   *  now comes from running it. */
+  get described(): boolean {
+    return this.#described !== undefined;
+  }
+
   /** What the server described of the statement whose error came last (its portal, as pg asks: Describe before
    *  Execute): its columns, null for NoData, undefined when no description came before the error. */
   get lastDescribed(): DescribedField[] | null | undefined {
