@@ -313,6 +313,16 @@ describe('isocheck proxy on the wire', () => {
         ],
       ],
       [
+        'the unnamed statement after its Parse failed does not exist',
+        [
+          ...extended('SELECT nosuch FROM accounts WHERE id = $1', ['1']),
+          serialize.sync(),
+          serialize.bind({ values: ['1'] }),
+          serialize.execute(),
+          serialize.sync(),
+        ],
+      ],
+      [
         'the failed name is free again',
         [
           serialize.parse({ name: 'bad1', text: 'SELECT owner FROM accounts WHERE id = 1' }),

@@ -147,6 +147,13 @@ class ProxyError extends Error {
   }
 }
 
+/** PostgreSQL's error for a statement it does not have (postgres.c names the unnamed one so). */
+const noStatement = (name: string): ProxyError =>
+  new ProxyError(
+    '26000',
+    name === '' ? 'unnamed prepared statement does not exist' : `prepared statement "${name}" does not exist`,
+  );
+
 export class ProxyConnection {
   readonly pid = 0x10000 + nextPid++;
   readonly secret = (Math.random() * 0x7fffffff) | 0;
@@ -812,7 +819,7 @@ export class ProxyConnection {
 
   private bind(m: FrontendMessage & { type: 'B' }): Portal {
     const st = this.statements.get(m.statement);
-    if (!st) throw new ProxyError('26000', `prepared statement "${m.statement}" does not exist`);
+    if (!st) throw noStatement(m.statement);
     if (m.portal !== '' && this.portals.has(m.portal))
       throw new ProxyError('42P03', `cursor "${m.portal}" already exists`);
     const values = m.params.map((b, i) => {
@@ -943,7 +950,7 @@ export class ProxyConnection {
       return;
     }
     const st = this.statements.get(name);
-    if (!st) throw new ProxyError('26000', `prepared statement "${name}" does not exist`);
+    if (!st) throw noStatement(name);
     const d = await this.describeText(st.text, st.paramTypes).catch((e: unknown) => {
       this.retract(e, st);
       throw e;
