@@ -390,6 +390,12 @@ describe('isocheck proxy on the wire', () => {
         ],
       ],
       [
+        // a Flush sends the ParseComplete before the server has parsed the text: the error then comes at the Sync
+        // (a direct connection sends it in place of the ParseComplete), not never. Compared as that
+        'a failing Parse, Flush, Sync: the error is said',
+        [serialize.parse({ name: 'bad6', text: 'SELECT nosuch FROM accounts' }), serialize.flush(), serialize.sync()],
+      ],
+      [
         'an aborted transaction refuses the Parse',
         [
           serialize.query('BEGIN'),
@@ -419,7 +425,9 @@ describe('isocheck proxy on the wire', () => {
       const batch = Buffer.concat(messages);
       const readies = messages.filter((m) => m[0] === 0x53 || m[0] === 0x51).length; // Sync, Query
       direct.send(batch);
-      const expected = withoutSource(await direct.until(readies));
+      let expected = withoutSource(await direct.until(readies));
+      // the one known difference (docs/recording.md): after a Flush, a ParseComplete before the error
+      if (name.includes('Flush')) expected = `3100000004${expected}`;
       proxied.send(batch);
       expect({ name, got: withoutSource(await proxied.until(readies)) }).toEqual({ name, got: expected });
     }

@@ -178,6 +178,8 @@ export class ProxyConnection {
   private acks: Ack[] = [];
   /** Where the server raised its errors (set when the server connection opens). */
   private phase: ServerPhase | undefined;
+  /** The Parses since the last Sync (checkParses). */
+  private readonly parsedSinceSync: { name: string; st: Prepared }[] = [];
   /** Notices raised in running a portal at its Describe: sent after the Describe's answer, as from the server. */
   private noticesHeld: Buffer[] | undefined;
   private ended = false;
@@ -363,23 +365,23 @@ export class ProxyConnection {
 
   /** A statement whose ParseComplete is held and whose text the server has not parsed (a Parse then Sync, as
    *  libpq's PQprepare sends), or undefined. */
-  private unchecked(): Prepared | undefined {
-    for (const a of this.acks) {
-      const st = a.made;
-      if (st !== undefined && !('statement' in st) && !st.checked && st.text.trim() !== '') return st;
-    }
+  private unchecked(): { name: string; st: Prepared } | undefined {
+    for (const p of this.parsedSinceSync)
+      if (!p.st.checked && p.st.text.trim() !== '' && this.statements.get(p.name) === p.st) return p;
     return undefined;
   }
 
   /** At Sync: the statements parsed by the client only (unchecked) are parsed by the server now, so that an error
-   *  at one's Parse takes the place of its ParseComplete, as a direct connection answers it. */
+   *  at one's Parse takes the place of its ParseComplete, as a direct connection answers it (or, when a Flush sent
+   *  the ParseComplete already, comes before the ReadyForQuery rather than never). */
   private async checkParses(): Promise<void> {
-    for (let st = this.unchecked(); st !== undefined; st = this.unchecked()) {
+    for (let p = this.unchecked(); p !== undefined; p = this.unchecked()) {
       try {
-        await this.describeStatement(st.text, st.paramTypes);
-        st.checked = true;
+        await this.describeStatement(p.st.text, p.st.paramTypes);
+        p.st.checked = true;
       } catch (e) {
-        this.retract(e, st);
+        this.retract(e, p.st);
+        if (this.statements.get(p.name) === p.st) this.statements.delete(p.name);
         this.sendError(e);
         return;
       }
@@ -561,7 +563,11 @@ export class ProxyConnection {
         case 'P':
           if (m.name !== '' && this.statements.has(m.name))
             throw new ProxyError('42P05', `prepared statement "${m.name}" already exists`);
-          this.change(this.statements, m.name, { text: m.text, paramTypes: m.paramTypes }, B.parseComplete());
+          {
+            const st = { text: m.text, paramTypes: m.paramTypes };
+            this.change(this.statements, m.name, st, B.parseComplete());
+            this.parsedSinceSync.push({ name: m.name, st });
+          }
           return;
         case 'B':
           this.change(this.portals, m.portal, this.bind(m), B.bindComplete());
@@ -578,8 +584,9 @@ export class ProxyConnection {
           return;
         }
         case 'S':
-          if (this.implicit || this.unchecked() !== undefined) return this.messageAsync(m);
+          if (this.implicit || (!this.skipToSync && this.unchecked() !== undefined)) return this.messageAsync(m);
           this.skipToSync = false;
+          this.parsedSinceSync.length = 0;
           if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
           this.ready();
           return;
@@ -621,14 +628,18 @@ export class ProxyConnection {
         case 'E':
           await this.execute(m.portal, m.maxRows);
           return;
-        case 'S':
+        case 'S': {
+          // after an error in this Sync's messages, the server parsed nothing later (and the error is said)
+          const failed = this.skipToSync;
           this.skipToSync = false;
-          await this.checkParses();
+          if (!failed) await this.checkParses();
+          this.parsedSinceSync.length = 0;
           if (this.implicit) await this.endImplicit().catch((e: unknown) => this.sendError(e));
           // portals live until their transaction ends (outside a block, the implicit one ends here)
           if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
           this.ready();
           return;
+        }
         case 'X':
           this.flush();
           await this.end();
