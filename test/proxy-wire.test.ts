@@ -4,122 +4,23 @@
 // encoding it replaced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import type { EmbeddedServer } from '../src/db/embedded.js';
 import { errorResponse, type Fields, noticeResponse } from '../src/proxy/backend.js';
 import type { RunningProxy } from '../src/proxy/proxy.js';
 import { proxiedServer } from './helpers/proxied-server.js';
+import { bothSides as sides, withoutSource } from './helpers/wire.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-wire-'));
 let server: EmbeddedServer;
 let proxy: RunningProxy;
 
-/** A client speaking raw bytes: what it receives up to and including the nth ReadyForQuery. */
-interface Wire {
-  send(b: Buffer): void;
-  /** The bytes received until `readies` ReadyForQuery messages (taken off what is received). */
-  until(readies: number): Promise<Buffer>;
-  close(): void;
-}
-
-/** Raw bytes over a socket that has finished its startup (or will, with `startup` sent). */
-async function wire(sock: net.Socket, startup?: Buffer): Promise<Wire> {
-  sock.setNoDelay(true);
-  sock.on('error', () => undefined);
-  let got = Buffer.alloc(0);
-  let waiting: (() => void) | undefined;
-  sock.on('data', (chunk: Buffer) => {
-    got = Buffer.concat([got, chunk]);
-    waiting?.();
-  });
-  /** Where the nth ReadyForQuery ends in what is received, or -1. */
-  const endOf = (n: number): number => {
-    let at = 0;
-    let seen = 0;
-    while (at + 5 <= got.length) {
-      const end = at + 1 + got.readInt32BE(at + 1);
-      if (end > got.length) return -1;
-      if (got[at] === 0x5a && ++seen === n) return end;
-      at = end;
-    }
-    return -1;
-  };
-  const until = async (readies: number): Promise<Buffer> => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const end = endOf(readies);
-      if (end >= 0) {
-        const out = got.subarray(0, end);
-        got = got.subarray(end);
-        return Buffer.from(out);
-      }
-      if (Date.now() > deadline) throw new Error(`no ReadyForQuery #${readies} in 10 s: ${got.toString('latin1')}`);
-      await new Promise<void>((resolve) => {
-        waiting = resolve;
-        setTimeout(resolve, 50);
-      });
-      waiting = undefined;
-    }
-  };
-  if (startup) {
-    sock.write(startup);
-    await until(1);
-  }
-  return { send: (b) => sock.write(b), until, close: () => sock.end(serialize.end()) };
-}
-
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The messages with the source location fields (F file, L line, R routine) taken out of each ErrorResponse: an
- *  error the proxy raises itself (26000 for a statement it knows the server does not have) has none. */
-function withoutSource(b: Buffer): string {
-  const out: Buffer[] = [];
-  for (let at = 0; at < b.length; ) {
-    const end = at + 1 + b.readInt32BE(at + 1);
-    if (b[at] !== 0x45) out.push(b.subarray(at, end));
-    else {
-      const fields: Buffer[] = [];
-      for (let f = at + 5; b[f] !== 0; ) {
-        const z = b.indexOf(0, f + 1);
-        if (!'FLR'.includes(String.fromCharCode(b[f]))) fields.push(b.subarray(f, z + 1));
-        f = z + 1;
-      }
-      const body = Buffer.concat([...fields, Buffer.from([0])]);
-      const head = Buffer.alloc(5);
-      head[0] = 0x45;
-      head.writeInt32BE(body.length + 4, 1);
-      out.push(head, body);
-    }
-    at = end;
-  }
-  return Buffer.concat(out).toString('hex');
-}
-
-/** The server's own connection (authenticated by pg, then its socket read raw) and the proxy's. */
-async function bothSides(): Promise<{ direct: Wire; proxied: Wire }> {
-  const c = new pg.Client({ connectionString: server.url });
-  c.on('error', () => undefined); // its socket is the test's once connected, and the test closes it
-  await c.connect();
-  const stream = (c as unknown as { connection: { stream: net.Socket } }).connection.stream;
-  stream.removeAllListeners('data');
-  const u = new URL(server.url);
-  const sock = net.connect(proxy.port, proxy.host);
-  await new Promise<void>((resolve, reject) => {
-    sock.once('connect', resolve);
-    sock.once('error', reject);
-  });
-  return {
-    direct: await wire(stream),
-    proxied: await wire(
-      sock,
-      serialize.startup({ user: decodeURIComponent(u.username), database: u.pathname.slice(1) || 'postgres' }),
-    ),
-  };
-}
+/** The server's own connection and the proxy's (test/helpers/wire.ts). */
+const bothSides = () => sides(server.url, proxy);
 
 beforeAll(async () => {
   ({ server, proxy } = await proxiedServer(

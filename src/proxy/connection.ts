@@ -87,6 +87,8 @@ interface Portal {
   /** A direct connection would plan it with its parameters' values at Bind (a custom plan): an error in planning
    *  (`1 / $1` with 0, folded) comes at the Bind there, as at the proxy's own unnamed Bind. */
   customPlan: boolean;
+  /** Ran to its end and returns no rows: PostgreSQL refuses to run it again (55000). */
+  done?: boolean;
   text: string;
   /** The parameter types the client declared in its Parse (0: unspecified). */
   paramTypes: number[];
@@ -123,6 +125,12 @@ interface CopyConnection extends NodeJS.EventEmitter {
 }
 
 const OUT_HIGH_WATER = 64 * 1024;
+/** The recorder's wid as the last value of a row in an error's DETAIL ("Failing row contains (1, null, s4.1.1)."). */
+const WID_LAST = /, s\d+(?:\.\d+)+\)\.$/;
+/** A statement that fails, run by the proxy to fail the server's transaction (failServerTransaction). */
+const FAIL_TRANSACTION =
+  "DO $$ BEGIN RAISE EXCEPTION 'isocheck proxy: the transaction failed at an error of the proxy'; END $$";
+
 /** PostgreSQL makes custom plans for the first 5 Binds of a prepared statement (plancache.c, choose_custom_plan),
  *  then may switch to a generic one. */
 const CUSTOM_PLANS = 5;
@@ -146,6 +154,12 @@ class ProxyError extends Error {
     super(message);
   }
 }
+
+/** An error the server sent (pg's DatabaseError), not one of the proxy or the recorder. */
+const serverError = (e: unknown): boolean => {
+  const err = e as { code?: unknown; severity?: unknown };
+  return typeof err?.code === 'string' && typeof err.severity === 'string' && !(e instanceof ProxyError);
+};
 
 /** PostgreSQL's error for a statement it does not have (postgres.c names the unnamed one so). */
 const noStatement = (name: string): ProxyError =>
@@ -178,6 +192,8 @@ export class ProxyConnection {
   private acks: Ack[] = [];
   /** Where the server raised its errors (set when the server connection opens). */
   private phase: ServerPhase | undefined;
+  /** The proxy raised its own error in a transaction: failServerTransaction at the Sync. */
+  private failPending = false;
   /** The Parses since the last Sync (checkParses). */
   private readonly parsedSinceSync: { name: string; st: Prepared }[] = [];
   /** Notices raised in running a portal at its Describe: sent after the Describe's answer, as from the server. */
@@ -356,6 +372,7 @@ export class ProxyConnection {
     }
     const at = of === undefined ? -1 : this.acks.findIndex((a) => a.made === of);
     if (at < 0) return;
+    if (of === st) st.checked = true; // its failure is said: not checked again at the Sync
     const dropped = this.acks.splice(at);
     for (let i = dropped.length - 1; i > 0; i--) dropped[i].undo?.();
     // PostgreSQL drops an unnamed statement or portal before it parses or binds the next: nothing is left
@@ -366,8 +383,8 @@ export class ProxyConnection {
   /** A statement whose ParseComplete is held and whose text the server has not parsed (a Parse then Sync, as
    *  libpq's PQprepare sends), or undefined. */
   private unchecked(): { name: string; st: Prepared } | undefined {
-    for (const p of this.parsedSinceSync)
-      if (!p.st.checked && p.st.text.trim() !== '' && this.statements.get(p.name) === p.st) return p;
+    // (a statement closed since is checked too: the server parsed it at its Parse, before the Close)
+    for (const p of this.parsedSinceSync) if (!p.st.checked && p.st.text.trim() !== '') return p;
     return undefined;
   }
 
@@ -421,7 +438,11 @@ export class ProxyConnection {
     }
     const err = e as Record<string, unknown>;
     if (typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) && typeof err.severity === 'string') {
-      this.send(B.errorResponse(B.fieldsOf(err, offset)));
+      const fields = B.fieldsOf(err, offset);
+      // a row's values in a constraint's DETAIL include the recorder's hidden wid column, last: the value a
+      // statement of the client's own would leave there (none), not the wid the recorder wrote
+      if (fields.D?.startsWith('Failing row contains (')) fields.D = fields.D.replace(WID_LAST, ', null).');
+      this.send(B.errorResponse(fields));
       return;
     }
     // the recorder's own refusals (a statement it cannot record, a stopped recording) and lost connections
@@ -579,12 +600,18 @@ export class ProxyConnection {
         case 'E': {
           // a portal that already ran (its Describe came first, as drivers send it): its rows, no round trip
           const p = this.portals.get(m.portal);
-          if (p?.outcome === undefined) return this.messageAsync(m);
+          if (p?.outcome === undefined || p.done) return this.messageAsync(m);
           this.sendRows(p, p.outcome, m.maxRows);
           return;
         }
         case 'S':
-          if (this.implicit || (!this.skipToSync && this.unchecked() !== undefined)) return this.messageAsync(m);
+          if (
+            this.implicit ||
+            this.failPending ||
+            !this.serverReady() ||
+            (!this.skipToSync && this.unchecked() !== undefined)
+          )
+            return this.messageAsync(m);
           this.skipToSync = false;
           this.parsedSinceSync.length = 0;
           if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
@@ -609,10 +636,53 @@ export class ProxyConnection {
   }
 
   /** After a message failed: its ErrorResponse, then ReadyForQuery (a Query) or skip to the next Sync. */
-  private failed(m: FrontendMessage, e: unknown): void {
+  private failed(m: FrontendMessage, e: unknown): Promise<void> | void {
     this.sendError(e);
-    if (m.type === 'Q' || m.type === 'other') this.ready();
-    else this.skipToSync = true;
+    const own = !serverError(e) && this.inTransaction();
+    if (m.type === 'Q' || m.type === 'other') {
+      if (own) return this.failServerTransaction().then(() => this.ready());
+      this.ready();
+      return;
+    }
+    this.skipToSync = true;
+    if (own) this.failPending = true;
+  }
+
+  /** A transaction is open on the server: a block, or the implicit one the proxy began. */
+  private inTransaction(): boolean {
+    return this.implicit || this.raw?.getTransactionStatus?.() === 'T';
+  }
+
+  /**
+   * After an error the proxy raised itself (a statement or portal it knows does not exist, a statement the recorder
+   * refuses), PostgreSQL would have failed the transaction: it is failed on the server too, by an error the client
+   * does not see, so that what follows is refused (25P02) and COMMIT rolls back, as on a direct connection.
+   */
+  private async failServerTransaction(): Promise<void> {
+    this.failPending = false;
+    const query = pg.Client.prototype.query as (this: pg.Client, text: string) => Promise<unknown>;
+    await query.call(this.raw!, FAIL_TRANSACTION).catch(() => undefined);
+  }
+
+  /** Whether pg has seen the server's ReadyForQuery of the last statement (after an error, pg settles the query
+   *  at the ErrorResponse, before it): only then is its transaction status the server's. */
+  private serverReady(): boolean {
+    return (this.raw as unknown as { readyForQuery?: boolean } | undefined)?.readyForQuery !== false;
+  }
+
+  /** Waits for the server's ReadyForQuery of the last statement (serverReady). */
+  private async settle(): Promise<void> {
+    if (this.serverReady()) return;
+    const con = (this.raw as unknown as { connection: NodeJS.EventEmitter }).connection;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        con.removeListener('readyForQuery', done);
+        con.removeListener('end', done);
+        resolve();
+      };
+      con.on('readyForQuery', done);
+      con.on('end', done);
+    });
   }
 
   private async messageAsync(m: FrontendMessage): Promise<void> {
@@ -620,6 +690,9 @@ export class ProxyConnection {
       switch (m.type) {
         case 'Q':
           await this.simpleQuery(m.text);
+          await this.settle();
+          // a transaction ended by this Query takes every portal with it
+          if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
           this.ready();
           return;
         case 'D':
@@ -634,6 +707,8 @@ export class ProxyConnection {
           this.skipToSync = false;
           if (!failed) await this.checkParses();
           this.parsedSinceSync.length = 0;
+          if (this.failPending) await this.failServerTransaction();
+          await this.settle();
           if (this.implicit) await this.endImplicit().catch((e: unknown) => this.sendError(e));
           // portals live until their transaction ends (outside a block, the implicit one ends here)
           if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
@@ -800,6 +875,9 @@ export class ProxyConnection {
   }
 
   private async simpleQuery(text: string): Promise<void> {
+    // PostgreSQL drops the unnamed statement at a Query, and each statement of it runs in the unnamed portal
+    this.statements.delete('');
+    this.portals.delete('');
     const pieces = splitStatements(text);
     if (pieces.length === 0) {
       this.send(B.emptyQueryResponse());
@@ -817,6 +895,7 @@ export class ProxyConnection {
       } catch (e) {
         this.sendError(e, p.offset);
         if (implicit) await this.run('ROLLBACK').catch(() => undefined);
+        else if (!serverError(e) && this.inTransaction()) await this.failServerTransaction();
         return;
       }
       for (const o of outcomes) {
@@ -860,6 +939,7 @@ export class ProxyConnection {
    * Several Executes before one Sync outside a transaction block are one implicit transaction in PostgreSQL: when
    * the Executes that follow are already here (a pipeline sent at once, as JDBC's executeBatch does), the proxy
    * begins one (recorded as one transaction) and ends it at the Sync. Executes it cannot see yet run as their own.
+   * So does any other message before the Sync that may fail (the server rolls back the implicit transaction then).
    */
   private async beginImplicit(p: Portal, executesAhead: number): Promise<void> {
     if (this.implicit || (this.raw!.getTransactionStatus?.() ?? 'I') !== 'I' || this.isControl(p.text)) return;
@@ -867,8 +947,9 @@ export class ProxyConnection {
     let executes = 0;
     for (const m of this.pending) {
       if (m.type === 'S') break;
-      // a Parse ahead may fail (when it runs, or at the Sync: checkParses): what ran before it is then rolled back
-      if (m.type === 'E' || m.type === 'P') executes++;
+      // another Execute, or a message ahead that may fail (a Parse, when it runs or at the Sync: checkParses; a
+      // Bind or Describe, of a name that does not exist): what ran before it is then rolled back with it
+      if (m.type !== 'H' && m.type !== 'C') executes++;
       if (m.type === 'P') named.set(m.name, m.text);
       const text =
         m.type === 'P'
@@ -1004,7 +1085,9 @@ export class ProxyConnection {
   /** Is an Execute of this portal among the messages received, before the next Sync? */
   private executesSoon(portal: string): boolean {
     for (const m of this.pending) {
+      // a Close of it, or a Bind over it (the Execute is then the next portal's)
       if (m.type === 'S' || (m.type === 'C' && m.what === 'P' && m.name === portal)) return false;
+      if (m.type === 'B' && m.portal === portal) return false;
       if (m.type === 'E' && m.portal === portal) return true;
     }
     return false;
@@ -1169,6 +1252,7 @@ export class ProxyConnection {
 
   private async execute(name: string, maxRows: number): Promise<void> {
     const p = this.portal(name);
+    if (p.done) throw new ProxyError('55000', `portal "${name}" cannot be run`);
     if (p.text.trim() === '') {
       this.send(B.emptyQueryResponse());
       return;
@@ -1208,5 +1292,8 @@ export class ProxyConnection {
     // returns no rows runs whole whatever the limit (JDBC's executeUpdate sends one), its tag its own
     const partial = o.returnsRows && (maxRows > 0 || end - batch > 0);
     this.send(B.commandComplete(partial && /\d$/.test(o.tag) ? o.tag.replace(/\d+$/, String(batch)) : o.tag));
+    if (!o.returnsRows) p.done = true;
+    // a COMMIT or ROLLBACK run as a portal ends the transaction, and every portal with it (its own too)
+    if (this.isControl(p.text) && (this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
   }
 }

@@ -33,6 +33,7 @@ export function splitStatements(text: string): Piece[] {
 }
 
 function split(text: string): Piece[] {
+  if (text === '') return []; // an empty Query (libpg-query refuses it): EmptyQueryResponse, as PostgreSQL answers
   let stmts: Stmt[];
   try {
     stmts = (parseSync(text) as { stmts?: Stmt[] }).stmts ?? [];
