@@ -79,6 +79,8 @@ interface Outcome {
   tag: string;
   /** A RowDescription is sent (a query that returns rows, maybe zero columns). */
   returnsRows: boolean;
+  /** It failed after these rows: the error comes after them, in place of the CommandComplete. */
+  error?: unknown;
 }
 
 interface Portal {
@@ -130,6 +132,9 @@ const WID_LAST = /, s\d+(?:\.\d+)+\)\.$/;
 /** A statement that fails, run by the proxy to fail the server's transaction (failServerTransaction). */
 const FAIL_TRANSACTION =
   "DO $$ BEGIN RAISE EXCEPTION 'isocheck proxy: the transaction failed at an error of the proxy'; END $$";
+
+/** A statement PostgreSQL runs as one SELECT portal (PORTAL_ONE_SELECT), by its first word. */
+const SELECT_TEXT = /^\s*\(*\s*(select|values|table)\b/i;
 
 /** PostgreSQL makes custom plans for the first 5 Binds of a prepared statement (plancache.c, choose_custom_plan),
  *  then may switch to a generic one. */
@@ -893,6 +898,13 @@ export class ProxyConnection {
       try {
         outcomes = p.copy ? [await this.copy(p.text)] : await this.run(p.text);
       } catch (e) {
+        // a SELECT failed in running: its RowDescription and the rows the server sent before the error come first
+        // (PostgreSQL describes a Query's SELECT as it starts it; a RETURNING's rows only after the whole write)
+        const failed = serverError(e) && SELECT_TEXT.test(p.text) ? this.failedOutcome(p.text, 0, e) : undefined;
+        if (failed?.returnsRows) {
+          this.send(B.rowDescription(failed.columns));
+          for (const row of failed.rows) this.send(B.dataRowText(row));
+        }
         this.sendError(e, p.offset);
         if (implicit) await this.run('ROLLBACK').catch(() => undefined);
         else if (!serverError(e) && this.inTransaction()) await this.failServerTransaction();
@@ -986,7 +998,15 @@ export class ProxyConnection {
       outcomes = await this.run(p.text, p.values, p.paramTypes, true);
     } catch (e) {
       this.retract(e, p.statement, p);
-      throw e;
+      // failed in running, after the server described it (and maybe sent rows): the Describe gets its answer,
+      // the Execute the rows, then the error (failedOutcome)
+      const failed = this.phase?.last === 'execute' ? this.failedOutcome(p.text, p.values.length, e) : undefined;
+      if (!failed) throw e;
+      failed.columns.forEach((c, i) => {
+        c.format = this.formatOf(p, i);
+      });
+      p.outcome = failed;
+      return failed;
     }
     p.statement.checked = true;
     const o = outcomes[outcomes.length - 1];
@@ -1015,8 +1035,6 @@ export class ProxyConnection {
         // fails in running, the Describe still gets its answer first, as from the server
         this.noticesHeld = [];
         const o = await this.runPortal(p, 2).catch((e: unknown) => {
-          const d = this.describedOnError(p);
-          if (d !== undefined) this.send(d === null ? B.noData() : B.rowDescription(d));
           this.releaseNotices();
           throw e;
         });
@@ -1058,28 +1076,39 @@ export class ProxyConnection {
     for (const b of held) this.send(b);
   }
 
-  /** The answer to a portal's Describe when its run failed after the server had described it (ServerPhase): the
-   *  columns the client sees (a recorded statement's rewritten text has the recorder's columns at the end, or all
-   *  of them when the client's statement returns no rows), null for NoData, undefined when it was not described. */
-  private describedOnError(p: Portal): B.Column[] | null | undefined {
-    if (this.phase?.last !== 'execute') return undefined;
-    const d = this.phase.lastDescribed;
-    if (d === undefined || d === null) return d;
-    const plan = this.planOf(p.text, p.values.length);
-    let fields = d;
+  /**
+   * A statement that failed in running after the server described it (ServerPhase): what the client gets before
+   * the error, as from the server: its columns (a recorded statement's rewritten text has the recorder's columns at
+   * the end, or only those when the client's statement returns no rows) and the rows sent before the error.
+   * Undefined when the server had not described it.
+   */
+  private failedOutcome(text: string, nValues: number, error: unknown): Outcome | undefined {
+    const d = this.phase?.lastDescribed;
+    if (d === undefined) return undefined;
+    const none: Outcome = { columns: [], rows: [], tag: '', returnsRows: false, error };
+    if (d === null) return none;
+    const plan = this.planOf(text, nValues);
+    let n = d.length;
     if (plan && 'sql' in plan && 'appRows' in plan) {
-      if (!plan.appRows) return null;
-      fields = d.slice(0, d.length - plan.added);
+      if (!plan.appRows) return none;
+      n -= plan.added;
     }
-    return fields.map((f, i) => ({
-      name: f.name,
-      tableID: f.tableID,
-      columnID: f.columnID,
-      dataTypeID: f.dataTypeID,
-      dataTypeSize: f.dataTypeSize,
-      dataTypeModifier: f.dataTypeModifier,
-      format: this.formatOf(p, i),
-    }));
+    const rows = this.phase!.lastRows;
+    return {
+      columns: d.slice(0, n).map((f) => ({
+        name: f.name,
+        tableID: f.tableID,
+        columnID: f.columnID,
+        dataTypeID: f.dataTypeID,
+        dataTypeSize: f.dataTypeSize,
+        dataTypeModifier: f.dataTypeModifier,
+        format: 0,
+      })),
+      rows: n === d.length ? rows : rows.map((r) => r.slice(0, n)),
+      tag: '',
+      returnsRows: true,
+      error,
+    };
   }
 
   /** Is an Execute of this portal among the messages received, before the next Sync? */
@@ -1281,6 +1310,10 @@ export class ProxyConnection {
     }
     const batch = end - p.sent;
     p.sent = end;
+    if (o.error !== undefined && end === o.rows.length && !(maxRows > 0 && batch === maxRows)) {
+      p.done = true;
+      throw o.error;
+    }
     // PostgreSQL suspends a portal whenever an Execute reached its row limit, rows left or not (PortalRunSelect
     // marks it at its end only when it fetched fewer): the next Execute then gets no rows and "SELECT 0"
     if (end < o.rows.length || (o.returnsRows && maxRows > 0 && batch === maxRows)) {

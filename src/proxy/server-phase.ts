@@ -39,6 +39,9 @@ export class ServerPhase {
   /** Where the last error came (set at the ErrorResponse; cleared by `expect`). */
   #last: Phase = 'unknown';
   #lastDescribed: DescribedField[] | null | undefined;
+  /** The rows (text values) the server sent in this exchange, and those it sent before the last error. */
+  #rows: (string | null)[][] = [];
+  #lastRows: (string | null)[][] = [];
 
   constructor(con: PhaseConnection) {
     const parse = con.parse.bind(con);
@@ -63,8 +66,12 @@ export class ServerPhase {
     con.prependListener('noData', () => {
       this.#described = null;
     });
+    con.prependListener('dataRow', (msg: { fields: (string | null)[] }) => {
+      this.#rows.push(msg.fields);
+    });
     con.prependListener('errorMessage', () => {
       this.#lastDescribed = this.#described;
+      this.#lastRows = this.#rows;
       this.#last =
         this.#parseSent && !this.#parsed ? 'parse' : !this.#bindSent ? 'unknown' : this.#bound ? 'execute' : 'bind';
     });
@@ -73,6 +80,7 @@ export class ServerPhase {
     con.prependListener('readyForQuery', () => {
       this.#parseSent = this.#bindSent = this.#parsed = this.#bound = false;
       this.#described = undefined;
+      this.#rows = [];
     });
   }
 
@@ -80,11 +88,18 @@ export class ServerPhase {
   expect(): void {
     this.#last = 'unknown';
     this.#lastDescribed = undefined;
+    this.#lastRows = [];
+    this.#rows = [];
   }
 
   /** Where the error of the statement sent since `expect` came. */
   get last(): Phase {
     return this.#last;
+  }
+
+  /** The rows the server sent before the last error (a statement that fails after some rows). */
+  get lastRows(): (string | null)[][] {
+    return this.#lastRows;
   }
 
   /** The server has described the statement of this exchange (RowDescription or NoData came): what it sends
