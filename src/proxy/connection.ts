@@ -39,7 +39,7 @@ import { FrontendReader, type FrontendMessage, type StartupPacket } from './fron
 import * as B from './backend.js';
 import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBinaryResult } from './formats.js';
 import { mapPosition } from './positions.js';
-import { ServerPhase, type PhaseConnection } from './server-phase.js';
+import { type DescribedField, ServerPhase, type PhaseConnection } from './server-phase.js';
 import { splitStatements } from './split.js';
 
 /** What a connection needs of the proxy that accepted it. */
@@ -132,6 +132,17 @@ const WID_LAST = /, s\d+(?:\.\d+)+\)\.$/;
 /** A statement that fails, run by the proxy to fail the server's transaction (failServerTransaction). */
 const FAIL_TRANSACTION =
   "DO $$ BEGIN RAISE EXCEPTION 'isocheck proxy: the transaction failed at an error of the proxy'; END $$";
+
+/** A column of the server's RowDescription as the client gets it (text format until the portal says). */
+const columnOf = (f: DescribedField): B.Column => ({
+  name: f.name,
+  tableID: f.tableID,
+  columnID: f.columnID,
+  dataTypeID: f.dataTypeID,
+  dataTypeSize: f.dataTypeSize,
+  dataTypeModifier: f.dataTypeModifier,
+  format: 0,
+});
 
 /** A statement PostgreSQL runs as one SELECT portal (PORTAL_ONE_SELECT), by its first word. */
 const SELECT_TEXT = /^\s*\(*\s*(select|values|table)\b/i;
@@ -846,15 +857,7 @@ export class ProxyConnection {
   }
 
   private outcome(r: pg.QueryArrayResult): Outcome {
-    const columns: B.Column[] = (r.fields ?? []).map((f) => ({
-      name: f.name,
-      tableID: f.tableID,
-      columnID: f.columnID,
-      dataTypeID: f.dataTypeID,
-      dataTypeSize: f.dataTypeSize,
-      dataTypeModifier: f.dataTypeModifier,
-      format: 0,
-    }));
+    const columns = (r.fields ?? []).map(columnOf);
     const n = r.rowCount;
     const command = r.command;
     const count = n === null ? '' : ` ${n}`;
@@ -1095,15 +1098,7 @@ export class ProxyConnection {
     }
     const rows = this.phase!.lastRows;
     return {
-      columns: d.slice(0, n).map((f) => ({
-        name: f.name,
-        tableID: f.tableID,
-        columnID: f.columnID,
-        dataTypeID: f.dataTypeID,
-        dataTypeSize: f.dataTypeSize,
-        dataTypeModifier: f.dataTypeModifier,
-        format: 0,
-      })),
+      columns: d.slice(0, n).map(columnOf),
       rows: n === d.length ? rows : rows.map((r) => r.slice(0, n)),
       tag: '',
       returnsRows: true,
