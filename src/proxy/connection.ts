@@ -81,6 +81,15 @@ interface Outcome {
   returnsRows: boolean;
   /** It failed after these rows: the error comes after them, in place of the CommandComplete. */
   error?: unknown;
+  /** Notices the server raised in running it, each with the number of rows it had sent before (sent among the
+   *  rows at the same place), and how many of them are sent. */
+  notices?: HeldNotice[];
+  noticesSent?: number;
+}
+
+interface HeldNotice {
+  row: number;
+  message: Buffer;
 }
 
 interface Portal {
@@ -212,8 +221,11 @@ export class ProxyConnection {
   private failPending = false;
   /** The Parses since the last Sync (checkParses). */
   private readonly parsedSinceSync: { name: string; st: Prepared }[] = [];
-  /** Notices raised in running a portal at its Describe: sent after the Describe's answer, as from the server. */
-  private noticesHeld: Buffer[] | undefined;
+  /** Notices raised in running a statement whose rows the proxy sends later (run's `hold`), after the server
+   *  described it: kept with the outcome and sent among its rows, where the server sent them. */
+  private noticesHeld: HeldNotice[] | undefined;
+  /** Those of the last statement that failed (failedOutcome takes them). */
+  private noticesOfFailure: HeldNotice[] = [];
   private ended = false;
   /** Waiting for the client's PasswordMessage (its startup parameters, the salt sent). */
   private awaiting: { params: Record<string, string>; salt: Buffer } | undefined;
@@ -565,7 +577,7 @@ export class ProxyConnection {
     );
     raw.on('notice', (msg) => {
       const b = B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>));
-      if (this.noticesHeld && this.phase?.described) this.noticesHeld.push(b);
+      if (this.noticesHeld && this.phase?.described) this.noticesHeld.push({ row: this.phase.rowCount, message: b });
       else this.send(b);
     });
     raw.on('error', (e) => this.fatal('08006', `isocheck proxy: the server connection was lost: ${e.message}`));
@@ -747,9 +759,25 @@ export class ProxyConnection {
     values: unknown[] = [],
     paramTypes: number[] = [],
     extended = false,
+    hold = false,
   ): Promise<Outcome[]> {
     this.tags = [];
     this.phase?.expect();
+    this.noticesHeld = hold ? [] : undefined;
+    try {
+      const outcomes = await this.runHeld(text, values, paramTypes, extended);
+      const o = outcomes[outcomes.length - 1];
+      if (o && this.noticesHeld && this.noticesHeld.length > 0) o.notices = this.noticesHeld;
+      return outcomes;
+    } catch (e) {
+      this.noticesOfFailure = this.noticesHeld ?? [];
+      throw e;
+    } finally {
+      this.noticesHeld = undefined;
+    }
+  }
+
+  private async runHeld(text: string, values: unknown[], paramTypes: number[], extended: boolean): Promise<Outcome[]> {
     // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
     const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
     const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig;
@@ -899,15 +927,20 @@ export class ProxyConnection {
     for (const p of pieces) {
       let outcomes: Outcome[];
       try {
-        outcomes = p.copy ? [await this.copy(p.text)] : await this.run(p.text);
+        outcomes = p.copy ? [await this.copy(p.text)] : await this.run(p.text, [], [], false, true);
       } catch (e) {
         // a SELECT failed in running: its RowDescription and the rows the server sent before the error come first
         // (PostgreSQL describes a Query's SELECT as it starts it; a RETURNING's rows only after the whole write)
         const failed = serverError(e) && SELECT_TEXT.test(p.text) ? this.failedOutcome(p.text, 0, e) : undefined;
         if (failed?.returnsRows) {
           this.send(B.rowDescription(failed.columns));
-          for (const row of failed.rows) this.send(B.dataRowText(row));
+          for (let i = 0; i < failed.rows.length; i++) {
+            this.noticesBefore(failed, i);
+            this.send(B.dataRowText(failed.rows[i]));
+          }
         }
+        if (failed) this.noticesBefore(failed, failed.rows.length);
+        else for (const n of this.takeNotices()) this.send(n.message);
         this.sendError(e, p.offset);
         if (implicit) await this.run('ROLLBACK').catch(() => undefined);
         else if (!serverError(e) && this.inTransaction()) await this.failServerTransaction();
@@ -915,7 +948,11 @@ export class ProxyConnection {
       }
       for (const o of outcomes) {
         if (o.returnsRows) this.send(B.rowDescription(o.columns));
-        for (const row of o.rows) this.send(B.dataRowText(row));
+        for (let i = 0; i < o.rows.length; i++) {
+          this.noticesBefore(o, i);
+          this.send(B.dataRowText(o.rows[i]));
+        }
+        this.noticesBefore(o, o.rows.length);
         this.send(B.commandComplete(o.tag));
       }
     }
@@ -998,13 +1035,16 @@ export class ProxyConnection {
     await this.beginImplicit(p, executesAhead);
     let outcomes: Outcome[];
     try {
-      outcomes = await this.run(p.text, p.values, p.paramTypes, true);
+      outcomes = await this.run(p.text, p.values, p.paramTypes, true, true);
     } catch (e) {
       this.retract(e, p.statement, p);
       // failed in running, after the server described it (and maybe sent rows): the Describe gets its answer,
       // the Execute the rows, then the error (failedOutcome)
       const failed = this.phase?.last === 'execute' ? this.failedOutcome(p.text, p.values.length, e) : undefined;
-      if (!failed) throw e;
+      if (!failed) {
+        for (const n of this.takeNotices()) this.send(n.message);
+        throw e;
+      }
       failed.columns.forEach((c, i) => {
         c.format = this.formatOf(p, i);
       });
@@ -1036,13 +1076,8 @@ export class ProxyConnection {
       if (p.outcome || this.executesSoon(name)) {
         // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once; when it
         // fails in running, the Describe still gets its answer first, as from the server
-        this.noticesHeld = [];
-        const o = await this.runPortal(p, 2).catch((e: unknown) => {
-          this.releaseNotices();
-          throw e;
-        });
+        const o = await this.runPortal(p, 2);
         this.send(o.returnsRows ? B.rowDescription(o.columns) : B.noData());
-        this.releaseNotices();
         return;
       }
       // described before any Execute of it arrived: the server describes it, nothing runs (the portal may be
@@ -1073,10 +1108,20 @@ export class ProxyConnection {
     this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
   }
 
-  private releaseNotices(): void {
-    const held = this.noticesHeld ?? [];
-    this.noticesHeld = undefined;
-    for (const b of held) this.send(b);
+  /** The notices of the statement that failed last, taken (sent by whoever reports the failure). */
+  private takeNotices(): HeldNotice[] {
+    const held = this.noticesOfFailure;
+    this.noticesOfFailure = [];
+    return held;
+  }
+
+  /** The notices of `o` raised before the server sent its row `i` (every one left, at the end): sent now. */
+  private noticesBefore(o: Outcome, i: number): void {
+    const ns = o.notices;
+    if (!ns) return;
+    let k = o.noticesSent ?? 0;
+    for (; k < ns.length && (ns[k].row <= i || i >= o.rows.length); k++) this.send(ns[k].message);
+    o.noticesSent = k;
   }
 
   /**
@@ -1088,7 +1133,8 @@ export class ProxyConnection {
   private failedOutcome(text: string, nValues: number, error: unknown): Outcome | undefined {
     const d = this.phase?.lastDescribed;
     if (d === undefined) return undefined;
-    const none: Outcome = { columns: [], rows: [], tag: '', returnsRows: false, error };
+    const notices = this.takeNotices();
+    const none: Outcome = { columns: [], rows: [], tag: '', returnsRows: false, error, notices };
     if (d === null) return none;
     const plan = this.planOf(text, nValues);
     let n = d.length;
@@ -1103,6 +1149,7 @@ export class ProxyConnection {
       tag: '',
       returnsRows: true,
       error,
+      notices,
     };
   }
 
@@ -1289,6 +1336,7 @@ export class ProxyConnection {
     const end = maxRows > 0 ? Math.min(o.rows.length, p.sent + maxRows) : o.rows.length;
     const binary = o.columns.some((c) => c.format === 1);
     for (let i = p.sent; i < end; i++) {
+      this.noticesBefore(o, i);
       if (!binary) {
         this.send(B.dataRowText(o.rows[i]));
         continue;
@@ -1305,6 +1353,7 @@ export class ProxyConnection {
     }
     const batch = end - p.sent;
     p.sent = end;
+    if (end === o.rows.length) this.noticesBefore(o, end);
     if (o.error !== undefined && end === o.rows.length && !(maxRows > 0 && batch === maxRows)) {
       p.done = true;
       throw o.error;

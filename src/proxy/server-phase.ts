@@ -97,6 +97,11 @@ export class ServerPhase {
     return this.#last;
   }
 
+  /** The rows the server has sent in this exchange. */
+  get rowCount(): number {
+    return this.#rows.length;
+  }
+
   /** The rows the server sent before the last error (a statement that fails after some rows). */
   get lastRows(): (string | null)[][] {
     return this.#lastRows;
