@@ -797,7 +797,9 @@ export class ProxyConnection {
     const control = values.length === 0 && config.name === undefined && plan()?.kind === 'control';
     let r: pg.QueryArrayResult | pg.QueryArrayResult[];
     try {
-      r = (await (control ? this.recording().query(text) : this.recording().query(config, values))) as typeof r;
+      // (a client's Parse/Bind/Execute of one in the extended protocol too: described, NoData, then its notices)
+      const c = this.recording();
+      r = (await (control && !extended ? c.query(text) : c.query(config, values))) as typeof r;
     } catch (e) {
       // the server's error position is in the text it ran: the rewritten one for a recorded statement
       const err = e as { position?: string };
