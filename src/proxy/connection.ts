@@ -690,6 +690,7 @@ export class ProxyConnection {
     this.failPending = false;
     const query = pg.Client.prototype.query as (this: pg.Client, text: string) => Promise<unknown>;
     await query.call(this.raw!, FAIL_TRANSACTION).catch(() => undefined);
+    await this.settle(); // pg rejects at the ErrorResponse: its status is the server's at the ReadyForQuery
   }
 
   /** Whether pg has seen the server's ReadyForQuery of the last statement (after an error, pg settles the query
