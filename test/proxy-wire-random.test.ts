@@ -72,7 +72,6 @@ const DIVERGENCES = {
   'parse-name-first':
     'a Parse of a name in use with a text that does not parse (or names a missing column): 42P05, not the ' +
     'parse error',
-  'bind-count-name': "a Bind with too few parameters: 08P01 names the unnamed statement, not the client's",
   'describe-aborted':
     'Describe S of a statement returning no rows, in an aborted transaction: 25P02 instead of ParameterDescription',
 } as const;
@@ -86,7 +85,6 @@ const KNOWN_DIVERGENT: Record<Divergence, number[]> = {
     243, 246, 247, 249, 250, 261, 262, 268, 269, 271, 297,
   ],
   'parse-name-first': [1, 43, 60, 128, 162, 199, 203, 245],
-  'bind-count-name': [25, 56, 61, 68, 109, 110, 121, 146, 152, 153, 171, 192, 194, 219, 226, 228],
   'describe-aborted': [32, 46, 255, 267],
 };
 

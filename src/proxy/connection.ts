@@ -153,6 +153,9 @@ const columnOf = (f: DescribedField): B.Column => ({
   format: 0,
 });
 
+/** PostgreSQL's message for a Bind with the wrong number of parameters (postgres.c, exec_bind_message). */
+const BIND_COUNT = /^bind message supplies (\d+) parameters, but prepared statement "[^"]*" requires (\d+)$/;
+
 /** A statement PostgreSQL runs as one SELECT portal (PORTAL_ONE_SELECT), by its first word. */
 const SELECT_TEXT = /^\s*\(*\s*(select|values|table)\b/i;
 
@@ -1040,6 +1043,7 @@ export class ProxyConnection {
     try {
       outcomes = await this.run(p.text, p.values, p.paramTypes, true, true);
     } catch (e) {
+      this.nameBindCount(e, p);
       this.retract(e, p.statement, p);
       // failed in running, after the server described it (and maybe sent rows): the Describe gets its answer,
       // the Execute the rows, then the error (failedOutcome)
@@ -1109,6 +1113,20 @@ export class ProxyConnection {
     st.checked = true;
     this.send(B.parameterDescription(d.params));
     this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
+  }
+
+  /** A Bind with the wrong number of parameters: the server's message names the statement the proxy ran (unnamed,
+   *  or the recorder's, with the recorder's own parameters counted); the client's statement and counts instead. */
+  private nameBindCount(e: unknown, p: Portal): void {
+    const err = e as { code?: unknown; message?: unknown };
+    const m = err?.code === '08P01' && typeof err.message === 'string' ? BIND_COUNT.exec(err.message) : null;
+    if (!m) return;
+    let name = '';
+    for (const [n, st] of this.statements) if (st === p.statement) name = n;
+    const added = Number(m[1]) - p.values.length;
+    const requires = Number(m[2]) - added;
+    const supplies = p.values.length;
+    err.message = `bind message supplies ${supplies} parameters, but prepared statement "${name}" requires ${requires}`;
   }
 
   /** The notices of the statement that failed last, taken (sent by whoever reports the failure). */
