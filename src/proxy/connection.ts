@@ -183,10 +183,15 @@ class ProxyError extends Error {
   }
 }
 
-/** An error the server sent (pg's DatabaseError), not one of the proxy or the recorder. */
+/** An error the server sent (pg's DatabaseError: a SQLSTATE and a severity), not one of the proxy or the recorder. */
 const serverError = (e: unknown): boolean => {
   const err = e as { code?: unknown; severity?: unknown };
-  return typeof err?.code === 'string' && typeof err.severity === 'string' && !(e instanceof ProxyError);
+  return (
+    typeof err?.code === 'string' &&
+    /^[0-9A-Z]{5}$/.test(err.code) &&
+    typeof err.severity === 'string' &&
+    !(e instanceof ProxyError)
+  );
 };
 
 /** PostgreSQL's error for a statement it does not have (postgres.c names the unnamed one so). */
@@ -446,8 +451,7 @@ export class ProxyConnection {
   }
 
   private ready(): void {
-    const status = this.raw?.getTransactionStatus?.() ?? 'I';
-    this.send(B.readyForQuery(status ?? 'I'));
+    this.send(B.readyForQuery(this.status()));
     this.flush();
   }
 
@@ -467,9 +471,8 @@ export class ProxyConnection {
       this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: '0A000', M: `isocheck proxy: ${e.message}` }));
       return;
     }
-    const err = e as Record<string, unknown>;
-    if (typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) && typeof err.severity === 'string') {
-      const fields = B.fieldsOf(err, offset);
+    if (serverError(e)) {
+      const fields = B.fieldsOf(e as Record<string, unknown>, offset);
       // a row's values in a constraint's DETAIL include the recorder's hidden wid column, last: the value a
       // statement of the client's own would leave there (none), not the wid the recorder wrote
       if (fields.D?.startsWith('Failing row contains (')) fields.D = fields.D.replace(WID_LAST, ', null).');
@@ -645,7 +648,7 @@ export class ProxyConnection {
             return this.messageAsync(m);
           this.skipToSync = false;
           this.parsedSinceSync.length = 0;
-          if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
+          this.dropPortalsOutsideTransaction();
           this.ready();
           return;
         case 'H':
@@ -679,9 +682,20 @@ export class ProxyConnection {
     if (own) this.failPending = true;
   }
 
+  /** The server's transaction status as pg last saw it: I (idle), T (in a block), E (a failed block). */
+  private status(): string {
+    return this.raw?.getTransactionStatus?.() ?? 'I';
+  }
+
   /** A transaction is open on the server: a block, or the implicit one the proxy began. */
   private inTransaction(): boolean {
-    return this.implicit || this.raw?.getTransactionStatus?.() === 'T';
+    return this.implicit || this.status() === 'T';
+  }
+
+  /** Portals live until their transaction ends (outside a block, at the Sync or Query that ran them; at a COMMIT or
+   *  ROLLBACK, whatever sent it): none is left when the server is idle. */
+  private dropPortalsOutsideTransaction(): void {
+    if (this.status() === 'I') this.portals.clear();
   }
 
   /**
@@ -723,8 +737,7 @@ export class ProxyConnection {
         case 'Q':
           await this.simpleQuery(m.text);
           await this.settle();
-          // a transaction ended by this Query takes every portal with it
-          if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
+          this.dropPortalsOutsideTransaction();
           this.ready();
           return;
         case 'D':
@@ -742,8 +755,7 @@ export class ProxyConnection {
           if (this.failPending) await this.failServerTransaction();
           await this.settle();
           if (this.implicit) await this.endImplicit().catch((e: unknown) => this.sendError(e));
-          // portals live until their transaction ends (outside a block, the implicit one ends here)
-          if ((this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
+          this.dropPortalsOutsideTransaction();
           this.ready();
           return;
         }
@@ -925,10 +937,7 @@ export class ProxyConnection {
       this.send(B.emptyQueryResponse());
       return;
     }
-    const implicit =
-      pieces.length > 1 &&
-      (this.raw!.getTransactionStatus?.() ?? 'I') === 'I' &&
-      !pieces.some((p) => this.isControl(p.text));
+    const implicit = pieces.length > 1 && this.status() === 'I' && !pieces.some((p) => this.isControl(p.text));
     if (implicit) await this.run('BEGIN');
     for (const p of pieces) {
       let outcomes: Outcome[];
@@ -938,14 +947,8 @@ export class ProxyConnection {
         // a SELECT failed in running: its RowDescription and the rows the server sent before the error come first
         // (PostgreSQL describes a Query's SELECT as it starts it; a RETURNING's rows only after the whole write)
         const failed = serverError(e) && SELECT_TEXT.test(p.text) ? this.failedOutcome(p.text, 0, e) : undefined;
-        if (failed?.returnsRows) {
-          this.send(B.rowDescription(failed.columns));
-          for (let i = 0; i < failed.rows.length; i++) {
-            this.noticesBefore(failed, i);
-            this.send(B.dataRowText(failed.rows[i]));
-          }
-        }
-        if (failed) this.noticesBefore(failed, failed.rows.length);
+        if (failed?.returnsRows) this.send(B.rowDescription(failed.columns));
+        if (failed) this.sendTextRows(failed);
         else for (const n of this.takeNotices()) this.send(n.message);
         this.sendError(e, p.offset);
         if (implicit) await this.run('ROLLBACK').catch(() => undefined);
@@ -954,11 +957,7 @@ export class ProxyConnection {
       }
       for (const o of outcomes) {
         if (o.returnsRows) this.send(B.rowDescription(o.columns));
-        for (let i = 0; i < o.rows.length; i++) {
-          this.noticesBefore(o, i);
-          this.send(B.dataRowText(o.rows[i]));
-        }
-        this.noticesBefore(o, o.rows.length);
+        this.sendTextRows(o);
         this.send(B.commandComplete(o.tag));
       }
     }
@@ -1000,7 +999,7 @@ export class ProxyConnection {
    * So does any other message before the Sync that may fail (the server rolls back the implicit transaction then).
    */
   private async beginImplicit(p: Portal, executesAhead: number): Promise<void> {
-    if (this.implicit || (this.raw!.getTransactionStatus?.() ?? 'I') !== 'I' || this.isControl(p.text)) return;
+    if (this.implicit || this.status() !== 'I' || this.isControl(p.text)) return;
     const named = new Map<string, string>();
     let executes = 0;
     for (const m of this.pending) {
@@ -1025,7 +1024,7 @@ export class ProxyConnection {
   /** At Sync: COMMIT the implicit transaction, or ROLLBACK when a statement failed in it. */
   private async endImplicit(): Promise<void> {
     this.implicit = false;
-    const status = this.raw!.getTransactionStatus?.() ?? 'I';
+    const status = this.status();
     if (status === 'E') await this.run('ROLLBACK');
     else if (status === 'T') await this.run('COMMIT');
   }
@@ -1134,6 +1133,15 @@ export class ProxyConnection {
     const held = this.noticesOfFailure;
     this.noticesOfFailure = [];
     return held;
+  }
+
+  /** A Query's rows (text), each after the notices raised before it, and the notices raised after the last. */
+  private sendTextRows(o: Outcome): void {
+    for (let i = 0; i < o.rows.length; i++) {
+      this.noticesBefore(o, i);
+      this.send(B.dataRowText(o.rows[i]));
+    }
+    this.noticesBefore(o, o.rows.length);
   }
 
   /** The notices of `o` raised before the server sent its row `i` (every one left, at the end): sent now. */
@@ -1392,6 +1400,6 @@ export class ProxyConnection {
     this.send(B.commandComplete(partial && /\d$/.test(o.tag) ? o.tag.replace(/\d+$/, String(batch)) : o.tag));
     if (!o.returnsRows) p.done = true;
     // a COMMIT or ROLLBACK run as a portal ends the transaction, and every portal with it (its own too)
-    if (this.isControl(p.text) && (this.raw?.getTransactionStatus?.() ?? 'I') === 'I') this.portals.clear();
+    if (this.isControl(p.text)) this.dropPortalsOutsideTransaction();
   }
 }

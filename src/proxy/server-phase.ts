@@ -8,20 +8,18 @@
  * It watches the proxy's server connection (pg's Connection): the Parse and Bind it sends, the ParseComplete and
  * BindComplete it receives, and where the ErrorResponse comes among them. A statement run with the simple
  * protocol (pg sends a Query when there are no parameters) has no phases: its errors are `unknown`.
+ *
+ * It also keeps what the server sent of the exchange before the error, for what the client gets before it as a
+ * direct connection would: the RowDescription or NoData (a portal the proxy runs at the client's Describe) and the
+ * rows (a SELECT that fails after some), and how many rows have come (notices go among them).
  */
 import type { EventEmitter } from 'node:events';
+import type { Column } from './backend.js';
 
 export type Phase = 'parse' | 'bind' | 'execute' | 'unknown';
 
-/** A column of the server's RowDescription, as pg-protocol parses it. */
-export interface DescribedField {
-  name: string;
-  tableID: number;
-  columnID: number;
-  dataTypeID: number;
-  dataTypeSize: number;
-  dataTypeModifier: number;
-}
+/** A column of the server's RowDescription, as pg-protocol parses it (backend.ts's Column, with no format yet). */
+export type DescribedField = Omit<Column, 'format'>;
 
 /** What of pg's Connection this watches: its events, and parse/bind, wrapped. */
 export interface PhaseConnection extends EventEmitter {
