@@ -87,8 +87,8 @@ export class KeyWriters {
 
 /**
  * Transactions verified under an earlier candidate order whose verdict carries over to this one (linear-check.ts):
- * `ok[t] === 1` means "t passed under an order with the same prefix through t" (linear-check.ts's carryOver clears
- * the flags from the first position where a repaired order differs from the last). What verifyTxn decides for t3
+ * `verified[t] === 1` means "t passed under an order with the same prefix through t" (linear-check.ts's carryOver
+ * clears the flags from the first position where a repaired order differs from the last). What verifyTxn decides for t3
  * depends only on the order up to and including t3: every writer it looks at (the latest visible, the bound of
  * PC/SI, a later version that hides a row) is at a position below pos[t3], and the rest is the model's. So a
  * transaction flagged need not be checked again: the outcome, failures and their order included, is what a full
