@@ -4,6 +4,9 @@
  * through the pg recorder (RecordingClient), plain pg clients through `isocheck proxy` run as a user runs it (the
  * compiled CLI in its own process, stopped with SIGTERM after the round), and through the proxy started in this
  * process (startProxy: the proxy and the 16 clients then share one JS thread; kept for comparison, not the target).
+ * Two relays that record nothing give the floor any proxy pays on the same machine: `relay`, a Node process piping
+ * bytes both ways (net.Socket.pipe, no parsing), and `pgbouncer` (C, session pooling, the relay PostgreSQL users
+ * deploy), run when Debian's pgbouncer is installed (as nobody when this process is root: it refuses root).
  * Wall and CPU times of each round (this process's; and the proxy process's, from /proc/PID/stat), the retries (at
  * REPEATABLE READ the wall time depends on how often transactions collide), the medians' ratios to direct.
  * Run: npm run bench -- proxy [TXNS_PER_SESSION] [SESSIONS] [ROUNDS] (default 100 16 5; REPEATABLE READ).
@@ -13,7 +16,8 @@
 import pg from 'pg';
 import seedrandom from 'seedrandom';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,15 +26,22 @@ import { Recorder } from '../src/recorder/index.js';
 import { startProxy } from '../src/proxy/proxy.js';
 import { getWorkload, beginStatement, levelFor, pickType, RollbackError, type Queryable } from '../workloads/index.js';
 
-type Mode = 'direct' | 'recorder' | 'proxy' | 'inproc';
-const ALL_MODES: Mode[] = ['direct', 'recorder', 'proxy', 'inproc'];
-/** ISOCHECK_BENCH_PROXY_MODES=direct,proxy: only these modes (e.g. while profiling the proxy); default all. */
+type Mode = 'direct' | 'relay' | 'pgbouncer' | 'recorder' | 'proxy' | 'inproc';
+const ALL_MODES: Mode[] = ['direct', 'relay', 'pgbouncer', 'recorder', 'proxy', 'inproc'];
+/** Debian's pgbouncer, if installed. */
+const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => existsSync(p));
+/** ISOCHECK_BENCH_PROXY_MODES=direct,proxy: only these modes (e.g. while profiling the proxy); default all (pgbouncer
+ *  when installed). */
 const MODES: Mode[] = (() => {
   const only = (process.env.ISOCHECK_BENCH_PROXY_MODES ?? '').split(',').filter((m) => m !== '');
   const bad = only.filter((m) => !ALL_MODES.includes(m as Mode));
   if (bad.length > 0) throw new Error(`ISOCHECK_BENCH_PROXY_MODES: unknown mode ${bad.join(', ')}`);
-  return only.length > 0 ? ALL_MODES.filter((m) => only.includes(m)) : ALL_MODES;
+  if (only.includes('pgbouncer') && PGBOUNCER === undefined) throw new Error('pgbouncer is not installed');
+  const modes = only.length > 0 ? ALL_MODES.filter((m) => only.includes(m)) : ALL_MODES;
+  return PGBOUNCER === undefined ? modes.filter((m) => m !== 'pgbouncer') : modes;
 })();
+/** The modes run in a process of their own (whose CPU time is read from /proc). */
+const SPAWNED: readonly Mode[] = ['relay', 'pgbouncer', 'proxy'];
 
 /** The compiled CLI next to this file (dist/bench/ -> dist/src/cli/main.js). */
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -48,18 +59,121 @@ function processCpu(pid: number): { user: number; sys: number } {
   }
 }
 
+interface Spawned {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+}
+
 /** `isocheck proxy --db URL` as its own process; resolves with the URL it prints for clients. */
-async function spawnProxy(
-  db: string,
-  tables: string[],
-  out: string,
-): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+function spawnProxy(db: string, tables: string[], out: string): Promise<Spawned> {
   const nodeArgs = (process.env.ISOCHECK_BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, CLI, 'proxy', '--db', db, '--listen', '127.0.0.1:0', '--tables', tables.join(','), '--out', out],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+  return urlPrinted(
+    spawn(
+      process.execPath,
+      [...nodeArgs, CLI, 'proxy', '--db', db, '--listen', '127.0.0.1:0', '--tables', tables.join(','), '--out', out],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
   );
+}
+
+/** A Node process that pipes bytes between each client and the server, parsing nothing: the least a Node proxy
+ *  costs. Prints the URL to give clients, as isocheck proxy does; exits 0 on SIGTERM. */
+const RELAY = `
+const net = require('node:net');
+const [db] = process.argv.slice(1);
+const u = new URL(db);
+const server = net.createServer((c) => {
+  const s = net.connect(Number(u.port || 5432), u.hostname);
+  c.setNoDelay(true);
+  s.setNoDelay(true);
+  c.pipe(s).on('error', () => c.destroy());
+  s.pipe(c).on('error', () => s.destroy());
+  c.on('error', () => s.destroy());
+  s.on('error', () => c.destroy());
+});
+server.listen(0, '127.0.0.1', () => {
+  const mine = new URL(db);
+  mine.hostname = '127.0.0.1';
+  mine.port = String(server.address().port);
+  console.log(mine.toString());
+});
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+function spawnRelay(db: string): Promise<Spawned> {
+  return urlPrinted(spawn(process.execPath, ['-e', RELAY, db], { stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** A free port on 127.0.0.1 (for pgbouncer, which cannot report the port it was given). */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** pgbouncer in session mode in front of `db` (clients log in as anyone: auth_type any, the server login is the
+ *  URL's); resolves once it accepts connections. As root it runs as nobody, from a directory nobody can read. */
+async function spawnPgbouncer(db: string, under: string): Promise<Spawned> {
+  const u = new URL(db);
+  // nobody may pass through the bench's directory and read this one
+  chmodSync(under, 0o711);
+  const dir = mkdtempSync(join(under, 'pgbouncer-'));
+  chmodSync(dir, 0o755);
+  const port = await freePort();
+  const database = decodeURIComponent(u.pathname.slice(1));
+  const ini = join(dir, 'pgbouncer.ini');
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `${database} = host=${u.hostname} port=${u.port || 5432} dbname=${database} ` +
+        `user=${decodeURIComponent(u.username)} password=${decodeURIComponent(u.password)}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = any',
+      'pool_mode = session',
+      'max_client_conn = 200',
+      'default_pool_size = 100',
+      'ignore_startup_parameters = extra_float_digits',
+      '',
+    ].join('\n'),
+  );
+  chmodSync(ini, 0o644);
+  const root = process.getuid?.() === 0;
+  const child = spawn(PGBOUNCER!, [ini], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(root ? { uid: 65534, gid: 65534 } : {}),
+  });
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}): ${stderr}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (up) break;
+    if (Date.now() > deadline) throw new Error(`pgbouncer did not listen in 30 s: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return { child, url: u.toString(), stderr: () => stderr };
+}
+
+/** Resolves with the first line of the child's output that is a postgres URL. */
+async function urlPrinted(child: ChildProcess): Promise<Spawned> {
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -81,10 +195,11 @@ async function spawnProxy(
   return { child, url, stderr: () => stderr };
 }
 
-/** SIGTERM, then the exit (the history finished); an exit other than 0 is an error. */
-async function stopProxy(p: { child: ChildProcess; stderr: () => string }): Promise<void> {
+/** SIGTERM, then the exit (the history finished); an exit other than 0 is an error. pgbouncer gets SIGINT, its
+ *  safe shutdown (its SIGTERM is an immediate one, exit 1). */
+async function stopProxy(p: Spawned, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   const exited = new Promise<number | null>((resolve) => p.child.once('exit', (code) => resolve(code)));
-  p.child.kill('SIGTERM');
+  p.child.kill(signal);
   const code = await exited;
   if (code !== 0) throw new Error(`the proxy exited with ${code}: ${p.stderr()}`);
 }
@@ -112,11 +227,13 @@ export async function runProxyBench(
   const db = await openDatabase({});
   const workload = getWorkload('smallbank');
   const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-bench-'));
-  const times: Record<Mode, number[]> = { direct: [], recorder: [], proxy: [], inproc: [] };
+  const byMode = (): Record<Mode, number[]> =>
+    Object.fromEntries(ALL_MODES.map((m) => [m, []])) as unknown as Record<Mode, number[]>;
+  const times = byMode();
   /** CPU time of this process (the clients, the recorder, the in-process proxy; not the server's). */
-  const cpu: Record<Mode, number[]> = { direct: [], recorder: [], proxy: [], inproc: [] };
-  /** CPU time of the proxy process during the workload (proxy mode). */
-  const proxyCpu: number[] = [];
+  const cpu = byMode();
+  /** CPU time of the relay's or proxy's process during the workload (the spawned modes). */
+  const childCpu = byMode();
   /** The proxy process of the round under way (killed if the round fails). */
   let running: ChildProcess | undefined;
   try {
@@ -147,7 +264,13 @@ export async function runProxyBench(
         if (recorder) await recorder.instrument(setup, workload.tables);
         await setup.end();
         const child =
-          mode === 'proxy' ? await spawnProxy(url, workload.tables, join(dir, `${name}.ndjson`)) : undefined;
+          mode === 'proxy'
+            ? await spawnProxy(url, workload.tables, join(dir, `${name}.ndjson`))
+            : mode === 'relay'
+              ? await spawnRelay(url)
+              : mode === 'pgbouncer'
+                ? await spawnPgbouncer(url, dir)
+                : undefined;
         running = child?.child;
         const proxy =
           mode === 'inproc'
@@ -163,6 +286,8 @@ export async function runProxyBench(
         const clients: pg.Client[] = [];
         for (let s = 0; s < sessions; s++) {
           const c = new pg.Client({ connectionString: child?.url ?? proxy?.url ?? url });
+          // an error between statements (the server stopping after a failed round) is not the round's failure
+          c.on('error', () => undefined);
           await c.connect();
           clients.push(c);
         }
@@ -233,18 +358,18 @@ export async function runProxyBench(
         for (const c of clients) await c.end();
         recorder?.finish();
         await proxy?.close();
-        if (child) await stopProxy(child);
+        if (child) await stopProxy(child, mode === 'pgbouncer' ? 'SIGINT' : 'SIGTERM');
         await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
         await admin.end();
         times[mode].push(secs);
         cpu[mode].push(cpuSecs);
-        if (child) proxyCpu.push(proxySecs);
+        if (child) childCpu[mode].push(proxySecs);
         log(
           `round ${round + 1} ${mode.padEnd(8)} ${committed} committed (${retries} retried after 40001/40P01) ` +
             `in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s` +
             `, ${statements} statements` +
             (child
-              ? `, the proxy process's ${proxySecs.toFixed(2)} s (user ${proxyUser.toFixed(2)}, system ` +
+              ? `, the ${mode} process's ${proxySecs.toFixed(2)} s (user ${proxyUser.toFixed(2)}, system ` +
                 `${proxySys.toFixed(2)}; ${((proxySecs / statements) * 1e6).toFixed(0)} us a statement; in the ` +
                 `warm-up of ${warmStatements} statements before, ${warmSecs.toFixed(2)} s, ` +
                 `${((warmCpu / Math.max(warmStatements, 1)) * 1e6).toFixed(0)} us a statement)`
@@ -253,17 +378,20 @@ export async function runProxyBench(
       }
     }
     const d = median(times.direct);
-    const c = median(cpu.direct);
-    const ratio = (m: Mode): string => `${median(times[m]).toFixed(2)} s (x${(median(times[m]) / d).toFixed(2)})`;
+    const ran = MODES.filter((m) => times[m].length > 0);
     log(
-      `CPU medians: this process (the clients): direct ${c.toFixed(2)} s, recorder ` +
-        `${median(cpu.recorder).toFixed(2)} s, proxy ${median(cpu.proxy).toFixed(2)} s, in-process proxy ` +
-        `${median(cpu.inproc).toFixed(2)} s (its ` +
-        `clients' and the proxy's work); the proxy process ${median(proxyCpu).toFixed(2)} s`,
+      `CPU medians: this process (the clients${MODES.includes('inproc') ? '; the in-process proxy too' : ''}): ` +
+        ran.map((m) => `${m} ${median(cpu[m]).toFixed(2)} s`).join(', ') +
+        `; the relay's or proxy's own process: ` +
+        ran
+          .filter((m) => SPAWNED.includes(m))
+          .map((m) => `${m} ${median(childCpu[m]).toFixed(2)} s`)
+          .join(', '),
     );
     log(
-      `medians: direct ${d.toFixed(2)} s, recorder ${ratio('recorder')}, proxy ${ratio('proxy')}, in-process ` +
-        `proxy ${ratio('inproc')}; target: proxy <= x1.3 and <= the recorder's`,
+      `medians: ` +
+        ran.map((m) => `${m} ${median(times[m]).toFixed(2)} s (x${(median(times[m]) / d).toFixed(2)})`).join(', ') +
+        `; target: proxy <= x1.3 and <= the recorder's`,
     );
     return times;
   } finally {

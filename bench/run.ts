@@ -13,8 +13,8 @@ const USAGE =
                               bench/recorder-app-overhead.ts: --apps --isos --txns 100 --workers 4 ` +
   `--rounds 5 --base DIST)
   recorder-smallbank [TXNS] [SESSIONS]  SmallBank throughput with and without the recorder (default 300 4)
-  proxy [TXNS] [SESSIONS] [ROUNDS]      SmallBank direct, through the pg recorder and through isocheck proxy ` +
-  `(default 100 16 5)
+  proxy [TXNS] [SESSIONS] [ROUNDS]      SmallBank direct, through a byte relay, pgbouncer (if installed), the pg ` +
+  `recorder and isocheck proxy (default 100 16 5)
   profile FILE                CPU profile of checking one history, top functions
   components FILE...          how much of each history splits into independent parts (rows, sessions)
   compare --base DIST FILE... our checker at another build (DIST) and this one on the same files, one run
