@@ -33,6 +33,7 @@ import type net from 'node:net';
 import tls from 'node:tls';
 import pg from 'pg';
 import type { Recorder } from '../recorder/recorder.js';
+import type { TxnControl } from '../recorder/plan.js';
 import type { NamedSession } from '../recorder/sessions.js';
 import { RAW_TYPES } from '../recorder/catalog.js';
 import { FrontendReader, type FrontendMessage, type StartupPacket } from './frontend.js';
@@ -41,6 +42,7 @@ import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBina
 import { mapPosition } from './positions.js';
 import { type DescribedField, ServerPhase, type PhaseConnection } from './server-phase.js';
 import { splitStatements } from './split.js';
+import { beginOptions, withoutLeadingComments } from './begin-options.js';
 
 /** What a connection needs of the proxy that accepted it. */
 export interface ProxyContext {
@@ -70,6 +72,10 @@ interface Prepared {
   binds?: number;
   /** The server has parsed its text (run or described): its Parse cannot fail there any more. */
   checked?: boolean;
+  /** The server's description of its text (parameter types; null columns: it returns no rows), once asked for:
+   *  PostgreSQL describes a statement that returns no rows in a failed transaction too, which the proxy then cannot
+   *  ask the server for. */
+  described?: { params: number[]; columns: unknown[] | null };
 }
 
 /** A statement's result as the client sees it. */
@@ -86,6 +92,9 @@ interface Outcome {
   notices?: HeldNotice[];
   noticesSent?: number;
 }
+
+/** The outcome of a statement that returns no rows, its tag to be filled in. */
+const NO_ROWS: Outcome = { columns: [], rows: [], tag: '', returnsRows: false };
 
 interface HeldNotice {
   row: number;
@@ -158,6 +167,9 @@ const BIND_COUNT = /^bind message supplies (\d+) parameters, but prepared statem
 
 /** A statement PostgreSQL runs as one SELECT portal (PORTAL_ONE_SELECT), by its first word. */
 const SELECT_TEXT = /^\s*\(*\s*(select|values|table)\b/i;
+/** A statement PostgreSQL analyzes with a snapshot (analyze_requires_snapshot: queries, and the utility statements
+ *  holding one), after its leading comments. */
+const TAKES_SNAPSHOT = /^\(*\s*(select|insert|update|delete|merge|with|values|table|declare|explain|call)\b/i;
 
 /** PostgreSQL makes custom plans for the first 5 Binds of a prepared statement (plancache.c, choose_custom_plan),
  *  then may switch to a generic one. */
@@ -214,6 +226,10 @@ export class ProxyConnection {
   private readonly statements = new Map<string, Prepared>();
   private readonly portals = new Map<string, Portal>();
   private skipToSync = false;
+  /** The client's transaction outside a block has taken a snapshot on a direct connection (PostgreSQL's
+   *  FirstSnapshotSet: a Parse or Bind of a query, a Bind with parameters), so that a BEGIN with transaction modes
+   *  after it fails there (25001) even when the proxy, which answers Parse and Bind itself, has run nothing yet. */
+  private snapshot = false;
   /** Messages received and not yet handled (for the lookahead of an implicit transaction before Sync). */
   private readonly pending: FrontendMessage[] = [];
   /** The proxy began a transaction for several Executes before one Sync (PostgreSQL's implicit transaction). */
@@ -430,7 +446,7 @@ export class ProxyConnection {
   private async checkParses(): Promise<void> {
     for (let p = this.unchecked(); p !== undefined; p = this.unchecked()) {
       try {
-        await this.describeStatement(p.st.text, p.st.paramTypes);
+        p.st.described = await this.describeStatement(p.st.text, p.st.paramTypes);
         p.st.checked = true;
       } catch (e) {
         this.retract(e, p.st);
@@ -439,6 +455,20 @@ export class ProxyConnection {
         return;
       }
     }
+  }
+
+  /** A Parse of a name in use: the server's error if its text does not parse (or, in a failed transaction, is not
+   *  COMMIT or ROLLBACK: 25P02), as PostgreSQL parses before it stores; the caller then raises 42P05. */
+  private async parseNameInUse(text: string, paramTypes: number[]): Promise<void> {
+    if (text.trim() === '') return;
+    await this.describeStatement(text, paramTypes);
+  }
+
+  /** Takes a snapshot in the server's transaction (one the client's took on a direct connection: `snapshot`), so
+   *  that transaction modes set after it get the server's own check. */
+  private async takeSnapshot(): Promise<void> {
+    const query = pg.Client.prototype.query as (this: pg.Client, text: string) => Promise<unknown>;
+    await query.call(this.raw!, 'SELECT');
   }
 
   private flush(): void {
@@ -451,8 +481,17 @@ export class ProxyConnection {
   }
 
   private ready(): void {
-    this.send(B.readyForQuery(this.status()));
+    const status = this.status();
+    if (status === 'I') this.snapshot = false;
+    this.send(B.readyForQuery(status));
     this.flush();
+  }
+
+  /** A Parse or Bind of `text` outside a block: does it take a snapshot on the server (analyze_requires_snapshot,
+   *  or a Bind's parameters)? */
+  private noteSnapshot(text: string, values = 0): void {
+    if (this.snapshot || (!this.implicit && this.status() !== 'I')) return;
+    this.snapshot = values > 0 || TAKES_SNAPSHOT.test(withoutLeadingComments(text));
   }
 
   private fatal(code: string, message: string): void {
@@ -616,17 +655,21 @@ export class ProxyConnection {
     try {
       switch (m.type) {
         case 'P':
-          if (m.name !== '' && this.statements.has(m.name))
-            throw new ProxyError('42P05', `prepared statement "${m.name}" already exists`);
+          // PostgreSQL parses the text before it stores it under its name: a text that does not parse fails so
+          if (m.name !== '' && this.statements.has(m.name)) return this.messageAsync(m);
+          this.noteSnapshot(m.text);
           {
             const st = { text: m.text, paramTypes: m.paramTypes };
             this.change(this.statements, m.name, st, B.parseComplete());
             this.parsedSinceSync.push({ name: m.name, st });
           }
           return;
-        case 'B':
-          this.change(this.portals, m.portal, this.bind(m), B.bindComplete());
+        case 'B': {
+          const portal = this.bind(m);
+          this.noteSnapshot(portal.text, portal.values.length);
+          this.change(this.portals, m.portal, portal, B.bindComplete());
           return;
+        }
         case 'C':
           if (m.what === 'S') this.change(this.statements, m.name, undefined, B.closeComplete());
           else this.change(this.portals, m.name, undefined, B.closeComplete());
@@ -734,6 +777,9 @@ export class ProxyConnection {
   private async messageAsync(m: FrontendMessage): Promise<void> {
     try {
       switch (m.type) {
+        case 'P':
+          await this.parseNameInUse(m.text, m.paramTypes);
+          throw new ProxyError('42P05', `prepared statement "${m.name}" already exists`);
         case 'Q':
           await this.simpleQuery(m.text);
           await this.settle();
@@ -928,6 +974,61 @@ export class ProxyConnection {
     return this.planOf(text, 0)?.kind === 'control';
   }
 
+  /** The transaction statement a text is, if it is one. */
+  private controlOf(text: string): TxnControl | undefined {
+    const plan = this.planOf(text, 0);
+    return plan?.kind === 'control' ? plan.control : undefined;
+  }
+
+  /** Whether PostgreSQL would run this statement of a multi-statement Query (or of a pipeline) in its implicit
+   *  transaction, which the proxy then begins: anything but BEGIN, COMMIT, ROLLBACK and the savepoint statements, which
+   *  outside a block do the same in an implicit transaction of their own as alone (open a block, warn, fail). */
+  private opensImplicit(text: string): boolean {
+    const c = this.controlOf(text);
+    return c === undefined || c.kind === 'set-transaction';
+  }
+
+  /**
+   * A transaction statement inside PostgreSQL's implicit transaction, which the proxy runs as a block of its own
+   * (xact.c, for TBLOCK_IMPLICIT_INPROGRESS): BEGIN makes it a block, what ran before it included, and its options
+   * are SET TRANSACTION's (the same checks: 25001 once a query took a snapshot); COMMIT and ROLLBACK end it with a
+   * warning; AND CHAIN and the savepoint statements are refused (25P01) and fail it; SET TRANSACTION runs in it.
+   */
+  private async controlInImplicit(text: string, c: TxnControl, extended: boolean): Promise<Outcome> {
+    const none = NO_ROWS;
+    switch (c.kind) {
+      case 'begin': {
+        const options = beginOptions(text);
+        if (options !== '' && this.snapshot) await this.takeSnapshot();
+        if (options !== '') await this.run(`SET TRANSACTION ${options}`, [], [], extended);
+        this.implicit = false;
+        return { ...none, tag: /^start/i.test(withoutLeadingComments(text)) ? 'START TRANSACTION' : 'BEGIN' };
+      }
+      case 'commit':
+      case 'rollback': {
+        const word = c.kind === 'commit' ? 'COMMIT' : 'ROLLBACK';
+        if (c.chain) throw new ProxyError('25P01', `${word} AND CHAIN can only be used in transaction blocks`);
+        const warning = B.noticeResponse({
+          S: 'WARNING',
+          V: 'WARNING',
+          C: '25P01',
+          M: 'there is no transaction in progress',
+        });
+        const [o] = await this.run(word, [], [], extended);
+        this.implicit = false;
+        return { ...o, notices: [{ row: 0, message: warning }, ...(o.notices ?? [])] };
+      }
+      case 'savepoint':
+      case 'release':
+      case 'rollback-to': {
+        const what = { savepoint: 'SAVEPOINT', release: 'RELEASE SAVEPOINT', 'rollback-to': 'ROLLBACK TO SAVEPOINT' };
+        throw new ProxyError('25P01', `${what[c.kind]} can only be used in transaction blocks`);
+      }
+      case 'set-transaction':
+        return (await this.run(text, [], [], extended, true))[0];
+    }
+  }
+
   private async simpleQuery(text: string): Promise<void> {
     // PostgreSQL drops the unnamed statement at a Query, and each statement of it runs in the unnamed portal
     this.statements.delete('');
@@ -937,12 +1038,23 @@ export class ProxyConnection {
       this.send(B.emptyQueryResponse());
       return;
     }
-    const implicit = pieces.length > 1 && this.status() === 'I' && !pieces.some((p) => this.isControl(p.text));
-    if (implicit) await this.run('BEGIN');
+    // PostgreSQL runs the statements of a Query of several in one implicit transaction, begun again after a COMMIT
+    // or ROLLBACK among them (postgres.c, exec_simple_query)
+    const multi = pieces.length > 1;
+    this.implicit = false;
     for (const p of pieces) {
       let outcomes: Outcome[];
       try {
-        outcomes = p.copy ? [await this.copy(p.text)] : await this.run(p.text, [], [], false, true);
+        if (multi && !this.implicit && this.status() === 'I' && this.opensImplicit(p.text)) {
+          await this.run('BEGIN');
+          this.implicit = true;
+        }
+        const control = this.implicit && !p.copy ? this.controlOf(p.text) : undefined;
+        outcomes = p.copy
+          ? [await this.copy(p.text)]
+          : control
+            ? [await this.controlInImplicit(p.text, control, false)]
+            : await this.run(p.text, [], [], false, true);
       } catch (e) {
         // a SELECT failed in running: its RowDescription and the rows the server sent before the error come first
         // (PostgreSQL describes a Query's SELECT as it starts it; a RETURNING's rows only after the whole write)
@@ -951,8 +1063,10 @@ export class ProxyConnection {
         if (failed) this.sendTextRows(failed);
         else for (const n of this.takeNotices()) this.send(n.message);
         this.sendError(e, p.offset);
-        if (implicit) await this.run('ROLLBACK').catch(() => undefined);
-        else if (!serverError(e) && this.inTransaction()) await this.failServerTransaction();
+        if (this.implicit) {
+          this.implicit = false;
+          await this.run('ROLLBACK').catch(() => undefined);
+        } else if (!serverError(e) && this.inTransaction()) await this.failServerTransaction();
         return;
       }
       for (const o of outcomes) {
@@ -961,7 +1075,10 @@ export class ProxyConnection {
         this.send(B.commandComplete(o.tag));
       }
     }
-    if (implicit) await this.run('COMMIT');
+    if (this.implicit) {
+      this.implicit = false;
+      await this.run('COMMIT');
+    }
   }
 
   private bind(m: FrontendMessage & { type: 'B' }): Portal {
@@ -969,6 +1086,10 @@ export class ProxyConnection {
     if (!st) throw noStatement(m.statement);
     if (m.portal !== '' && this.portals.has(m.portal))
       throw new ProxyError('42P03', `cursor "${m.portal}" already exists`);
+    // in a failed transaction PostgreSQL binds only COMMIT and ROLLBACK (exec_bind_message); the server refuses
+    // the other statements when the proxy runs them, but an empty one the proxy answers itself
+    if (st.text.trim() === '' && this.status() === 'E')
+      throw new ProxyError('25P02', 'current transaction is aborted, commands ignored until end of transaction block');
     const values = m.params.map((b, i) => {
       if (b === null) return null;
       const format =
@@ -999,22 +1120,13 @@ export class ProxyConnection {
    * So does any other message before the Sync that may fail (the server rolls back the implicit transaction then).
    */
   private async beginImplicit(p: Portal, executesAhead: number): Promise<void> {
-    if (this.implicit || this.status() !== 'I' || this.isControl(p.text)) return;
-    const named = new Map<string, string>();
+    if (this.implicit || this.status() !== 'I' || !this.opensImplicit(p.text)) return;
     let executes = 0;
     for (const m of this.pending) {
       if (m.type === 'S') break;
       // another Execute, or a message ahead that may fail (a Parse, when it runs or at the Sync: checkParses; a
       // Bind or Describe, of a name that does not exist): what ran before it is then rolled back with it
       if (m.type !== 'H' && m.type !== 'C') executes++;
-      if (m.type === 'P') named.set(m.name, m.text);
-      const text =
-        m.type === 'P'
-          ? m.text
-          : m.type === 'B'
-            ? (named.get(m.statement) ?? this.statements.get(m.statement)?.text)
-            : undefined;
-      if (text !== undefined && this.isControl(text)) return;
     }
     if (executes < executesAhead) return;
     await this.run('BEGIN');
@@ -1038,8 +1150,24 @@ export class ProxyConnection {
         'isocheck proxy: COPY FROM STDIN / TO STDOUT is relayed in the simple query protocol only (a Query message)',
       );
     await this.beginImplicit(p, executesAhead);
+    const statement = this.controlOf(p.text);
+    if (statement?.kind === 'commit' || statement?.kind === 'rollback') this.snapshot = false;
+    if (statement?.kind === 'begin' && this.snapshot && !this.implicit && this.status() === 'I') {
+      // the client's transaction took a snapshot before this BEGIN: it is PostgreSQL's implicit one, whose modes
+      // are then checked against it
+      await this.run('BEGIN');
+      this.implicit = true;
+    }
     let outcomes: Outcome[];
     try {
+      const control = this.implicit ? this.controlOf(p.text) : undefined;
+      if (control) {
+        // refused or failed, it is described first (NoData) and fails at its Execute, as the server's would
+        const o = await this.controlInImplicit(p.text, control, true).catch((e: unknown) => ({ ...NO_ROWS, error: e }));
+        p.statement.checked = true;
+        p.outcome = o;
+        return o;
+      }
       outcomes = await this.run(p.text, p.values, p.paramTypes, true, true);
     } catch (e) {
       this.nameBindCount(e, p);
@@ -1105,11 +1233,25 @@ export class ProxyConnection {
     }
     const st = this.statements.get(name);
     if (!st) throw noStatement(name);
+    if (this.status() === 'E') {
+      // in a failed transaction PostgreSQL describes a statement that returns no rows (from what its Parse found)
+      // and refuses one that does (25P02, which the server says)
+      const plan = this.planOf(st.text, 0);
+      const known =
+        st.described ??
+        (plan?.kind === 'control' || plan?.kind === 'settings' ? { params: st.paramTypes, columns: null } : undefined);
+      if (known && known.columns === null) {
+        this.send(B.parameterDescription(known.params));
+        this.send(B.noData());
+        return;
+      }
+    }
     const d = await this.describeText(st.text, st.paramTypes).catch((e: unknown) => {
       this.retract(e, st);
       throw e;
     });
     st.checked = true;
+    st.described = d;
     this.send(B.parameterDescription(d.params));
     this.send(d.columns ? B.rowDescription(d.columns) : B.noData());
   }

@@ -104,13 +104,14 @@ export async function bothSides(url: string, proxy: RunningProxy): Promise<{ dir
 }
 
 /** The messages, in hex, with the source location fields (F file, L line, R routine) taken out of each
- *  ErrorResponse: an error the proxy raises itself (26000 for a statement it knows the server does not have) has
- *  none (docs/recording.md, a known difference). */
+ *  ErrorResponse and NoticeResponse: an error or warning the proxy raises itself (26000 for a statement it knows the
+ *  server does not have, the warning of a COMMIT in an implicit transaction) has none (docs/recording.md, a known
+ *  difference). */
 export function withoutSource(b: Buffer): string {
   const out: Buffer[] = [];
   for (let at = 0; at < b.length; ) {
     const end = at + 1 + b.readInt32BE(at + 1);
-    if (b[at] !== 0x45) out.push(b.subarray(at, end));
+    if (b[at] !== 0x45 && b[at] !== 0x4e) out.push(b.subarray(at, end));
     else {
       const fields: Buffer[] = [];
       for (let f = at + 5; b[f] !== 0; ) {
@@ -120,7 +121,7 @@ export function withoutSource(b: Buffer): string {
       }
       const body = Buffer.concat([...fields, Buffer.from([0])]);
       const head = Buffer.alloc(5);
-      head[0] = 0x45;
+      head[0] = b[at];
       head.writeInt32BE(body.length + 4, 1);
       out.push(head, body);
     }

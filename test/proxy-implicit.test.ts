@@ -1,0 +1,153 @@
+// isocheck proxy and PostgreSQL's implicit transaction (a Query of several statements; several Executes before one
+// Sync): a transaction statement among them does what the server does with it (xact.c, TBLOCK_IMPLICIT_INPROGRESS):
+// BEGIN makes the implicit transaction a block, what ran before it included, and its options fail (25001) once a
+// query took a snapshot; COMMIT and ROLLBACK end it with a warning; AND CHAIN and the savepoint statements are
+// refused and fail it. The bytes are a direct connection's, and the history says what the server did: the
+// statements a ROLLBACK undid are in an aborted transaction, not committed ones.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { serialize } from 'pg-protocol';
+import type { EmbeddedServer } from '../src/db/embedded.js';
+import { startProxy, type RunningProxy } from '../src/proxy/proxy.js';
+import { check } from '../src/index.js';
+import { proxiedServer } from './helpers/proxied-server.js';
+import { bothSides, decode, withoutSource } from './helpers/wire.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-implicit-'));
+let server: EmbeddedServer;
+let proxy: RunningProxy;
+
+beforeAll(async () => {
+  ({ server, proxy } = await proxiedServer(
+    [
+      'CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal int4 NOT NULL)',
+      `INSERT INTO accounts VALUES (1, 'ann', 100), (2, 'bob', 50)`,
+    ],
+    ['accounts'],
+    join(dir, 'wire.ndjson'),
+  ));
+}, 60_000);
+
+afterAll(async () => {
+  await proxy?.close();
+  await server?.stop();
+});
+
+const q = (text: string): Buffer => serialize.query(text);
+/** Parse, Bind, Describe and Execute of one unnamed statement (no Sync). */
+const extended = (text: string, values: string[] = []): Buffer[] => [
+  serialize.parse({ text }),
+  serialize.bind({ values }),
+  serialize.describe({ type: 'P' }),
+  serialize.execute(),
+];
+const add = (id: number): string => `UPDATE accounts SET bal = bal + 1 WHERE id = ${id}`;
+
+describe('a transaction statement in an implicit transaction, through isocheck proxy', () => {
+  // each case leaves the table as it found it (rolled back, or failed), so that both sides start from the same rows
+  const cases: [string, Buffer[], number][] = [
+    [
+      'BEGIN after a write takes it into the block, ROLLBACK undoes both',
+      [q(`${add(1)}; BEGIN; ${add(2)}; ROLLBACK`)],
+      1,
+    ],
+    ['ROLLBACK ends the implicit transaction with a warning', [q(`${add(1)}; ROLLBACK; SELECT bal FROM accounts`)], 1],
+    ['BEGIN ISOLATION LEVEL after a query: 25001, all undone', [q(`${add(1)}; BEGIN ISOLATION LEVEL SERIALIZABLE`)], 1],
+    [
+      'START TRANSACTION with options before any query',
+      [q('SET LOCAL work_mem = 8192; START TRANSACTION READ ONLY; SELECT 1'), q('ROLLBACK')],
+      2,
+    ],
+    ['SAVEPOINT is refused (25P01)', [q(`${add(1)}; SAVEPOINT a; ${add(2)}`)], 1],
+    ['COMMIT AND CHAIN is refused (25P01)', [q(`${add(1)}; COMMIT AND CHAIN`)], 1],
+    ['COMMIT warns, then a new implicit transaction', [q(`SELECT 1; COMMIT; ${add(1)}; ROLLBACK`)], 1],
+    [
+      'a pipeline: ROLLBACK after a write undoes it, with the warning',
+      [...extended(add(1)), ...extended('ROLLBACK'), serialize.sync()],
+      1,
+    ],
+    [
+      'a pipeline: BEGIN after a write opens a block holding it',
+      [...extended(add(2)), ...extended('BEGIN'), serialize.sync(), q('ROLLBACK')],
+      2,
+    ],
+    [
+      'a pipeline: SAVEPOINT is described (NoData) and refused at its Execute',
+      [...extended('SELECT 1 AS one'), ...extended('SAVEPOINT a'), ...extended(add(1)), serialize.sync()],
+      1,
+    ],
+  ];
+  for (const [name, messages, readies] of cases)
+    it(name, async () => {
+      const { direct, proxied } = await bothSides(server.url, proxy);
+      const before = await bal();
+      direct.send(Buffer.concat(messages));
+      const d = await direct.until(readies);
+      expect(await bal()).toEqual(before);
+      proxied.send(Buffer.concat(messages));
+      const p = await proxied.until(readies);
+      expect(await bal()).toEqual(before);
+      if (withoutSource(p) !== withoutSource(d)) expect(decode(p)).toBe(decode(d));
+      expect(withoutSource(p)).toBe(withoutSource(d));
+      direct.close();
+      proxied.close();
+    }, 30_000);
+});
+
+async function bal(): Promise<unknown[]> {
+  const c = new pg.Client({ connectionString: server.url });
+  await c.connect();
+  try {
+    return (await c.query('SELECT id, bal FROM accounts ORDER BY id')).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+describe('the history of an implicit transaction with transaction statements', () => {
+  it('records what the server did: writes a ROLLBACK undid aborted, a block begun by BEGIN at its level', async () => {
+    const out = join(dir, 'history.ndjson');
+    const px = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out, onWarning: () => undefined });
+    const c = new pg.Client({ connectionString: px.url });
+    await c.connect();
+    const before = await bal();
+    // a write, then BEGIN: one block, rolled back whole
+    await c.query(`${add(1)}; BEGIN; ${add(2)}; ROLLBACK`);
+    expect(await bal()).toEqual(before);
+    // committed by the COMMIT among them (with a warning), then a write rolled back on its own
+    await c.query(`${add(1)}; COMMIT; ${add(2)}; ROLLBACK`);
+    // BEGIN with a level before any query: the block runs at it
+    await c.query(`SET LOCAL work_mem = 8192; BEGIN ISOLATION LEVEL SERIALIZABLE; ${add(2)}; COMMIT`);
+    await expect(c.query(`${add(1)}; BEGIN ISOLATION LEVEL REPEATABLE READ`)).rejects.toMatchObject({ code: '25001' });
+    await c.end();
+    await px.close();
+    const txns = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.kind === 'txn')
+      .map((t) => ({
+        status: t.status,
+        iso: t.iso,
+        updates: t.events.filter((e: { op: string }) => e.op === 'update'),
+      }))
+      .map((t) => ({ status: t.status, iso: t.iso, ids: t.updates.map((e: { params: unknown[] }) => e.params) }));
+    expect(txns.filter((t) => t.ids.length > 0).map((t) => [t.status, t.ids.length])).toEqual([
+      ['aborted', 2],
+      ['committed', 1],
+      ['aborted', 1],
+      ['committed', 1],
+      ['aborted', 1],
+    ]);
+    expect(txns.filter((t) => t.ids.length > 0)[3].iso).toBe('SER');
+    expect((await check(out)).verdict).toBe('consistent');
+    // the database: ids 1 and 2 each got one committed increment
+    expect(await bal()).toEqual([
+      { id: 1, bal: (before[0] as { bal: number }).bal + 1 },
+      { id: 2, bal: (before[1] as { bal: number }).bal + 1 },
+    ]);
+  }, 60_000);
+});
