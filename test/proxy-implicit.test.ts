@@ -25,6 +25,13 @@ beforeAll(async () => {
     [
       'CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal int4 NOT NULL)',
       `INSERT INTO accounts VALUES (1, 'ann', 100), (2, 'bob', 50)`,
+      // checked at COMMIT: a deferred unique constraint, a deferred trigger that raises a notice
+      'CREATE TABLE dfr (a int4 UNIQUE DEFERRABLE INITIALLY DEFERRED)',
+      'CREATE TABLE dtr (a int4)',
+      `CREATE FUNCTION dtr_note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'deferred %', NEW.a; ` +
+        'RETURN NULL; END $$',
+      'CREATE CONSTRAINT TRIGGER dtr_t AFTER INSERT ON dtr DEFERRABLE INITIALLY DEFERRED FOR EACH ROW ' +
+        'EXECUTE FUNCTION dtr_note()',
     ],
     ['accounts'],
     join(dir, 'wire.ndjson'),
@@ -45,6 +52,11 @@ const extended = (text: string, values: string[] = []): Buffer[] => [
   serialize.execute(),
 ];
 const add = (id: number): string => `UPDATE accounts SET bal = bal + 1 WHERE id = ${id}`;
+/** Parse and Bind of a named statement and portal, not executed. */
+const bound = (name: string, text: string): Buffer[] => [
+  serialize.parse({ name, text }),
+  serialize.bind({ statement: name, portal: `p${name}` }),
+];
 
 describe('a transaction statement in an implicit transaction, through isocheck proxy', () => {
   // each case leaves the table as it found it (rolled back, or failed), so that both sides start from the same rows
@@ -78,6 +90,79 @@ describe('a transaction statement in an implicit transaction, through isocheck p
       'a pipeline: SAVEPOINT is described (NoData) and refused at its Execute',
       [...extended('SELECT 1 AS one'), ...extended('SAVEPOINT a'), ...extended(add(1)), serialize.sync()],
       1,
+    ],
+    // found by a review of the first version
+    ['BEGIN with a comment and no modes', [q('SELECT 1; BEGIN /* app */; SELECT 2'), q('ROLLBACK')], 2],
+    [
+      'START TRANSACTION with a comment between its words keeps its modes',
+      [q('SET LOCAL work_mem = 8192; START/**/TRANSACTION ISOLATION LEVEL SERIALIZABLE; SHOW transaction_isolation')],
+      1,
+    ],
+    ['BEGIN WORK with a comment between', [q(`SELECT 1; BEGIN/**/WORK ISOLATION LEVEL SERIALIZABLE; ${add(1)}`)], 1],
+    [
+      'a pipeline: SET TRANSACTION after a Bind of a query (25001, after its warning)',
+      [
+        ...bound('a', 'SELECT 1'),
+        ...extended('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE'),
+        serialize.execute({ portal: 'pa' }),
+        serialize.sync(),
+      ],
+      1,
+    ],
+    [
+      'a pipeline: SET TRANSACTION first warns, then holds for what follows',
+      [
+        ...extended('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE'),
+        ...extended('SHOW transaction_isolation'),
+        serialize.sync(),
+      ],
+      1,
+    ],
+    [
+      'a pipeline: SET LOCAL first warns',
+      [...extended('SET LOCAL work_mem = 8192'), ...extended('SHOW work_mem'), serialize.sync()],
+      1,
+    ],
+    ['COMMIT that fails at commit: the warning, then the error', [q('INSERT INTO dfr VALUES (1), (1); COMMIT')], 1],
+    [
+      'a pipeline: COMMIT that fails at commit',
+      [...extended('INSERT INTO dfr VALUES (1), (1)'), ...extended('COMMIT'), serialize.sync()],
+      1,
+    ],
+    ['COMMIT whose deferred trigger raises a notice: the warning first', [q('INSERT INTO dtr VALUES (1); COMMIT')], 1],
+    ['a pipeline: the same', [...extended('INSERT INTO dtr VALUES (2)'), ...extended('COMMIT'), serialize.sync()], 1],
+    [
+      'Describe of a statement parsed in a failed transaction',
+      [
+        q('BEGIN'),
+        q('SELECT 1 / 0'),
+        serialize.parse({ name: 's1', text: 'SET work_mem = 64' }),
+        serialize.describe({ type: 'S', name: 's1' }),
+        serialize.sync(),
+        q('ROLLBACK'),
+      ],
+      4,
+    ],
+    [
+      'a block ended by COMMIT in a Query: no snapshot left from before it',
+      [
+        ...bound('b', 'SELECT 1'),
+        ...extended('BEGIN'),
+        serialize.sync(),
+        q('COMMIT; SET LOCAL work_mem = 8192; BEGIN ISOLATION LEVEL SERIALIZABLE; SHOW transaction_isolation'),
+        q('ROLLBACK'),
+      ],
+      3,
+    ],
+    [
+      'a pipeline: a Bind of CREATE TABLE AS takes a snapshot',
+      [
+        ...bound('c', 'CREATE TEMP TABLE z AS SELECT 1'),
+        ...extended('BEGIN ISOLATION LEVEL SERIALIZABLE'),
+        serialize.sync(),
+        q('ROLLBACK'),
+      ],
+      2,
     ],
   ];
   for (const [name, messages, readies] of cases)

@@ -465,9 +465,27 @@ describe('other statements', () => {
   it('classifies transaction control', () => {
     expect(plan('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY')).toEqual({
       kind: 'control',
-      control: { kind: 'begin', iso: 'repeatable read' },
+      control: {
+        kind: 'begin',
+        iso: 'repeatable read',
+        modes: 'ISOLATION LEVEL REPEATABLE READ, READ ONLY',
+        start: false,
+      },
     });
-    expect(plan('START TRANSACTION')).toEqual({ kind: 'control', control: { kind: 'begin', iso: undefined } });
+    expect(plan('START TRANSACTION')).toEqual({
+      kind: 'control',
+      control: { kind: 'begin', iso: undefined, modes: '', start: true },
+    });
+    // the modes as SET TRANSACTION takes them, whatever comments or commas the BEGIN had
+    expect(plan('BEGIN /* a */ WORK READ ONLY NOT DEFERRABLE, ISOLATION LEVEL SERIALIZABLE -- b')).toEqual({
+      kind: 'control',
+      control: {
+        kind: 'begin',
+        iso: 'serializable',
+        modes: 'READ ONLY, NOT DEFERRABLE, ISOLATION LEVEL SERIALIZABLE',
+        start: false,
+      },
+    });
     expect(plan('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE')).toEqual({
       kind: 'control',
       control: { kind: 'set-transaction', iso: 'serializable' },

@@ -42,7 +42,7 @@ import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBina
 import { mapPosition } from './positions.js';
 import { type DescribedField, ServerPhase, type PhaseConnection } from './server-phase.js';
 import { splitStatements } from './split.js';
-import { beginOptions, withoutLeadingComments } from './begin-options.js';
+import { takesSnapshot, withoutLeadingComments } from './statement-text.js';
 
 /** What a connection needs of the proxy that accepted it. */
 export interface ProxyContext {
@@ -91,6 +91,23 @@ interface Outcome {
    *  rows at the same place), and how many of them are sent. */
   notices?: HeldNotice[];
   noticesSent?: number;
+}
+
+/** A WARNING the server would send (the proxy's own: no source fields). */
+function warningNotice(message: string, code = '25P01'): HeldNotice {
+  return { row: 0, message: B.noticeResponse({ S: 'WARNING', V: 'WARNING', C: code, M: message }) };
+}
+
+/** PostgreSQL's warning for SET TRANSACTION or SET LOCAL run outside a transaction block (WarnNoTransactionBlock),
+ *  or undefined for another statement. */
+function blockOnlyWarning(text: string, c: TxnControl | undefined): HeldNotice | undefined {
+  const what =
+    c?.kind === 'set-transaction'
+      ? 'SET TRANSACTION'
+      : c === undefined && /^set\s+local\b/i.test(withoutLeadingComments(text))
+        ? 'SET LOCAL'
+        : undefined;
+  return what ? warningNotice(`${what} can only be used in transaction blocks`) : undefined;
 }
 
 /** The outcome of a statement that returns no rows, its tag to be filled in. */
@@ -167,9 +184,6 @@ const BIND_COUNT = /^bind message supplies (\d+) parameters, but prepared statem
 
 /** A statement PostgreSQL runs as one SELECT portal (PORTAL_ONE_SELECT), by its first word. */
 const SELECT_TEXT = /^\s*\(*\s*(select|values|table)\b/i;
-/** A statement PostgreSQL analyzes with a snapshot (analyze_requires_snapshot: queries, and the utility statements
- *  holding one), after its leading comments. */
-const TAKES_SNAPSHOT = /^\(*\s*(select|insert|update|delete|merge|with|values|table|declare|explain|call)\b/i;
 
 /** PostgreSQL makes custom plans for the first 5 Binds of a prepared statement (plancache.c, choose_custom_plan),
  *  then may switch to a generic one. */
@@ -491,7 +505,7 @@ export class ProxyConnection {
    *  or a Bind's parameters)? */
   private noteSnapshot(text: string, values = 0): void {
     if (this.snapshot || (!this.implicit && this.status() !== 'I')) return;
-    this.snapshot = values > 0 || TAKES_SNAPSHOT.test(withoutLeadingComments(text));
+    this.snapshot = values > 0 || takesSnapshot(text);
   }
 
   private fatal(code: string, message: string): void {
@@ -995,28 +1009,31 @@ export class ProxyConnection {
    * warning; AND CHAIN and the savepoint statements are refused (25P01) and fail it; SET TRANSACTION runs in it.
    */
   private async controlInImplicit(text: string, c: TxnControl, extended: boolean): Promise<Outcome> {
-    const none = NO_ROWS;
     switch (c.kind) {
-      case 'begin': {
-        const options = beginOptions(text);
-        if (options !== '' && this.snapshot) await this.takeSnapshot();
-        if (options !== '') await this.run(`SET TRANSACTION ${options}`, [], [], extended);
+      case 'begin':
+        if (c.modes !== '') await this.setTransaction(`SET TRANSACTION ${c.modes}`, extended);
         this.implicit = false;
-        return { ...none, tag: /^start/i.test(withoutLeadingComments(text)) ? 'START TRANSACTION' : 'BEGIN' };
-      }
+        return { ...NO_ROWS, tag: c.start ? 'START TRANSACTION' : 'BEGIN' };
       case 'commit':
       case 'rollback': {
         const word = c.kind === 'commit' ? 'COMMIT' : 'ROLLBACK';
         if (c.chain) throw new ProxyError('25P01', `${word} AND CHAIN can only be used in transaction blocks`);
-        const warning = B.noticeResponse({
-          S: 'WARNING',
-          V: 'WARNING',
-          C: '25P01',
-          M: 'there is no transaction in progress',
-        });
-        const [o] = await this.run(word, [], [], extended);
-        this.implicit = false;
-        return { ...o, notices: [{ row: 0, message: warning }, ...(o.notices ?? [])] };
+        // the warning first, then what the server says in ending it (a deferred trigger's notice, its error)
+        // (in a Query, sent now: the server's notices that a statement raises before its description go straight
+        // out; in the extended protocol, held with the portal's answer, after its Describe's)
+        const warning = warningNotice('there is no transaction in progress');
+        if (!extended) this.send(warning.message);
+        const held = extended ? [warning] : [];
+        try {
+          const [o] = await this.run(word, [], [], extended, true);
+          return { ...o, notices: [...held, ...(o.notices ?? [])] };
+        } catch (e) {
+          this.noticesOfFailure.unshift(...held);
+          throw e;
+        } finally {
+          this.implicit = false;
+          this.snapshot = false;
+        }
       }
       case 'savepoint':
       case 'release':
@@ -1025,8 +1042,15 @@ export class ProxyConnection {
         throw new ProxyError('25P01', `${what[c.kind]} can only be used in transaction blocks`);
       }
       case 'set-transaction':
-        return (await this.run(text, [], [], extended, true))[0];
+        return this.setTransaction(text, extended);
     }
+  }
+
+  /** SET TRANSACTION in the proxy's block, after a snapshot when the client's transaction took one (`snapshot`), so
+   *  that the server checks the modes as it would have (25001). */
+  private async setTransaction(text: string, extended: boolean): Promise<Outcome> {
+    if (this.snapshot) await this.takeSnapshot();
+    return (await this.run(text, [], [], extended, true))[0];
   }
 
   private async simpleQuery(text: string): Promise<void> {
@@ -1040,8 +1064,8 @@ export class ProxyConnection {
     }
     // PostgreSQL runs the statements of a Query of several in one implicit transaction, begun again after a COMMIT
     // or ROLLBACK among them (postgres.c, exec_simple_query)
+    // (a Query inside a pipeline's implicit transaction, before its Sync, runs in it, and its end commits it)
     const multi = pieces.length > 1;
-    this.implicit = false;
     for (const p of pieces) {
       let outcomes: Outcome[];
       try {
@@ -1049,10 +1073,11 @@ export class ProxyConnection {
           await this.run('BEGIN');
           this.implicit = true;
         }
-        const control = this.implicit && !p.copy ? this.controlOf(p.text) : undefined;
+        const control = p.copy ? undefined : this.controlOf(p.text);
+        if (control?.kind === 'commit' || control?.kind === 'rollback') this.snapshot = false;
         outcomes = p.copy
           ? [await this.copy(p.text)]
-          : control
+          : this.implicit && control
             ? [await this.controlInImplicit(p.text, control, false)]
             : await this.run(p.text, [], [], false, true);
       } catch (e) {
@@ -1149,27 +1174,40 @@ export class ProxyConnection {
         '0A000',
         'isocheck proxy: COPY FROM STDIN / TO STDOUT is relayed in the simple query protocol only (a Query message)',
       );
+    const wasImplicit = this.implicit;
     await this.beginImplicit(p, executesAhead);
     const statement = this.controlOf(p.text);
     if (statement?.kind === 'commit' || statement?.kind === 'rollback') this.snapshot = false;
-    if (statement?.kind === 'begin' && this.snapshot && !this.implicit && this.status() === 'I') {
-      // the client's transaction took a snapshot before this BEGIN: it is PostgreSQL's implicit one, whose modes
-      // are then checked against it
+    const setsModes = (statement?.kind === 'begin' && statement.modes !== '') || statement?.kind === 'set-transaction';
+    if (setsModes && this.snapshot && !this.implicit && this.status() === 'I') {
+      // the client's transaction took a snapshot before: it is open (PostgreSQL's implicit one), and the modes are
+      // checked against it
       await this.run('BEGIN');
       this.implicit = true;
     }
+    // the first statement of a transaction outside a block is not in PostgreSQL's implicit transaction yet (that
+    // begins after its Execute): SET TRANSACTION and SET LOCAL warn there, which in the proxy's block they do not
+    const outside = !wasImplicit && this.implicit ? blockOnlyWarning(p.text, statement) : undefined;
+    const first: HeldNotice[] = outside ? [outside] : [];
     let outcomes: Outcome[];
     try {
-      const control = this.implicit ? this.controlOf(p.text) : undefined;
-      if (control) {
+      if (this.implicit && statement) {
         // refused or failed, it is described first (NoData) and fails at its Execute, as the server's would
-        const o = await this.controlInImplicit(p.text, control, true).catch((e: unknown) => ({ ...NO_ROWS, error: e }));
+        const o = await this.controlInImplicit(p.text, statement, true).then(
+          (x) => ({ ...x, notices: [...first, ...(x.notices ?? [])] }),
+          (e: unknown) => ({ ...NO_ROWS, error: e, notices: [...first, ...this.takeNotices()] }),
+        );
         p.statement.checked = true;
         p.outcome = o;
         return o;
       }
       outcomes = await this.run(p.text, p.values, p.paramTypes, true, true);
+      if (outside) {
+        const last = outcomes[outcomes.length - 1];
+        last.notices = [...first, ...(last.notices ?? [])];
+      }
     } catch (e) {
+      this.noticesOfFailure.unshift(...first);
       this.nameBindCount(e, p);
       this.retract(e, p.statement, p);
       // failed in running, after the server described it (and maybe sent rows): the Describe gets its answer,
@@ -1236,10 +1274,16 @@ export class ProxyConnection {
     if (this.status() === 'E') {
       // in a failed transaction PostgreSQL describes a statement that returns no rows (from what its Parse found)
       // and refuses one that does (25P02, which the server says)
+      // (a statement parsed since the last Sync that the server has not seen: its Parse failed there, unless it is
+      // COMMIT or ROLLBACK, the only statements PostgreSQL parses in a failed transaction)
       const plan = this.planOf(st.text, 0);
+      const c = plan?.kind === 'control' ? plan.control : undefined;
+      const exit = c?.kind === 'commit' || c?.kind === 'rollback' || c?.kind === 'rollback-to';
       const known =
         st.described ??
-        (plan?.kind === 'control' || plan?.kind === 'settings' ? { params: st.paramTypes, columns: null } : undefined);
+        ((st.checked && plan?.kind === 'settings') || (plan?.kind === 'control' && (st.checked || exit))
+          ? { params: st.paramTypes, columns: null }
+          : undefined);
       if (known && known.columns === null) {
         this.send(B.parameterDescription(known.params));
         this.send(B.noData());

@@ -11,7 +11,8 @@ import type { ReadTrace } from './traces.js';
 export type PgIsolation = 'read uncommitted' | 'read committed' | 'repeatable read' | 'serializable';
 
 export type TxnControl =
-  | { kind: 'begin'; iso?: PgIsolation }
+  /** `modes`: its transaction modes as SET TRANSACTION takes them ('' when none); `start`: START TRANSACTION. */
+  | { kind: 'begin'; iso?: PgIsolation; modes: string; start: boolean }
   | { kind: 'commit'; chain: boolean }
   | { kind: 'rollback'; chain: boolean }
   | { kind: 'savepoint'; name: string }

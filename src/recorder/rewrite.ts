@@ -75,6 +75,21 @@ function isoOf(options: Node[] | undefined): PgIsolation | undefined {
   return undefined;
 }
 
+/** A BEGIN's transaction modes as the text of SET TRANSACTION's (transaction_mode_list), in their order. */
+function modesOf(options: Node[] | undefined): string {
+  const modes: string[] = [];
+  for (const o of options ?? []) {
+    const d = bodyOf(o, 'DefElem');
+    const c = bodyOf(d?.arg, 'A_Const');
+    // (the grammar gives these three only; READ ONLY and DEFERRABLE are integer constants, 1 or 0)
+    const on = c?.ival?.ival === 1;
+    if (d?.defname === 'transaction_isolation') modes.push(`ISOLATION LEVEL ${String(c?.sval?.sval).toUpperCase()}`);
+    else if (d?.defname === 'transaction_read_only') modes.push(on ? 'READ ONLY' : 'READ WRITE');
+    else if (d?.defname === 'transaction_deferrable') modes.push(on ? 'DEFERRABLE' : 'NOT DEFERRABLE');
+  }
+  return modes.join(', ');
+}
+
 function isoOfSetArgs(args: Node[] | undefined): PgIsolation | undefined {
   for (const a of args ?? []) {
     const v = bodyOf(a, 'A_Const')?.sval?.sval;
@@ -199,7 +214,15 @@ function transaction(sql: string, body: TransactionStmt): Plan {
   switch (body.kind) {
     case 'TRANS_STMT_BEGIN':
     case 'TRANS_STMT_START':
-      return { kind: 'control', control: { kind: 'begin', iso: isoOf(body.options) } };
+      return {
+        kind: 'control',
+        control: {
+          kind: 'begin',
+          iso: isoOf(body.options),
+          modes: modesOf(body.options),
+          start: body.kind === 'TRANS_STMT_START',
+        },
+      };
     case 'TRANS_STMT_COMMIT':
       return { kind: 'control', control: { kind: 'commit', chain } };
     case 'TRANS_STMT_ROLLBACK':
