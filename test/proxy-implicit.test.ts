@@ -164,6 +164,76 @@ describe('a transaction statement in an implicit transaction, through isocheck p
       ],
       2,
     ],
+    // found by the random test (test/proxy-wire-random.test.ts) once it had these statements
+    [
+      'a pipeline: SET CONSTRAINTS first warns',
+      [...extended('SET CONSTRAINTS ALL IMMEDIATE'), ...extended('SELECT 1 AS one'), serialize.sync()],
+      1,
+    ],
+    [
+      'a pipeline: LOCK first fails (25P01), outside a block',
+      [...extended('LOCK TABLE dfr IN SHARE MODE'), ...extended('SELECT 1 AS one'), serialize.sync()],
+      1,
+    ],
+    [
+      'a pipeline: SET LOCAL transaction_isolation first warns as SET LOCAL',
+      [
+        ...extended("SET LOCAL transaction_isolation = 'serializable'"),
+        ...extended('SHOW transaction_isolation'),
+        serialize.sync(),
+      ],
+      1,
+    ],
+    [
+      'a lone Execute: what committing raises comes at the Sync, after a Close',
+      [...extended('INSERT INTO dtr VALUES (3)'), serialize.close({ type: 'S', name: '' }), serialize.sync()],
+      1,
+    ],
+    [
+      'a lone Execute whose commit fails: CommandComplete, then the error at the Sync',
+      [...extended('INSERT INTO dfr VALUES (1), (1)'), serialize.close({ type: 'S', name: '' }), serialize.sync()],
+      1,
+    ],
+    ['a Query commits before its last CommandComplete', [q('SELECT 1; INSERT INTO dtr VALUES (4)')], 1],
+    [
+      'a Query whose commit fails: the error in place of the last CommandComplete',
+      [q('SELECT 1; INSERT INTO dfr VALUES (1), (1)')],
+      1,
+    ],
+    [
+      'a write with RETURNING whose commit fails: its rows, then the error',
+      [q('INSERT INTO dfr VALUES (1), (1) RETURNING a')],
+      1,
+    ],
+    [
+      'ROLLBACK AND CHAIN drops the portals',
+      [
+        q('BEGIN'),
+        ...extended('ROLLBACK AND CHAIN'),
+        serialize.sync(),
+        serialize.describe({ type: 'P' }),
+        serialize.execute(),
+        serialize.sync(),
+        q('ROLLBACK'),
+      ],
+      4,
+    ],
+    [
+      'Execute, in a failed transaction, of a portal that ran at its Describe: 25P02',
+      [
+        q('BEGIN'),
+        serialize.parse({ text: 'SELECT 1 AS one' }),
+        serialize.bind({ portal: 'p' }),
+        serialize.describe({ type: 'P', name: 'p' }),
+        serialize.execute({ portal: 'p', rows: 1 }),
+        serialize.sync(),
+        q('SELECT 1 / 0'),
+        serialize.execute({ portal: 'p' }),
+        serialize.sync(),
+        q('ROLLBACK'),
+      ],
+      5,
+    ],
   ];
   for (const [name, messages, readies] of cases)
     it(name, async () => {

@@ -7,14 +7,20 @@
 // limit, again on a suspended or finished portal; Close S and P; Flush; Sync; names that do not exist or are in use;
 // simple Query messages (one statement or several) with BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ROLLBACK TO, RELEASE,
 // errors (1/0, an unknown column, a syntax error, a bad literal), the empty Query; transaction statements through
-// Parse/Bind/Execute too (as pgjdbc sends them); statements on the recorded table `accounts` (by id, by range,
-// aggregates, FOR UPDATE, UPDATE ... RETURNING, INSERT on keys that collide, DELETE, a NULL into NOT NULL) and on no
-// table (a division by a parameter folded at Bind, generate_series fetched in parts, a division by zero after some
-// rows, a function raising a NOTICE per row). Every random choice comes from seedrandom(`proxy-wire/<seed>`).
+// Parse/Bind/Execute too (as pgjdbc sends them), so inside PostgreSQL's implicit transaction as well (a Query of
+// several statements, several Executes before one Sync): BEGIN/START TRANSACTION with modes (an isolation level,
+// READ ONLY/WRITE, NOT DEFERRABLE, a comment among them), COMMIT/ROLLBACK [AND CHAIN], SET TRANSACTION, SET LOCAL
+// (work_mem, transaction_isolation), SET CONSTRAINTS, LOCK TABLE, SHOW of the transaction's settings; statements on
+// the recorded table `accounts` (by id, by range, aggregates, FOR UPDATE, UPDATE ... RETURNING, INSERT on keys that
+// collide, DELETE, a NULL into NOT NULL), on `dfr` (not recorded; its unique constraint and a trigger raising a
+// NOTICE per row are DEFERRABLE INITIALLY DEFERRED: an INSERT that collides fails at the commit, at a COMMIT, a
+// Sync or a Query's end) and on no table (a division by a parameter folded at Bind, generate_series fetched in
+// parts, a division by zero after some rows, a function raising a NOTICE per row). Every random choice comes from
+// seedrandom(`proxy-wire/<seed>`).
 //
-// Deterministic data: each batch ends with a ROLLBACK Query, and before each side runs it the table is put back to
-// the same rows (on a connection of its own), so both sides see the same database; results of several rows are
-// ORDER BY id, RETURNING is on one row.
+// Deterministic data: each batch ends with a ROLLBACK Query, and before each side runs it the tables are put back
+// to the same rows (TRUNCATE, on a connection of its own), so both sides see the same database; results of several
+// rows are ORDER BY id, RETURNING is on one row (or two of `dfr`, in the order given).
 //
 // Knowing where the server fails: a batch is made message by message against a third direct connection, the
 // oracle (each message followed by a Flush, its answer read before the next is chosen): the generator then knows
@@ -75,17 +81,20 @@ type Divergence = keyof typeof DIVERGENCES;
 
 /** Seeds whose batches diverge (it.fails), by their first difference. */
 const KNOWN_DIVERGENT: Record<Divergence, number[]> = {
-  'describe-aborted': [255, 267],
-  'portal-run-whole': [212],
+  'describe-aborted': [138, 256],
+  // (52: a write suspended by a row limit, already visible to the next statement since the proxy ran it whole)
+  'portal-run-whole': [52, 122, 295],
 };
 
-/** Seeds skipped for a race of the proxy (none since it waits for the server's ReadyForQuery before its own: the
- *  status race, a few percent of the errors in a block answered 'T' instead of 'E', is fixed). */
+/** Seeds skipped for a race of the proxy, whose batches diverge now and then only. (None: a pipeline whose COMMIT
+ *  at the Sync fails got ReadyForQuery 'T' instead of 'I' in about a third of the runs, and before that a few
+ *  percent of the errors in a block 'T' instead of 'E': the proxy now reads the status after the server's
+ *  ReadyForQuery in both.) */
 const SKIPPED_STATUS_RACE: number[] = [];
 
 // ---- statements -------------------------------------------------------------------------------------------------
 
-type Kind = 'id' | 'owner' | 'bal' | 'int' | 'div' | 'n';
+type Kind = 'id' | 'owner' | 'bal' | 'int' | 'div' | 'n' | 'dfr';
 
 interface Template {
   text: string;
@@ -119,6 +128,12 @@ const STATEMENTS: Template[] = [
   t('SELECT 1 / (g - 3) AS q FROM generate_series(1, $1::int4) AS g', 'n'),
   t('SELECT note(g) AS n FROM generate_series(1, $1::int4) AS g', 'n'),
   t(''),
+  // checked at COMMIT: dfr's unique constraint and its trigger (a NOTICE per row) are deferred
+  t('INSERT INTO dfr (a) VALUES ($1)', 'dfr'),
+  t('INSERT INTO dfr (a) VALUES ($1), (2) RETURNING a', 'dfr'),
+  // transaction-local settings
+  t('SHOW transaction_isolation'),
+  t("SET LOCAL work_mem = '2MB'"),
   // errors at Parse
   t('SELECT nosuch FROM accounts WHERE id = $1', 'id'),
   t('UPDATE accounts SET nosuch = 1 WHERE id = $1', 'id'),
@@ -128,9 +143,30 @@ const STATEMENTS: Template[] = [
 ];
 
 const CONTROL = {
-  begin: ['BEGIN', 'BEGIN ISOLATION LEVEL REPEATABLE READ', 'START TRANSACTION'],
-  end: ['COMMIT', 'ROLLBACK'],
+  begin: [
+    'BEGIN',
+    'BEGIN ISOLATION LEVEL REPEATABLE READ',
+    'START TRANSACTION',
+    'BEGIN READ ONLY',
+    'START TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ WRITE',
+    'BEGIN /* c */ ISOLATION LEVEL REPEATABLE READ',
+    'BEGIN WORK ISOLATION LEVEL READ COMMITTED READ ONLY NOT DEFERRABLE',
+  ],
+  end: ['COMMIT', 'ROLLBACK', 'COMMIT', 'ROLLBACK', 'COMMIT AND CHAIN', 'ROLLBACK AND CHAIN'],
   savepoint: ['SAVEPOINT sp', 'ROLLBACK TO SAVEPOINT sp', 'RELEASE SAVEPOINT sp'],
+  /** The transaction's modes and settings, and what shows them (SET TRANSACTION fails after a query: 25001). */
+  modes: [
+    'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE',
+    'SET TRANSACTION READ ONLY',
+    'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE',
+    "SET LOCAL transaction_isolation = 'serializable'",
+    'SET LOCAL work_mem = 8192',
+    'SET CONSTRAINTS ALL IMMEDIATE',
+    'LOCK TABLE dfr IN SHARE MODE',
+    'SHOW transaction_isolation',
+    'SHOW transaction_read_only',
+    'SHOW work_mem',
+  ],
 };
 
 const GOOD: Record<Kind, (string | null)[]> = {
@@ -140,6 +176,7 @@ const GOOD: Record<Kind, (string | null)[]> = {
   int: ['1', '2', '41'],
   div: ['0', '1', '2'],
   n: ['1', '2', '4'],
+  dfr: ['1', '2', '3'],
 };
 const BAD: Record<Kind, string[]> = {
   id: ['x', '', '2.5'],
@@ -148,6 +185,7 @@ const BAD: Record<Kind, string[]> = {
   int: ['x'],
   div: ['zero'],
   n: ['-'],
+  dfr: ['x'],
 };
 /** The types a driver may declare for a parameter (pgjdbc: setInt int4, setLong int8, setString varchar). */
 const TYPES: Record<Kind, number[]> = {
@@ -157,9 +195,12 @@ const TYPES: Record<Kind, number[]> = {
   int: [23, 20],
   div: [23],
   n: [23],
+  dfr: [23, 20],
 };
 
 const BASELINE = "(1, 'ann', 100), (2, 'bob', 50.5), (3, 'cäcilie', 7), (5, 'dup', 0), (6, 'dup', 1)";
+/** dfr's rows (its value 1 taken: an insert of 1 fails at COMMIT). */
+const DFR_BASELINE = '(1)';
 
 // ---- messages and the oracle ------------------------------------------------------------------------------------
 
@@ -539,9 +580,10 @@ class Generator {
   private controlText(): string {
     const s = this.s.status;
     const r = this.rng();
-    if (s === 'I') return r < 0.7 ? this.pick(CONTROL.begin) : this.pick([...CONTROL.end, ...CONTROL.savepoint]);
-    if (s === 'E') return r < 0.5 ? 'ROLLBACK' : r < 0.75 ? 'ROLLBACK TO SAVEPOINT sp' : this.pick(CONTROL.end);
-    return r < 0.5 ? this.pick(CONTROL.savepoint) : r < 0.85 ? this.pick(CONTROL.end) : this.pick(CONTROL.begin);
+    const { begin, end, savepoint, modes } = CONTROL;
+    if (s === 'I') return this.pick(r < 0.55 ? begin : r < 0.8 ? modes : [...end, ...savepoint]);
+    if (s === 'E') return r < 0.5 ? 'ROLLBACK' : r < 0.7 ? 'ROLLBACK TO SAVEPOINT sp' : this.pick(end);
+    return this.pick(r < 0.35 ? savepoint : r < 0.65 ? end : r < 0.85 ? modes : begin);
   }
 
   /** Messages naming what does not exist. */
@@ -582,7 +624,10 @@ let admin: pg.Client;
 async function reset(): Promise<void> {
   // TRUNCATE, not DELETE: a new heap, the rows in one order on both sides, so that a statement failing on one of
   // several rows (a NULL into NOT NULL over a range) names the same row in its DETAIL
-  await admin.query(`TRUNCATE accounts; INSERT INTO accounts (id, owner, bal) VALUES ${BASELINE}`);
+  await admin.query(
+    `TRUNCATE accounts, dfr; INSERT INTO accounts (id, owner, bal) VALUES ${BASELINE}; ` +
+      `INSERT INTO dfr (a) VALUES ${DFR_BASELINE}`,
+  );
 }
 
 beforeAll(async () => {
@@ -591,6 +636,13 @@ beforeAll(async () => {
       'CREATE TABLE accounts (id int4 PRIMARY KEY, owner text NOT NULL, bal numeric(10,2) NOT NULL)',
       `INSERT INTO accounts (id, owner, bal) VALUES ${BASELINE}`,
       `CREATE FUNCTION note(int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'note %', $1; RETURN $1; END $$`,
+      // checked at COMMIT (not recorded): a deferred unique constraint, and a deferred trigger raising a NOTICE
+      'CREATE TABLE dfr (a int4 UNIQUE DEFERRABLE INITIALLY DEFERRED)',
+      `CREATE FUNCTION dfr_note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'checked %', NEW.a; ` +
+        'RETURN NULL; END $$',
+      'CREATE CONSTRAINT TRIGGER dfr_note AFTER INSERT ON dfr DEFERRABLE INITIALLY DEFERRED FOR EACH ROW ' +
+        'EXECUTE FUNCTION dfr_note()',
+      `INSERT INTO dfr (a) VALUES ${DFR_BASELINE}`,
     ],
     ['accounts'],
     join(dir, 'run.ndjson'),

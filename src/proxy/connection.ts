@@ -85,8 +85,10 @@ interface Outcome {
   tag: string;
   /** A RowDescription is sent (a query that returns rows, maybe zero columns). */
   returnsRows: boolean;
-  /** It failed after these rows: the error comes after them, in place of the CommandComplete. */
+  /** It failed after these rows: the error comes after them, in place of the CommandComplete (or after it, when
+   *  `completed`: the server completed it and then failed to commit its own transaction, at the Sync). */
   error?: unknown;
+  completed?: boolean;
   /** Notices the server raised in running it, each with the number of rows it had sent before (sent among the
    *  rows at the same place), and how many of them are sent. */
   notices?: HeldNotice[];
@@ -98,23 +100,29 @@ function warningNotice(message: string, code = '25P01'): HeldNotice {
   return { row: 0, message: B.noticeResponse({ S: 'WARNING', V: 'WARNING', C: code, M: message }) };
 }
 
-/** PostgreSQL's warning for SET TRANSACTION or SET LOCAL run outside a transaction block (WarnNoTransactionBlock),
- *  or undefined for another statement. */
-function blockOnlyWarning(text: string, c: TxnControl | undefined): HeldNotice | undefined {
-  const what =
-    c?.kind === 'set-transaction'
-      ? 'SET TRANSACTION'
-      : c === undefined && /^set\s+local\b/i.test(withoutLeadingComments(text))
-        ? 'SET LOCAL'
-        : undefined;
-  return what ? warningNotice(`${what} can only be used in transaction blocks`) : undefined;
+/** PostgreSQL's warning for SET TRANSACTION, SET LOCAL or SET CONSTRAINTS run outside a transaction block
+ *  (WarnNoTransactionBlock), or undefined for another statement. */
+function blockOnlyWarning(text: string): HeldNotice | undefined {
+  const what = /^set\s+(local|transaction|constraints)\b/i.exec(withoutLeadingComments(text))?.[1].toUpperCase();
+  return what ? warningNotice(`SET ${what} can only be used in transaction blocks`) : undefined;
 }
+
+/** LOCK and DECLARE (without HOLD): PostgreSQL refuses them outside a transaction block (RequireTransactionBlock). */
+const BLOCK_ONLY = /^(?:lock\b|declare\b(?![\s\S]*\bwith\s+hold\b))/i;
+
+/** PostgreSQL's message for a statement in a failed transaction (25P02). */
+const ABORTED_MESSAGE = 'current transaction is aborted, commands ignored until end of transaction block';
+
+/** A statement PostgreSQL runs as one SELECT portal (PORTAL_ONE_SELECT), by its first word. */
+const SELECT_TEXT = /^\s*\(*\s*(select|values|table)\b/i;
 
 /** The outcome of a statement that returns no rows, its tag to be filled in. */
 const NO_ROWS: Outcome = { columns: [], rows: [], tag: '', returnsRows: false };
 
 interface HeldNotice {
   row: number;
+  /** Raised after the server's CommandComplete (in committing, at the Sync): sent after the proxy's. */
+  after?: boolean;
   message: Buffer;
 }
 
@@ -182,9 +190,6 @@ const columnOf = (f: DescribedField): B.Column => ({
 /** PostgreSQL's message for a Bind with the wrong number of parameters (postgres.c, exec_bind_message). */
 const BIND_COUNT = /^bind message supplies (\d+) parameters, but prepared statement "[^"]*" requires (\d+)$/;
 
-/** A statement PostgreSQL runs as one SELECT portal (PORTAL_ONE_SELECT), by its first word. */
-const SELECT_TEXT = /^\s*\(*\s*(select|values|table)\b/i;
-
 /** PostgreSQL makes custom plans for the first 5 Binds of a prepared statement (plancache.c, choose_custom_plan),
  *  then may switch to a generic one. */
 const CUSTOM_PLANS = 5;
@@ -244,6 +249,9 @@ export class ProxyConnection {
    *  FirstSnapshotSet: a Parse or Bind of a query, a Bind with parameters), so that a BEGIN with transaction modes
    *  after it fails there (25001) even when the proxy, which answers Parse and Bind itself, has run nothing yet. */
   private snapshot = false;
+  /** Notices, and an error, that a direct connection sends at the next Sync (deferToSync). */
+  private atSync: Buffer[] = [];
+  private errorAtSync: unknown;
   /** Messages received and not yet handled (for the lookahead of an implicit transaction before Sync). */
   private readonly pending: FrontendMessage[] = [];
   /** The proxy began a transaction for several Executes before one Sync (PostgreSQL's implicit transaction). */
@@ -636,7 +644,8 @@ export class ProxyConnection {
     );
     raw.on('notice', (msg) => {
       const b = B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>));
-      if (this.noticesHeld && this.phase?.described) this.noticesHeld.push({ row: this.phase.rowCount, message: b });
+      if (this.noticesHeld && this.phase?.described)
+        this.noticesHeld.push({ row: this.phase.rowCount, message: b, after: this.phase.completed });
       else this.send(b);
     });
     raw.on('error', (e) => this.fatal('08006', `isocheck proxy: the server connection was lost: ${e.message}`));
@@ -692,6 +701,9 @@ export class ProxyConnection {
           // a portal that already ran (its Describe came first, as drivers send it): its rows, no round trip
           const p = this.portals.get(m.portal);
           if (p?.outcome === undefined || p.done) return this.messageAsync(m);
+          // run at its Describe, then the transaction failed: PostgreSQL runs only COMMIT and ROLLBACK there
+          if (this.status() === 'E' && p.outcome.error === undefined && !this.endsTransaction(p.text))
+            throw new ProxyError('25P02', ABORTED_MESSAGE);
           this.sendRows(p, p.outcome, m.maxRows);
           return;
         }
@@ -706,6 +718,7 @@ export class ProxyConnection {
           this.skipToSync = false;
           this.parsedSinceSync.length = 0;
           this.dropPortalsOutsideTransaction();
+          this.sendAtSync();
           this.ready();
           return;
         case 'H':
@@ -814,8 +827,13 @@ export class ProxyConnection {
           this.parsedSinceSync.length = 0;
           if (this.failPending) await this.failServerTransaction();
           await this.settle();
-          if (this.implicit) await this.endImplicit().catch((e: unknown) => this.sendError(e));
+          if (this.implicit) {
+            // (a COMMIT that fails: pg rejects at the ErrorResponse, before the server's ReadyForQuery)
+            await this.endImplicit().catch((e: unknown) => this.sendError(e));
+            await this.settle();
+          }
           this.dropPortalsOutsideTransaction();
+          this.sendAtSync();
           this.ready();
           return;
         }
@@ -984,14 +1002,16 @@ export class ProxyConnection {
     };
   }
 
-  private isControl(text: string): boolean {
-    return this.planOf(text, 0)?.kind === 'control';
-  }
-
   /** The transaction statement a text is, if it is one. */
   private controlOf(text: string): TxnControl | undefined {
     const plan = this.planOf(text, 0);
     return plan?.kind === 'control' ? plan.control : undefined;
+  }
+
+  /** COMMIT, ROLLBACK or ROLLBACK TO: what PostgreSQL runs in a failed transaction (IsTransactionExitStmt). */
+  private endsTransaction(text: string): boolean {
+    const c = this.controlOf(text);
+    return c?.kind === 'commit' || c?.kind === 'rollback' || c?.kind === 'rollback-to';
   }
 
   /** Whether PostgreSQL would run this statement of a multi-statement Query (or of a pipeline) in its implicit
@@ -1066,15 +1086,16 @@ export class ProxyConnection {
     // or ROLLBACK among them (postgres.c, exec_simple_query)
     // (a Query inside a pipeline's implicit transaction, before its Sync, runs in it, and its end commits it)
     const multi = pieces.length > 1;
-    for (const p of pieces) {
+    for (const [i, p] of pieces.entries()) {
       let outcomes: Outcome[];
+      const control = p.copy ? undefined : this.controlOf(p.text);
+      const ends = control?.kind === 'commit' || control?.kind === 'rollback';
       try {
         if (multi && !this.implicit && this.status() === 'I' && this.opensImplicit(p.text)) {
           await this.run('BEGIN');
           this.implicit = true;
         }
-        const control = p.copy ? undefined : this.controlOf(p.text);
-        if (control?.kind === 'commit' || control?.kind === 'rollback') this.snapshot = false;
+        if (ends) this.snapshot = false;
         outcomes = p.copy
           ? [await this.copy(p.text)]
           : this.implicit && control
@@ -1083,7 +1104,12 @@ export class ProxyConnection {
       } catch (e) {
         // a SELECT failed in running: its RowDescription and the rows the server sent before the error come first
         // (PostgreSQL describes a Query's SELECT as it starts it; a RETURNING's rows only after the whole write)
-        const failed = serverError(e) && SELECT_TEXT.test(p.text) ? this.failedOutcome(p.text, 0, e) : undefined;
+        // (or a write with RETURNING that failed in committing, after it completed: its rows were sent)
+        // (the server describes a write's RETURNING in a Query only once the write is done; in the extended protocol
+        // it completes it before its Sync commits)
+        const completed = this.phase?.last === 'unknown' || this.phase?.lastCompleted !== undefined;
+        const failed =
+          serverError(e) && (SELECT_TEXT.test(p.text) || completed) ? this.failedOutcome(p.text, 0, e) : undefined;
         if (failed?.returnsRows) this.send(B.rowDescription(failed.columns));
         if (failed) this.sendTextRows(failed);
         else for (const n of this.takeNotices()) this.send(n.message);
@@ -1094,9 +1120,23 @@ export class ProxyConnection {
         } else if (!serverError(e) && this.inTransaction()) await this.failServerTransaction();
         return;
       }
+      // a transaction's end drops every portal (a chained one's too)
+      if (ends) this.portals.clear();
       for (const o of outcomes) {
         if (o.returnsRows) this.send(B.rowDescription(o.columns));
         this.sendTextRows(o);
+        this.noticesAfter(o);
+        // PostgreSQL ends the implicit transaction before the last statement's CommandComplete: what committing
+        // raises comes before it (a deferred trigger's notice), or in its place (a deferred constraint's error)
+        if (i === pieces.length - 1 && o === outcomes[outcomes.length - 1] && this.implicit) {
+          this.implicit = false;
+          try {
+            await this.run('COMMIT');
+          } catch (e) {
+            this.sendError(e);
+            return;
+          }
+        }
         this.send(B.commandComplete(o.tag));
       }
     }
@@ -1113,8 +1153,7 @@ export class ProxyConnection {
       throw new ProxyError('42P03', `cursor "${m.portal}" already exists`);
     // in a failed transaction PostgreSQL binds only COMMIT and ROLLBACK (exec_bind_message); the server refuses
     // the other statements when the proxy runs them, but an empty one the proxy answers itself
-    if (st.text.trim() === '' && this.status() === 'E')
-      throw new ProxyError('25P02', 'current transaction is aborted, commands ignored until end of transaction block');
+    if (st.text.trim() === '' && this.status() === 'E') throw new ProxyError('25P02', ABORTED_MESSAGE);
     const values = m.params.map((b, i) => {
       if (b === null) return null;
       const format =
@@ -1146,6 +1185,8 @@ export class ProxyConnection {
    */
   private async beginImplicit(p: Portal, executesAhead: number): Promise<void> {
     if (this.implicit || this.status() !== 'I' || !this.opensImplicit(p.text)) return;
+    // the first statement is not in PostgreSQL's implicit transaction yet: one that needs a block fails alone
+    if (BLOCK_ONLY.test(withoutLeadingComments(p.text))) return;
     let executes = 0;
     for (const m of this.pending) {
       if (m.type === 'S') break;
@@ -1187,7 +1228,7 @@ export class ProxyConnection {
     }
     // the first statement of a transaction outside a block is not in PostgreSQL's implicit transaction yet (that
     // begins after its Execute): SET TRANSACTION and SET LOCAL warn there, which in the proxy's block they do not
-    const outside = !wasImplicit && this.implicit ? blockOnlyWarning(p.text, statement) : undefined;
+    const outside = !wasImplicit && this.implicit ? blockOnlyWarning(p.text) : undefined;
     const first: HeldNotice[] = outside ? [outside] : [];
     let outcomes: Outcome[];
     try {
@@ -1277,8 +1318,7 @@ export class ProxyConnection {
       // (a statement parsed since the last Sync that the server has not seen: its Parse failed there, unless it is
       // COMMIT or ROLLBACK, the only statements PostgreSQL parses in a failed transaction)
       const plan = this.planOf(st.text, 0);
-      const c = plan?.kind === 'control' ? plan.control : undefined;
-      const exit = c?.kind === 'commit' || c?.kind === 'rollback' || c?.kind === 'rollback-to';
+      const exit = this.endsTransaction(st.text);
       const known =
         st.described ??
         ((st.checked && plan?.kind === 'settings') || (plan?.kind === 'control' && (st.checked || exit))
@@ -1335,8 +1375,34 @@ export class ProxyConnection {
     const ns = o.notices;
     if (!ns) return;
     let k = o.noticesSent ?? 0;
-    for (; k < ns.length && (ns[k].row <= i || i >= o.rows.length); k++) this.send(ns[k].message);
+    for (; k < ns.length && !ns[k].after && (ns[k].row <= i || i >= o.rows.length); k++) this.send(ns[k].message);
     o.noticesSent = k;
+  }
+
+  /** What the server raised in committing a statement run on its own (its notices after its CommandComplete, an
+   *  error), sent at the client's Sync: where a direct connection commits it. */
+  private deferToSync(o: Outcome, error?: unknown): void {
+    const ns = o.notices ?? [];
+    for (let k = o.noticesSent ?? 0; k < ns.length; k++) this.atSync.push(ns[k].message);
+    o.noticesSent = ns.length;
+    if (error !== undefined) this.errorAtSync = error;
+  }
+
+  /** At the Sync, before its ReadyForQuery: what deferToSync kept. */
+  private sendAtSync(): void {
+    for (const b of this.atSync) this.send(b);
+    this.atSync.length = 0;
+    const e = this.errorAtSync;
+    this.errorAtSync = undefined;
+    if (e !== undefined) this.sendError(e);
+  }
+
+  /** The notices of `o` raised after the server's CommandComplete, sent after the proxy's. */
+  private noticesAfter(o: Outcome): void {
+    const ns = o.notices;
+    if (!ns) return;
+    for (let k = o.noticesSent ?? 0; k < ns.length; k++) this.send(ns[k].message);
+    o.noticesSent = ns.length;
   }
 
   /**
@@ -1349,7 +1415,9 @@ export class ProxyConnection {
     const d = this.phase?.lastDescribed;
     if (d === undefined) return undefined;
     const notices = this.takeNotices();
-    const none: Outcome = { columns: [], rows: [], tag: '', returnsRows: false, error, notices };
+    const completed = this.phase!.lastCompleted;
+    const done = { tag: completed ?? '', completed: completed !== undefined };
+    const none: Outcome = { columns: [], rows: [], returnsRows: false, error, notices, ...done };
     if (d === null) return none;
     const plan = this.planOf(text, nValues);
     let n = d.length;
@@ -1361,10 +1429,10 @@ export class ProxyConnection {
     return {
       columns: d.slice(0, n).map(columnOf),
       rows: n === d.length ? rows : rows.map((r) => r.slice(0, n)),
-      tag: '',
       returnsRows: true,
       error,
       notices,
+      ...done,
     };
   }
 
@@ -1571,7 +1639,11 @@ export class ProxyConnection {
     if (end === o.rows.length) this.noticesBefore(o, end);
     if (o.error !== undefined && end === o.rows.length && !(maxRows > 0 && batch === maxRows)) {
       p.done = true;
-      throw o.error;
+      if (!o.completed) throw o.error;
+      // completed, then failed in committing at the Sync (run on its own: the client's Sync, on a direct connection)
+      this.send(B.commandComplete(o.tag));
+      this.deferToSync(o, o.error);
+      return;
     }
     // PostgreSQL suspends a portal whenever an Execute reached its row limit, rows left or not (PortalRunSelect
     // marks it at its end only when it fetched fewer): the next Execute then gets no rows and "SELECT 0"
@@ -1584,8 +1656,12 @@ export class ProxyConnection {
     // returns no rows runs whole whatever the limit (JDBC's executeUpdate sends one), its tag its own
     const partial = o.returnsRows && (maxRows > 0 || end - batch > 0);
     this.send(B.commandComplete(partial && /\d$/.test(o.tag) ? o.tag.replace(/\d+$/, String(batch)) : o.tag));
+    this.deferToSync(o);
     if (!o.returnsRows) p.done = true;
-    // a COMMIT or ROLLBACK run as a portal ends the transaction, and every portal with it (its own too)
-    if (this.isControl(p.text)) this.dropPortalsOutsideTransaction();
+    // a COMMIT or ROLLBACK run as a portal ends the transaction, and every portal with it (its own too), a chained
+    // one's too
+    const c = this.controlOf(p.text);
+    if (c?.kind === 'commit' || c?.kind === 'rollback') this.portals.clear();
+    else if (c) this.dropPortalsOutsideTransaction();
   }
 }

@@ -40,6 +40,10 @@ export class ServerPhase {
   /** The rows (text values) the server sent in this exchange, and those it sent before the last error. */
   #rows: (string | null)[][] = [];
   #lastRows: (string | null)[][] = [];
+  /** The CommandComplete's tag in this exchange (a statement that then failed in committing its own transaction,
+   *  at the Sync: a deferred constraint), and the one before the last error. */
+  #completed: string | undefined;
+  #lastCompleted: string | undefined;
 
   constructor(con: PhaseConnection) {
     const parse = con.parse.bind(con);
@@ -67,9 +71,13 @@ export class ServerPhase {
     con.prependListener('dataRow', (msg: { fields: (string | null)[] }) => {
       this.#rows.push(msg.fields);
     });
+    con.prependListener('commandComplete', (msg: { text: string }) => {
+      this.#completed = msg.text;
+    });
     con.prependListener('errorMessage', () => {
       this.#lastDescribed = this.#described;
       this.#lastRows = this.#rows;
+      this.#lastCompleted = this.#completed;
       this.#last =
         this.#parseSent && !this.#parsed ? 'parse' : !this.#bindSent ? 'unknown' : this.#bound ? 'execute' : 'bind';
     });
@@ -79,6 +87,7 @@ export class ServerPhase {
       this.#parseSent = this.#bindSent = this.#parsed = this.#bound = false;
       this.#described = undefined;
       this.#rows = [];
+      this.#completed = undefined;
     });
   }
 
@@ -88,6 +97,20 @@ export class ServerPhase {
     this.#lastDescribed = undefined;
     this.#lastRows = [];
     this.#rows = [];
+    this.#completed = undefined;
+    this.#lastCompleted = undefined;
+  }
+
+  /** The server has completed the statement (CommandComplete) in this exchange: a notice now is raised after it
+   *  (in committing, at the Sync). */
+  get completed(): boolean {
+    return this.#completed !== undefined;
+  }
+
+  /** The CommandComplete's tag the server sent before the last error, if it sent one (the error came in
+   *  committing the statement's own transaction, at the Sync). */
+  get lastCompleted(): string | undefined {
+    return this.#lastCompleted;
   }
 
   /** Where the error of the statement sent since `expect` came. */
