@@ -103,12 +103,23 @@ function warningNotice(message: string, code = '25P01'): HeldNotice {
 /** PostgreSQL's warning for SET TRANSACTION, SET LOCAL or SET CONSTRAINTS run outside a transaction block
  *  (WarnNoTransactionBlock), or undefined for another statement. */
 function blockOnlyWarning(text: string): HeldNotice | undefined {
-  const what = /^set\s+(local|transaction|constraints)\b/i.exec(withoutLeadingComments(text))?.[1].toUpperCase();
+  const words = withoutLeadingComments(text).replace(/\/\*[\s\S]*?\*\/|--[^\n]*/g, ' ');
+  // SET [LOCAL | SESSION] TRANSACTION and SET CONSTRAINTS warn by their name, another SET LOCAL as SET LOCAL
+  const named = /^set\s+(?:(?:local|session)\s+)?(transaction|constraints)\b/i.exec(words)?.[1];
+  const what = named ? named.toUpperCase() : /^set\s+local\b/i.test(words) ? 'LOCAL' : undefined;
   return what ? warningNotice(`SET ${what} can only be used in transaction blocks`) : undefined;
 }
 
-/** LOCK and DECLARE (without HOLD): PostgreSQL refuses them outside a transaction block (RequireTransactionBlock). */
-const BLOCK_ONLY = /^(?:lock\b|declare\b(?![\s\S]*\bwith\s+hold\b))/i;
+/** Statements whose first place in a pipeline (not yet in PostgreSQL's implicit transaction) the proxy gives them
+ *  by running them outside its block: LOCK and DECLARE without HOLD, which PostgreSQL refuses outside a block
+ *  (RequireTransactionBlock), and VACUUM and the like, which it runs only there (PreventInTransactionBlock). */
+const OWN_TRANSACTION = new RegExp(
+  '^(?:lock\\b|declare\\b(?![\\s\\S]*\\bwith\\s+hold\\b)|vacuum\\b|cluster\\b|' +
+    '(?:create|drop)\\s+(?:database|tablespace)\\b|alter\\s+system\\b|' +
+    'create\\s+(?:unique\\s+)?index\\s+concurrently\\b|drop\\s+index\\s+concurrently\\b|' +
+    'reindex\\b[\\s\\S]*\\bconcurrently\\b)',
+  'i',
+);
 
 /** PostgreSQL's message for a statement in a failed transaction (25P02). */
 const ABORTED_MESSAGE = 'current transaction is aborted, commands ignored until end of transaction block';
@@ -249,6 +260,8 @@ export class ProxyConnection {
    *  FirstSnapshotSet: a Parse or Bind of a query, a Bind with parameters), so that a BEGIN with transaction modes
    *  after it fails there (25001) even when the proxy, which answers Parse and Bind itself, has run nothing yet. */
   private snapshot = false;
+  /** The status of the last ReadyForQuery: 'E', the transaction failed before this exchange. */
+  private readyStatus = 'I';
   /** Notices, and an error, that a direct connection sends at the next Sync (deferToSync). */
   private atSync: Buffer[] = [];
   private errorAtSync: unknown;
@@ -504,6 +517,7 @@ export class ProxyConnection {
 
   private ready(): void {
     const status = this.status();
+    this.readyStatus = status;
     if (status === 'I') this.snapshot = false;
     this.send(B.readyForQuery(status));
     this.flush();
@@ -702,7 +716,8 @@ export class ProxyConnection {
           const p = this.portals.get(m.portal);
           if (p?.outcome === undefined || p.done) return this.messageAsync(m);
           // run at its Describe, then the transaction failed: PostgreSQL runs only COMMIT and ROLLBACK there
-          if (this.status() === 'E' && p.outcome.error === undefined && !this.endsTransaction(p.text))
+          const failedBefore = this.readyStatus === 'E' && this.status() === 'E';
+          if (failedBefore && p.outcome.error === undefined && !this.endsTransaction(p.text))
             throw new ProxyError('25P02', ABORTED_MESSAGE);
           this.sendRows(p, p.outcome, m.maxRows);
           return;
@@ -750,6 +765,9 @@ export class ProxyConnection {
     }
     this.skipToSync = true;
     if (own) this.failPending = true;
+    // PostgreSQL flushes an error at once (elog.c, send_message_to_frontend): a client that sent Flush and waits
+    // sees it without a Sync
+    this.flush();
   }
 
   /** The server's transaction status as pg last saw it: I (idle), T (in a block), E (a failed block). */
@@ -1186,7 +1204,7 @@ export class ProxyConnection {
   private async beginImplicit(p: Portal, executesAhead: number): Promise<void> {
     if (this.implicit || this.status() !== 'I' || !this.opensImplicit(p.text)) return;
     // the first statement is not in PostgreSQL's implicit transaction yet: one that needs a block fails alone
-    if (BLOCK_ONLY.test(withoutLeadingComments(p.text))) return;
+    if (OWN_TRANSACTION.test(withoutLeadingComments(p.text))) return;
     let executes = 0;
     for (const m of this.pending) {
       if (m.type === 'S') break;
@@ -1383,9 +1401,26 @@ export class ProxyConnection {
    *  error), sent at the client's Sync: where a direct connection commits it. */
   private deferToSync(o: Outcome, error?: unknown): void {
     const ns = o.notices ?? [];
+    // only when that Sync is here already, with nothing before it that runs: a statement after this one would be
+    // in the same transaction on a direct connection, which the proxy has committed (then it sends them now, and an
+    // error skips to the Sync, as before: the later statements are not run, where the server rolls them back)
+    if (!this.syncNext()) {
+      this.noticesAfter(o);
+      if (error !== undefined) throw error;
+      return;
+    }
     for (let k = o.noticesSent ?? 0; k < ns.length; k++) this.atSync.push(ns[k].message);
     o.noticesSent = ns.length;
     if (error !== undefined) this.errorAtSync = error;
+  }
+
+  /** The messages received next are a Sync, maybe after Close and Flush. */
+  private syncNext(): boolean {
+    for (const m of this.pending) {
+      if (m.type === 'S') return true;
+      if (m.type !== 'C' && m.type !== 'H') return false;
+    }
+    return false;
   }
 
   /** At the Sync, before its ReadyForQuery: what deferToSync kept. */
@@ -1649,6 +1684,11 @@ export class ProxyConnection {
     // marks it at its end only when it fetched fewer): the next Execute then gets no rows and "SELECT 0"
     if (end < o.rows.length || (o.returnsRows && maxRows > 0 && batch === maxRows)) {
       this.send(B.portalSuspended());
+      // (run on its own and committed: what committing raised comes at the Sync, which closes the portal)
+      if (o.completed || o.notices?.some((n) => n.after)) {
+        p.done = o.completed === true;
+        this.deferToSync(o, o.completed ? o.error : undefined);
+      }
       return;
     }
     // fetched in parts (a row limit now or before): the count is this Execute's rows, as PostgreSQL's PortalRun
