@@ -1198,21 +1198,28 @@ export class ProxyConnection {
   /**
    * Several Executes before one Sync outside a transaction block are one implicit transaction in PostgreSQL: when
    * the Executes that follow are already here (a pipeline sent at once, as JDBC's executeBatch does), the proxy
-   * begins one (recorded as one transaction) and ends it at the Sync. Executes it cannot see yet run as their own.
-   * So does any other message before the Sync that may fail (the server rolls back the implicit transaction then).
+   * begins one (recorded as one transaction) and ends it at the Sync. So does any other message before the Sync that
+   * may fail (the server rolls back the implicit transaction then), and a Sync not here yet (what comes before it is
+   * unknown). An Execute followed by its Sync alone runs on its own, in one round trip.
    */
   private async beginImplicit(p: Portal, executesAhead: number): Promise<void> {
     if (this.implicit || this.status() !== 'I' || !this.opensImplicit(p.text)) return;
     // the first statement is not in PostgreSQL's implicit transaction yet: one that needs a block fails alone
     if (OWN_TRANSACTION.test(withoutLeadingComments(p.text))) return;
     let executes = 0;
+    let sync = false;
     for (const m of this.pending) {
-      if (m.type === 'S') break;
+      if (m.type === 'S') {
+        sync = true;
+        break;
+      }
       // another Execute, or a message ahead that may fail (a Parse, when it runs or at the Sync: checkParses; a
       // Bind or Describe, of a name that does not exist): what ran before it is then rolled back with it
       if (m.type !== 'H' && m.type !== 'C') executes++;
     }
-    if (executes < executesAhead) return;
+    // with its Sync not here yet (a client that sent Flush and waits), what comes before the Sync is unknown: the
+    // statement runs in the proxy's block, so that it commits at the Sync with whatever follows, as on the server
+    if (sync && executes < executesAhead) return;
     await this.run('BEGIN');
     this.implicit = true;
   }
