@@ -22,6 +22,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/connect.js';
+import { freePort } from '../src/db/embedded.js';
+import { waitFor } from '../src/db/topology.js';
 import { Recorder } from '../src/recorder/index.js';
 import { startProxy } from '../src/proxy/proxy.js';
 import { getWorkload, beginStatement, levelFor, pickType, RollbackError, type Queryable } from '../workloads/index.js';
@@ -105,15 +107,6 @@ function spawnRelay(db: string): Promise<Spawned> {
   return urlPrinted(spawn(process.execPath, ['-e', RELAY, db], { stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
-/** A free port on 127.0.0.1 (for pgbouncer, which cannot report the port it was given). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** pgbouncer in session mode in front of `db` (clients log in as anyone: auth_type any, the server login is the
  *  URL's); resolves once it accepts connections. As root it runs as nobody, from a directory nobody can read. */
 async function spawnPgbouncer(db: string, under: string): Promise<Spawned> {
@@ -152,10 +145,10 @@ async function spawnPgbouncer(db: string, under: string): Promise<Spawned> {
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}): ${stderr}`);
-    const up = await new Promise<boolean>((resolve) => {
+  // (it cannot report the port it was given: a free one, then polled until it accepts a connection)
+  await waitFor('pgbouncer accepts connections', 30_000, async () => {
+    if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode})`);
+    return new Promise<boolean>((resolve) => {
       const s = net.connect(port, '127.0.0.1');
       s.once('connect', () => {
         s.destroy();
@@ -163,10 +156,9 @@ async function spawnPgbouncer(db: string, under: string): Promise<Spawned> {
       });
       s.once('error', () => resolve(false));
     });
-    if (up) break;
-    if (Date.now() > deadline) throw new Error(`pgbouncer did not listen in 30 s: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  }).catch((e: unknown) => {
+    throw new Error(`${(e as Error).message}: ${stderr}`);
+  });
   u.hostname = '127.0.0.1';
   u.port = String(port);
   return { child, url: u.toString(), stderr: () => stderr };
