@@ -121,6 +121,9 @@ const OWN_TRANSACTION = new RegExp(
   'i',
 );
 
+/** COMMIT or ROLLBACK (chained or not): the transaction ends, and every portal with it. */
+const endsBlock = (c: TxnControl | undefined): boolean => c?.kind === 'commit' || c?.kind === 'rollback';
+
 /** PostgreSQL's message for a statement in a failed transaction (25P02). */
 const ABORTED_MESSAGE = 'current transaction is aborted, commands ignored until end of transaction block';
 
@@ -502,8 +505,13 @@ export class ProxyConnection {
   /** Takes a snapshot in the server's transaction (one the client's took on a direct connection: `snapshot`), so
    *  that transaction modes set after it get the server's own check. */
   private async takeSnapshot(): Promise<void> {
+    await this.serverQuery('SELECT');
+  }
+
+  /** A statement of the proxy's own, with pg's query() (not the recording one): the client sees nothing of it. */
+  private serverQuery(text: string): Promise<unknown> {
     const query = pg.Client.prototype.query as (this: pg.Client, text: string) => Promise<unknown>;
-    await query.call(this.raw!, 'SELECT');
+    return query.call(this.raw!, text);
   }
 
   private flush(): void {
@@ -731,10 +739,7 @@ export class ProxyConnection {
           )
             return this.messageAsync(m);
           this.skipToSync = false;
-          this.parsedSinceSync.length = 0;
-          this.dropPortalsOutsideTransaction();
-          this.sendAtSync();
-          this.ready();
+          this.endSync();
           return;
         case 'H':
           this.flush();
@@ -793,8 +798,7 @@ export class ProxyConnection {
    */
   private async failServerTransaction(): Promise<void> {
     this.failPending = false;
-    const query = pg.Client.prototype.query as (this: pg.Client, text: string) => Promise<unknown>;
-    await query.call(this.raw!, FAIL_TRANSACTION).catch(() => undefined);
+    await this.serverQuery(FAIL_TRANSACTION).catch(() => undefined);
     await this.settle(); // pg rejects at the ErrorResponse: its status is the server's at the ReadyForQuery
   }
 
@@ -842,7 +846,6 @@ export class ProxyConnection {
           const failed = this.skipToSync;
           this.skipToSync = false;
           if (!failed) await this.checkParses();
-          this.parsedSinceSync.length = 0;
           if (this.failPending) await this.failServerTransaction();
           await this.settle();
           if (this.implicit) {
@@ -850,9 +853,7 @@ export class ProxyConnection {
             await this.endImplicit().catch((e: unknown) => this.sendError(e));
             await this.settle();
           }
-          this.dropPortalsOutsideTransaction();
-          this.sendAtSync();
-          this.ready();
+          this.endSync();
           return;
         }
         case 'X':
@@ -1029,7 +1030,7 @@ export class ProxyConnection {
   /** COMMIT, ROLLBACK or ROLLBACK TO: what PostgreSQL runs in a failed transaction (IsTransactionExitStmt). */
   private endsTransaction(text: string): boolean {
     const c = this.controlOf(text);
-    return c?.kind === 'commit' || c?.kind === 'rollback' || c?.kind === 'rollback-to';
+    return endsBlock(c) || c?.kind === 'rollback-to';
   }
 
   /** Whether PostgreSQL would run this statement of a multi-statement Query (or of a pipeline) in its implicit
@@ -1070,7 +1071,6 @@ export class ProxyConnection {
           throw e;
         } finally {
           this.implicit = false;
-          this.snapshot = false;
         }
       }
       case 'savepoint':
@@ -1107,7 +1107,7 @@ export class ProxyConnection {
     for (const [i, p] of pieces.entries()) {
       let outcomes: Outcome[];
       const control = p.copy ? undefined : this.controlOf(p.text);
-      const ends = control?.kind === 'commit' || control?.kind === 'rollback';
+      const ends = endsBlock(control);
       try {
         if (multi && !this.implicit && this.status() === 'I' && this.opensImplicit(p.text)) {
           await this.run('BEGIN');
@@ -1120,11 +1120,10 @@ export class ProxyConnection {
             ? [await this.controlInImplicit(p.text, control, false)]
             : await this.run(p.text, [], [], false, true);
       } catch (e) {
-        // a SELECT failed in running: its RowDescription and the rows the server sent before the error come first
-        // (PostgreSQL describes a Query's SELECT as it starts it; a RETURNING's rows only after the whole write)
-        // (or a write with RETURNING that failed in committing, after it completed: its rows were sent)
-        // (the server describes a write's RETURNING in a Query only once the write is done; in the extended protocol
-        // it completes it before its Sync commits)
+        // what the server sent before the error comes first: its RowDescription and rows. Run as a Query, all of it
+        // (a SELECT is described as it starts, a write's RETURNING only once the write is done); run extended (the
+        // recorder's prepared statements, described before they run), a SELECT's, or a write's completed before its
+        // commit failed
         const completed = this.phase?.last === 'unknown' || this.phase?.lastCompleted !== undefined;
         const failed =
           serverError(e) && (SELECT_TEXT.test(p.text) || completed) ? this.failedOutcome(p.text, 0, e) : undefined;
@@ -1243,7 +1242,7 @@ export class ProxyConnection {
     const wasImplicit = this.implicit;
     await this.beginImplicit(p, executesAhead);
     const statement = this.controlOf(p.text);
-    if (statement?.kind === 'commit' || statement?.kind === 'rollback') this.snapshot = false;
+    if (endsBlock(statement)) this.snapshot = false;
     const setsModes = (statement?.kind === 'begin' && statement.modes !== '') || statement?.kind === 'set-transaction';
     if (setsModes && this.snapshot && !this.implicit && this.status() === 'I') {
       // the client's transaction took a snapshot before: it is open (PostgreSQL's implicit one), and the modes are
@@ -1407,7 +1406,7 @@ export class ProxyConnection {
   /** What the server raised in committing a statement run on its own (its notices after its CommandComplete, an
    *  error), sent at the client's Sync: where a direct connection commits it. */
   private deferToSync(o: Outcome, error?: unknown): void {
-    const ns = o.notices ?? [];
+    if (error === undefined && (o.notices?.length ?? 0) === (o.noticesSent ?? 0)) return;
     // only when that Sync is here already, with nothing before it that runs: a statement after this one would be
     // in the same transaction on a direct connection, which the proxy has committed (then it sends them now, and an
     // error skips to the Sync, as before: the later statements are not run, where the server rolls them back)
@@ -1416,8 +1415,7 @@ export class ProxyConnection {
       if (error !== undefined) throw error;
       return;
     }
-    for (let k = o.noticesSent ?? 0; k < ns.length; k++) this.atSync.push(ns[k].message);
-    o.noticesSent = ns.length;
+    this.atSync.push(...this.noticesLeft(o));
     if (error !== undefined) this.errorAtSync = error;
   }
 
@@ -1430,21 +1428,30 @@ export class ProxyConnection {
     return false;
   }
 
-  /** At the Sync, before its ReadyForQuery: what deferToSync kept. */
-  private sendAtSync(): void {
+  /** The end of a Sync: its Parses forgotten, the portals of an ended transaction dropped, what deferToSync kept
+   *  sent, then ReadyForQuery. */
+  private endSync(): void {
+    this.parsedSinceSync.length = 0;
+    this.dropPortalsOutsideTransaction();
     for (const b of this.atSync) this.send(b);
     this.atSync.length = 0;
     const e = this.errorAtSync;
     this.errorAtSync = undefined;
     if (e !== undefined) this.sendError(e);
+    this.ready();
   }
 
   /** The notices of `o` raised after the server's CommandComplete, sent after the proxy's. */
   private noticesAfter(o: Outcome): void {
-    const ns = o.notices;
-    if (!ns) return;
-    for (let k = o.noticesSent ?? 0; k < ns.length; k++) this.send(ns[k].message);
+    for (const b of this.noticesLeft(o)) this.send(b);
+  }
+
+  /** The notices of `o` not sent yet, now counted as sent. */
+  private noticesLeft(o: Outcome): Buffer[] {
+    const ns = o.notices ?? [];
+    const left = ns.slice(o.noticesSent ?? 0).map((n) => n.message);
     o.noticesSent = ns.length;
+    return left;
   }
 
   /**
@@ -1708,7 +1715,7 @@ export class ProxyConnection {
     // a COMMIT or ROLLBACK run as a portal ends the transaction, and every portal with it (its own too), a chained
     // one's too
     const c = this.controlOf(p.text);
-    if (c?.kind === 'commit' || c?.kind === 'rollback') this.portals.clear();
+    if (endsBlock(c)) this.portals.clear();
     else if (c) this.dropPortalsOutsideTransaction();
   }
 }
