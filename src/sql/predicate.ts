@@ -37,7 +37,7 @@
 // compilePredicate and the test() it returns.
 
 import { toBool } from './coerce.js';
-import { compile, newCtx } from './compile.js';
+import { compile, newCtx, settle } from './compile.js';
 import { SqlEvalError, PredicateError, charge, clip, setWorkHook, showValue } from './errors.js';
 import type { ColumnTypes, Ev, Ex, Node, Row } from './expr.js';
 import { bodyOf } from './node.js';
@@ -171,12 +171,16 @@ function compileWhere(
   }
   const cost = nodes;
   const test = makeTest(e.ev, run, cost, hook);
-  const onColumns = new Map<ReadonlySet<string>, ((row: Row) => boolean) | undefined>();
+  const paramTypes = ctx.paramTypes;
+  settle(ctx);
+  // made when first asked for: most compiled WHEREs are never asked
+  let onColumns: Map<ReadonlySet<string>, ((row: Row) => boolean) | undefined> | undefined;
   const conjunctsOn = (only: ReadonlySet<string>) => {
+    onColumns ??= new Map();
     if (!onColumns.has(only)) {
       const prev = setWorkHook(hook);
       try {
-        onColumns.set(only, conjunctsTest(whereClause, params ?? [], columns, ctx.paramTypes, only, hook));
+        onColumns.set(only, conjunctsTest(whereClause, params ?? [], columns, paramTypes, only, hook));
       } finally {
         setWorkHook(prev);
       }
