@@ -19,7 +19,14 @@ import { splitCsvLine } from '../paper.js';
 import { PALETTE, renderPlot, type Series } from '../svg.js';
 import { UsageError } from '../usage-error.js';
 import { snapshotCode } from '../code-snapshot.js';
-import { INJECTED, SCALE_LEVELS, writeScaleHistory, type Injected, type ScaleLevel } from './generate.js';
+import {
+  defaultAccounts,
+  INJECTED,
+  SCALE_LEVELS,
+  writeScaleHistory,
+  type Injected,
+  type ScaleLevel,
+} from './generate.js';
 
 /**
  * The levels a history is checked at: the generator's mixes (checked at their recorded levels), and RA and CC,
@@ -46,6 +53,8 @@ Options:
                     its peak RSS the highest of the N, every wall time in wall_runs_ms (default 1)
   --heap-mb N       the worker's --max-old-space-size (default 4096: a laptop-sized heap)
   --seed S          generator seed (default 1)
+  --accounts N      initial accounts at every size (default: one per 10 transactions, so that each size has the
+                    same shape; --accounts 20000 is the shape of the runs before session 9, hotter as it grows)
   --inject LIST     inject anomalies (lost-update,stale-read,fractured-read); default none
   --no-skip         also run the sizes above one that was not decided
   --results DIR     where scale.csv and scale.svg go (default bench/results)
@@ -65,6 +74,8 @@ interface Options {
   reps: number;
   heapMb: number;
   seed: string;
+  /** Initial accounts at every size; undefined: the generator's default, proportional to the size. */
+  accounts?: number;
   inject: Injected[];
   skip: boolean;
   results: string;
@@ -80,6 +91,7 @@ function parseArgs(args: string[]): Options {
     'reps',
     'heap-mb',
     'seed',
+    'accounts',
     'inject',
     'no-skip',
     'results',
@@ -120,6 +132,7 @@ function parseArgs(args: string[]): Options {
     reps: posInt('reps', get('reps') ?? '1'),
     heapMb: posInt('heap-mb', get('heap-mb') ?? '4096'),
     seed: get('seed') ?? '1',
+    accounts: get('accounts') === undefined ? undefined : posInt('accounts', get('accounts')!),
     inject,
     skip: !args.includes('--no-skip'),
     results: resolve(get('results') ?? join(root, 'bench', 'results')),
@@ -128,8 +141,16 @@ function parseArgs(args: string[]): Options {
   };
 }
 
-export const scaleFileName = (level: ScaleLevel, txns: number, seed: string, inject: Injected[] = []) =>
-  `bank-${level.replace('+', '-')}-n${txns}-seed${seed}${inject.length ? `-${inject.join('-')}` : ''}.ndjson`;
+/** The cached history's name, with its initial accounts (a file generated with another shape is not reused). */
+export const scaleFileName = (
+  level: ScaleLevel,
+  txns: number,
+  seed: string,
+  inject: Injected[] = [],
+  accounts = defaultAccounts(txns),
+) =>
+  `bank-${level.replace('+', '-')}-n${txns}-a${accounts}-seed${seed}` +
+  `${inject.length ? `-${inject.join('-')}` : ''}.ndjson`;
 
 export interface ScaleRow {
   transactions: number;
@@ -366,10 +387,16 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
   for (const level of o.levels) {
     let stopped = false;
     for (const txns of o.sizes) {
-      const file = join(o.histories, scaleFileName(generatedAs(level), txns, o.seed, o.inject));
+      const file = join(o.histories, scaleFileName(generatedAs(level), txns, o.seed, o.inject, o.accounts));
       if (!existsSync(file)) {
         const t = Date.now();
-        const st = writeScaleHistory(file, { txns, level: generatedAs(level), seed: o.seed, inject: o.inject });
+        const st = writeScaleHistory(file, {
+          txns,
+          level: generatedAs(level),
+          seed: o.seed,
+          inject: o.inject,
+          accounts: o.accounts,
+        });
         console.error(
           `generated ${file}: ${st.transactions + st.injected} transactions (${st.committed} committed), ` +
             `${((Date.now() - t) / 1000).toFixed(1)} s`,
