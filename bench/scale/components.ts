@@ -57,7 +57,7 @@ export async function runComponents(files: string[]): Promise<void> {
     for (let t = 1; t < n; t++) for (const key of model.writes[t].keys()) touch(t, key);
     const rows = new CandidateRows(model);
     for (const r of model.reads) {
-      for (const key of r.fromKeys) touch(r.txn, key);
+      for (let i = r.from; i < r.from + r.fromCount; i++) touch(r.txn, model.fromKey[i]);
       if (!r.partial) for (const key of rows.of(r)) touch(r.txn, key);
     }
     const byRows = parts(parent, n);

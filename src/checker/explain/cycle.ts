@@ -35,7 +35,7 @@ export function keyRef(model: CheckModel, key: number): { table: string; key: un
 
 export function forcedEdgeToEdge(model: CheckModel, f: ForcedEdge): AxiomEdge {
   const read = model.reads[f.triple.read];
-  const wid = f.triple.index >= 0 ? read.fromWids[f.triple.index] : undefined;
+  const wid = f.triple.index >= 0 ? model.fromWid[read.from + f.triple.index] : undefined;
   return {
     from: txnId(model, f.from),
     to: txnId(model, f.to),
@@ -53,12 +53,12 @@ export function forcedEdgeToEdge(model: CheckModel, f: ForcedEdge): AxiomEdge {
 export function wrEdgeData(model: CheckModel, readId: number, index: number, overwrote?: boolean): Edge {
   const read = model.reads[readId];
   return {
-    from: txnId(model, read.fromTxns[index]),
+    from: txnId(model, model.fromTxn[read.from + index]),
     to: model.txns[read.txn].id,
     kind: 'wr',
     read: read.ref,
-    ...keyRef(model, read.fromKeys[index]),
-    wid: read.fromWids[index],
+    ...keyRef(model, model.fromKey[read.from + index]),
+    wid: model.fromWid[read.from + index],
     ...(overwrote ? { overwrote } : {}),
   };
 }
@@ -99,7 +99,8 @@ function observed(
     for (const ri of model.readsOf[t]) {
       const r = model.reads[ri];
       if (t === reader && r.ref.event >= event) continue;
-      for (let i = 0; i < r.fromKeys.length; i++) if (r.fromKeys[i] === key && r.fromTxns[i] === writer) return true;
+      for (let i = r.from; i < r.from + r.fromCount; i++)
+        if (model.fromKey[i] === key && model.fromTxn[i] === writer) return true;
     }
   }
   return false;

@@ -12,6 +12,7 @@ export interface Flat {
   readStart: Int32Array;
   /** The (key, writer read from) pairs of read r: [tripleStart[r], tripleStart[r + 1]). */
   tripleStart: Int32Array;
+  /** The model's own fromKey and fromTxn (read-only). */
   tripleKey: Int32Array;
   tripleFrom: Int32Array;
   /** Keys each transaction writes, ascending: [writeStart[t], writeStart[t + 1]). */
@@ -37,22 +38,15 @@ export function flatten(
   const { n, reads, readsOf, writes, txns } = model;
   const readStart = arena.int32(n + 1);
   for (let t = 0; t < n; t++) readStart[t + 1] = readStart[t] + readsOf[t].length;
+  // the model keeps the triples in the order of the read ids: the flat view reads them where they are
   const tripleStart = arena.int32(reads.length + 1);
-  let triples = 0;
   for (let r = 0; r < reads.length; r++) {
-    if (reads[r].id !== r) throw new Error('model reads are not numbered in order');
-    triples += reads[r].fromKeys.length;
-    tripleStart[r + 1] = triples;
+    const read = reads[r];
+    if (read.id !== r || read.from !== tripleStart[r]) throw new Error('model reads are not numbered in order');
+    tripleStart[r + 1] = read.from + read.fromCount;
   }
-  const tripleKey = arena.int32(triples);
-  const tripleFrom = arena.int32(triples);
-  for (let r = 0, at = 0; r < reads.length; r++) {
-    const { fromKeys, fromTxns } = reads[r];
-    for (let i = 0; i < fromKeys.length; i++, at++) {
-      tripleKey[at] = fromKeys[i];
-      tripleFrom[at] = fromTxns[i];
-    }
-  }
+  const tripleKey = model.fromKey;
+  const tripleFrom = model.fromTxn;
   const writeStart = arena.int32(n + 1);
   for (let t = 0; t < n; t++) writeStart[t + 1] = writeStart[t] + writes[t].size;
   const writeKey = arena.int32(writeStart[n]);

@@ -168,7 +168,7 @@ function carryOver(verified: Verified, last: Int32Array, next: Int32Array): numb
 
 function wrTriple(model: CheckModel, read: number, index: number): Triple {
   const r = model.reads[read];
-  return { read, key: r.fromKeys[index], from: r.fromTxns[index], index };
+  return { read, key: model.fromKey[r.from + index], from: model.fromTxn[r.from + index], index };
 }
 
 function toForcedEdge(model: CheckModel, edges: ForcedEdges, e: number): ForcedEdge {
@@ -196,7 +196,7 @@ function forcedCycleAnomaly(model: CheckModel, edges: ForcedEdges, cycle: GraphE
     .filter((e) => e.kind === FORCED)
     .map((e) => {
       if (edges.why[e.a] !== ANTI_DEPENDENCY) return forcedFact(model, toForcedEdge(model, edges, e.a));
-      const key = model.reads[edges.read[e.a]].fromKeys[edges.index[e.a]];
+      const key = model.fromKey[model.reads[edges.read[e.a]].from + edges.index[e.a]];
       return {
         via: 'anti',
         reader: e.from,
@@ -228,9 +228,9 @@ function graphEdge(model: CheckModel, edges: ForcedEdges, e: GraphEdge): Edge {
     to: txnId(model, e.to),
     kind: 'rw',
     read: r.ref,
-    ...keyRef(model, r.fromKeys[i]),
-    wid: r.fromWids[i],
-    version: txnId(model, r.fromTxns[i]),
+    ...keyRef(model, model.fromKey[r.from + i]),
+    wid: model.fromWid[r.from + i],
+    version: txnId(model, model.fromTxn[r.from + i]),
     level: 'SER',
   };
 }
@@ -269,6 +269,6 @@ function lostUpdateAnomaly(model: CheckModel, l: LostUpdate): CaseSplitAnomaly {
     cases,
     readers: [txns[a].id, txns[b].id],
     ...keyRef(model, l.key),
-    wid: ra.fromWids[l.a.index],
+    wid: model.fromWid[ra.from + l.a.index],
   };
 }

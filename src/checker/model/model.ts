@@ -71,10 +71,13 @@ export interface ReadEvent {
   table: number;
   pred: CompiledPredicate;
   partial: boolean;
-  /** Non-local reads: parallel arrays of key, the transaction read from, and the wid read. */
-  fromKeys: number[];
-  fromTxns: number[];
-  fromWids: string[];
+  /**
+   * Non-local reads, as triples: the key, the transaction read from and the wid read are `model.fromKey[i]`,
+   * `model.fromTxn[i]` and `model.fromWid[i]` for i in [from, from + fromCount) (one array each for all reads:
+   * three arrays per read were 190 MB and 2.2 million objects at a million transactions).
+   */
+  from: number;
+  fromCount: number;
   /** Keys returned (local or not): never "unreturned". */
   returned: KeySet;
   /** Keys the transaction had written before this read (local: not part of any witness). */
@@ -119,6 +122,10 @@ export interface CheckModel {
   reads: ReadEvent[];
   /** Reads of each transaction in program order. */
   readsOf: number[][];
+  /** The triples of the reads (ReadEvent.from): the key read, the transaction read from, the wid read. */
+  fromKey: Int32Array;
+  fromTxn: Int32Array;
+  fromWid: string[];
   anomalies: Anomaly[];
   /** Transactions whose commit outcome is unknown and that nobody read: left out (they may have committed). */
   droppedUnknown: string[];
@@ -205,9 +212,8 @@ class ModelRead implements ReadEvent {
   pred: CompiledPredicate;
   partial: boolean;
   // set once the read's rows are resolved
-  fromKeys!: number[];
-  fromTxns!: number[];
-  fromWids!: string[];
+  from = 0;
+  fromCount = 0;
   returned: KeySet = NO_KEYS;
   local: KeySet = NO_KEYS;
   constructor(raw: Txn, txn: number, po: number, table: number, pred: CompiledPredicate, partial: boolean) {
@@ -252,8 +258,6 @@ const firstOf = <T>(scratch: T[], n: number): T[] => scratch.slice(0, n);
 
 // Arrays of the model that hold nothing or one element are mostly shared: frozen, as the model is read-only.
 const NO_NUMBERS = Object.freeze([]) as unknown as number[];
-const NO_TEXTS = Object.freeze([]) as unknown as string[];
-const INIT_WIDS = Object.freeze([INIT_WID]) as unknown as string[];
 /** A raw transaction's status (model's statusOf; OTHER only in a History built in memory). */
 const COMMITTED = 0;
 const ABORTED = 1;
@@ -263,10 +267,6 @@ const OTHER = 3;
 /** Status flags of a write event's transaction (model's `we`). */
 const WRITER_ABORTED = 1;
 const WRITER_UNKNOWN = 2;
-
-/** The frozen array [v], made once per index of `cache`. */
-const sharedOne = <T>(cache: (T[] | undefined)[], index: number, v: T): T[] =>
-  (cache[index] ??= Object.freeze([v]) as unknown as T[]);
 
 /** A scratch list: a plain array reused across calls (never shrunk, so never reallocated), and its length. */
 interface Scratch<T> {
@@ -354,9 +354,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   // itself for a one-value key, valuesText otherwise) to the id: equal values as written have equal texts.
   const oneValue: Map<KeyValue, number>[] = tables.map(() => new Map());
   const manyValues: Map<string, number>[] = tables.map(() => new Map());
-  /** Shared OneKey sets and [key] arrays per key id (undefined until a read needs one). */
+  /** Shared OneKey sets per key id (undefined until a read needs one). */
   const oneKeySets: (OneKey | undefined)[] = [];
-  const keyArrays: (number[] | undefined)[] = [];
   const internKey = (table: number, values: SqlValue[]): number => {
     const schema = tables[table].schema;
     let text = String(table);
@@ -368,7 +367,6 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       keys.push({ table, values });
       initRow.push(undefined);
       oneKeySets.push(undefined);
-      keyArrays.push(undefined);
     }
     return id;
   };
@@ -457,9 +455,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const weTxn = (w: number): number => we[4 * w];
   const weStart = (w: number): number => we[4 * w + 1];
   const weEvent = (w: number): number => we[4 * w + 2];
-  /** Write event w's wid at wids[2w]; at wids[2w + 1], the frozen [wid] once a read needs one. */
-  const wids: (string | string[] | undefined)[] = [];
-  const weWid = (w: number): string => wids[2 * w] as string;
+  /** Write event w's wid. */
+  const wids: string[] = [];
+  const weWid = (w: number): string => wids[w];
   /** Record r: recs[2r] its key, recs[2r + 1] its write event times 2, plus 1 when it is its transaction's last
    *  write of the key. */
   const recs = new Int32Array(2 * recordCount);
@@ -517,7 +515,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             recValue.push(row);
           }
         }
-        wids.push(e.wid, undefined);
+        wids.push(e.wid);
         widEvent.set(e.wid, w++);
       }
     }
@@ -679,10 +677,10 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const rowKeys = scratch<number>();
   const returnedKeys = scratch<number>();
   const localKeysOfRead = scratch<number>();
+  /** The triples of all pending reads in one list, pending read p's from fromStart[p]: the key, the raw
+   *  transaction read from (-1: init), the wid. */
   const fromKeys = scratch<number>();
   const fromWids = scratch<string>();
-  /** The raw transactions read from (-1: init), of all pending reads in one list: pending read p's from
-   *  fromStart[p]. */
   const fromRaw = scratch<number>();
   const fromStart: number[] = [];
   const unresolvedShapes = new Set<string>();
@@ -742,11 +740,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         const serial = ++readCount;
         returnedKeys.n = 0;
         localKeysOfRead.n = 0;
-        fromKeys.n = 0;
-        fromWids.n = 0;
         fromStart.push(fromRaw.n);
-        /** The write event of the last version read (-1: init). */
-        let lastFrom = -1;
         for (let i = 0; i < rows.length; i++) {
           const key = rowKeys.items[i];
           const r = rows[i];
@@ -787,7 +781,6 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             push(fromKeys, key);
             push(fromRaw, -1);
             pushText(fromWids, wid);
-            lastFrom = -1;
           } else {
             const guess = duplicateWids || key >= latestEvent.length ? -1 : latestEvent[key];
             const w = guess >= 0 && weWid(guess) === wid ? guess : widEvent.get(wid);
@@ -837,7 +830,6 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
             push(fromKeys, key);
             push(fromRaw, wt);
             pushText(fromWids, wid);
-            lastFrom = w;
             // an unknown transaction a checked committed one read from committed: it joins T, to be walked
             if (flags & WRITER_UNKNOWN && inT[ti] && !inT[wt]) {
               inT[wt] = 1;
@@ -875,20 +867,8 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
         }
         read.returned = keySetOf(returnedKeys);
         read.local = keySetOf(localKeysOfRead);
-        // fromTxns are set once T's dense ids are known
-        if (fromKeys.n === 0) {
-          read.fromKeys = NO_NUMBERS;
-          read.fromWids = NO_TEXTS;
-        } else if (fromKeys.n === 1) {
-          read.fromKeys = sharedOne(keyArrays, fromKeys.items[0], fromKeys.items[0]);
-          read.fromWids =
-            lastFrom < 0
-              ? INIT_WIDS
-              : ((wids[2 * lastFrom + 1] ??= Object.freeze([weWid(lastFrom)]) as unknown as string[]) as string[]);
-        } else {
-          read.fromKeys = firstOf(fromKeys.items, fromKeys.n);
-          read.fromWids = firstOf(fromWids.items, fromWids.n);
-        }
+        // from is set once the reads in T are numbered (its triples' places are final then)
+        read.fromCount = fromRaw.n - fromStart[fromStart.length - 1];
         pending.push(read);
       }
       if (e.op !== 'select') {
@@ -1049,43 +1029,51 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       readsOf.push(ids.n === 0 ? NO_NUMBERS : firstOf(ids.items, ids.n));
     }
   }
-  /** Shared [t] arrays per dense transaction, for reads from one transaction. */
-  const txnArrays: (number[] | undefined)[] = [];
-  for (let d = 0; d < n; d++) txnArrays.push(undefined);
-  const fromTxns = scratch<number>();
   // wr edges (writer -> reader, writer not the reader) of pending read p: edgeFrom/edgeTo[edgeStart[p] ..]
   const edgeFrom = scratch<number>();
   const edgeTo = scratch<number>();
   const edgeStart = new Int32Array(pending.length + 1);
   const reads = new Array<ReadEvent>(readCountInT);
+  /** The raw transaction of pending read p (its txn becomes the dense id). */
+  const rawOfPending = new Int32Array(pending.length);
   for (let p = 0; p < pending.length; p++) {
-    edgeStart[p] = edgeFrom.n;
     const read = pending[p];
     const ri = read.txn;
+    rawOfPending[p] = ri;
     const d = dense[ri];
     if (d < 0) continue; // an aborted reader, checked for well-formedness only
     read.id = readBase[d] + p - readStart[ri];
     read.txn = d;
     reads[read.id] = read;
+  }
+  // the triples of the reads in T, in the order of their ids (a transaction's reads are contiguous)
+  let triples = 0;
+  for (let id = 0; id < readCountInT; id++) {
+    reads[id].from = triples;
+    triples += reads[id].fromCount;
+  }
+  const fromKey = new Int32Array(triples);
+  const fromTxn = new Int32Array(triples);
+  const fromWid = new Array<string>(triples);
+  for (let p = 0; p < pending.length; p++) {
+    edgeStart[p] = edgeFrom.n;
+    const read = pending[p];
+    const ri = rawOfPending[p];
+    if (dense[ri] < 0) continue;
+    const d = read.txn;
     const start = fromStart[p];
-    const count = fromStart[p + 1] - start;
-    fromTxns.n = 0;
-    for (let j = 0; j < count; j++) {
+    for (let j = 0, at = read.from; j < read.fromCount; j++, at++) {
       const r = fromRaw.items[start + j];
       const w = r < 0 ? INIT : dense[r];
-      push(fromTxns, w);
+      fromKey[at] = fromKeys.items[start + j];
+      fromTxn[at] = w;
+      fromWid[at] = fromWids.items[start + j];
       if (w !== d) {
         push(edgeFrom, w);
         push(edgeTo, d);
         if (r > ri) backward = true;
       }
     }
-    read.fromTxns =
-      count === 0
-        ? NO_NUMBERS
-        : count === 1
-          ? sharedOne(txnArrays, fromTxns.items[0], fromTxns.items[0])
-          : firstOf(fromTxns.items, count);
   }
   edgeStart[pending.length] = edgeFrom.n;
   // the wr edges in the order of the reads, for the G1c search
@@ -1131,6 +1119,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     writersOf,
     reads,
     readsOf,
+    fromKey,
+    fromTxn,
+    fromWid,
     anomalies,
     notes,
     stats: {
@@ -1164,7 +1155,7 @@ function lazyWriteWids(
   lastStart: Int32Array,
   lastRecords: Int32Array,
   recs: Int32Array,
-  wids: (string | string[] | undefined)[],
+  wids: readonly string[],
 ): void {
   let made: Map<number, string>[] | undefined;
   const make = (): Map<number, string>[] => {
@@ -1178,7 +1169,7 @@ function lazyWriteWids(
       const ws = new Map<number, string>();
       for (let i = lastStart[d]; i < lastStart[d + 1]; i++) {
         const rec = lastRecords[i];
-        ws.set(recs[2 * rec], wids[2 * (recs[2 * rec + 1] >> 1)] as string);
+        ws.set(recs[2 * rec], wids[recs[2 * rec + 1] >> 1]);
       }
       all.push(ws);
     }
@@ -1279,8 +1270,7 @@ export function predicateHolds(
 function wrEdge(model: CheckModel, writer: number, reader: number): { read: ReadEvent; i: number } | undefined {
   for (const ri of model.readsOf[reader]) {
     const r = model.reads[ri];
-    const i = r.fromTxns.indexOf(writer);
-    if (i >= 0) return { read: r, i };
+    for (let i = 0; i < r.fromCount; i++) if (model.fromTxn[r.from + i] === writer) return { read: r, i };
   }
   return undefined;
 }
@@ -1341,7 +1331,7 @@ function findInformationFlowCycle(
           if (soPrev[b] === a)
             return { from: txns[a].id, to: txns[b].id, kind: 'so' as const, session: txns[b].session };
           const wr = wrEdge(model, a, b)!;
-          const k = model.keys[wr.read.fromKeys[wr.i]];
+          const k = model.keys[model.fromKey[wr.read.from + wr.i]];
           return {
             from: txns[a].id,
             to: txns[b].id,
@@ -1349,7 +1339,7 @@ function findInformationFlowCycle(
             read: wr.read.ref,
             table: model.tables[k.table].schema.name,
             key: k.values,
-            wid: wr.read.fromWids[wr.i],
+            wid: model.fromWid[wr.read.from + wr.i],
           };
         });
         return { type: 'circular-information-flow', txns: cyc.map((c) => txns[c].id), edges };

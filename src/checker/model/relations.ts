@@ -87,15 +87,15 @@ export class Relations {
     const triples: Triple[] = [];
     const triplesOfKey = new Map<number, number[]>();
     for (const r of reads) {
-      for (let i = 0; i < r.fromKeys.length; i++) {
-        const w = r.fromTxns[i];
+      for (let i = 0; i < r.fromCount; i++) {
+        const w = model.fromTxn[r.from + i];
         if (!setHas(wrPred[r.txn], w)) {
           setAdd(wrPred[r.txn], w);
           succ[w].push(r.txn);
         }
         const first = rcFirst[r.txn].get(w);
         if (first === undefined || r.po < first) rcFirst[r.txn].set(w, r.po);
-        pushTriple(triples, triplesOfKey, { read: r.id, key: r.fromKeys[i], from: w, index: i });
+        pushTriple(triples, triplesOfKey, { read: r.id, key: model.fromKey[r.from + i], from: w, index: i });
       }
     }
     const hb = Order.closureOf(n, succ);
