@@ -49,8 +49,10 @@ Options:
   --levels LIST     among si+rc,si,rc (recorded levels) and ra,cc (the si histories checked with --iso RA,
                     --iso CC); default si+rc,si,rc
   --timeout S       per-history check timeout in seconds (default 60)
-  --reps N          check each history N times, one after another; the row is the run of median wall time,
-                    its peak RSS the highest of the N, every wall time in wall_runs_ms (default 1)
+  --reps N          check each history N times, in N rounds over all the histories (a slow spell of the machine
+                    then falls on every size, and each doubling's ratio is paired by round); the row is the run of
+                    median wall time, its peak RSS the highest of the N, every wall time in wall_runs_ms, in round
+                    order (default 1)
   --heap-mb N       the worker's --max-old-space-size (default 4096: a laptop-sized heap)
   --seed S          generator seed (default 1)
   --accounts N      initial accounts at every size (default: one per 10 transactions, so that each size has the
@@ -170,6 +172,8 @@ export interface ScaleRow {
   committed: number | '';
   events: number | '';
   file_mb: number | '';
+  /** Initial accounts of the generated history (the generator's default: one per 10 transactions). */
+  accounts: number | '';
   reason: string;
 }
 const COLUMNS: (keyof ScaleRow)[] = [
@@ -187,6 +191,7 @@ const COLUMNS: (keyof ScaleRow)[] = [
   'committed',
   'events',
   'file_mb',
+  'accounts',
   'reason',
 ];
 
@@ -356,6 +361,7 @@ export async function runScaleBench(args: string[]): Promise<void> {
       'committed',
       'events',
       'file_mb',
+      'accounts',
     ]);
     const rows = lines.map((l) => {
       const f = splitCsvLine(l);
@@ -383,9 +389,33 @@ export async function runScaleBench(args: string[]): Promise<void> {
   console.log(`results: ${join(o.results, 'scale.csv')}, ${join(o.results, 'scale.svg')} (${machine})`);
 }
 
+/** A run's verdict, and why when it is not a decision. */
+function verdictOf(r: CliRun, o: Options): { verdict: ScaleRow['verdict']; reason: string } {
+  const d = r.json;
+  if (d)
+    return {
+      verdict: d.verdict === 'unknown' && /time limit/.test(d.reason ?? '') ? 'timeout' : d.verdict,
+      reason: d.reason ?? '',
+    };
+  if (/heap out of memory|Allocation failed|invalid array length|Invalid typed array length/i.test(r.stderr))
+    return {
+      verdict: 'out-of-memory',
+      reason: `process died: ${/(FATAL ERROR[^\n]*|RangeError[^\n]*)/.exec(r.stderr)?.[1] ?? 'out of memory'}`,
+    };
+  if (r.signal === 'SIGKILL') return { verdict: 'timeout', reason: `killed ${o.timeoutMs / 1000 + 30} s after start` };
+  return { verdict: 'error', reason: `exit ${r.exit ?? r.signal}: ${r.stderr.trim().split('\n').slice(-1)[0] ?? ''}` };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
+
+/**
+ * Checks every history, `--reps` rounds over all of them (each round checks each history once, smallest first), so
+ * that a slow spell of the machine (runs of the same command here differ by up to 20%) falls on every size rather
+ * than on one; the cost of a doubling is then the median of its ratios paired by round.
+ */
 async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
+  const plan: { level: CheckLevel; txns: number; file: string; fileMb: number }[] = [];
   for (const level of o.levels) {
-    let stopped = false;
     for (const txns of o.sizes) {
       const file = join(o.histories, scaleFileName(generatedAs(level), txns, o.seed, o.inject, o.accounts));
       if (!existsSync(file)) {
@@ -402,73 +432,89 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
             `${((Date.now() - t) / 1000).toFixed(1)} s`,
         );
       }
-      if (o.generateOnly) continue;
-      const fileMb = round(Number(readFileSync(file).byteLength) / 2 ** 20);
-      const inject = o.inject.join('+');
-      if (stopped) {
-        rows.push({
-          transactions: txns,
-          level,
-          inject,
-          verdict: 'skipped',
-          wall_ms: '',
-          wall_runs_ms: '',
-          check_ms: '',
-          load_ms: '',
-          peak_rss_mb: '',
-          decided_by: '',
-          anomaly: '',
-          committed: '',
-          events: '',
-          file_mb: fileMb,
-          reason: 'a smaller size of this level was not decided',
-        });
-        continue;
-      }
-      console.error(`checking ${level}${inject ? ` with ${inject}` : ''} n=${txns} (${fileMb} MB) ...`);
-      const runs: CliRun[] = [];
-      for (let i = 0; i < o.reps; i++) runs.push(await checkWithCli(file, o.timeoutMs, o.heapMb, isoOf(level)));
-      // the run of median wall time (the lower middle one for an even count), with the highest peak of all
-      const r = [...runs].sort((a, b) => a.wallMs - b.wallMs)[(runs.length - 1) >> 1];
-      const peakMb = Math.max(...runs.map((x) => x.peakMb ?? 0)) || undefined;
-      const d = r.json;
-      let verdict: ScaleRow['verdict'];
-      let reason = d?.reason ?? '';
-      if (d) verdict = d.verdict === 'unknown' && /time limit/.test(d.reason ?? '') ? 'timeout' : d.verdict;
-      else if (/heap out of memory|Allocation failed|invalid array length|Invalid typed array length/i.test(r.stderr)) {
-        verdict = 'out-of-memory';
-        reason = `process died: ${/(FATAL ERROR[^\n]*|RangeError[^\n]*)/.exec(r.stderr)?.[1] ?? 'out of memory'}`;
-      } else if (r.signal === 'SIGKILL') {
-        verdict = 'timeout';
-        reason = `killed ${o.timeoutMs / 1000 + 30} s after start`;
-      } else {
-        verdict = 'error';
-        reason = `exit ${r.exit ?? r.signal}: ${r.stderr.trim().split('\n').slice(-1)[0] ?? ''}`;
-      }
-      const row: ScaleRow = {
-        transactions: d?.stats.transactions ?? txns,
+      plan.push({ level, txns, file, fileMb: round(Number(readFileSync(file).byteLength) / 2 ** 20) });
+    }
+  }
+  if (o.generateOnly) return;
+  const inject = o.inject.join('+');
+  const runs: CliRun[][] = plan.map(() => []);
+  const stopped = new Set<CheckLevel>();
+  for (let rep = 0; rep < o.reps; rep++) {
+    for (let i = 0; i < plan.length; i++) {
+      const { level, txns, file, fileMb } = plan[i];
+      if (stopped.has(level) && runs[i].length === 0) continue;
+      console.error(
+        `checking ${level}${inject ? ` with ${inject}` : ''} n=${txns} (${fileMb} MB)` +
+          `${o.reps > 1 ? `, round ${rep + 1} of ${o.reps}` : ''} ...`,
+      );
+      const r = await checkWithCli(file, o.timeoutMs, o.heapMb, isoOf(level));
+      runs[i].push(r);
+      const { verdict, reason } = verdictOf(r, o);
+      console.error(
+        `  ${verdict}${r.json?.anomalies[0] ? ` (${r.json.anomalies[0].type})` : ''} wall ${round(r.wallMs)} ms ` +
+          `(check ${r.json ? round(r.json.stats.timeMs) : '-'} ms), peak RSS ${r.peakMb ? round(r.peakMb) : '-'} MB, ` +
+          `by ${r.json?.stats.decidedBy || '-'} ${reason}`,
+      );
+      if (rep === 0 && verdict !== 'consistent' && verdict !== 'inconsistent' && o.skip) stopped.add(level);
+    }
+  }
+  for (let i = 0; i < plan.length; i++) {
+    const { level, txns, fileMb } = plan[i];
+    const accounts = o.accounts ?? defaultAccounts(txns);
+    if (runs[i].length === 0) {
+      rows.push({
+        transactions: txns,
         level,
         inject,
-        verdict,
-        wall_ms: round(r.wallMs),
-        wall_runs_ms: runs.length > 1 ? runs.map((x) => round(x.wallMs)).join(';') : '',
-        check_ms: d ? round(d.stats.timeMs) : '',
-        load_ms: d ? round(r.wallMs - d.stats.timeMs) : '',
-        peak_rss_mb: peakMb ? round(peakMb) : '',
-        decided_by: d?.stats.decidedBy ?? '',
-        anomaly: d?.anomalies[0]?.type ?? '',
-        committed: d?.stats.committed ?? '',
-        events: d?.stats.events ?? '',
+        verdict: 'skipped',
+        wall_ms: '',
+        wall_runs_ms: '',
+        check_ms: '',
+        load_ms: '',
+        peak_rss_mb: '',
+        decided_by: '',
+        anomaly: '',
+        committed: '',
+        events: '',
         file_mb: fileMb,
-        reason,
-      };
-      rows.push(row);
-      console.error(
-        `  ${row.verdict}${row.anomaly ? ` (${row.anomaly})` : ''} wall ${row.wall_ms} ms` +
-          `${runs.length > 1 ? ` (median of ${row.wall_runs_ms.replaceAll(';', ', ')})` : ''} (check ${row.check_ms} ` +
-          `ms), peak RSS ${row.peak_rss_mb} MB, by ${row.decided_by || '-'} ${row.reason}`,
-      );
-      if (verdict !== 'consistent' && verdict !== 'inconsistent' && o.skip) stopped = true;
+        accounts,
+        reason: 'a smaller size of this level was not decided',
+      });
+      continue;
     }
+    // the run of median wall time (the lower middle one for an even count), with the highest peak of all
+    const r = [...runs[i]].sort((a, b) => a.wallMs - b.wallMs)[(runs[i].length - 1) >> 1];
+    const peakMb = Math.max(...runs[i].map((x) => x.peakMb ?? 0)) || undefined;
+    const d = r.json;
+    const { verdict, reason } = verdictOf(r, o);
+    rows.push({
+      transactions: d?.stats.transactions ?? txns,
+      level,
+      inject,
+      verdict,
+      wall_ms: round(r.wallMs),
+      wall_runs_ms: runs[i].length > 1 ? runs[i].map((x) => round(x.wallMs)).join(';') : '',
+      check_ms: d ? round(d.stats.timeMs) : '',
+      load_ms: d ? round(r.wallMs - d.stats.timeMs) : '',
+      peak_rss_mb: peakMb ? round(peakMb) : '',
+      decided_by: d?.stats.decidedBy ?? '',
+      anomaly: d?.anomalies[0]?.type ?? '',
+      committed: d?.stats.committed ?? '',
+      events: d?.stats.events ?? '',
+      file_mb: fileMb,
+      accounts,
+      reason,
+    });
+  }
+  // each doubling (a size and the next of the same level): the median of its wall-time ratios paired by round
+  for (let i = 1; i < plan.length; i++) {
+    const [a, b] = [plan[i - 1], plan[i]];
+    if (a.level !== b.level || b.txns !== 2 * a.txns || runs[i].length === 0) continue;
+    const ratios = runs[i].map((r, k) => r.wallMs / runs[i - 1][k].wallMs);
+    const peaks = runs[i].map((r, k) => (r.peakMb ?? 0) / (runs[i - 1][k].peakMb ?? 1));
+    console.error(
+      `${a.level} ${a.txns} -> ${b.txns}: wall x${median(ratios).toFixed(2)} (paired by round: ` +
+        `${ratios.map((x) => x.toFixed(2)).join(', ')}), peak RSS x${median(peaks).toFixed(2)}`,
+    );
   }
 }
