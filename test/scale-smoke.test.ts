@@ -76,7 +76,7 @@ describe('scale generator', () => {
 });
 
 describe('a cycle of forced edges in a large component', () => {
-  it('is found, closed and named when most of the history is stuck behind it (60,000 transactions: 5,359 in it)', async () => {
+  it('is found, closed and named with thousands of transactions stuck behind it (60,000; 5,359)', async () => {
     // The fractured read injected halfway leaves thousands of transactions in the strongly connected component
     // of the forced cycle: the linear check's search for a cycle closed by one forced edge goes closest in
     // recorded time first, within a budget (commit-order.ts), and must still return a real cycle.
