@@ -406,7 +406,10 @@ function verdictOf(r: CliRun, o: Options): { verdict: ScaleRow['verdict']; reaso
   return { verdict: 'error', reason: `exit ${r.exit ?? r.signal}: ${r.stderr.trim().split('\n').slice(-1)[0] ?? ''}` };
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
+/** The element of median `value` (the lower middle one for an even count). */
+const medianBy = <T>(xs: readonly T[], value: (x: T) => number): T =>
+  [...xs].sort((a, b) => value(a) - value(b))[(xs.length - 1) >> 1];
+const median = (xs: readonly number[]): number => medianBy(xs, (x) => x);
 
 /**
  * Checks every history, `--reps` rounds over all of them (each round checks each history once, smallest first), so
@@ -482,8 +485,8 @@ async function checkAll(o: Options, rows: ScaleRow[]): Promise<void> {
       });
       continue;
     }
-    // the run of median wall time (the lower middle one for an even count), with the highest peak of all
-    const r = [...runs[i]].sort((a, b) => a.wallMs - b.wallMs)[(runs[i].length - 1) >> 1];
+    // the run of median wall time, with the highest peak of all
+    const r = medianBy(runs[i], (x) => x.wallMs);
     const peakMb = Math.max(...runs[i].map((x) => x.peakMb ?? 0)) || undefined;
     const d = r.json;
     const { verdict, reason } = verdictOf(r, o);

@@ -678,9 +678,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
   const returnedKeys = scratch<number>();
   const localKeysOfRead = scratch<number>();
   /** The triples of all pending reads in one list, pending read p's from fromStart[p]: the key, the raw
-   *  transaction read from (-1: init), the wid. */
-  const fromKeys = scratch<number>();
-  const fromWids = scratch<string>();
+   *  transaction read from (-1: init), the wid (copied into the model's fromKey, fromTxn, fromWid at the end). */
+  const pendingKeys = scratch<number>();
+  const pendingWids = scratch<string>();
   const fromRaw = scratch<number>();
   const fromStart: number[] = [];
   const unresolvedShapes = new Set<string>();
@@ -778,9 +778,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
               readAnomaly('garbage-read', 'no-initial-row', txn, read.ref, key, { wid });
               continue;
             }
-            push(fromKeys, key);
+            push(pendingKeys, key);
             push(fromRaw, -1);
-            pushText(fromWids, wid);
+            pushText(pendingWids, wid);
           } else {
             const guess = duplicateWids || key >= latestEvent.length ? -1 : latestEvent[key];
             const w = guess >= 0 && weWid(guess) === wid ? guess : widEvent.get(wid);
@@ -827,9 +827,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
               readAnomaly('value-mismatch', 'writer-deleted-row', txn, read.ref, key, { wid }, w);
               continue;
             }
-            push(fromKeys, key);
+            push(pendingKeys, key);
             push(fromRaw, wt);
-            pushText(fromWids, wid);
+            pushText(pendingWids, wid);
             // an unknown transaction a checked committed one read from committed: it joins T, to be walked
             if (flags & WRITER_UNKNOWN && inT[ti] && !inT[wt]) {
               inT[wt] = 1;
@@ -1065,9 +1065,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     for (let j = 0, at = read.from; j < read.fromCount; j++, at++) {
       const r = fromRaw.items[start + j];
       const w = r < 0 ? INIT : dense[r];
-      fromKey[at] = fromKeys.items[start + j];
+      fromKey[at] = pendingKeys.items[start + j];
       fromTxn[at] = w;
-      fromWid[at] = fromWids.items[start + j];
+      fromWid[at] = pendingWids.items[start + j];
       if (w !== d) {
         push(edgeFrom, w);
         push(edgeTo, d);
