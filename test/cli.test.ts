@@ -1,7 +1,8 @@
 // The command line as a user runs it: exit codes (0 consistent, 1 inconsistent, 2 bad input, 3 unknown), the
 // JSON shape for CI, one line per file and a total, help that documents levels, --iso, --timeout and exit codes.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
@@ -86,5 +87,50 @@ describe('isocheck check', () => {
       '3  some history could not be decided',
     ])
       expect(h).toContain(word);
+  });
+});
+
+// src/cli/respawn.ts: a large check runs in a child Node with --max-semi-space-size (ISOCHECK_RESPAWN=1 forces it).
+describe('isocheck check in a child Node with a larger young generation', () => {
+  const runWith = (respawn: string, ...args: string[]) =>
+    spawnSync(process.execPath, [bin, ...args], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, ISOCHECK_RESPAWN: respawn },
+    });
+  it('prints and exits exactly as a check in this process does', () => {
+    for (const args of [
+      ['check', '--json', 'histories/known/serial-chain.SER.ndjson'],
+      ['check', 'histories/known/lost-update.SI.ndjson'],
+      ['check', 'histories/known/no-such-file.ndjson'],
+    ]) {
+      const child = runWith('1', ...args);
+      const here = runWith('0', ...args);
+      expect(child.status).toBe(here.status);
+      const timeless = (out: string) => out.replace(/\d+ ms|"timeMs": \d+/g, 'N ms');
+      expect(timeless(child.stdout)).toBe(timeless(here.stdout));
+      expect(child.stderr).toBe(here.stderr);
+    }
+  });
+  it('gives the child the flag, forwards SIGTERM to it, and dies of it as the child did', async () => {
+    // `check -` waits on standard input, which this test keeps open
+    const p = spawn(process.execPath, [bin, 'check', '-'], {
+      cwd: root,
+      stdio: ['pipe', 'ignore', 'ignore'],
+      env: { ...process.env, ISOCHECK_RESPAWN: '1' },
+    });
+    const childrenFile = `/proc/${p.pid}/task/${p.pid}/children`;
+    let kid = '';
+    for (let i = 0; i < 200 && kid === ''; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      kid = existsSync(childrenFile) ? readFileSync(childrenFile, 'utf8').trim() : '';
+    }
+    expect(kid).toMatch(/^\d+$/);
+    expect(readFileSync(`/proc/${kid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=64');
+    const ended = new Promise<[number | null, string | null]>((r) => p.once('exit', (c, s) => r([c, s])));
+    p.kill('SIGTERM');
+    expect(await ended).toEqual([null, 'SIGTERM']);
+    expect(existsSync(`/proc/${kid}`)).toBe(false);
   });
 });
