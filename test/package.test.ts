@@ -156,6 +156,7 @@ describe('the packed package', () => {
     expect(packed).toContain('dist/src/recorder/index.d.ts');
     expect(packed).toContain('dist/src/db/index.d.ts');
     expect(packed).toContain('dist/src/cli/main.js');
+    expect(packed).toContain('dist/src/cli/entry.js'); // bin/isocheck.js imports it
     expect(packed).toContain('docs/semantics.md');
     expect(packed).toContain('LICENSE');
     expect(

@@ -197,15 +197,29 @@ const COLUMNS: (keyof ScaleRow)[] = [
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
-/** Peak resident memory (MB) of a live process, from /proc (Linux). */
+/** The pids of a live process's children ([] when it is gone, or the kernel has no such file). */
+function childrenOf(pid: number | undefined): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Peak resident memory (MB) of a live process and of its children (the check runs in one when the CLI respawns
+ *  itself with a larger young generation, src/cli/respawn.ts): the largest of them, from /proc (Linux). */
 function procPeakMb(pid: number | undefined): number | undefined {
   if (!pid) return undefined;
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
+  const hwm = (p: string) => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      return m ? Number(m[1]) / 1024 : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const all = [hwm(String(pid)), ...childrenOf(pid).map(hwm)].filter((x): x is number => x !== undefined);
+  return all.length > 0 ? Math.max(...all) : undefined;
 }
 
 /** The compiled code the runs use: dist/, or the private copy of it taken at the start (code-snapshot.ts). */
@@ -227,10 +241,12 @@ interface CliRun {
 
 /**
  * Checks one file as a user does: `isocheck check FILE --json --no-shrink --timeout S` in a fresh process (heap
- * limited to --heap-mb), timed from spawn to exit, peak RSS polled from /proc. Killed 30 s past the timeout.
+ * limited to --heap-mb), timed from spawn to exit, peak RSS polled from /proc (the largest of the process and its
+ * children). Killed 30 s past the timeout.
  */
 function checkWithCli(file: string, timeoutMs: number, heapMb: number, iso: string | undefined): Promise<CliRun> {
-  const cli = join(codeDir, 'src', 'cli', 'main.js');
+  // the CLI's entry point, as bin/isocheck.js runs it: a large history is checked in a child (src/cli/respawn.ts)
+  const cli = join(codeDir, 'src', 'cli', 'entry.js');
   const dir = mkdtempSync(join(tmpdir(), 'isocheck-scale-'));
   const out = join(dir, 'out.json');
   const fd = openSync(out, 'w');
@@ -252,7 +268,17 @@ function checkWithCli(file: string, timeoutMs: number, heapMb: number, iso: stri
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   let peak = 0;
   const poll = setInterval(() => (peak = Math.max(peak, procPeakMb(child.pid) ?? 0)), 100);
-  const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs + 30_000);
+  const killer = setTimeout(() => {
+    // the check's own child first, when the CLI respawned itself (SIGKILL is not forwarded)
+    for (const kid of childrenOf(child.pid)) {
+      try {
+        process.kill(Number(kid), 'SIGKILL');
+      } catch {
+        // it ended meanwhile
+      }
+    }
+    child.kill('SIGKILL');
+  }, timeoutMs + 30_000);
   return new Promise((resolveRun) => {
     child.on('exit', (exit, signal) => {
       const wallMs = performance.now() - started;

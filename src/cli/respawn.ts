@@ -6,11 +6,12 @@
  * 500,000-transaction one was unchanged. The size of a V8 heap's parts is fixed when the process starts, so the
  * only way to give it to a user who types `isocheck check` is to start Node again with the flag.
  *
- * bin/isocheck.js asks `respawnIfLarge` first: it starts the child (the same Node, its flags, this script, the same
- * arguments, standard streams inherited) when the command is `check`, its files add up to RESPAWN_MIN_BYTES or more
- * (a .gz file counted at GZIP_RATIO times its size), and neither the flags nor NODE_OPTIONS set the semi-space
- * already. ISOCHECK_RESPAWN=0 never respawns, =1 always (for `check`); the child gets 0. The parent forwards
- * SIGINT, SIGTERM and SIGHUP, and ends as the child ended: with its exit code, or killed by its signal.
+ * The entry point (entry.ts) asks `respawnIfLarge` first: it starts the child (the same Node, its flags, the entry
+ * point, the same arguments, standard streams inherited) when the command is `check`, its files add up to
+ * RESPAWN_MIN_BYTES or more (a .gz file counted at GZIP_RATIO times its size), and neither the flags nor NODE_OPTIONS
+ * set the semi-space already. ISOCHECK_RESPAWN=0 never respawns, =1 always (for `check`); the child gets 0. The
+ * parent forwards SIGINT, SIGTERM and SIGHUP, and ends as the child ended: with its exit code, or killed by its
+ * signal.
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
