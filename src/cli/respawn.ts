@@ -1,10 +1,10 @@
 /**
- * A large `isocheck check` runs in a child Node process with a larger young generation (docs/scale.md, "The young
+ * A large `isocheck check` runs in a child Node process with a larger young generation (docs/scale.md §4, "The young
  * generation"). Reading and modelling a history allocate objects that nearly all live until the verdict; with V8's
- * default semi-spaces (16 MB) a 1,000,000-transaction history takes about 600 scavenges and old-generation
- * collections with pauses of seconds, and a 64 MB semi-space made its check ×0.87 as long (paired runs), while a
- * 500,000-transaction one was unchanged. The size of a V8 heap's parts is fixed when the process starts, so the
- * only way to give it to a user who types `isocheck check` is to start Node again with the flag.
+ * default semi-spaces (16 MB) a 1,000,000-transaction history takes about 600 scavenges, and old-generation
+ * collections with pauses of seconds. 64 MB semi-spaces made its check ×0.87-0.98 as long (paired runs), and left
+ * a 500,000-transaction one unchanged. The sizes of a V8 heap's parts are fixed when the process starts, so the only
+ * way to give them to a user who types `isocheck check` is to start Node again with the flag.
  *
  * The entry point (entry.ts) asks `respawnIfLarge` first: it starts the child (the same Node, its flags, the entry
  * point, the same arguments, standard streams inherited) when the command is `check`, its files add up to
