@@ -113,24 +113,46 @@ describe('isocheck check in a child Node with a larger young generation', () => 
       expect(child.stderr).toBe(here.stderr);
     }
   });
-  it('gives the child the flag, forwards SIGTERM to it, and dies of it as the child did', async () => {
-    // `check -` waits on standard input, which this test keeps open
+  /** `check -` in a child (ISOCHECK_RESPAWN=1), waiting on standard input, which the test keeps open; resolves
+   *  once the child runs with the flag, with its pid. */
+  async function startChecking() {
     const p = spawn(process.execPath, [bin, 'check', '-'], {
       cwd: root,
       stdio: ['pipe', 'ignore', 'ignore'],
       env: { ...process.env, ISOCHECK_RESPAWN: '1' },
     });
+    const ended = new Promise<[number | null, string | null]>((r) => p.once('exit', (c, s) => r([c, s])));
     const childrenFile = `/proc/${p.pid}/task/${p.pid}/children`;
+    const argsOf = (pid: string) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      } catch {
+        return [];
+      }
+    };
     let kid = '';
-    for (let i = 0; i < 200 && kid === ''; i++) {
+    // until the child has exec'd Node with the flag (before that, its command line is the parent's)
+    for (let i = 0; i < 200 && !argsOf(kid).includes('--max-semi-space-size=64'); i++) {
       await new Promise((r) => setTimeout(r, 50));
       kid = existsSync(childrenFile) ? readFileSync(childrenFile, 'utf8').trim() : '';
     }
-    expect(kid).toMatch(/^\d+$/);
-    expect(readFileSync(`/proc/${kid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=64');
-    const ended = new Promise<[number | null, string | null]>((r) => p.once('exit', (c, s) => r([c, s])));
+    expect(argsOf(kid)).toContain('--max-semi-space-size=64');
+    return { p, kid, ended };
+  }
+  const gone = async (pid: string) => {
+    for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 50));
+    return !existsSync(`/proc/${pid}`);
+  };
+  it('gives the child the flag, forwards SIGTERM to it, and dies of it as the child did', async () => {
+    const { p, kid, ended } = await startChecking();
     p.kill('SIGTERM');
     expect(await ended).toEqual([null, 'SIGTERM']);
-    expect(existsSync(`/proc/${kid}`)).toBe(false);
+    expect(await gone(kid)).toBe(true);
+  });
+  it('the child leaves when the parent is killed by a signal it cannot forward', async () => {
+    const { p, kid, ended } = await startChecking();
+    p.kill('SIGKILL');
+    expect(await ended).toEqual([null, 'SIGKILL']);
+    expect(await gone(kid)).toBe(true);
   });
 });

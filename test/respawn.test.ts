@@ -1,14 +1,27 @@
 // When `isocheck check` starts itself again with larger semi-spaces (src/cli/respawn.ts): only for `check`, only
-// for histories of RESPAWN_MIN_BYTES or more (gzip counted GZIP_RATIO times), never when the flag is already given
-// or ISOCHECK_RESPAWN=0, always with ISOCHECK_RESPAWN=1. The child itself is tested in cli.test.ts.
+// for named histories of RESPAWN_MIN_BYTES or more (gzip counted GZIP_RATIO times), never when the flag is already
+// given, a flag debugs or profiles the process, or ISOCHECK_RESPAWN=0; always with ISOCHECK_RESPAWN=1. The child
+// itself (flags, signals, output) is tested in cli.test.ts.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GZIP_RATIO, historyBytes, RESPAWN_MIN_BYTES, type RespawnInput, shouldRespawn } from '../src/cli/respawn.js';
+import {
+  CHECK_VALUE_OPTIONS,
+  type FileSize,
+  historyBytes,
+  RESPAWN_MIN_BYTES,
+  type RespawnInput,
+  shouldRespawn,
+} from '../src/cli/respawn.js';
 
-const sizes: Record<string, number> = {
-  'big.ndjson': RESPAWN_MIN_BYTES,
-  'half.ndjson': RESPAWN_MIN_BYTES / 2,
-  'small.ndjson': 1000,
-  'big.ndjson.gz': Math.ceil(RESPAWN_MIN_BYTES / GZIP_RATIO),
+const GZ = { bytes: Math.ceil(RESPAWN_MIN_BYTES / 8), gzip: true };
+const sizes: Record<string, FileSize> = {
+  'big.ndjson': { bytes: RESPAWN_MIN_BYTES, gzip: false },
+  'half.ndjson': { bytes: RESPAWN_MIN_BYTES / 2, gzip: false },
+  'small.ndjson': { bytes: 1000, gzip: false },
+  'big.ndjson.gz': GZ,
+  'big-gzip-named-plain.ndjson': GZ, // gzip is known by its bytes, not its name
+  'out.html': { bytes: RESPAWN_MIN_BYTES, gzip: false },
 };
 const input = (args: string[], over: Partial<RespawnInput> = {}): RespawnInput => ({
   args,
@@ -23,6 +36,7 @@ describe('shouldRespawn', () => {
     expect(shouldRespawn(input(['check', 'big.ndjson']))).toBe(true);
     expect(shouldRespawn(input(['check', '--json', 'half.ndjson', 'half.ndjson']))).toBe(true);
     expect(shouldRespawn(input(['check', 'big.ndjson.gz']))).toBe(true);
+    expect(shouldRespawn(input(['check', 'big-gzip-named-plain.ndjson']))).toBe(true);
   });
   it('leaves small histories, standard input, missing files and other commands in this process', () => {
     expect(shouldRespawn(input(['check', 'half.ndjson']))).toBe(false);
@@ -30,23 +44,43 @@ describe('shouldRespawn', () => {
     expect(shouldRespawn(input(['run', 'big.ndjson']))).toBe(false);
     expect(shouldRespawn(input([]))).toBe(false);
   });
-  it('counts only the files: options and the command name are not sized', () => {
+  it("sizes only the files: not the command, options, or an option's value (a report that exists)", () => {
     const seen: string[] = [];
-    historyBytes(['check', '--iso', 'SER', '-', 'small.ndjson'], (p) => {
-      seen.push(p);
-      return sizes[p];
-    });
-    expect(seen).toEqual(['SER', 'small.ndjson']); // an option's value is sized like a file, and is none
+    const bytes = historyBytes(
+      ['check', '--iso', 'SER', '--report', 'out.html', '--timeout', '60', '--max-memory=4GB', '-', 'small.ndjson'],
+      (p) => {
+        seen.push(p);
+        return sizes[p];
+      },
+    );
+    expect(seen).toEqual(['small.ndjson']);
+    expect(bytes).toBe(1000);
   });
-  it('never respawns when the semi-space is set already, or ISOCHECK_RESPAWN=0', () => {
-    expect(shouldRespawn(input(['check', 'big.ndjson'], { execArgv: ['--max-semi-space-size=32'] }))).toBe(false);
-    expect(shouldRespawn(input(['check', 'big.ndjson'], { execArgv: ['--max_semi_space_size', '8'] }))).toBe(false);
-    const env = { NODE_OPTIONS: '--max-old-space-size=8192 --max-semi-space-size=16' };
-    expect(shouldRespawn(input(['check', 'big.ndjson'], { env }))).toBe(false);
-    expect(shouldRespawn(input(['check', 'big.ndjson'], { env: { ISOCHECK_RESPAWN: '0' } }))).toBe(false);
+  it('never respawns when the semi-space is set already, a flag debugs or profiles, or ISOCHECK_RESPAWN=0', () => {
+    const never = (over: Partial<RespawnInput>) =>
+      expect(shouldRespawn(input(['check', 'big.ndjson'], over))).toBe(false);
+    never({ execArgv: ['--max-semi-space-size=32'] });
+    never({ execArgv: ['--max_semi_space_size', '8'] });
+    never({ env: { NODE_OPTIONS: '--max-old-space-size=8192 --max-semi-space-size=16' } });
+    never({ execArgv: ['--inspect=9229'] });
+    never({ execArgv: ['--cpu-prof'] });
+    never({ env: { NODE_OPTIONS: '--heap-prof' } });
+    never({ env: { ISOCHECK_RESPAWN: '0' } });
+    // a heap limit alone is passed on to the child, not a reason to stay
+    expect(shouldRespawn(input(['check', 'big.ndjson'], { execArgv: ['--max-old-space-size=4096'] }))).toBe(true);
   });
   it('always respawns a check with ISOCHECK_RESPAWN=1', () => {
     expect(shouldRespawn(input(['check', 'small.ndjson'], { env: { ISOCHECK_RESPAWN: '1' } }))).toBe(true);
     expect(shouldRespawn(input(['run'], { env: { ISOCHECK_RESPAWN: '1' } }))).toBe(false);
+  });
+  it("knows every option of check that takes a value (the <...> options of check's definition in main.ts)", () => {
+    const main = readFileSync(join(import.meta.dirname, '..', 'src', 'cli', 'main.ts'), 'utf8');
+    const check = main.slice(
+      main.indexOf(".command('check')"),
+      main.indexOf('.action(', main.indexOf(".command('check')")),
+    );
+    const withValue = [...check.matchAll(/'(--[a-z-]+) <[a-z]+>'/g)].map((m) => m[1]).sort();
+    expect(withValue.length).toBeGreaterThan(0);
+    expect(withValue).toEqual([...CHECK_VALUE_OPTIONS].sort());
   });
 });

@@ -113,8 +113,8 @@ Memory:
   --json): "stopped: memory limit of 2,048 MB (--max-memory) reached while finding conflicts: 2,049 MB in use ...".
   The limit covers the JavaScript heap and the typed arrays (n x n bitsets: 200 MB each at 40,000 transactions).
   The heap alone also stays under V8's own limit less 10%: NODE_OPTIONS=--max-old-space-size=MB raises that.
-  Histories of 128 MB or more are checked in a child Node process with a larger young generation (faster at a
-  million transactions, docs/scale.md); ISOCHECK_RESPAWN=0 checks them in this process.
+  Named history files of 512 MB or more (gzip: 64 MB) are checked in a child Node process with a larger young
+  generation (faster at a million transactions, docs/scale.md); ISOCHECK_RESPAWN=0 checks them in this process.
 
 Exit status:
   0  every history is consistent (the output gives a witness commit order with --json)
