@@ -210,6 +210,31 @@ export function isConnectionLost(err: unknown): boolean {
   );
 }
 
+/** True when the server gave the error (it carries a SQLSTATE), not the driver or the socket (EPIPE). */
+function serverSaid(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^E[A-Z]{4}$/.test(code);
+}
+
+/**
+ * Why the connections went away, for the one-line report: the error that stopped the run when the server gave it,
+ * else the first error from the server that any connection or session saw (57P01 "terminating connection due to
+ * administrator command"), else the first error of all. Every error is offered because the order is a race: pg hands
+ * the server's FATAL to the query in flight, then reports the socket's end as a bare "Connection terminated
+ * unexpectedly" 'error' event, which can reach us first.
+ */
+export class LossReason {
+  #first: unknown;
+  #server: unknown;
+  offer(err: unknown): void {
+    if (this.#first === undefined) this.#first = err;
+    if (this.#server === undefined && serverSaid(err)) this.#server = err;
+  }
+  why(cause: unknown): unknown {
+    return serverSaid(cause) ? cause : (this.#server ?? this.#first ?? cause);
+  }
+}
+
 /** The first line of an error's message, for one-line reports. */
 function reasonOf(err: unknown): string {
   const m = (err as { message?: unknown } | null)?.message;
@@ -292,8 +317,9 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   /** Every connection but `admin` (kept to drop the database): closed when the run stops. */
   const connections: pg.Client[] = [];
   let progress: Progress | undefined;
-  /** The first error a connection reported by itself (pg's 'error' event): the server's reason, when it gave one. */
-  let connectionError: unknown;
+  /** Why the connections went away: every error a session or connection sees is offered (LossReason). */
+  const lossReason = new LossReason();
+  const noteConnectionError = (e: unknown): void => lossReason.offer(e);
   const interruptedLine = (signal: NodeJS.Signals): string => {
     if (!recorder?.instrumented) return `interrupted (${signal}) before the run started; nothing was recorded`;
     const n = recorder.transactions;
@@ -311,9 +337,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     );
   };
   const lostLine = (error: unknown): string => {
-    const serverSaid = (x: unknown) =>
-      typeof (x as { code?: unknown } | null)?.code === 'string' && /^[0-9A-Z]{5}$/.test((x as { code: string }).code);
-    const why = reasonOf(serverSaid(error) || !connectionError ? error : connectionError);
+    const why = reasonOf(lossReason.why(error));
     if (!recorder?.instrumented) return `the database went away before the run started (${why}); nothing was recorded`;
     const n = recorder.transactions;
     if (runFinished) return `the database went away after the run (${why}); the history of ${txns(n)} is in ${file}`;
@@ -325,6 +349,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     );
   };
   const stop = (cause: StopCause): void => {
+    if (cause.kind === 'lost') noteConnectionError(cause.error);
     if (stopCause) return;
     stopCause = cause;
     progress?.stop();
@@ -351,9 +376,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   /** A connection of the run, with an 'error' listener (the query that fails reports the problem). */
   const connection = (url: string): pg.Client => {
     const c = new pg.Client({ connectionString: url });
-    c.on('error', (e) => {
-      connectionError ??= e;
-    });
+    c.on('error', noteConnectionError);
     connections.push(c);
     if (stopCause) c.end().catch(() => undefined);
     return c;
@@ -466,6 +489,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
             perType[type].committed++;
             break;
           } catch (e) {
+            if (isConnectionLost(e)) noteConnectionError(e);
             if (stopCause) return; // stopped meanwhile: the recorder wrote this transaction already
             await client.query('ROLLBACK').catch(() => undefined);
             if (e instanceof RollbackError) {
