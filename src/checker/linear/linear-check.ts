@@ -100,7 +100,8 @@ export function linearCheck(
     return { verdict: 'inconsistent', anomalies: [forcedCycleAnomaly(model, edges, candidate.cycle)] };
   const rows = new CandidateRows(model);
   // A failed order is repaired a few times: each writer that the order made visible where it must not be is
-  // moved after its reader (a hint edge), and the candidate is rebuilt. Hints are guesses: a cycle through them,
+  // moved after its reader, and each later version that would hide a row a read did not return is moved before
+  // it (hint edges), and the candidate is rebuilt. Hints are guesses: a cycle through them,
   // or failures that remain, leave the decision to the search.
   const hints: number[] = [];
   const rounds = model.n <= 50_000 ? MAX_REPAIR_ROUNDS : 2;
@@ -138,8 +139,9 @@ export function linearCheck(
       `${model.txns[read.txn].id} event ${read.ref.event} on ${describeKey(model, v.key)}: ${v.why}`;
     if (round >= rounds) return { verdict: 'undecided', reason: why };
     const before = hints.length;
-    for (const f of [{ reader: read.txn, writer: v.writer }, ...(v.more ?? [])])
-      if (f.writer !== INIT && f.writer !== f.reader) hints.push(f.reader, f.writer);
+    for (const f of [{ reader: read.txn, writer: v.writer, hider: v.hider }, ...(v.more ?? [])])
+      if (f.hider !== undefined) hints.push(f.hider, f.reader);
+      else if (f.writer !== INIT && f.writer !== f.reader) hints.push(f.reader, f.writer);
     if (hints.length === before) return { verdict: 'undecided', reason: why };
     stage?.(`a repaired candidate commit order (round ${round + 1})`);
     const last = candidate.order!;

@@ -36,15 +36,22 @@ export type Verification =
       key: number;
       writer: number;
       from?: number;
+      /** A writer after the reader whose version hides a row the read did not return: it might commit before it. */
+      hider?: number;
       why: string;
       more?: OrderFailure[];
     };
 
-/** Where an order failed: a reader and a writer that, in another order, might commit after it. */
+/** Where an order failed: a reader and a writer that, in another order, might commit after it; or, for a row the
+ *  read did not return, a `hider` that might commit before it. */
 export interface OrderFailure {
   reader: number;
   writer: number;
+  hider?: number;
 }
+
+/** Writers after a reader looked at for a version that hides a row it did not return (a repair hint). */
+const HIDER_SCAN = 64;
 
 /** Failures collected in one pass beyond the first (hints for the next candidate order, linear-check.ts). */
 const MAX_FAILURES = 256;
@@ -150,10 +157,11 @@ function verifyPass(
         if (failed.ok === false && failed.missingRow) return failed;
         if (first === undefined) first = failed;
         else if (first.ok === false && !first.missingRow)
-          (first.more ??= []).push({
-            reader: t3,
-            writer: failed.ok === false && !failed.missingRow ? failed.writer : INIT,
-          });
+          (first.more ??= []).push(
+            failed.ok === false && !failed.missingRow
+              ? { reader: t3, writer: failed.writer, ...(failed.hider !== undefined ? { hider: failed.hider } : {}) }
+              : { reader: t3, writer: INIT },
+          );
         if ((first.ok === false && !first.missingRow ? (first.more?.length ?? 0) : 0) >= MAX_FAILURES) return first;
       }
     }
@@ -297,11 +305,23 @@ function verifyPass(
               }
             }
             if (later < 0) {
+              // When w cannot commit after the reader (init, or the reader's session before it), the repair hint
+              // is the first later version, not a later transaction of the reader's session, that hides the row.
+              let hider = -1;
+              const fixed = w === INIT || chains.of[w] === session;
+              for (let j = kw.after(x, p3), end = fixed ? Math.min(kw.start[x + 1], j + HIDER_SCAN) : j; j < end; j++) {
+                const h = kw.ids[j];
+                if (chains.of[h] !== session && hides(model, r, x, h)) {
+                  hider = h;
+                  break;
+                }
+              }
               return {
                 ok: false,
                 read: r.id,
                 key: x,
                 writer: w,
+                ...(hider >= 0 ? { hider } : {}),
                 why:
                   `the read did not return the row, but the latest version visible to it in this order ` +
                   `(${w === INIT ? 'init' : txns[w].id}) matches its WHERE, and no later version before it hides ` +
