@@ -42,7 +42,7 @@ describe('key ids', () => {
         { kind: 'table', name: 't', key: keyCols, columns: COLUMNS },
         { kind: 'init', table: 't', rows: [] },
       ];
-      rows.forEach((row, k) =>
+      for (const [k, row] of rows.entries())
         lines.push({
           kind: 'txn',
           id: `t${k}`,
@@ -51,8 +51,7 @@ describe('key ids', () => {
           iso: 'RC',
           status: 'committed',
           events: [{ op: 'insert', table: 't', wid: `w${k}`, rows: [{ row }] }],
-        }),
-      );
+        });
       const model = buildModel(historyFromLines(lines as never));
       const texts = new Set(rows.map(canonical));
       expect(model.keys.length, `seed ${i}`).toBe(texts.size);
