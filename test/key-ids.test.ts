@@ -17,9 +17,16 @@ beforeAll(async () => {
 const COLUMNS = { a: 'int4', b: 'text', c: 'numeric', v: 'int4' };
 /** Spellings of a few values per key column, as a recorder or a hand-written history may give them. */
 const SPELLINGS: Record<string, unknown[][]> = {
-  a: [[1, '1'], [2, '2', 2.0], [-0, 0, '0']],
+  a: [
+    [1, '1'],
+    [2, '2', 2.0],
+    [-0, 0, '0'],
+  ],
   b: [['x'], ['1'], ['']],
-  c: [[2.5, '2.5', '2.50'], [3, '3.0']],
+  c: [
+    [2.5, '2.5', '2.50'],
+    [3, '3.0'],
+  ],
 };
 
 describe('key ids', () => {
