@@ -182,7 +182,7 @@ export function forcedEdges(
   arena: Arena,
   check: () => void,
 ): { edges: ForcedEdges; lostUpdates: LostUpdate[] } {
-  const { n, writersOf } = model;
+  const { n } = model;
   const { readStart, tripleStart, tripleKey, tripleFrom, level: levels } = flat;
   const readTxn = (r: number) => {
     // the transaction of read r: binary search in readStart
@@ -223,8 +223,10 @@ export function forcedEdges(
         wrList.push(w);
       }
     }
+    // Many writers read from: every key they wrote that t3 read is indexed (the writes of the writers read from
+    // are fewer than the writers of the keys read, and each of those was a lookup in a stamp as long as the history).
     const many = wrList.length > flat.manyWriters;
-    if (many) byKey.build(flat, wrList, t3);
+    if (many) byKey.build(flat, wrList, t3, true);
     for (let r = readStart[t3]; r < readStart[t3 + 1]; r++) {
       for (let j = tripleStart[r]; j < tripleStart[r + 1]; j++) {
         const x = tripleKey[j];
@@ -236,9 +238,6 @@ export function forcedEdges(
         }
         if (!many) {
           for (const t2 of wrList) if (writesKey(flat, t2, x)) wrVisible(t2, t1, t3, level, r, i);
-        } else if (flat.hot[x] === 0) {
-          const ws = writersOf[x];
-          for (let k = 0; k < ws.length; k++) if (wrStamp[ws[k]] === t3) wrVisible(ws[k], t1, t3, level, r, i);
         } else
           for (let e = byKey.first(x); e >= 0; e = byKey.nextOf(e)) wrVisible(byKey.writerOf(e), t1, t3, level, r, i);
         if (level === SER) {

@@ -94,6 +94,7 @@ export class WritersByKey {
   private who: Int32Array;
   private size = 0;
   private onlyRead = false;
+  private all = false;
 
   constructor(
     keys: number,
@@ -106,14 +107,16 @@ export class WritersByKey {
   }
 
   /**
-   * Indexes the writes of `writers` (init skipped). With `onlyReadBy`, only the keys that transaction read from
-   * other transactions are indexed (the others are then reported as written by none: ask only about those).
+   * Indexes the writes of `writers` (init skipped) to hot keys, or with `all` to every key. With `onlyReadBy`,
+   * only the keys that transaction read from other transactions are indexed (the others are then reported as
+   * written by none: ask only about those).
    */
-  build(flat: Flat, writers: readonly number[], onlyReadBy = -1): void {
+  build(flat: Flat, writers: readonly number[], onlyReadBy = -1, all = false): void {
     const b = ++this.built;
     const { stamp, head } = this;
     this.size = 0;
     this.onlyRead = onlyReadBy >= 0;
+    this.all = all;
     if (onlyReadBy >= 0) {
       // a read key is marked current with an empty list; other keys stay stale and are skipped below
       let hot = 0;
@@ -126,7 +129,7 @@ export class WritersByKey {
         head[flat.tripleKey[j]] = -1;
         hot += flat.hot[flat.tripleKey[j]];
       }
-      if (hot === 0) return; // only hot keys are indexed: none of those read, nothing to index
+      if (hot === 0 && !all) return; // only hot keys are indexed: none of those read, nothing to index
     }
     this.extend(flat, writers, 0);
   }
@@ -143,7 +146,7 @@ export class WritersByKey {
       if (w === 0) continue;
       for (let k = flat.writeStart[w]; k < flat.writeStart[w + 1]; k++) {
         const x = flat.writeKey[k];
-        if (flat.hot[x] === 0) continue;
+        if (flat.hot[x] === 0 && !this.all) continue;
         if (stamp[x] !== b) {
           if (this.onlyRead) continue;
           stamp[x] = b;
@@ -161,7 +164,7 @@ export class WritersByKey {
     }
   }
 
-  /** The first entry of hot key x's list (-1: none); walk with `nextOf`, the writer is `writerOf`. */
+  /** The first entry of x's list (-1: none; x hot, or any with `all`); walk with `nextOf`, the writer `writerOf`. */
   first(x: number): number {
     return this.stamp[x] === this.built ? this.head[x] : -1;
   }
