@@ -13,6 +13,7 @@ import {
   type RespawnInput,
   shouldRespawn,
 } from '../src/cli/respawn.js';
+import { semiSpaceMB } from '../src/checker/budget.js';
 
 const GZ = { bytes: Math.ceil(RESPAWN_MIN_BYTES / 8), gzip: true };
 const sizes: Record<string, FileSize> = {
@@ -82,5 +83,17 @@ describe('shouldRespawn', () => {
     const withValue = [...check.matchAll(/'(--[a-z-]+) <[a-z]+>'/g)].map((m) => m[1]).sort();
     expect(withValue.length).toBeGreaterThan(0);
     expect(withValue).toEqual([...CHECK_VALUE_OPTIONS].sort());
+  });
+});
+
+describe('semiSpaceMB (checker/budget.ts: one reading of the flag for the respawn and the memory budget)', () => {
+  it('reads the semi-space from the flags and NODE_OPTIONS, in each spelling Node takes, the last one winning', () => {
+    expect(semiSpaceMB([], undefined)).toBeUndefined();
+    expect(semiSpaceMB(['--max-old-space-size=4096'], '--trace-gc')).toBeUndefined();
+    expect(semiSpaceMB(['--max-semi-space-size=64'], undefined)).toBe(64);
+    expect(semiSpaceMB(['--max_semi_space_size', '8'], undefined)).toBe(8);
+    expect(semiSpaceMB([], '--max-old-space-size=8192 --max-semi-space-size=16')).toBe(16);
+    expect(semiSpaceMB(['--max-semi-space-size=32'], '--max-semi-space-size=16')).toBe(16);
+    expect(semiSpaceMB(['--max-semi-space-size=lots'], undefined)).toBeNaN();
   });
 });

@@ -144,10 +144,26 @@ function collectGarbage(): boolean {
  * says otherwise (`--max-old-space-size` is this limit).
  */
 function oldGenerationLimit(): number {
-  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].join(' ');
-  const semi = /--max[-_]semi[-_]space[-_]size[= ](\d+)/.exec(flags);
+  const semi = semiSpaceMB(process.execArgv, process.env.NODE_OPTIONS);
   const limit = getHeapStatistics().heap_size_limit;
-  return Math.max(limit / 4, limit - 3 * (semi ? Number(semi[1]) : 16) * MiB);
+  return Math.max(limit / 4, limit - 3 * (semi !== undefined && semi > 0 ? semi : 16) * MiB);
+}
+
+/**
+ * The --max-semi-space-size (MB) that Node's flags or NODE_OPTIONS give this process: `--max-semi-space-size=64`,
+ * `--max_semi_space_size=64` or `--max-semi-space-size 64`; NaN when the flag is there without a number;
+ * undefined when it is not there. (cli/respawn.ts asks it too, before starting a check in a child.)
+ */
+export function semiSpaceMB(execArgv: readonly string[], nodeOptions: string | undefined): number | undefined {
+  const flags = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)];
+  let mb: number | undefined;
+  for (let i = 0; i < flags.length; i++) {
+    const m = /^--max[-_]semi[-_]space[-_]size(?:=(.*))?$/.exec(flags[i]);
+    if (!m) continue;
+    const value = m[1] ?? flags[i + 1];
+    mb = value !== undefined && /^\d+$/.test(value) ? Number(value) : Number.NaN; // the last one counts, as for Node
+  }
+  return mb;
 }
 
 interface Use {

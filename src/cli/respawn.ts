@@ -19,6 +19,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
+import { semiSpaceMB } from '../checker/budget.js';
 
 /** The child's --max-semi-space-size, in MB: the young generation is three of them. */
 export const SEMI_SPACE_MB = 64;
@@ -37,7 +38,6 @@ export const CHECK_VALUE_OPTIONS: ReadonlySet<string> = new Set([
   '--max-memory',
 ]);
 
-const SEMI_FLAG = /--max[-_]semi[-_]space[-_]size/;
 const DEBUG_FLAG = /^--(inspect|debug|prof|cpu-prof|heap-prof|diagnostic-dir|report-)/;
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -73,8 +73,9 @@ export function historyBytes(args: readonly string[], sizeOf: RespawnInput['size
 export function shouldRespawn(input: RespawnInput): boolean {
   const { args, execArgv, env } = input;
   if (args[0] !== 'check' || env.ISOCHECK_RESPAWN === '0') return false;
+  if (semiSpaceMB(execArgv, env.NODE_OPTIONS) !== undefined) return false;
   const nodeOptions = (env.NODE_OPTIONS ?? '').split(/\s+/);
-  if ([...execArgv, ...nodeOptions].some((f) => SEMI_FLAG.test(f) || DEBUG_FLAG.test(f))) return false;
+  if ([...execArgv, ...nodeOptions].some((f) => DEBUG_FLAG.test(f))) return false;
   return env.ISOCHECK_RESPAWN === '1' || historyBytes(args, input.sizeOf) >= RESPAWN_MIN_BYTES;
 }
 
