@@ -87,13 +87,15 @@ describe('shouldRespawn', () => {
 });
 
 describe('semiSpaceMB (checker/budget.ts: one reading of the flag for the respawn and the memory budget)', () => {
-  it('reads the semi-space from the flags and NODE_OPTIONS, in each spelling Node takes, the last one winning', () => {
+  it('reads the semi-space from the flags and NODE_OPTIONS, in each spelling Node takes, as Node orders them', () => {
     expect(semiSpaceMB([], undefined)).toBeUndefined();
     expect(semiSpaceMB(['--max-old-space-size=4096'], '--trace-gc')).toBeUndefined();
     expect(semiSpaceMB(['--max-semi-space-size=64'], undefined)).toBe(64);
     expect(semiSpaceMB(['--max_semi_space_size', '8'], undefined)).toBe(8);
     expect(semiSpaceMB([], '--max-old-space-size=8192 --max-semi-space-size=16')).toBe(16);
-    expect(semiSpaceMB(['--max-semi-space-size=32'], '--max-semi-space-size=16')).toBe(16);
+    // Node reads NODE_OPTIONS before the command line: the command line's flag wins
+    expect(semiSpaceMB(['--max-semi-space-size=32'], '--max-semi-space-size=16')).toBe(32);
+    expect(semiSpaceMB([], '--max-semi-space-size=16 --max-semi-space-size=8')).toBe(8);
     expect(semiSpaceMB(['--max-semi-space-size=lots'], undefined)).toBeNaN();
   });
 });

@@ -152,16 +152,18 @@ function oldGenerationLimit(): number {
 /**
  * The --max-semi-space-size (MB) that Node's flags or NODE_OPTIONS give this process: `--max-semi-space-size=64`,
  * `--max_semi_space_size=64` or `--max-semi-space-size 64`; NaN when the flag is there without a number;
- * undefined when it is not there. (cli/respawn.ts asks it too, before starting a check in a child.)
+ * undefined when it is not there. Node reads NODE_OPTIONS first and the command line after, so a flag on the
+ * command line wins. (cli/respawn.ts asks it too, before starting a check in a child.)
  */
 export function semiSpaceMB(execArgv: readonly string[], nodeOptions: string | undefined): number | undefined {
-  const flags = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)];
+  const flags = [...(nodeOptions ?? '').split(/\s+/), ...execArgv];
   let mb: number | undefined;
   for (let i = 0; i < flags.length; i++) {
     const m = /^--max[-_]semi[-_]space[-_]size(?:=(.*))?$/.exec(flags[i]);
     if (!m) continue;
     const value = m[1] ?? flags[i + 1];
-    mb = value !== undefined && /^\d+$/.test(value) ? Number(value) : Number.NaN; // the last one counts, as for Node
+    // the last one counts: the command line's over NODE_OPTIONS'
+    mb = value !== undefined && /^\d+$/.test(value) ? Number(value) : Number.NaN;
   }
   return mb;
 }

@@ -22,9 +22,11 @@ export interface Flat {
   /** Above this many writers read from, a transaction's per-key lookups go through WritersByKey. */
   manyWriters: number;
   /**
-   * Keys with more than HOT_KEY_WRITERS writers (1) and the others (0). For a key with few writers, "which writers
-   * a transaction read from wrote it" is answered by scanning the key's writers for the transaction's stamp, with no
-   * index; WritersByKey indexes only the hot keys, which a writer writes a few of at most.
+   * Keys with more than HOT_KEY_WRITERS writers (1) and the others (0). In verification, for a key with few writers,
+   * "which writers a transaction read from wrote it" is answered by scanning the key's writers for the transaction's
+   * stamp, with no index, and WritersByKey indexes only the hot keys, which a writer writes a few of at most. The
+   * forced edges (constraints.ts) index every key read (WritersByKey's `all`): there a transaction's read keys are
+   * all asked about once, and the writes of its writers are fewer than the writers of those keys.
    */
   hot: Uint8Array;
 }

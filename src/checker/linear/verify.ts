@@ -96,11 +96,12 @@ export class KeyWriters {
  * Transactions verified under an earlier candidate order whose verdict carries over to this one (linear-check.ts):
  * `verified[t] === 1` means "t passed under an order with the same prefix through t" (linear-check.ts's carryOver
  * clears the flags from the first position where a repaired order differs from the last). What verifyTxn decides for t3
- * depends only on the order up to and including t3: every writer it looks at (the latest visible, the bound of
- * PC/SI, a later version that hides a row) is at a position below pos[t3], and the rest is the model's. So a
- * transaction flagged need not be checked again: the outcome, failures and their order included, is what a full
- * verification gives. Not used when the history has CC transactions: their pass needs the witnesses every reader
- * chose (verifyPass's `witnesses`).
+ * depends only on the order up to and including t3: every writer it looks at to decide (the latest visible, the
+ * bound of PC/SI, a later version that hides a row) is at a position below pos[t3], and the rest is the model's.
+ * So a transaction flagged need not be checked again: it passes, as a full verification would find. Only passes
+ * are kept: a failure is found again in every round, and its repair hint (a `hider`) may be a writer after pos[t3].
+ * Not used when the history has CC transactions: their pass needs the witnesses every reader chose (verifyPass's
+ * `witnesses`).
  */
 export type Verified = Uint8Array;
 

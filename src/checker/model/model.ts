@@ -235,10 +235,6 @@ type KeyValue = SqlValue | undefined;
 const isScalar = (v: unknown): v is KeyValue =>
   v === null || v === undefined || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
 
-/**
- * Key values exactly as written, as a text no other list of values has (each value tagged, strings with their
- * length), or undefined when one is not a JSON scalar. A cache key in front of the canonical text (keyIds).
- */
 /** Per table, key values as written to key ids: a Map per level, the last level's values are the ids. */
 type KeyTrie = Map<KeyValue, KeyTrie | number>;
 
@@ -392,7 +388,9 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       if (id === undefined) cache.set(v, (id = internKey(table, values)));
       return id;
     }
-    const leaf = trieLeaf(manyValues[table], values);
+    // (a list of another length than the key, from a History built in memory, is not cached: the trie's levels are
+    // the key's columns)
+    const leaf = values.length === tables[table].schema.key.length ? trieLeaf(manyValues[table], values) : undefined;
     if (leaf === undefined) return internKey(table, values);
     const v = values[values.length - 1] as KeyValue;
     let id = leaf.get(v) as number | undefined;
