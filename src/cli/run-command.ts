@@ -319,7 +319,6 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   let progress: Progress | undefined;
   /** Why the connections went away: every error a session or connection sees is offered (LossReason). */
   const lossReason = new LossReason();
-  const noteConnectionError = (e: unknown): void => lossReason.offer(e);
   const interruptedLine = (signal: NodeJS.Signals): string => {
     if (!recorder?.instrumented) return `interrupted (${signal}) before the run started; nothing was recorded`;
     const n = recorder.transactions;
@@ -349,7 +348,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
     );
   };
   const stop = (cause: StopCause): void => {
-    if (cause.kind === 'lost') noteConnectionError(cause.error);
+    if (cause.kind === 'lost') lossReason.offer(cause.error);
     if (stopCause) return;
     stopCause = cause;
     progress?.stop();
@@ -376,7 +375,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
   /** A connection of the run, with an 'error' listener (the query that fails reports the problem). */
   const connection = (url: string): pg.Client => {
     const c = new pg.Client({ connectionString: url });
-    c.on('error', noteConnectionError);
+    c.on('error', (e) => lossReason.offer(e));
     connections.push(c);
     if (stopCause) c.end().catch(() => undefined);
     return c;
@@ -489,7 +488,7 @@ export async function runWorkload(options: RunOptions, database?: Database): Pro
             perType[type].committed++;
             break;
           } catch (e) {
-            if (isConnectionLost(e)) noteConnectionError(e);
+            if (isConnectionLost(e)) lossReason.offer(e);
             if (stopCause) return; // stopped meanwhile: the recorder wrote this transaction already
             await client.query('ROLLBACK').catch(() => undefined);
             if (e instanceof RollbackError) {

@@ -160,7 +160,7 @@ function verifyPass(
         else if (first.ok === false && !first.missingRow)
           (first.more ??= []).push(
             failed.ok === false && !failed.missingRow
-              ? { reader: t3, writer: failed.writer, ...(failed.hider !== undefined ? { hider: failed.hider } : {}) }
+              ? { reader: t3, writer: failed.writer, hider: failed.hider }
               : { reader: t3, writer: INIT },
           );
         if ((first.ok === false && !first.missingRow ? (first.more?.length ?? 0) : 0) >= MAX_FAILURES) return first;
@@ -308,13 +308,15 @@ function verifyPass(
             if (later < 0) {
               // When w cannot commit after the reader (init, or the reader's session before it), the repair hint
               // is the first later version, not a later transaction of the reader's session, that hides the row.
-              let hider = -1;
-              const fixed = w === INIT || chains.of[w] === session;
-              for (let j = kw.after(x, p3), end = fixed ? Math.min(kw.start[x + 1], j + HIDER_SCAN) : j; j < end; j++) {
-                const h = kw.ids[j];
-                if (chains.of[h] !== session && hides(model, r, x, h)) {
-                  hider = h;
-                  break;
+              let hider: number | undefined;
+              if (w === INIT || chains.of[w] === session) {
+                const from = kw.after(x, p3);
+                for (let j = from, end = Math.min(kw.start[x + 1], from + HIDER_SCAN); j < end; j++) {
+                  const h = kw.ids[j];
+                  if (chains.of[h] !== session && hides(model, r, x, h)) {
+                    hider = h;
+                    break;
+                  }
                 }
               }
               return {
@@ -322,7 +324,7 @@ function verifyPass(
                 read: r.id,
                 key: x,
                 writer: w,
-                ...(hider >= 0 ? { hider } : {}),
+                hider,
                 why:
                   `the read did not return the row, but the latest version visible to it in this order ` +
                   `(${w === INIT ? 'init' : txns[w].id}) matches its WHERE, and no later version before it hides ` +

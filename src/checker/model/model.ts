@@ -388,13 +388,19 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
       if (id === undefined) cache.set(v, (id = internKey(table, values)));
       return id;
     }
-    // (a list of another length than the key, from a History built in memory, is not cached: the trie's levels are
-    // the key's columns)
+    return keyOfMany(table, values, true);
+  };
+  /**
+   * A key of several values, through the trie; `own`: the list may be kept as the key's values (else it is copied
+   * for a key seen the first time, as keyOfRow's scratch is). A list of another length than the key, from a
+   * History built in memory, is not cached: the trie's levels are the key's columns.
+   */
+  const keyOfMany = (table: number, values: SqlValue[], own: boolean): number => {
     const leaf = values.length === tables[table].schema.key.length ? trieLeaf(manyValues[table], values) : undefined;
-    if (leaf === undefined) return internKey(table, values);
+    if (leaf === undefined) return internKey(table, own ? values : values.slice());
     const v = values[values.length - 1] as KeyValue;
     let id = leaf.get(v) as number | undefined;
-    if (id === undefined) leaf.set(v, (id = internKey(table, values)));
+    if (id === undefined) leaf.set(v, (id = internKey(table, own ? values : values.slice())));
     return id;
   };
   /** The key column of each table with a one-column key. */
@@ -414,12 +420,7 @@ export function buildModel(history: History, options: ModelOptions = {}): CheckM
     const cols = tables[table].schema.key;
     keyScratch.length = cols.length;
     for (let i = 0; i < cols.length; i++) keyScratch[i] = row[cols[i]] ?? null;
-    const leaf = trieLeaf(manyValues[table], keyScratch);
-    if (leaf === undefined) return keyOf(table, keyScratch.slice());
-    const v = keyScratch[cols.length - 1] as KeyValue;
-    let id = leaf.get(v) as number | undefined;
-    if (id === undefined) leaf.set(v, (id = internKey(table, keyScratch.slice())));
-    return id;
+    return keyOfMany(table, keyScratch, false);
   };
   const keySetOf = (s: Scratch<number>): KeySet => {
     if (s.n === 0) return NO_KEYS;
