@@ -310,6 +310,37 @@ describe('isocheck proxy on the wire', () => {
       ],
     ];
     cases.push([
+      // found by proxy-wire-random (seeds 138, 256): a statement parsed in a block, which the proxy answered
+      // itself, described after the transaction failed. The server parsed it at its Parse and describes it still
+      // when it returns no rows (ParameterDescription, NoData; the proxy asks a connection of its own), and
+      // refuses one that returns rows (25P02)
+      'Describe S in a failed transaction of statements parsed before it failed',
+      [
+        serialize.query('BEGIN'),
+        // run, not described
+        serialize.parse({ name: 'del6', text: 'DELETE FROM accounts WHERE id = $1' }),
+        serialize.bind({ statement: 'del6', values: ['999'] }),
+        serialize.execute(),
+        serialize.parse({ name: 'sel6', text: 'SELECT owner FROM accounts WHERE id = $1' }),
+        serialize.bind({ statement: 'sel6', values: ['1'] }),
+        serialize.execute(),
+        serialize.sync(),
+        // parsed, then the transaction fails before the Sync
+        serialize.parse({ name: 'upd6', text: 'UPDATE accounts SET bal = bal + $1 WHERE id = $2' }),
+        serialize.describe({ type: 'P', name: 'nope' }),
+        serialize.sync(),
+        serialize.describe({ type: 'S', name: 'upd6' }),
+        serialize.sync(),
+        serialize.describe({ type: 'S', name: 'del6' }),
+        serialize.sync(),
+        serialize.describe({ type: 'S', name: 'sel6' }),
+        serialize.sync(),
+        serialize.describe({ type: 'S', name: 'del6' }),
+        serialize.sync(),
+        serialize.query('ROLLBACK'),
+      ],
+    ]);
+    cases.push([
       // review finding: a Parse that fails when checked at the Sync rolls back what ran before it in the same
       // implicit transaction (the count is 0 on both sides)
       'a write, then a Parse that fails at the Sync: the write rolled back',

@@ -76,6 +76,8 @@ interface Prepared {
    *  PostgreSQL describes a statement that returns no rows in a failed transaction too, which the proxy then cannot
    *  ask the server for. */
   described?: { params: number[]; columns: unknown[] | null };
+  /** Parsed by the client in a transaction that had failed already (the server refuses its Parse there). */
+  inFailed?: boolean;
 }
 
 /** A statement's result as the client sees it. */
@@ -303,6 +305,11 @@ export class ProxyConnection {
   private readonly typed = new Map<string, string>();
   /** The declared types of the statement being prepared now (a Parse with this name gets them). */
   private parseTypes: { name: string; types: number[] } | undefined;
+  /** The client's startup parameters (the server connection's, and the describer's). */
+  private params: Record<string, string> = {};
+  /** A second server connection, opened the first time a statement must be described while the client's
+   *  transaction has failed (describeAside); closed with the connection. */
+  private describer: Promise<pg.Client> | undefined;
 
   /** The client's socket (this.socket is the TLS socket over it once TLS is on). */
   private readonly plain: net.Socket;
@@ -629,6 +636,7 @@ export class ProxyConnection {
   }
 
   private async connect(params: Record<string, string>): Promise<void> {
+    this.params = params;
     let raw: pg.Client;
     let parameters: Map<string, string>;
     try {
@@ -687,6 +695,8 @@ export class ProxyConnection {
     if (!this.socket.destroyed) this.socket.end();
     const raw = this.raw;
     if (raw) await raw.end().catch(() => undefined);
+    const describer = await this.describer?.catch(() => undefined);
+    await describer?.end().catch(() => undefined);
   }
 
   // ---- messages -------------------------------------------------------------------------------------------
@@ -704,7 +714,9 @@ export class ProxyConnection {
           if (m.name !== '' && this.statements.has(m.name)) return this.messageAsync(m);
           this.noteSnapshot(m.text);
           {
-            const st = { text: m.text, paramTypes: m.paramTypes };
+            const st: Prepared = { text: m.text, paramTypes: m.paramTypes };
+            // (its Parse fails on the server, as on a direct connection, unless it is COMMIT or ROLLBACK)
+            if (this.status() === 'E' || this.failPending) st.inFailed = true;
             this.change(this.statements, m.name, st, B.parseComplete());
             this.parsedSinceSync.push({ name: m.name, st });
           }
@@ -1348,8 +1360,14 @@ export class ProxyConnection {
         ((st.checked && plan?.kind === 'settings') || (plan?.kind === 'control' && (st.checked || exit))
           ? { params: st.paramTypes, columns: null }
           : undefined);
-      if (known && known.columns === null) {
-        this.send(B.parameterDescription(known.params));
+      // (parsed by the client only, the server's Parse at its run or description never came: asked of a server
+      // connection outside the failed transaction)
+      const d =
+        known ??
+        (!st.inFailed && st.text.trim() !== '' ? await this.describeAside(st.text, st.paramTypes) : undefined);
+      if (d && d.columns === null) {
+        if (!known) st.described = d;
+        this.send(B.parameterDescription(d.params));
         this.send(B.noData());
         return;
       }
@@ -1528,14 +1546,37 @@ export class ProxyConnection {
     }
   }
 
-  /** The server's ParameterDescription and RowDescription of a statement text. */
+  /**
+   * The server's description of a statement text, asked on the describer connection: for a statement the client
+   * parsed in a transaction that has failed since, before the server saw its text (the proxy answered the Parse).
+   * A direct connection parsed it at the Parse and describes it still when it returns no rows; the proxy's own
+   * connection can no longer parse it (25P02). Undefined when the describer cannot describe it (it does not see
+   * what the failed transaction made, nor SETs of the session): the caller then asks the proxy's connection.
+   */
+  private async describeAside(
+    text: string,
+    paramTypes: number[],
+  ): Promise<{ params: number[]; columns: B.Column[] | null } | undefined> {
+    try {
+      this.describer ??= this.ctx.connectServer(this.params).then(({ raw }) => {
+        raw.on('error', () => undefined);
+        return raw;
+      });
+      return await this.describeStatement(text, paramTypes, await this.describer);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The server's ParameterDescription and RowDescription of a statement text (on the proxy's connection, or
+   *  another: then not where the client's errors come from). */
   private describeStatement(
     text: string,
     paramTypes: number[],
+    raw = this.raw!,
   ): Promise<{ params: number[]; columns: B.Column[] | null }> {
-    const raw = this.raw!;
     const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
-    this.phase?.expect();
+    if (raw === this.raw) this.phase?.expect();
     return new Promise((resolve, reject) => {
       let params: number[] = [];
       let columns: B.Column[] | null = null;
@@ -1569,7 +1610,9 @@ export class ProxyConnection {
         handlePortalSuspended() {},
         handleCopyInResponse() {},
       };
-      (raw.query as (q: unknown) => unknown)(q);
+      // (the describer's query() is pg's own: nothing of it is recorded, not even an empty session)
+      const query = raw === this.raw ? raw.query : pg.Client.prototype.query;
+      (query as (this: pg.Client, q: unknown) => unknown).call(raw, q);
     });
   }
 
