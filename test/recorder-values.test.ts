@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { toFormatValue } from '../src/recorder/catalog.js';
 import { recordParams } from '../src/recorder/events.js';
 import { isConnectionLoss, levelOf } from '../src/recorder/client.js';
+import { sqlStateOf } from '../src/recorder/sqlstate.js';
 
 describe('toFormatValue', () => {
   it('gives numbers for int2/int4/float, exact strings for int8/numeric/time types, booleans for bool', () => {
@@ -70,5 +71,20 @@ describe('levels and lost connections', () => {
     expect(isConnectionLoss({ code: '08006' })).toBe(true);
     expect(isConnectionLoss(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isConnectionLoss({ code: 'ECONNRESET' })).toBe(true);
+    // a socket's code of five capitals is not a SQLSTATE: a COMMIT that failed with it has an unknown outcome
+    // (it was read as a SQLSTATE of no class that ends the connection, so the COMMIT was recorded as aborted)
+    expect(isConnectionLoss({ code: 'EPIPE', message: 'write EPIPE' })).toBe(true);
+    expect(isConnectionLoss({ code: 'EBADF' })).toBe(true);
+  });
+  it('reads a SQLSTATE only from errors the server gave', () => {
+    expect(sqlStateOf({ code: '40001', severity: 'ERROR' })).toBe('40001');
+    expect(sqlStateOf({ code: '25P02' })).toBe('25P02');
+    expect(sqlStateOf({ code: 'XX000' })).toBe('XX000');
+    expect(sqlStateOf({ code: 'EPIPE' })).toBeUndefined();
+    expect(sqlStateOf({ code: 'ECONNRESET' })).toBeUndefined();
+    expect(sqlStateOf({ code: '4000' })).toBeUndefined();
+    expect(sqlStateOf({ code: 40001 })).toBeUndefined();
+    expect(sqlStateOf(null)).toBeUndefined();
+    expect(sqlStateOf(new Error('Connection terminated unexpectedly'))).toBeUndefined();
   });
 });

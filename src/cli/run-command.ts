@@ -28,7 +28,7 @@ import { openDatabase, type Database } from '../db/connect.js';
 import { withDatabase } from '../db/topology.js';
 import { Recorder } from '../recorder/index.js';
 import { RecorderStoppedError, type InterruptResult } from '../recorder/recorder.js';
-import { sqlStateConnectionLoss } from '../recorder/client.js';
+import { sqlStateConnectionLoss, sqlStateOf } from '../recorder/sqlstate.js';
 import {
   getWorkload,
   workloadNames,
@@ -210,12 +210,6 @@ export function isConnectionLost(err: unknown): boolean {
   );
 }
 
-/** True when the server gave the error (it carries a SQLSTATE), not the driver or the socket (EPIPE). */
-function serverSaid(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^E[A-Z]{4}$/.test(code);
-}
-
 /**
  * Why the connections went away, for the one-line report: the error that stopped the run when the server gave it,
  * else the first error from the server that any connection or session saw (57P01 "terminating connection due to
@@ -228,10 +222,10 @@ export class LossReason {
   #server: unknown;
   offer(err: unknown): void {
     if (this.#first === undefined) this.#first = err;
-    if (this.#server === undefined && serverSaid(err)) this.#server = err;
+    if (this.#server === undefined && sqlStateOf(err) !== undefined) this.#server = err;
   }
   why(cause: unknown): unknown {
-    return serverSaid(cause) ? cause : (this.#server ?? this.#first ?? cause);
+    return sqlStateOf(cause) !== undefined ? cause : (this.#server ?? this.#first ?? cause);
   }
 }
 

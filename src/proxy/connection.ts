@@ -36,6 +36,7 @@ import type { Recorder } from '../recorder/recorder.js';
 import type { TxnControl } from '../recorder/plan.js';
 import type { NamedSession } from '../recorder/sessions.js';
 import { RAW_TYPES } from '../recorder/catalog.js';
+import { sqlStateOf } from '../recorder/sqlstate.js';
 import { FrontendReader, type FrontendMessage, type StartupPacket } from './frontend.js';
 import * as B from './backend.js';
 import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBinaryResult } from './formats.js';
@@ -233,12 +234,7 @@ class ProxyError extends Error {
 /** An error the server sent (pg's DatabaseError: a SQLSTATE and a severity), not one of the proxy or the recorder. */
 const serverError = (e: unknown): boolean => {
   const err = e as { code?: unknown; severity?: unknown };
-  return (
-    typeof err?.code === 'string' &&
-    /^[0-9A-Z]{5}$/.test(err.code) &&
-    typeof err.severity === 'string' &&
-    !(e instanceof ProxyError)
-  );
+  return sqlStateOf(e) !== undefined && typeof err.severity === 'string' && !(e instanceof ProxyError);
 };
 
 /** PostgreSQL's error for a statement it does not have (postgres.c names the unnamed one so). */
@@ -1363,8 +1359,7 @@ export class ProxyConnection {
       // (parsed by the client only, the server's Parse at its run or description never came: asked of a server
       // connection outside the failed transaction)
       const d =
-        known ??
-        (!st.inFailed && st.text.trim() !== '' ? await this.describeAside(st.text, st.paramTypes) : undefined);
+        known ?? (!st.inFailed && st.text.trim() !== '' ? await this.describeAside(st.text, st.paramTypes) : undefined);
       if (d && d.columns === null) {
         if (!known) st.described = d;
         this.send(B.parameterDescription(d.params));

@@ -37,6 +37,7 @@ import { RAW_TYPES, type TableInfo } from './catalog.js';
 import { eventsFor, RecordedQuery, recordParams, type Judgement } from './events.js';
 import type { PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
 import { isUtcZone } from './time-zone.js';
+import { sqlStateConnectionLoss, sqlStateOf } from './sqlstate.js';
 import { whereShape } from './statement-shape.js';
 import type { WhereColumns } from './where-columns.js';
 
@@ -93,28 +94,11 @@ export function isConnectionLoss(err: unknown): boolean {
   return sqlStateConnectionLoss(err) ?? true;
 }
 
-/**
- * For a server error (one with a five-character SQLSTATE code): whether it ends the connection (class 08, the
- * server shutting down or not yet accepting (57P01-57P03), or a FATAL or PANIC severity); undefined for another error.
- */
-export function sqlStateConnectionLoss(err: unknown): boolean | undefined {
-  const e = err as { code?: unknown; severity?: unknown } | null;
-  const code = e?.code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
-  return (
-    code.startsWith('08') ||
-    code === '57P01' ||
-    code === '57P02' ||
-    code === '57P03' ||
-    e?.severity === 'FATAL' ||
-    e?.severity === 'PANIC'
-  );
-}
-
 function errorInfo(err: unknown): TxnError {
   const e = err as { code?: unknown; message?: unknown } | null;
   const out: TxnError = {};
-  if (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) out.code = e.code;
+  const code = sqlStateOf(err);
+  if (code !== undefined) out.code = code;
   out.message = typeof e?.message === 'string' ? e.message : String(err);
   return out;
 }
