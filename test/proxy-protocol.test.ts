@@ -577,6 +577,91 @@ describe('isocheck proxy and error positions', () => {
       ['update'],
     ]);
   });
+
+  it('fetches a SELECT with a row limit as a server portal: partial while rows are left, whole when done', async () => {
+    const p = await proxy('fetched');
+    const c = await rawClient(p.port);
+    const select = (portal: string, rows: number): Buffer[] => [
+      serialize.parse({ text: 'SELECT id, bal FROM accounts WHERE id <= $1 ORDER BY id' }),
+      serialize.bind({ portal, values: ['3'] }),
+      serialize.describe({ type: 'P', name: portal }),
+      serialize.execute({ portal, rows }),
+    ];
+    // a block: two parts of one row, another statement between them, then COMMIT with a row left
+    c.send(serialize.query('BEGIN'), ...select('a', 1), serialize.sync());
+    await c.readies(2);
+    c.send(
+      serialize.parse({ text: 'UPDATE accounts SET bal = bal + 1 WHERE id = $1' }),
+      serialize.bind({ values: ['6'] }),
+      serialize.execute(),
+      serialize.execute({ portal: 'a', rows: 1 }),
+      serialize.sync(),
+    );
+    const second = await c.readies(1);
+    expect(second.filter((m) => m.name === 'dataRow').map((m) => m.fields)).toEqual([['2', '100']]);
+    expect(second.map((m) => m.name)).toContain('portalSuspended');
+    c.send(serialize.query('COMMIT'));
+    await c.readies(1);
+    // outside a block: parts of two rows until the portal's end (the implicit transaction lasts to the Sync)
+    c.send(
+      ...select('b', 2),
+      serialize.execute({ portal: 'b', rows: 2 }),
+      serialize.execute({ portal: 'b', rows: 2 }),
+      serialize.sync(),
+    );
+    const whole = await c.readies(1);
+    expect(whole.map((m) => m.name)).toEqual([
+      'parseComplete',
+      'bindComplete',
+      'rowDescription',
+      'dataRow',
+      'dataRow',
+      'portalSuspended',
+      'dataRow',
+      'commandComplete',
+      'commandComplete',
+      'readyForQuery',
+    ]);
+    // a part that fails: its rows before the error, then the error (the rows after it never computed)
+    c.send(
+      // (no ORDER BY: a sort would compute every row before the first; a scan computes them as they are fetched)
+      serialize.parse({ text: 'SELECT 10 / (3 - id) AS q FROM accounts WHERE id <= $1' }),
+      serialize.bind({ portal: 'c', values: ['5'] }),
+      serialize.execute({ portal: 'c', rows: 1 }),
+      serialize.execute({ portal: 'c', rows: 3 }),
+      serialize.sync(),
+    );
+    const failed = await c.readies(1);
+    expect(failed.map((m) => m.name)).toEqual([
+      'parseComplete',
+      'bindComplete',
+      'dataRow',
+      'portalSuspended',
+      'dataRow',
+      'error',
+      'readyForQuery',
+    ]);
+    expect(failed[5]).toMatchObject({ code: '22012' });
+    await c.close();
+    await p.close();
+    const reads = txnsOf('fetched')
+      .filter((t) => t.status === 'committed')
+      .map((t) =>
+        t.events.map((e) => {
+          const { op, partial, rows } = e as { op: string; partial?: boolean; rows: unknown[] };
+          return [op, partial === true, rows.length];
+        }),
+      );
+    // the block's read: the two rows fetched, partial; the update after it; the implicit transaction's: whole
+    expect(reads).toEqual([
+      [
+        ['select', true, 2],
+        ['update', false, 1],
+      ],
+      [['select', false, 3]],
+    ]);
+    expect((await check(join(dir, 'fetched.ndjson'))).verdict).toBe('consistent');
+  });
 });
 
 describe('isocheck proxy and named sessions', () => {

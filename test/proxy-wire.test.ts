@@ -341,6 +341,22 @@ describe('isocheck proxy on the wire', () => {
       ],
     ]);
     cases.push([
+      // found by proxy-wire-random (seeds 489, 775, ...): in a failed transaction PostgreSQL refuses an Execute
+      // before it looks at the portal's state, so a portal that ran to its end gets 25P02 there, not 55000
+      'Execute in a failed transaction of a portal that ran to its end',
+      [
+        serialize.query('BEGIN'),
+        serialize.parse({ name: 'upd9', text: 'UPDATE accounts SET bal = bal WHERE id = $1' }),
+        serialize.bind({ portal: 'p9', statement: 'upd9', values: ['999'] }),
+        serialize.execute({ portal: 'p9' }),
+        serialize.sync(),
+        serialize.query('SELECT 1 / 0'),
+        serialize.execute({ portal: 'p9' }),
+        serialize.sync(),
+        serialize.query('ROLLBACK'),
+      ],
+    ]);
+    cases.push([
       // review finding: a Parse that fails when checked at the Sync rolls back what ran before it in the same
       // implicit transaction (the count is 0 on both sides)
       'a write, then a Parse that fails at the Sync: the write rolled back',

@@ -8,7 +8,8 @@
  *   Query "a; b" -> split (libpg-query) -> each through RecordingClient.query (rewritten, recorded; the app's columns
  *     only) -> RowDescription, DataRow (text), CommandComplete (the server's tag) | ErrorResponse -> ReadyForQuery
  *   Parse/Bind/Describe/Execute/Close/Sync/Flush -> statements and portals kept here; a portal runs (recorded) at
- *     its Describe or first Execute, and Execute with a row limit hands out its rows in batches (PortalSuspended)
+ *     its Describe or first Execute; an Execute with a row limit of a SELECT fetches it from a server portal in
+ *     parts as the client fetches (portal-query.ts), another statement's rows are handed out in parts
  *
  * Decisions:
  * - Results reach the client in text format, or in binary for the types formats.ts converts (else an error).
@@ -34,6 +35,8 @@ import tls from 'node:tls';
 import pg from 'pg';
 import type { Recorder } from '../recorder/recorder.js';
 import type { TxnControl } from '../recorder/plan.js';
+import type { QueryOptions } from '../recorder/client.js';
+import type { FetchedResult } from '../recorder/portal-query.js';
 import type { NamedSession } from '../recorder/sessions.js';
 import { RAW_TYPES } from '../recorder/catalog.js';
 import { sqlStateOf } from '../recorder/sqlstate.js';
@@ -96,6 +99,9 @@ interface Outcome {
    *  rows at the same place), and how many of them are sent. */
   notices?: HeldNotice[];
   noticesSent?: number;
+  /** Run as a server portal fetched as the client fetches (an Execute with a row limit: fetchable), suspended on
+   *  the server: its next part, when the client has had every row fetched so far. */
+  server?: FetchedResult;
 }
 
 /** A WARNING the server would send (the proxy's own: no source fields). */
@@ -112,6 +118,9 @@ function blockOnlyWarning(text: string): HeldNotice | undefined {
   const what = named ? named.toUpperCase() : /^set\s+local\b/i.test(words) ? 'LOCAL' : undefined;
   return what ? warningNotice(`SET ${what} can only be used in transaction blocks`) : undefined;
 }
+
+/** A statement that returns rows and may run in a block (fetchable when the recorder passes it through). */
+const RETURNS_ROWS = /^\(*\s*(select|with|values|table|show|explain)\b/i;
 
 /** Statements whose first place in a pipeline (not yet in PostgreSQL's implicit transaction) the proxy gives them
  *  by running them outside its block: LOCK and DECLARE without HOLD, which PostgreSQL refuses outside a block
@@ -144,6 +153,8 @@ interface HeldNotice {
 }
 
 interface Portal {
+  /** The client's name for it ('' the unnamed portal). */
+  name: string;
   /** The statement it was bound from. */
   statement: Prepared;
   /** A direct connection would plan it with its parameters' values at Bind (a custom plan): an error in planning
@@ -301,6 +312,8 @@ export class ProxyConnection {
   private readonly typed = new Map<string, string>();
   /** The declared types of the statement being prepared now (a Parse with this name gets them). */
   private parseTypes: { name: string; types: number[] } | undefined;
+  /** Server portals made for the client's (fetchable): their names' numbers. */
+  private serverPortals = 0;
   /** The client's startup parameters (the server connection's, and the describer's). */
   private params: Record<string, string> = {};
   /** A second server connection, opened the first time a statement must be described while the client's
@@ -735,6 +748,7 @@ export class ProxyConnection {
           const failedBefore = this.readyStatus === 'E' && this.status() === 'E';
           if (failedBefore && p.outcome.error === undefined && !this.endsTransaction(p.text))
             throw new ProxyError('25P02', ABORTED_MESSAGE);
+          if (this.partDue(p, p.outcome)) return this.messageAsync(m);
           this.sendRows(p, p.outcome, m.maxRows);
           return;
         }
@@ -881,12 +895,13 @@ export class ProxyConnection {
     paramTypes: number[] = [],
     extended = false,
     hold = false,
+    fetch?: { portal: string; rows: number },
   ): Promise<Outcome[]> {
     this.tags = [];
     this.phase?.expect();
     this.noticesHeld = hold ? [] : undefined;
     try {
-      const outcomes = await this.runHeld(text, values, paramTypes, extended);
+      const outcomes = await this.runHeld(text, values, paramTypes, extended, fetch);
       const o = outcomes[outcomes.length - 1];
       if (o && this.noticesHeld && this.noticesHeld.length > 0) o.notices = this.noticesHeld;
       return outcomes;
@@ -898,10 +913,17 @@ export class ProxyConnection {
     }
   }
 
-  private async runHeld(text: string, values: unknown[], paramTypes: number[], extended: boolean): Promise<Outcome[]> {
+  private async runHeld(
+    text: string,
+    values: unknown[],
+    paramTypes: number[],
+    extended: boolean,
+    fetch?: { portal: string; rows: number },
+  ): Promise<Outcome[]> {
     // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
     const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
-    const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig;
+    const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig & QueryOptions;
+    if (fetch) config.fetch = fetch;
     // a client's Parse/Bind/Execute goes to the server as one, even with no parameters (pg would send a Query):
     // its errors come at the same message, and a text of two statements is refused (42601) as the server does
     if (extended) (config as { queryMode?: string }).queryMode = 'extended';
@@ -1021,12 +1043,14 @@ export class ProxyConnection {
     }
     if (tag === undefined)
       tag = n === null ? r.command : r.command === 'INSERT' ? `INSERT 0 ${n}` : `${r.command} ${n}`;
-    return {
+    const o: Outcome = {
       columns,
       rows: r.rows as (string | null)[][],
       tag,
       returnsRows: columns.length > 0 || r.command === 'SELECT',
     };
+    if ('more' in r) o.server = r as unknown as FetchedResult;
+    return o;
   }
 
   /** The transaction statement a text is, if it is one. */
@@ -1187,6 +1211,7 @@ export class ProxyConnection {
     });
     st.binds = (st.binds ?? 0) + 1;
     return {
+      name: m.portal,
       statement: st,
       customPlan: st.binds <= CUSTOM_PLANS,
       text: st.text,
@@ -1239,8 +1264,8 @@ export class ProxyConnection {
     else if (status === 'T') await this.run('COMMIT');
   }
 
-  /** Runs a portal once (at its Describe or first Execute). */
-  private async runPortal(p: Portal, executesAhead: number): Promise<Outcome> {
+  /** Runs a portal once (at its Describe or first Execute; `maxRows`: that Execute's row limit, 0: none). */
+  private async runPortal(p: Portal, executesAhead: number, maxRows = 0): Promise<Outcome> {
     if (p.outcome) return p.outcome;
     if (/^\s*copy\b/i.test(p.text) && splitStatements(p.text)[0]?.copy)
       throw new ProxyError(
@@ -1274,7 +1299,25 @@ export class ProxyConnection {
         p.outcome = o;
         return o;
       }
-      outcomes = await this.run(p.text, p.values, p.paramTypes, true, true);
+      let fetch: { portal: string; rows: number } | undefined;
+      if (maxRows > 0 && this.fetchable(p)) {
+        // its parts need a block to live in across Syncs: outside one, the proxy's (PostgreSQL's implicit one)
+        if (!this.inTransaction()) {
+          await this.run('BEGIN');
+          this.implicit = true;
+        }
+        fetch = { portal: `__isocheck_proxy_portal_${++this.serverPortals}`, rows: maxRows };
+      }
+      outcomes = await this.run(p.text, p.values, p.paramTypes, true, true, fetch).catch((e: unknown) => {
+        // a parameter's error context names the portal: the client's, as on a direct connection
+        const err = e as { where?: unknown };
+        if (fetch && typeof err?.where === 'string')
+          err.where = err.where.replace(
+            `portal "${fetch.portal}"`,
+            p.name === '' ? 'unnamed portal' : `portal "${p.name}"`,
+          );
+        throw e;
+      });
       if (outside) {
         const last = outcomes[outcomes.length - 1];
         last.notices = [...first, ...(last.notices ?? [])];
@@ -1298,6 +1341,9 @@ export class ProxyConnection {
     }
     p.statement.checked = true;
     const o = outcomes[outcomes.length - 1];
+    if (o.server && !o.server.suspended) o.server = undefined;
+    // (suspended: it returns rows, columns or not; its tag comes with its last part)
+    else if (o.server) o.returnsRows = true;
     o.columns.forEach((c, i) => {
       c.format = this.formatOf(p, i);
       if (c.format === 1 && !binaryResultSupported(c.dataTypeID))
@@ -1318,10 +1364,12 @@ export class ProxyConnection {
         this.send(B.noData());
         return;
       }
-      if (p.outcome || this.executesSoon(name)) {
-        // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once; when it
-        // fails in running, the Describe still gets its answer first, as from the server
-        const o = await this.runPortal(p, 2);
+      const ahead = p.outcome ? undefined : this.executeAhead(name);
+      if (p.outcome || ahead) {
+        // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once (with that
+        // Execute's row limit); when it fails in running, the Describe still gets its answer first, as from the
+        // server
+        const o = await this.runPortal(p, 2, ahead?.maxRows ?? 0);
         this.send(o.returnsRows ? B.rowDescription(o.columns) : B.noData());
         return;
       }
@@ -1498,15 +1546,15 @@ export class ProxyConnection {
     };
   }
 
-  /** Is an Execute of this portal among the messages received, before the next Sync? */
-  private executesSoon(portal: string): boolean {
+  /** The Execute of this portal among the messages received, before the next Sync, if there is one. */
+  private executeAhead(portal: string): (FrontendMessage & { type: 'E' }) | undefined {
     for (const m of this.pending) {
       // a Close of it, or a Bind over it (the Execute is then the next portal's)
-      if (m.type === 'S' || (m.type === 'C' && m.what === 'P' && m.name === portal)) return false;
-      if (m.type === 'B' && m.portal === portal) return false;
-      if (m.type === 'E' && m.portal === portal) return true;
+      if (m.type === 'S' || (m.type === 'C' && m.what === 'P' && m.name === portal)) return undefined;
+      if (m.type === 'B' && m.portal === portal) return undefined;
+      if (m.type === 'E' && m.portal === portal) return m;
     }
-    return false;
+    return undefined;
   }
 
   /** The parameters and the columns the client will receive of a statement text, as the server describes it. */
@@ -1693,12 +1741,59 @@ export class ProxyConnection {
 
   private async execute(name: string, maxRows: number): Promise<void> {
     const p = this.portal(name);
+    // in a failed transaction PostgreSQL refuses the Execute before it looks at the portal's state
+    // (exec_execute_message): 25P02 for a portal that ran to its end too, unless it is COMMIT or ROLLBACK
+    if (p.done && this.status() === 'E' && !this.endsTransaction(p.text))
+      throw new ProxyError('25P02', ABORTED_MESSAGE);
     if (p.done) throw new ProxyError('55000', `portal "${name}" cannot be run`);
     if (p.text.trim() === '') {
       this.send(B.emptyQueryResponse());
       return;
     }
-    this.sendRows(p, await this.runPortal(p, 1), maxRows);
+    const o = await this.runPortal(p, 1, maxRows);
+    if (this.partDue(p, o)) await this.nextPart(o, maxRows);
+    this.sendRows(p, o, maxRows);
+  }
+
+  /**
+   * Whether a portal's Execute with a row limit runs as a server portal of its own, fetched as the client fetches
+   * (docs/recording.md): a SELECT the recorder records (its read is `partial` while rows are left), or a statement it
+   * passes through that returns rows. Another (a write with RETURNING, which PostgreSQL runs whole at its first
+   * Execute anyway) runs whole, its rows handed out in parts.
+   */
+  private fetchable(p: Portal): boolean {
+    if (this.status() === 'E' || this.failPending) return false;
+    const plan = this.planOf(p.text, p.values.length);
+    if (plan?.kind === 'select') return true;
+    return plan?.kind === 'passthrough' && RETURNS_ROWS.test(withoutLeadingComments(p.text));
+  }
+
+  /** The client has had every row of the server portal's parts: its next Execute fetches the next part. */
+  private partDue(p: Portal, o: Outcome): boolean {
+    return o.server?.suspended === true && p.sent === o.rows.length;
+  }
+
+  /** The next part of a portal fetched as the client fetches (up to maxRows rows, 0: the rest): its rows, its
+   *  notices among them, its tag when it completes, or its error after the rows that came before it. */
+  private async nextPart(o: Outcome, maxRows: number): Promise<void> {
+    const base = o.rows.length;
+    this.tags = [];
+    this.phase?.expect(o.columns);
+    this.noticesHeld = [];
+    try {
+      const r = await o.server!.more(maxRows);
+      o.rows.push(...(r.rows as (string | null)[][]));
+      o.server = r.suspended ? r : undefined;
+      if (!r.suspended) o.tag = this.outcome(r as unknown as pg.QueryArrayResult).tag;
+    } catch (e) {
+      o.rows.push(...(this.phase?.lastRows ?? []));
+      o.server = undefined;
+      o.error = e;
+    } finally {
+      const held = this.noticesHeld ?? [];
+      this.noticesHeld = undefined;
+      if (held.length > 0) o.notices = [...(o.notices ?? []), ...held.map((n) => ({ ...n, row: n.row + base }))];
+    }
   }
 
   /** An Execute's rows (up to maxRows, 0: all) and its CommandComplete, or PortalSuspended when rows are left. */

@@ -91,14 +91,16 @@ export class ServerPhase {
     });
   }
 
-  /** Before a statement is sent: forget where an earlier error came. */
-  expect(): void {
+  /** Before a statement is sent: forget where an earlier error came. `columns`: the next part of a portal the
+   *  server described in its first (an Execute alone: what it sends comes from running it). */
+  expect(columns?: DescribedField[]): void {
     this.#last = 'unknown';
     this.#lastDescribed = undefined;
     this.#lastRows = [];
     this.#rows = [];
     this.#completed = undefined;
     this.#lastCompleted = undefined;
+    if (columns) this.#described = columns;
   }
 
   /** The server has completed the statement (CommandComplete) in this exchange: a notice now is raised after it

@@ -30,11 +30,12 @@
  *   written as aborted cannot commit later, and a late answer does not change what was written.
  */
 import type pg from 'pg';
-import type { HistoryEvent, IsolationLevel, TxnError, TxnLine, TxnStatus } from '../history/format.js';
+import type { HistoryEvent, IsolationLevel, SelectEvent, TxnError, TxnLine, TxnStatus } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';
 import { RecorderStoppedError, UnsupportedStatementError } from './errors.js';
 import { RAW_TYPES, type TableInfo } from './catalog.js';
-import { eventsFor, RecordedQuery, recordParams, type Judgement } from './events.js';
+import { type EventContext, eventsFor, RecordedQuery, recordParams, type Judgement, type TextRow } from './events.js';
+import { type FetchedResult, type PartRows, PortalQuery } from './portal-query.js';
 import type { PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
 import { isUtcZone } from './time-zone.js';
 import { sqlStateConnectionLoss, sqlStateOf } from './sqlstate.js';
@@ -110,6 +111,10 @@ export interface QueryOptions {
   binary?: boolean;
   /** pg's option: the extended protocol even with no parameters. */
   queryMode?: 'extended';
+  /** isocheck's (the proxy's Execute with a row limit): run it as this server portal, fetched in parts of `rows`
+   *  rows (portal-query.ts); the result is a FetchedResult. In a transaction block only, and for a SELECT or a
+   *  statement the recorder passes through; another statement ignores it and runs whole. */
+  fetch?: { portal: string; rows: number };
 }
 
 /** A connection a spanning session uses, and the name of its server (the transactions' `node`). */
@@ -435,6 +440,8 @@ export class Session {
     const txn = this.txn;
     if (txn) txn.statements++;
     try {
+      if (options.fetch && txn)
+        return await this.fetchParts({ sql: text, appRows: true, added: 0 }, values ?? [], options.name, options);
       return await this.forward(text, values, options);
     } catch (e) {
       if (txn && !txn.closed) this.fail(txn, e);
@@ -550,12 +557,52 @@ export class Session {
       if (upsertWid !== undefined && plan.kind === 'insert') all[plan.upsertWidParam! - 1] = upsertWid;
     }
     const name = options.name ?? (this.prepare ? this.recorder.statementName(plan.sql) : undefined);
+    const judge: EventContext['judge'] = (w, p, t) => this.judge(settings, w, p, t);
+    if (options.fetch && plan.kind === 'select') {
+      // fetched in parts: one read, its rows those fetched so far, partial while the portal is suspended (at the
+      // place of its first part: the portal's snapshot is that of its start)
+      const added: TextRow[] = [];
+      let events: HistoryEvent[] | undefined;
+      return this.fetchParts(plan, all, name, options, (rows, suspended) => {
+        added.push(...rows);
+        const next = eventsFor(plan, added, { params, wid, judge });
+        if (suspended) for (const e of next) (e as SelectEvent).partial = true;
+        if (events === undefined) txn.events.push(...next);
+        else {
+          // (gone when a ROLLBACK TO undid the part: the portal is gone then too)
+          const at = txn.events.indexOf(events[0]);
+          if (at >= 0) txn.events.splice(at, events.length, ...next);
+        }
+        events = next;
+      });
+    }
     const q = new RecordedQuery(plan, all, name, options.rowMode, options.types ?? this.appTypes());
     await this.submit(q);
-    txn.events.push(
-      ...eventsFor(plan, q.added, { params, wid, upsertWid, judge: (w, p, t) => this.judge(settings, w, p, t) }),
-    );
+    txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge }));
     return q.app;
+  }
+
+  /** A statement run as a server portal, its first part now, each next part at the result's `more` (options.fetch:
+   *  portal-query.ts); `parts` sees the rows of each. */
+  private async fetchParts(
+    plan: Pick<RecordedPlan, 'sql' | 'appRows' | 'added'>,
+    values: unknown[],
+    name: string | undefined,
+    options: QueryOptions,
+    parts?: PartRows,
+  ): Promise<FetchedResult> {
+    const { portal, rows } = options.fetch!;
+    const types = options.types ?? this.appTypes();
+    const run = async (q: PortalQuery): Promise<FetchedResult> => {
+      await this.submit(q);
+      parts?.(q.added, q.suspended);
+      const fields = q.fields ?? [];
+      return Object.assign(q.app, {
+        suspended: q.suspended,
+        more: (n: number) => run(new PortalQuery(plan, [], name, options.rowMode, types, portal, n, fields)),
+      });
+    };
+    return run(new PortalQuery(plan, values, name, options.rowMode, types, portal, rows));
   }
 
   /** Sends a rewritten statement (as send() does): settles when pg has its whole result. */
@@ -680,6 +727,7 @@ function normalize(
       ...(c.name ? { name: c.name } : {}),
       ...(c.binary ? { binary: c.binary } : {}),
       ...((c as { queryMode?: string }).queryMode === 'extended' ? { queryMode: 'extended' as const } : {}),
+      ...((c as QueryOptions).fetch ? { fetch: (c as QueryOptions).fetch } : {}),
     },
     cb: cb ?? c.callback,
   };

@@ -182,8 +182,8 @@ export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: E
   }
 }
 
-type TextRow = (string | null)[];
-interface PgResult extends pg.QueryResult {
+export type TextRow = (string | null)[];
+export interface PgResult extends pg.QueryResult {
   addFields(fields: pg.FieldDef[]): void;
   parseRow(row: TextRow): unknown;
   addRow(row: unknown): void;
@@ -211,7 +211,8 @@ export class RecordedQuery extends Query {
   private keep = 0;
 
   constructor(
-    private readonly plan: RecordedPlan,
+    /** The rewritten text, whether the application gets rows, and how many columns were added after its own. */
+    private readonly plan: Pick<RecordedPlan, 'sql' | 'appRows' | 'added'>,
     values: unknown[],
     name: string | undefined,
     rowMode: 'array' | undefined,
