@@ -6,7 +6,7 @@
 // reason, when the client is not installed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -144,6 +144,19 @@ describe.skipIf(javaSkip !== undefined)(`isocheck proxy with JDBC${javaSkip ? ` 
       direct.map(([id, bal, name]) => `${id}=${bal}:${name}`).join(' '),
     );
     await p.close();
+    // the last read, with a fetch size of 2 (Executes with a row limit on a server portal), fetched to its end:
+    // recorded whole, its 6 rows, in each client's last transaction
+    const lastReads = new Map<number, { partial?: boolean; rows: unknown[] }>();
+    for (const l of readFileSync(b.file, 'utf8').trim().split('\n')) {
+      const t = JSON.parse(l) as { kind: string; session: number; status: string; events: { op: string }[] };
+      if (t.kind !== 'txn' || t.status !== 'committed' || t.events.length !== 1 || t.events[0].op !== 'select')
+        continue;
+      lastReads.set(t.session, t.events[0] as unknown as { partial?: boolean; rows: unknown[] });
+    }
+    expect([...lastReads.values()].map((e) => [e.partial === true, e.rows.length])).toEqual([
+      [false, 6],
+      [false, 6],
+    ]);
     await expectWriteSkew(b.file);
   }, 30_000);
 });
