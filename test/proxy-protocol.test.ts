@@ -600,6 +600,12 @@ describe('isocheck proxy and error positions', () => {
     const second = await c.readies(1);
     expect(second.filter((m) => m.name === 'dataRow').map((m) => m.fields)).toEqual([['2', '100']]);
     expect(second.map((m) => m.name)).toContain('portalSuspended');
+    // the server's portal is open while the client's is, and closed with it (at the next statement)
+    const cursors = "SELECT count(*) FROM pg_cursors WHERE name LIKE '\\_\\_isocheck%'";
+    c.send(serialize.query(cursors));
+    expect((await c.readies(1)).find((m) => m.name === 'dataRow')?.fields).toEqual(['1']);
+    c.send(serialize.close({ type: 'P', name: 'a' }), serialize.sync(), serialize.query(cursors));
+    expect((await c.readies(2)).find((m) => m.name === 'dataRow')?.fields).toEqual(['0']);
     c.send(serialize.query('COMMIT'));
     await c.readies(1);
     // outside a block: parts of two rows until the portal's end (the implicit transaction lasts to the Sync)

@@ -312,8 +312,10 @@ export class ProxyConnection {
   private readonly typed = new Map<string, string>();
   /** The declared types of the statement being prepared now (a Parse with this name gets them). */
   private parseTypes: { name: string; types: number[] } | undefined;
-  /** Server portals made for the client's (fetchable): their names' numbers. */
-  private serverPortals = 0;
+  /** Server portals made for the client's (fetchable): their names' numbers, and those open on the server with the
+   *  outcome each serves (closed once no client portal has it: closeServerPortals). */
+  private serverPortalCount = 0;
+  private readonly serverPortals = new Map<string, Outcome>();
   /** The client's startup parameters (the server connection's, and the describer's). */
   private params: Record<string, string> = {};
   /** A second server connection, opened the first time a statement must be described while the client's
@@ -897,6 +899,7 @@ export class ProxyConnection {
     hold = false,
     fetch?: { portal: string; rows: number },
   ): Promise<Outcome[]> {
+    this.closeServerPortals();
     this.tags = [];
     this.phase?.expect();
     this.noticesHeld = hold ? [] : undefined;
@@ -1288,6 +1291,7 @@ export class ProxyConnection {
     const outside = !wasImplicit && this.implicit ? blockOnlyWarning(p.text) : undefined;
     const first: HeldNotice[] = outside ? [outside] : [];
     let outcomes: Outcome[];
+    let fetch: { portal: string; rows: number } | undefined;
     try {
       if (this.implicit && statement) {
         // refused or failed, it is described first (NoData) and fails at its Execute, as the server's would
@@ -1299,14 +1303,13 @@ export class ProxyConnection {
         p.outcome = o;
         return o;
       }
-      let fetch: { portal: string; rows: number } | undefined;
       if (maxRows > 0 && this.fetchable(p)) {
         // its parts need a block to live in across Syncs: outside one, the proxy's (PostgreSQL's implicit one)
         if (!this.inTransaction()) {
           await this.run('BEGIN');
           this.implicit = true;
         }
-        fetch = { portal: `__isocheck_proxy_portal_${++this.serverPortals}`, rows: maxRows };
+        fetch = { portal: `__isocheck_proxy_portal_${++this.serverPortalCount}`, rows: maxRows };
       }
       outcomes = await this.run(p.text, p.values, p.paramTypes, true, true, fetch).catch((e: unknown) => {
         // a parameter's error context names the portal: the client's, as on a direct connection
@@ -1341,6 +1344,7 @@ export class ProxyConnection {
     }
     p.statement.checked = true;
     const o = outcomes[outcomes.length - 1];
+    if (o.server && fetch) this.serverPortals.set(fetch.portal, o);
     if (o.server && !o.server.suspended) o.server = undefined;
     // (suspended: it returns rows, columns or not; its tag comes with its last part)
     else if (o.server) o.returnsRows = true;
@@ -1766,6 +1770,25 @@ export class ProxyConnection {
     const plan = this.planOf(p.text, p.values.length);
     if (plan?.kind === 'select') return true;
     return plan?.kind === 'passthrough' && RETURNS_ROWS.test(withoutLeadingComments(p.text));
+  }
+
+  /**
+   * Before a statement goes to the server: a Close ahead of it for each server portal no client portal has any more
+   * (the client closed it, bound another over its name, or a Query dropped the unnamed one), so that the server frees
+   * it (its executor, its snapshot) as it would have freed the client's. No round trip of its own: pg ignores the
+   * CloseComplete, and a Close of a portal the server dropped already (at a transaction's end) is no error. Not while
+   * an answer is held (Ack): an error may still undo the client's Close.
+   */
+  private closeServerPortals(): void {
+    if (this.serverPortals.size === 0 || this.acks.length > 0 || !this.raw) return;
+    const used = new Set<Outcome>();
+    for (const p of this.portals.values()) if (p.outcome) used.add(p.outcome);
+    const con = (this.raw as unknown as { connection: { close(x: { type: 'P'; name: string }): void } }).connection;
+    for (const [name, o] of this.serverPortals) {
+      if (used.has(o)) continue;
+      con.close({ type: 'P', name });
+      this.serverPortals.delete(name);
+    }
   }
 
   /** The client has had every row of the server portal's parts: its next Execute fetches the next part. */
