@@ -341,6 +341,20 @@ describe('isocheck proxy on the wire', () => {
       ],
     ]);
     cases.push([
+      // found by proxy-wire-random (seed 945): in a block, a Parse of a query takes the transaction's snapshot on a
+      // direct connection, so transaction modes set after it fail (25001), though the proxy answered the Parse
+      'SET TRANSACTION in a block after a Parse of a query',
+      [
+        serialize.query('BEGIN'),
+        serialize.parse({ name: 'sel7', text: 'SELECT owner FROM accounts WHERE id = $1' }),
+        serialize.parse({ text: 'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE' }),
+        serialize.bind(),
+        serialize.execute(),
+        serialize.sync(),
+        serialize.query('ROLLBACK'),
+      ],
+    ]);
+    cases.push([
       // found by proxy-wire-random (seeds 489, 775, ...): in a failed transaction PostgreSQL refuses an Execute
       // before it looks at the portal's state, so a portal that ran to its end gets 25P02 there, not 55000
       'Execute in a failed transaction of a portal that ran to its end',

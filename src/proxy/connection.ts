@@ -268,9 +268,9 @@ export class ProxyConnection {
   private readonly statements = new Map<string, Prepared>();
   private readonly portals = new Map<string, Portal>();
   private skipToSync = false;
-  /** The client's transaction outside a block has taken a snapshot on a direct connection (PostgreSQL's
-   *  FirstSnapshotSet: a Parse or Bind of a query, a Bind with parameters), so that a BEGIN with transaction modes
-   *  after it fails there (25001) even when the proxy, which answers Parse and Bind itself, has run nothing yet. */
+  /** The client's transaction has taken a snapshot on a direct connection (PostgreSQL's FirstSnapshotSet: a Parse or
+   *  Bind of a query, a Bind with parameters), so that a BEGIN with transaction modes or SET TRANSACTION after it
+   *  fails there (25001) even when the proxy, which answers Parse and Bind itself, has run nothing yet. */
   private snapshot = false;
   /** The status of the last ReadyForQuery: 'E', the transaction failed before this exchange. */
   private readyStatus = 'I';
@@ -549,11 +549,19 @@ export class ProxyConnection {
     this.flush();
   }
 
-  /** A Parse or Bind of `text` outside a block: does it take a snapshot on the server (analyze_requires_snapshot,
-   *  or a Bind's parameters)? */
+  /** A Parse or Bind of `text`: does it take a snapshot on the server (analyze_requires_snapshot, or a Bind's
+   *  parameters)? */
   private noteSnapshot(text: string, values = 0): void {
-    if (this.snapshot || (!this.implicit && this.status() !== 'I')) return;
+    if (this.snapshot || this.status() === 'E') return;
     this.snapshot = values > 0 || takesSnapshot(text);
+  }
+
+  /** Before a statement that sets transaction modes (SET TRANSACTION, BEGIN with modes) in the client's block: when
+   *  a Parse or Bind the proxy answered took a snapshot on a direct connection, the server takes one too, so that
+   *  the modes fail there as they would (25001: "must be called before any query"). */
+  private async snapshotForModes(control: TxnControl | undefined): Promise<void> {
+    const setsModes = (control?.kind === 'begin' && control.modes !== '') || control?.kind === 'set-transaction';
+    if (setsModes && this.snapshot && !this.implicit && this.status() === 'T') await this.takeSnapshot();
   }
 
   private fatal(code: string, message: string): void {
@@ -1149,6 +1157,7 @@ export class ProxyConnection {
           this.implicit = true;
         }
         if (ends) this.snapshot = false;
+        await this.snapshotForModes(control);
         outcomes = p.copy
           ? [await this.copy(p.text)]
           : this.implicit && control
@@ -1286,6 +1295,7 @@ export class ProxyConnection {
       await this.run('BEGIN');
       this.implicit = true;
     }
+    await this.snapshotForModes(statement);
     // the first statement of a transaction outside a block is not in PostgreSQL's implicit transaction yet (that
     // begins after its Execute): SET TRANSACTION and SET LOCAL warn there, which in the proxy's block they do not
     const outside = !wasImplicit && this.implicit ? blockOnlyWarning(p.text) : undefined;
