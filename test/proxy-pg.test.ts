@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import pg from 'pg';
+import Cursor from 'pg-cursor';
 import { parse, serialize } from 'pg-protocol';
 import type { EmbeddedServer } from '../src/db/embedded.js';
 import { startProxy, type RunningProxy } from '../src/proxy/proxy.js';
@@ -211,6 +212,51 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await c.end();
     await px.close();
   }, 30_000);
+  it('reads through pg-cursor (Executes with a row limit, then Flush) as a direct connection does', async () => {
+    const px = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'cursor.ndjson'),
+      onWarning: () => undefined,
+    });
+    // what a cursor reads, read by read (rows, or the error's SQLSTATE), and the rows in the table after
+    const reads = async (url: string): Promise<unknown[]> => {
+      const c = await connect(url);
+      const out: unknown[] = [];
+      const cursor = async (text: string, values: unknown[], sizes: number[]): Promise<void> => {
+        const cur = c.query(new Cursor(text, values));
+        for (const n of sizes) out.push(await cur.read(n).catch((e: pg.DatabaseError) => e.code));
+        await cur.close().catch(() => undefined);
+      };
+      // read in part, then closed; to its end; a row that fails only when fetched (no sort: computed as fetched)
+      await cursor('SELECT id, owner FROM accounts WHERE id >= $1 ORDER BY id', [1], [1]);
+      await cursor('SELECT id, owner FROM accounts WHERE id >= $1 ORDER BY id', [1], [1, 5, 5]);
+      await cursor('SELECT 10 / (3 - g) AS q FROM generate_series(1, $1::int4) AS g', [5], [2]);
+      await cursor('SELECT 10 / (3 - g) AS q FROM generate_series(1, $1::int4) AS g', [5], [2, 2]);
+      await c.end();
+      return out;
+    };
+    const direct = await reads(server.url);
+    expect(direct).toContainEqual([{ q: 5 }, { q: 10 }]);
+    expect(direct).toContain('22012');
+    expect(await reads(px.url)).toEqual(direct);
+    await px.close();
+    // the reads of accounts: the first partial (one row of those it matched), the second whole
+    const selects = readFileSync(join(dir, 'cursor.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.kind === 'txn' && l.status === 'committed')
+      .flatMap((t) => t.events as { op: string; partial?: boolean; rows: unknown[] }[])
+      .map((e) => [e.op, e.partial === true, e.rows.length]);
+    expect(selects).toEqual([
+      ['select', true, 1],
+      ['select', false, direct.filter(Array.isArray).slice(1, 3).flat().length],
+    ]);
+    expect((await check(join(dir, 'cursor.ndjson'))).verdict).toBe('consistent');
+  });
+
   it('runs several Executes sent before one Sync as one implicit transaction, as PostgreSQL does', async () => {
     const px = await startProxy({
       db: server.url,
