@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import type { EmbeddedServer } from '../src/db/embedded.js';
-import type { RunningProxy } from '../src/proxy/proxy.js';
+import { startProxy, type RunningProxy } from '../src/proxy/proxy.js';
 import { proxiedServer } from './helpers/proxied-server.js';
 import { check } from '../src/index.js';
 import { which } from './helpers/which.js';
@@ -158,5 +158,20 @@ describe.skipIf(javaSkip !== undefined)(`isocheck proxy with JDBC${javaSkip ? ` 
       [false, 6],
     ]);
     await expectWriteSkew(b.file);
+  }, 30_000);
+
+  it('closes a fetch-size read left unfinished before the DDL that follows it, as a direct connection', async () => {
+    // (a proxy of its own: the bank's is closed)
+    const out = join(mkdtempSync(join(tmpdir(), 'isocheck-proxy-ddl-')), 'run.ndjson');
+    const p = await startProxy({ db: b.server().url, port: 0, tables: ['accounts'], out, onWarning: () => undefined });
+    const direct = new URL(b.server().url);
+    const jdbc = (host: string, port: number, password = ''): string =>
+      `jdbc:postgresql://${host}:${port}/postgres?user=postgres&password=${password}&connectTimeout=5&socketTimeout=20`;
+    const program = join(fixtures, 'FetchThenDdl.java');
+    const url = jdbc(direct.hostname, Number(direct.port), direct.password);
+    const expected = await run(java!, ['-cp', jdbcJar!, program, url]);
+    expect(expected.trim().split('\n')).toEqual(['first 1', 'altered']);
+    expect(await run(java!, ['-cp', jdbcJar!, program, jdbc(p.host, p.port)])).toBe(expected);
+    await p.close();
   }, 30_000);
 });

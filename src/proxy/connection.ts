@@ -102,6 +102,8 @@ interface Outcome {
   /** Run as a server portal fetched as the client fetches (an Execute with a row limit: fetchable), suspended on
    *  the server: its next part, when the client has had every row fetched so far. */
   server?: FetchedResult;
+  /** That portal's name on the server. */
+  serverName?: string;
 }
 
 /** A WARNING the server would send (the proxy's own: no source fields). */
@@ -118,6 +120,13 @@ function blockOnlyWarning(text: string): HeldNotice | undefined {
   const what = named ? named.toUpperCase() : /^set\s+local\b/i.test(words) ? 'LOCAL' : undefined;
   return what ? warningNotice(`SET ${what} can only be used in transaction blocks`) : undefined;
 }
+
+/** A text that may be a SAVEPOINT (controlOf tells). */
+const SAVEPOINT_WORD = /savepoint/i;
+
+/** The first byte of ParseComplete and BindComplete (an answer an error at the server's Parse or Bind replaces). */
+const PARSE_COMPLETE = 0x31;
+const BIND_COMPLETE = 0x32;
 
 /** A statement that returns rows and may run in a block (fetchable when the recorder passes it through). */
 const RETURNS_ROWS = /^\(*\s*(select|with|values|table|show|explain)\b/i;
@@ -155,6 +164,8 @@ interface HeldNotice {
 interface Portal {
   /** The client's name for it ('' the unnamed portal). */
   name: string;
+  /** The savepoints made on the server when it was bound (ProxyConnection.savepoints). */
+  savepoints: number;
   /** The statement it was bound from. */
   statement: Prepared;
   /** A direct connection would plan it with its parameters' values at Bind (a custom plan): an error in planning
@@ -182,6 +193,8 @@ interface Ack {
   made?: Prepared | Portal;
   /** Puts back what its message changed, for a message the server skipped (after an error, up to Sync). */
   undo?: () => void;
+  /** What the name held before (undo puts it back). */
+  before?: Prepared | Portal;
 }
 
 interface CopyResponse {
@@ -240,6 +253,17 @@ class ProxyError extends Error {
   ) {
     super(message);
   }
+}
+
+/** An error about a server portal of the proxy's own (fetchable) names the client's portal instead, as a direct
+ *  connection's would: in its message (34000 "portal ... does not exist") and its context (a parameter's error). */
+function clientPortalNamed(e: unknown, serverName: string, clientName: string): void {
+  const err = e as { message?: unknown; where?: unknown };
+  if (!err || typeof err !== 'object') return;
+  const quoted = `portal "${serverName}"`;
+  if (typeof err.message === 'string') err.message = err.message.replace(quoted, `portal "${clientName}"`);
+  if (typeof err.where === 'string')
+    err.where = err.where.replace(quoted, clientName === '' ? 'unnamed portal' : `portal "${clientName}"`);
 }
 
 /** An error the server sent (pg's DatabaseError: a SQLSTATE and a severity), not one of the proxy or the recorder. */
@@ -315,6 +339,9 @@ export class ProxyConnection {
   /** Server portals made for the client's (fetchable): their names' numbers, and those open on the server with the
    *  outcome each serves (closed once no client portal has it: closeServerPortals). */
   private serverPortalCount = 0;
+  /** SAVEPOINTs run (a portal fetched from a server portal of its own only when none was made since its Bind: one
+   *  made in a savepoint rolled back later would go with it, where the client's, bound before, stays). */
+  private savepoints = 0;
   private readonly serverPortals = new Map<string, Outcome>();
   /** The client's startup parameters (the server connection's, and the describer's). */
   private params: Record<string, string> = {};
@@ -443,6 +470,7 @@ export class ProxyConnection {
     this.acks.push({
       message,
       made: value,
+      before,
       undo: () => {
         if (map.get(name) !== value) return;
         if (before === undefined) map.delete(name);
@@ -545,6 +573,12 @@ export class ProxyConnection {
     const status = this.status();
     this.readyStatus = status;
     if (status === 'I') this.snapshot = false;
+    if (status !== 'E' && this.describer) {
+      // the failed transaction it served has ended
+      const describer = this.describer;
+      this.describer = undefined;
+      void describer.then((c) => c.end()).catch(() => undefined);
+    }
     this.send(B.readyForQuery(status));
     this.flush();
   }
@@ -913,6 +947,7 @@ export class ProxyConnection {
     this.noticesHeld = hold ? [] : undefined;
     try {
       const outcomes = await this.runHeld(text, values, paramTypes, extended, fetch);
+      if (SAVEPOINT_WORD.test(text) && this.controlOf(text)?.kind === 'savepoint') this.savepoints++;
       const o = outcomes[outcomes.length - 1];
       if (o && this.noticesHeld && this.noticesHeld.length > 0) o.notices = this.noticesHeld;
       return outcomes;
@@ -1210,8 +1245,11 @@ export class ProxyConnection {
   private bind(m: FrontendMessage & { type: 'B' }): Portal {
     const st = this.statements.get(m.statement);
     if (!st) throw noStatement(m.statement);
-    if (m.portal !== '' && this.portals.has(m.portal))
+    if (m.portal !== '' && this.portals.has(m.portal)) {
+      // (in a failed transaction PostgreSQL refuses the Bind before it makes the portal: exec_bind_message)
+      if (this.status() === 'E' && !this.endsTransaction(st.text)) throw new ProxyError('25P02', ABORTED_MESSAGE);
       throw new ProxyError('42P03', `cursor "${m.portal}" already exists`);
+    }
     // in a failed transaction PostgreSQL binds only COMMIT and ROLLBACK (exec_bind_message); the server refuses
     // the other statements when the proxy runs them, but an empty one the proxy answers itself
     if (st.text.trim() === '' && this.status() === 'E') throw new ProxyError('25P02', ABORTED_MESSAGE);
@@ -1224,6 +1262,7 @@ export class ProxyConnection {
     st.binds = (st.binds ?? 0) + 1;
     return {
       name: m.portal,
+      savepoints: this.savepoints,
       statement: st,
       customPlan: st.binds <= CUSTOM_PLANS,
       text: st.text,
@@ -1322,13 +1361,7 @@ export class ProxyConnection {
         fetch = { portal: `__isocheck_proxy_portal_${++this.serverPortalCount}`, rows: maxRows };
       }
       outcomes = await this.run(p.text, p.values, p.paramTypes, true, true, fetch).catch((e: unknown) => {
-        // a parameter's error context names the portal: the client's, as on a direct connection
-        const err = e as { where?: unknown };
-        if (fetch && typeof err?.where === 'string')
-          err.where = err.where.replace(
-            `portal "${fetch.portal}"`,
-            p.name === '' ? 'unnamed portal' : `portal "${p.name}"`,
-          );
+        if (fetch) clientPortalNamed(e, fetch.portal, p.name);
         throw e;
       });
       if (outside) {
@@ -1354,7 +1387,10 @@ export class ProxyConnection {
     }
     p.statement.checked = true;
     const o = outcomes[outcomes.length - 1];
-    if (o.server && fetch) this.serverPortals.set(fetch.portal, o);
+    if (o.server && fetch) {
+      this.serverPortals.set(fetch.portal, o);
+      o.serverName = fetch.portal;
+    }
     if (o.server && !o.server.suspended) o.server = undefined;
     // (suspended: it returns rows, columns or not; its tag comes with its last part)
     else if (o.server) o.returnsRows = true;
@@ -1378,6 +1414,9 @@ export class ProxyConnection {
         this.send(B.noData());
         return;
       }
+      // in a failed transaction PostgreSQL describes a portal that returns no rows, and refuses one that does
+      // (exec_describe_portal_message): one that ran before the transaction failed too
+      if (p.outcome?.returnsRows && this.status() === 'E') throw new ProxyError('25P02', ABORTED_MESSAGE);
       const ahead = p.outcome ? undefined : this.executeAhead(name);
       if (p.outcome || ahead) {
         // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once (with that
@@ -1765,7 +1804,7 @@ export class ProxyConnection {
       return;
     }
     const o = await this.runPortal(p, 1, maxRows);
-    if (this.partDue(p, o)) await this.nextPart(o, maxRows);
+    if (this.partDue(p, o)) await this.nextPart(p, o, maxRows);
     this.sendRows(p, o, maxRows);
   }
 
@@ -1776,7 +1815,7 @@ export class ProxyConnection {
    * Execute anyway) runs whole, its rows handed out in parts.
    */
   private fetchable(p: Portal): boolean {
-    if (this.status() === 'E' || this.failPending) return false;
+    if (this.status() === 'E' || this.failPending || p.savepoints !== this.savepoints) return false;
     const plan = this.planOf(p.text, p.values.length);
     if (plan?.kind === 'select') return true;
     return plan?.kind === 'passthrough' && RETURNS_ROWS.test(withoutLeadingComments(p.text));
@@ -1786,13 +1825,21 @@ export class ProxyConnection {
    * Before a statement goes to the server: a Close ahead of it for each server portal no client portal has any more
    * (the client closed it, bound another over its name, or a Query dropped the unnamed one), so that the server frees
    * it (its executor, its snapshot) as it would have freed the client's. No round trip of its own: pg ignores the
-   * CloseComplete, and a Close of a portal the server dropped already (at a transaction's end) is no error. Not while
-   * an answer is held (Ack): an error may still undo the client's Close.
+   * CloseComplete, and a Close of a portal the server dropped already (at a transaction's end) is no error. (Before
+   * DDL on its table, as pgjdbc sends a ResultSet's Close with the next statement: PostgreSQL refuses DDL on a table
+   * an open portal uses, 55006.) Not one an answer held may still bring back: an error at a held Parse or Bind takes
+   * its answer's place and undoes what the messages after it did (Ack), a Close or a Bind over the portal's name.
    */
   private closeServerPortals(): void {
-    if (this.serverPortals.size === 0 || this.acks.length > 0 || !this.raw) return;
+    if (this.serverPortals.size === 0 || !this.raw) return;
     const used = new Set<Outcome>();
     for (const p of this.portals.values()) if (p.outcome) used.add(p.outcome);
+    let undoable = false;
+    for (const a of this.acks) {
+      undoable ||= a.message[0] === PARSE_COMPLETE || a.message[0] === BIND_COMPLETE;
+      const before = a.before as Portal | undefined;
+      if (undoable && before?.outcome) used.add(before.outcome);
+    }
     const con = (this.raw as unknown as { connection: { close(x: { type: 'P'; name: string }): void } }).connection;
     for (const [name, o] of this.serverPortals) {
       if (used.has(o)) continue;
@@ -1808,7 +1855,7 @@ export class ProxyConnection {
 
   /** The next part of a portal fetched as the client fetches (up to maxRows rows, 0: the rest): its rows, its
    *  notices among them, its tag when it completes, or its error after the rows that came before it. */
-  private async nextPart(o: Outcome, maxRows: number): Promise<void> {
+  private async nextPart(p: Portal, o: Outcome, maxRows: number): Promise<void> {
     const base = o.rows.length;
     this.tags = [];
     this.phase?.expect(o.columns);
@@ -1819,9 +1866,11 @@ export class ProxyConnection {
       o.server = r.suspended ? r : undefined;
       if (!r.suspended) o.tag = this.outcome(r as unknown as pg.QueryArrayResult).tag;
     } catch (e) {
-      o.rows.push(...(this.phase?.lastRows ?? []));
+      // (the server's rows have the recorder's columns after the client's)
+      o.rows.push(...(this.phase?.lastRows ?? []).map((r) => r.slice(0, o.columns.length)));
       o.server = undefined;
       o.error = e;
+      if (o.serverName) clientPortalNamed(e, o.serverName, p.name);
     } finally {
       const held = this.noticesHeld ?? [];
       this.noticesHeld = undefined;

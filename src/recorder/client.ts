@@ -441,7 +441,7 @@ export class Session {
     if (txn) txn.statements++;
     try {
       if (options.fetch && txn)
-        return await this.fetchParts({ sql: text, appRows: true, added: 0 }, values ?? [], options.name, options);
+        return await this.fetchParts(txn, { sql: text, appRows: true, added: 0 }, values ?? [], options.name, options);
       return await this.forward(text, values, options);
     } catch (e) {
       if (txn && !txn.closed) this.fail(txn, e);
@@ -563,7 +563,7 @@ export class Session {
       // place of its first part: the portal's snapshot is that of its start)
       const added: TextRow[] = [];
       let events: HistoryEvent[] | undefined;
-      return this.fetchParts(plan, all, name, options, (rows, suspended) => {
+      return this.fetchParts(txn, plan, all, name, options, (rows, suspended) => {
         added.push(...rows);
         const next = eventsFor(plan, added, { params, wid, judge });
         if (suspended) for (const e of next) (e as SelectEvent).partial = true;
@@ -585,6 +585,7 @@ export class Session {
   /** A statement run as a server portal, its first part now, each next part at the result's `more` (options.fetch:
    *  portal-query.ts); `parts` sees the rows of each. */
   private async fetchParts(
+    txn: OpenTxn,
     plan: Pick<RecordedPlan, 'sql' | 'appRows' | 'added'>,
     values: unknown[],
     name: string | undefined,
@@ -594,7 +595,13 @@ export class Session {
     const { portal, rows } = options.fetch!;
     const types = options.types ?? this.appTypes();
     const run = async (q: PortalQuery): Promise<FetchedResult> => {
-      await this.submit(q);
+      try {
+        await this.submit(q);
+      } catch (e) {
+        // (a later part's error fails the transaction as the first part's does)
+        if (!txn.closed) this.fail(txn, e);
+        throw e;
+      }
       parts?.(q.added, q.suspended);
       const fields = q.fields ?? [];
       return Object.assign(q.app, {
