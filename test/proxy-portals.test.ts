@@ -76,6 +76,21 @@ const cases: [string, Buffer[]][] = [
     ],
   ],
   [
+    'the unnamed portal fetched in part and bound over, DDL on its table in the same batch',
+    [
+      serialize.query('BEGIN'),
+      serialize.parse({ text: 'SELECT id FROM notes ORDER BY id' }),
+      serialize.bind({}),
+      serialize.execute({ rows: 1 }),
+      serialize.sync(),
+      serialize.parse({ text: 'ALTER TABLE notes ADD COLUMN x int' }),
+      serialize.bind({}),
+      serialize.execute({}),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ],
+  ],
+  [
     'a savepoint between the Bind and the first Execute, rolled back: the portal stays',
     [
       serialize.query('BEGIN'),

@@ -124,10 +124,6 @@ function blockOnlyWarning(text: string): HeldNotice | undefined {
 /** A text that may be a SAVEPOINT (controlOf tells). */
 const SAVEPOINT_WORD = /savepoint/i;
 
-/** The first byte of ParseComplete and BindComplete (an answer an error at the server's Parse or Bind replaces). */
-const PARSE_COMPLETE = 0x31;
-const BIND_COMPLETE = 0x32;
-
 /** A statement that returns rows and may run in a block (fetchable when the recorder passes it through). */
 const RETURNS_ROWS = /^\(*\s*(select|with|values|table|show|explain)\b/i;
 
@@ -193,8 +189,6 @@ interface Ack {
   made?: Prepared | Portal;
   /** Puts back what its message changed, for a message the server skipped (after an error, up to Sync). */
   undo?: () => void;
-  /** What the name held before (undo puts it back). */
-  before?: Prepared | Portal;
 }
 
 interface CopyResponse {
@@ -470,7 +464,6 @@ export class ProxyConnection {
     this.acks.push({
       message,
       made: value,
-      before,
       undo: () => {
         if (map.get(name) !== value) return;
         if (before === undefined) map.delete(name);
@@ -1824,22 +1817,16 @@ export class ProxyConnection {
   /**
    * Before a statement goes to the server: a Close ahead of it for each server portal no client portal has any more
    * (the client closed it, bound another over its name, or a Query dropped the unnamed one), so that the server frees
-   * it (its executor, its snapshot) as it would have freed the client's. No round trip of its own: pg ignores the
-   * CloseComplete, and a Close of a portal the server dropped already (at a transaction's end) is no error. (Before
-   * DDL on its table, as pgjdbc sends a ResultSet's Close with the next statement: PostgreSQL refuses DDL on a table
-   * an open portal uses, 55006.) Not one an answer held may still bring back: an error at a held Parse or Bind takes
-   * its answer's place and undoes what the messages after it did (Ack), a Close or a Bind over the portal's name.
+   * it (its executor, its snapshot) as it would have freed the client's, and DDL on its table is allowed (PostgreSQL
+   * refuses DDL on a table an open portal uses, 55006; pgjdbc sends a ResultSet's Close with the next statement). No
+   * round trip of its own: pg ignores the CloseComplete, and a Close of a portal the server dropped already (at a
+   * transaction's end) is no error. (A Close or Bind whose answer is still held is final here too: an error at a
+   * held Parse or Bind would undo it on a direct connection, Ack, but then the client does not fetch that portal.)
    */
   private closeServerPortals(): void {
     if (this.serverPortals.size === 0 || !this.raw) return;
     const used = new Set<Outcome>();
     for (const p of this.portals.values()) if (p.outcome) used.add(p.outcome);
-    let undoable = false;
-    for (const a of this.acks) {
-      undoable ||= a.message[0] === PARSE_COMPLETE || a.message[0] === BIND_COMPLETE;
-      const before = a.before as Portal | undefined;
-      if (undoable && before?.outcome) used.add(before.outcome);
-    }
     const con = (this.raw as unknown as { connection: { close(x: { type: 'P'; name: string }): void } }).connection;
     for (const [name, o] of this.serverPortals) {
       if (used.has(o)) continue;
