@@ -205,7 +205,7 @@ describe('isocheck proxy: server portals fetched in parts, on the wire', () => {
     expect(got[1]).toBe(got[0]);
   });
 
-  it('records the error of a part that fails', async () => {
+  it('records the error of a part that fails, and no transaction for a read of no recorded table', async () => {
     const out = join(dir, 'failed-part.ndjson');
     const p = await startProxy({ db: server.url, port: 0, tables: ['accounts'], out, onWarning: () => undefined });
     const w = await proxiedWire(server.url, p);
@@ -218,9 +218,15 @@ describe('isocheck proxy: server portals fetched in parts, on the wire', () => {
         serialize.execute({ portal: 'c', rows: 3 }),
         serialize.sync(),
         serialize.query('ROLLBACK'),
+        // a part of a read of notes outside a block, its Sync right after: no block of the proxy's (whose BEGIN and
+        // COMMIT would be an empty transaction in the history)
+        serialize.parse({ text: 'SELECT id FROM notes' }),
+        serialize.bind({ portal: 'd' }),
+        serialize.execute({ portal: 'd', rows: 2 }),
+        serialize.sync(),
       ]),
     );
-    await w.until(3);
+    await w.until(4);
     w.close();
     await p.close();
     const txns = readFileSync(out, 'utf8')

@@ -1345,12 +1345,10 @@ export class ProxyConnection {
         p.outcome = o;
         return o;
       }
+      // (its parts need a block to live in across Syncs: outside one, beginImplicit above has begun the proxy's,
+      // PostgreSQL's implicit one, unless the client's Sync follows with nothing between: then this part is the
+      // only one, and the portal ends at that Sync on both sides)
       if (maxRows > 0 && this.fetchable(p)) {
-        // its parts need a block to live in across Syncs: outside one, the proxy's (PostgreSQL's implicit one)
-        if (!this.inTransaction()) {
-          await this.run('BEGIN');
-          this.implicit = true;
-        }
         fetch = { portal: `__isocheck_proxy_portal_${++this.serverPortalCount}`, rows: maxRows };
       }
       outcomes = await this.run(p.text, p.values, p.paramTypes, true, true, fetch).catch((e: unknown) => {
