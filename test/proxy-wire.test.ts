@@ -341,6 +341,24 @@ describe('isocheck proxy on the wire', () => {
       ],
     ]);
     cases.push([
+      // found by proxy-wire-random (seed 2763): in a failed transaction PostgreSQL checks a Bind's number of
+      // parameters before it refuses the Bind (08P01 before 25P02); the proxy's server connection would refuse the
+      // statement's Parse first
+      'a Bind with too few parameters in a failed transaction',
+      [
+        serialize.query('BEGIN'),
+        serialize.parse({ name: 'two8', text: 'SELECT owner FROM accounts WHERE id BETWEEN $1 AND $2' }),
+        serialize.bind({ statement: 'two8', values: ['1', '2'] }),
+        serialize.execute(),
+        serialize.sync(),
+        serialize.query('SELECT 1 / 0'),
+        serialize.bind({ statement: 'two8', values: ['1'] }),
+        serialize.execute(),
+        serialize.sync(),
+        serialize.query('ROLLBACK'),
+      ],
+    ]);
+    cases.push([
       // found by proxy-wire-random (seed 945): in a block, a Parse of a query takes the transaction's snapshot on a
       // direct connection, so transaction modes set after it fail (25001), though the proxy answered the Parse
       'SET TRANSACTION in a block after a Parse of a query',

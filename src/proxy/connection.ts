@@ -82,6 +82,8 @@ interface Prepared {
   described?: { params: number[]; columns: unknown[] | null };
   /** Parsed by the client in a transaction that had failed already (the server refuses its Parse there). */
   inFailed?: boolean;
+  /** The number of its parameters, once known (described, or run with that many values). */
+  paramCount?: number;
 }
 
 /** A statement's result as the client sees it. */
@@ -1238,6 +1240,14 @@ export class ProxyConnection {
   private bind(m: FrontendMessage & { type: 'B' }): Portal {
     const st = this.statements.get(m.statement);
     if (!st) throw noStatement(m.statement);
+    // in a failed transaction PostgreSQL checks the number of parameters before it refuses the Bind
+    // (exec_bind_message), where the proxy's server connection would refuse the statement's Parse first
+    const count = st.paramCount ?? st.described?.params.length;
+    if (this.status() === 'E' && count !== undefined && m.params.length !== count)
+      throw new ProxyError(
+        '08P01',
+        `bind message supplies ${m.params.length} parameters, but prepared statement "${m.statement}" requires ${count}`,
+      );
     if (m.portal !== '' && this.portals.has(m.portal)) {
       // (in a failed transaction PostgreSQL refuses the Bind before it makes the portal: exec_bind_message)
       if (this.status() === 'E' && !this.endsTransaction(st.text)) throw new ProxyError('25P02', ABORTED_MESSAGE);
@@ -1377,6 +1387,7 @@ export class ProxyConnection {
       return failed;
     }
     p.statement.checked = true;
+    p.statement.paramCount = p.values.length;
     const o = outcomes[outcomes.length - 1];
     if (o.server && fetch) {
       this.serverPortals.set(fetch.portal, o);
