@@ -1243,11 +1243,10 @@ export class ProxyConnection {
     // in a failed transaction PostgreSQL checks the number of parameters before it refuses the Bind
     // (exec_bind_message), where the proxy's server connection would refuse the statement's Parse first
     const count = st.paramCount ?? st.described?.params.length;
-    if (this.status() === 'E' && count !== undefined && m.params.length !== count)
-      throw new ProxyError(
-        '08P01',
-        `bind message supplies ${m.params.length} parameters, but prepared statement "${m.statement}" requires ${count}`,
-      );
+    if (this.status() === 'E' && count !== undefined && m.params.length !== count) {
+      const supplies = `bind message supplies ${m.params.length} parameters`;
+      throw new ProxyError('08P01', `${supplies}, but prepared statement "${m.statement}" requires ${count}`);
+    }
     if (m.portal !== '' && this.portals.has(m.portal)) {
       // (in a failed transaction PostgreSQL refuses the Bind before it makes the portal: exec_bind_message)
       if (this.status() === 'E' && !this.endsTransaction(st.text)) throw new ProxyError('25P02', ABORTED_MESSAGE);
