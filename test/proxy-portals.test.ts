@@ -29,6 +29,9 @@ beforeAll(async () => {
       'CREATE TABLE notes (id int4 PRIMARY KEY, body text)',
       `INSERT INTO notes SELECT i, 'n' || i FROM generate_series(1, 6) AS i`,
       `CREATE FUNCTION note(int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'note %', $1; RETURN $1; END $$`,
+      // a row computed leaves a trace
+      'CREATE TABLE hits (g int)',
+      'CREATE FUNCTION hit(int) RETURNS int LANGUAGE sql AS $$ INSERT INTO hits VALUES ($1) RETURNING g $$',
     ],
     ['accounts'],
     join(dir, 'run.ndjson'),
@@ -88,6 +91,17 @@ const cases: [string, Buffer[]][] = [
       serialize.execute({}),
       serialize.sync(),
       serialize.query('ROLLBACK'),
+    ],
+  ],
+  [
+    'one part outside a block, its Sync right after: the rows after it never computed (no recorded table)',
+    [
+      serialize.query('TRUNCATE hits'),
+      serialize.parse({ text: 'SELECT hit(g) AS h FROM generate_series(1, $1::int4) AS g' }),
+      serialize.bind({ values: ['5'] }),
+      serialize.execute({ rows: 2 }),
+      serialize.sync(),
+      serialize.query('SELECT count(*) FROM hits'),
     ],
   ],
   [

@@ -112,8 +112,9 @@ export interface QueryOptions {
   /** pg's option: the extended protocol even with no parameters. */
   queryMode?: 'extended';
   /** isocheck's (the proxy's Execute with a row limit): run it as this server portal, fetched in parts of `rows`
-   *  rows (portal-query.ts); the result is a FetchedResult. In a transaction block only, and for a SELECT or a
-   *  statement the recorder passes through; another statement ignores it and runs whole. */
+   *  rows (portal-query.ts); the result is a FetchedResult. For a SELECT or a statement the recorder passes
+   *  through; another statement ignores it and runs whole. Its next parts need a transaction block (a Sync outside
+   *  one closes the portal). */
   fetch?: { portal: string; rows: number };
 }
 
@@ -440,7 +441,7 @@ export class Session {
     const txn = this.txn;
     if (txn) txn.statements++;
     try {
-      if (options.fetch && txn)
+      if (options.fetch)
         return await this.fetchParts(txn, { sql: text, appRows: true, added: 0 }, values ?? [], options.name, options);
       return await this.forward(text, values, options);
     } catch (e) {
@@ -585,7 +586,8 @@ export class Session {
   /** A statement run as a server portal, its first part now, each next part at the result's `more` (options.fetch:
    *  portal-query.ts); `parts` sees the rows of each. */
   private async fetchParts(
-    txn: OpenTxn,
+    /** The transaction it runs in (none: a statement passed through outside a block, fetched in one part). */
+    txn: OpenTxn | undefined,
     plan: Pick<RecordedPlan, 'sql' | 'appRows' | 'added'>,
     values: unknown[],
     name: string | undefined,
@@ -599,7 +601,7 @@ export class Session {
         await this.submit(q);
       } catch (e) {
         // (a later part's error fails the transaction as the first part's does)
-        if (!txn.closed) this.fail(txn, e);
+        if (txn && !txn.closed) this.fail(txn, e);
         throw e;
       }
       parts?.(q.added, q.suspended);
