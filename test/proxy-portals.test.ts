@@ -105,6 +105,82 @@ const cases: [string, Buffer[]][] = [
     ],
   ],
   [
+    // (the second review): a Describe that runs its portal ahead, which fails there, has not failed the
+    // transaction yet for the messages after it
+    'a portal run ahead at its Describe and failing: the messages after the Describe are not refused yet',
+    [
+      serialize.query('BEGIN'),
+      serialize.parse({ name: 'n1', text: 'SELECT id FROM notes ORDER BY id' }),
+      serialize.bind({ portal: 'a', statement: 'n1' }),
+      serialize.execute({ portal: 'a', rows: 1 }),
+      serialize.sync(),
+      serialize.parse({ text: 'SELECT 10 / (3 - id) AS q FROM notes ORDER BY id' }),
+      serialize.bind({ portal: 'b' }),
+      serialize.describe({ type: 'P', name: 'b' }),
+      serialize.describe({ type: 'P', name: 'a' }),
+      serialize.bind({ portal: 'a', statement: 'n1' }),
+      serialize.execute({ portal: 'b' }),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ],
+  ],
+  [
+    // (the second review): PostgreSQL counts a Bind's parameters before anything else, whatever the plan
+    'a Bind with too few parameters after six Binds, and over a portal name in use',
+    [
+      serialize.query('BEGIN'),
+      serialize.parse({ name: 'w', text: 'SELECT owner FROM accounts WHERE id = $1' }),
+      ...[1, 2, 3, 4, 5, 6].flatMap((i) => [
+        serialize.bind({ statement: 'w', values: [String(i)] }),
+        serialize.execute(),
+      ]),
+      serialize.sync(),
+      serialize.bind({ statement: 'w', values: [] }),
+      serialize.describe({ type: 'P' }),
+      serialize.execute(),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+      serialize.query('BEGIN'),
+      serialize.bind({ portal: 'x', statement: 'w', values: ['1'] }),
+      serialize.execute({ portal: 'x' }),
+      serialize.sync(),
+      serialize.bind({ portal: 'x', statement: 'w', values: [] }),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ],
+  ],
+  [
+    // (the second review): PostgreSQL drops the portals a ROLLBACK TO's subtransactions made
+    'a portal bound in a savepoint rolled back (ROLLBACK TO without the word SAVEPOINT): gone',
+    [
+      serialize.query('BEGIN'),
+      serialize.query('SAVEPOINT s'),
+      serialize.parse({ name: 'n3', text: 'SELECT id FROM notes ORDER BY id' }),
+      serialize.bind({ portal: 'a', statement: 'n3' }),
+      serialize.sync(),
+      serialize.query('ROLLBACK TO s'),
+      serialize.execute({ portal: 'a', rows: 1 }),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ],
+  ],
+  [
+    // (random seeds 3326, 3989): the portal running the ROLLBACK TO ends as it runs, its Execute answered
+    'ROLLBACK TO run as a portal bound after its savepoint, described first',
+    [
+      serialize.query('BEGIN'),
+      serialize.parse({ text: 'SAVEPOINT sp' }),
+      serialize.bind({}),
+      serialize.execute({}),
+      serialize.parse({ text: 'ROLLBACK TO SAVEPOINT sp' }),
+      serialize.bind({}),
+      serialize.describe({ type: 'P' }),
+      serialize.execute({ rows: 2 }),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ],
+  ],
+  [
     'a savepoint between the Bind and the first Execute, rolled back: the portal stays',
     [
       serialize.query('BEGIN'),

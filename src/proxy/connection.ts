@@ -123,8 +123,8 @@ function blockOnlyWarning(text: string): HeldNotice | undefined {
   return what ? warningNotice(`SET ${what} can only be used in transaction blocks`) : undefined;
 }
 
-/** A text that may be a SAVEPOINT (controlOf tells). */
-const SAVEPOINT_WORD = /savepoint/i;
+/** A text that may be SAVEPOINT, ROLLBACK TO or RELEASE (whose word SAVEPOINT is optional; controlOf tells). */
+const SAVEPOINT_WORD = /savepoint|rollback|release/i;
 
 /** A statement that returns rows and may run in a block (fetchable when the recorder passes it through). */
 const RETURNS_ROWS = /^\(*\s*(select|with|values|table|show|explain)\b/i;
@@ -338,6 +338,10 @@ export class ProxyConnection {
   /** SAVEPOINTs run (a portal fetched from a server portal of its own only when none was made since its Bind: one
    *  made in a savepoint rolled back later would go with it, where the client's, bound before, stays). */
   private savepoints = 0;
+  /** The client's portal whose statement is running (runPortal). */
+  private runningPortal: Portal | undefined;
+  /** The savepoints of the client's block, each with the count of those made before it. */
+  private savepointStack: { name: string; made: number }[] = [];
   private readonly serverPortals = new Map<string, Outcome>();
   /** The client's startup parameters (the server connection's, and the describer's). */
   private params: Record<string, string> = {};
@@ -567,7 +571,10 @@ export class ProxyConnection {
   private ready(): void {
     const status = this.status();
     this.readyStatus = status;
-    if (status === 'I') this.snapshot = false;
+    if (status === 'I') {
+      this.snapshot = false;
+      this.savepointStack = [];
+    }
     if (status !== 'E' && this.describer) {
       // the failed transaction it served has ended
       const describer = this.describer;
@@ -784,8 +791,7 @@ export class ProxyConnection {
           const p = this.portals.get(m.portal);
           if (p?.outcome === undefined || p.done) return this.messageAsync(m);
           // run at its Describe, then the transaction failed: PostgreSQL runs only COMMIT and ROLLBACK there
-          const failedBefore = this.readyStatus === 'E' && this.status() === 'E';
-          if (failedBefore && p.outcome.error === undefined && !this.endsTransaction(p.text))
+          if (this.failedBefore() && p.outcome.error === undefined && !this.endsTransaction(p.text))
             throw new ProxyError('25P02', ABORTED_MESSAGE);
           if (this.partDue(p, p.outcome)) return this.messageAsync(m);
           this.sendRows(p, p.outcome, m.maxRows);
@@ -834,6 +840,34 @@ export class ProxyConnection {
     // PostgreSQL flushes an error at once (elog.c, send_message_to_frontend): a client that sent Flush and waits
     // sees it without a Sync
     this.flush();
+  }
+
+  /** A SAVEPOINT, ROLLBACK TO or RELEASE has run on the server: a ROLLBACK TO drops the portals bound since its
+   *  savepoint was made, as PostgreSQL drops the portals of the subtransactions it aborts (AtSubAbort_Portals). */
+  private savepointRan(c: TxnControl | undefined): void {
+    if (c?.kind === 'savepoint') {
+      this.savepointStack.push({ name: c.name, made: this.savepoints });
+      this.savepoints++;
+      return;
+    }
+    if (c?.kind !== 'rollback-to' && c?.kind !== 'release') return;
+    const at = this.savepointStack.map((x) => x.name).lastIndexOf(c.name);
+    if (at < 0) return;
+    if (c.kind === 'release') {
+      this.savepointStack.length = at;
+      return;
+    }
+    const made = this.savepointStack[at].made;
+    // (not the portal running the ROLLBACK TO itself: it ends as it runs, its Execute answered)
+    for (const [name, p] of this.portals)
+      if (p.savepoints > made && p !== this.runningPortal) this.portals.delete(name);
+    this.savepointStack.length = at + 1;
+  }
+
+  /** The transaction had failed before this exchange (its last ReadyForQuery said so): not by a statement run ahead
+   *  in it (at a Describe), whose error a direct connection has not sent yet. */
+  private failedBefore(): boolean {
+    return this.readyStatus === 'E' && this.status() === 'E';
   }
 
   /** The server's transaction status as pg last saw it: I (idle), T (in a block), E (a failed block). */
@@ -942,7 +976,7 @@ export class ProxyConnection {
     this.noticesHeld = hold ? [] : undefined;
     try {
       const outcomes = await this.runHeld(text, values, paramTypes, extended, fetch);
-      if (SAVEPOINT_WORD.test(text) && this.controlOf(text)?.kind === 'savepoint') this.savepoints++;
+      if (SAVEPOINT_WORD.test(text)) this.savepointRan(this.controlOf(text));
       const o = outcomes[outcomes.length - 1];
       if (o && this.noticesHeld && this.noticesHeld.length > 0) o.notices = this.noticesHeld;
       return outcomes;
@@ -1240,16 +1274,17 @@ export class ProxyConnection {
   private bind(m: FrontendMessage & { type: 'B' }): Portal {
     const st = this.statements.get(m.statement);
     if (!st) throw noStatement(m.statement);
-    // in a failed transaction PostgreSQL checks the number of parameters before it refuses the Bind
-    // (exec_bind_message), where the proxy's server connection would refuse the statement's Parse first
+    // PostgreSQL counts the parameters first (exec_bind_message): before it refuses a Bind in a failed transaction
+    // (where the proxy's server connection would refuse the statement's Parse first), before a portal name in use,
+    // and at the Bind whatever the plan
     const count = st.paramCount ?? st.described?.params.length;
-    if (this.status() === 'E' && count !== undefined && m.params.length !== count) {
+    if (count !== undefined && m.params.length !== count) {
       const supplies = `bind message supplies ${m.params.length} parameters`;
       throw new ProxyError('08P01', `${supplies}, but prepared statement "${m.statement}" requires ${count}`);
     }
     if (m.portal !== '' && this.portals.has(m.portal)) {
       // (in a failed transaction PostgreSQL refuses the Bind before it makes the portal: exec_bind_message)
-      if (this.status() === 'E' && !this.endsTransaction(st.text)) throw new ProxyError('25P02', ABORTED_MESSAGE);
+      if (this.failedBefore() && !this.endsTransaction(st.text)) throw new ProxyError('25P02', ABORTED_MESSAGE);
       throw new ProxyError('42P03', `cursor "${m.portal}" already exists`);
     }
     // in a failed transaction PostgreSQL binds only COMMIT and ROLLBACK (exec_bind_message); the server refuses
@@ -1360,10 +1395,15 @@ export class ProxyConnection {
       if (maxRows > 0 && this.fetchable(p)) {
         fetch = { portal: `__isocheck_proxy_portal_${++this.serverPortalCount}`, rows: maxRows };
       }
-      outcomes = await this.run(p.text, p.values, p.paramTypes, true, true, fetch).catch((e: unknown) => {
-        if (fetch) clientPortalNamed(e, fetch.portal, p.name);
-        throw e;
-      });
+      this.runningPortal = p;
+      outcomes = await this.run(p.text, p.values, p.paramTypes, true, true, fetch)
+        .catch((e: unknown) => {
+          if (fetch) clientPortalNamed(e, fetch.portal, p.name);
+          throw e;
+        })
+        .finally(() => {
+          this.runningPortal = undefined;
+        });
       if (outside) {
         const last = outcomes[outcomes.length - 1];
         last.notices = [...first, ...(last.notices ?? [])];
@@ -1417,7 +1457,7 @@ export class ProxyConnection {
       }
       // in a failed transaction PostgreSQL describes a portal that returns no rows, and refuses one that does
       // (exec_describe_portal_message): one that ran before the transaction failed too
-      if (p.outcome?.returnsRows && this.status() === 'E') throw new ProxyError('25P02', ABORTED_MESSAGE);
+      if (p.outcome?.returnsRows && this.failedBefore()) throw new ProxyError('25P02', ABORTED_MESSAGE);
       const ahead = p.outcome ? undefined : this.executeAhead(name);
       if (p.outcome || ahead) {
         // its Execute is already here (Bind, Describe, Execute, Sync sent together): run it now, once (with that
