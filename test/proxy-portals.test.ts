@@ -43,12 +43,13 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A portal `a` of a read of `notes` (not recorded), one row fetched, in a block. */
-const fetchedInBlock = (): Buffer[] => [
+/** A portal `a` of a read of `notes` (not recorded), one row fetched, in a block: bound from `statement` (a named
+ *  one outlives a Query), described before its Execute unless `describe` is false. */
+const fetchedInBlock = (statement = '', describe = true): Buffer[] => [
   serialize.query('BEGIN'),
-  serialize.parse({ text: 'SELECT id FROM notes ORDER BY id' }),
-  serialize.bind({ portal: 'a' }),
-  serialize.describe({ type: 'P', name: 'a' }),
+  serialize.parse({ name: statement, text: 'SELECT id FROM notes ORDER BY id' }),
+  serialize.bind({ portal: 'a', statement }),
+  ...(describe ? [serialize.describe({ type: 'P', name: 'a' })] : []),
   serialize.execute({ portal: 'a', rows: 1 }),
   serialize.sync(),
 ];
@@ -109,11 +110,7 @@ const cases: [string, Buffer[]][] = [
     // transaction yet for the messages after it
     'a portal run ahead at its Describe and failing: the messages after the Describe are not refused yet',
     [
-      serialize.query('BEGIN'),
-      serialize.parse({ name: 'n1', text: 'SELECT id FROM notes ORDER BY id' }),
-      serialize.bind({ portal: 'a', statement: 'n1' }),
-      serialize.execute({ portal: 'a', rows: 1 }),
-      serialize.sync(),
+      ...fetchedInBlock('n1', false),
       serialize.parse({ text: 'SELECT 10 / (3 - id) AS q FROM notes ORDER BY id' }),
       serialize.bind({ portal: 'b' }),
       serialize.describe({ type: 'P', name: 'b' }),
@@ -224,11 +221,7 @@ const cases: [string, Buffer[]][] = [
   [
     'a Bind over a portal name in a failed transaction: 25P02 before 42P03',
     [
-      serialize.query('BEGIN'),
-      serialize.parse({ name: 'n1', text: 'SELECT id FROM notes ORDER BY id' }),
-      serialize.bind({ portal: 'a', statement: 'n1' }),
-      serialize.execute({ portal: 'a', rows: 1 }),
-      serialize.sync(),
+      ...fetchedInBlock('n1', false),
       serialize.query('SELECT 1 / 0'),
       serialize.bind({ portal: 'a', statement: 'n1' }),
       serialize.sync(),

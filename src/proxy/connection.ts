@@ -968,7 +968,7 @@ export class ProxyConnection {
     paramTypes: number[] = [],
     extended = false,
     hold = false,
-    fetch?: { portal: string; rows: number },
+    fetch?: QueryOptions['fetch'],
   ): Promise<Outcome[]> {
     this.closeServerPortals();
     this.tags = [];
@@ -993,7 +993,7 @@ export class ProxyConnection {
     values: unknown[],
     paramTypes: number[],
     extended: boolean,
-    fetch?: { portal: string; rows: number },
+    fetch?: QueryOptions['fetch'],
   ): Promise<Outcome[]> {
     // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
     const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
@@ -1377,7 +1377,7 @@ export class ProxyConnection {
     const outside = !wasImplicit && this.implicit ? blockOnlyWarning(p.text) : undefined;
     const first: HeldNotice[] = outside ? [outside] : [];
     let outcomes: Outcome[];
-    let fetch: { portal: string; rows: number } | undefined;
+    let fetch: QueryOptions['fetch'];
     try {
       if (this.implicit && statement) {
         // refused or failed, it is described first (NoData) and fails at its Execute, as the server's would
@@ -1431,10 +1431,10 @@ export class ProxyConnection {
     if (o.server && fetch) {
       this.serverPortals.set(fetch.portal, o);
       o.serverName = fetch.portal;
+      // (suspended: it returns rows, columns or not; its tag comes with its last part)
+      if (o.server.suspended) o.returnsRows = true;
+      else o.server = undefined;
     }
-    if (o.server && !o.server.suspended) o.server = undefined;
-    // (suspended: it returns rows, columns or not; its tag comes with its last part)
-    else if (o.server) o.returnsRows = true;
     o.columns.forEach((c, i) => {
       c.format = this.formatOf(p, i);
       if (c.format === 1 && !binaryResultSupported(c.dataTypeID))

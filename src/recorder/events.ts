@@ -183,7 +183,7 @@ export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: E
 }
 
 export type TextRow = (string | null)[];
-export interface PgResult extends pg.QueryResult {
+interface PgResult extends pg.QueryResult {
   addFields(fields: pg.FieldDef[]): void;
   parseRow(row: TextRow): unknown;
   addRow(row: unknown): void;
