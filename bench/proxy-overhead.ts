@@ -7,8 +7,9 @@
  * Two relays that record nothing give the floor any proxy pays on the same machine: `relay`, a Node process piping
  * bytes both ways (net.Socket.pipe, no parsing), and `pgbouncer` (C, session pooling, the relay PostgreSQL users
  * deploy), run when Debian's pgbouncer is installed (as nobody when this process is root: it refuses root).
- * Wall and CPU times of each round (this process's; and the proxy process's, from /proc/PID/stat), the retries (at
- * REPEATABLE READ the wall time depends on how often transactions collide), the medians' ratios to direct.
+ * Wall and CPU times of each round (this process's; the proxy process's and the server backends', from
+ * /proc/PID/stat), the retries (at REPEATABLE READ the wall time depends on how often transactions collide), the
+ * medians' ratios to direct.
  * Run: npm run bench -- proxy [TXNS_PER_SESSION] [SESSIONS] [ROUNDS] (default 100 16 5; REPEATABLE READ).
  * ISOCHECK_BENCH_PROXY_NODE_ARGS: options for the proxy process's node (e.g. "--cpu-prof --cpu-prof-dir=DIR").
  * Target (issue 20): proxy <= 1.3x direct, and <= the pg wrapper's own overhead.
@@ -226,6 +227,8 @@ export async function runProxyBench(
   const cpu = byMode();
   /** CPU time of the relay's or proxy's process during the workload (the spawned modes). */
   const childCpu = byMode();
+  /** CPU time of the server's backends (of the round's database) during the workload. */
+  const server = byMode();
   /** The proxy process of the round under way (killed if the round fails). */
   let running: ChildProcess | undefined;
   try {
@@ -311,6 +314,12 @@ export async function runProxyBench(
         let committed = 0;
         let retries = 0;
         let statements = 0;
+        // the server's backends of this database (the proxy's, or the clients'), and their CPU in the timed part
+        const backends = (
+          await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name])
+        ).rows.map((r) => r.pid);
+        const serverCpu = (): number => backends.map(processCpu).reduce((sum, c) => sum + c.user + c.sys, 0);
+        const server0 = serverCpu();
         const cpu0 = process.cpuUsage();
         const proxyCpu0 = child ? processCpu(child.child.pid!) : { user: 0, sys: 0 };
         const t0 = performance.now();
@@ -347,6 +356,7 @@ export async function runProxyBench(
         const proxyUser = proxyCpu1.user - proxyCpu0.user;
         const proxySys = proxyCpu1.sys - proxyCpu0.sys;
         const proxySecs = proxyUser + proxySys;
+        const serverSecs = serverCpu() - server0;
         for (const c of clients) await c.end();
         recorder?.finish();
         await proxy?.close();
@@ -355,11 +365,12 @@ export async function runProxyBench(
         await admin.end();
         times[mode].push(secs);
         cpu[mode].push(cpuSecs);
+        server[mode].push(serverSecs);
         if (child) childCpu[mode].push(proxySecs);
         log(
           `round ${round + 1} ${mode.padEnd(8)} ${committed} committed (${retries} retried after 40001/40P01) ` +
             `in ${secs.toFixed(2)} s, this process's CPU ${cpuSecs.toFixed(2)} s` +
-            `, ${statements} statements` +
+            `, the server's ${serverSecs.toFixed(2)} s, ${statements} statements` +
             (child
               ? `, the ${mode} process's ${proxySecs.toFixed(2)} s (user ${proxyUser.toFixed(2)}, system ` +
                 `${proxySys.toFixed(2)}; ${((proxySecs / statements) * 1e6).toFixed(0)} us a statement; in the ` +
@@ -378,7 +389,8 @@ export async function runProxyBench(
         ran
           .filter((m) => SPAWNED.includes(m))
           .map((m) => `${m} ${median(childCpu[m]).toFixed(2)} s`)
-          .join(', '),
+          .join(', ') +
+        `; the server's backends: ${ran.map((m) => `${m} ${median(server[m]).toFixed(2)} s`).join(', ')}`,
     );
     log(
       `medians: ` +
