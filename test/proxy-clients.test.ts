@@ -116,6 +116,45 @@ describe.skipIf(pythonSkip !== undefined)(
   },
 );
 
+describe.skipIf(pythonSkip !== undefined)(
+  `isocheck proxy with psycopg2's named cursors${pythonSkip ? ` (skipped: ${pythonSkip})` : ''}`,
+  () => {
+    const b = bank('cursors');
+    it('gives the rows of a direct connection and records each cursor read at its DECLARE', async () => {
+      const direct = await run(python!, [join(fixtures, 'cursors.py'), b.server().url]);
+      const proxied = await run(python!, [join(fixtures, 'cursors.py'), b.proxy().url]);
+      expect(proxied).toBe(direct);
+      expect(JSON.parse(proxied)).toMatchObject({
+        all: [
+          [1, 100],
+          [2, 100],
+          [3, 100],
+          [4, 100],
+          [5, 100],
+        ],
+      });
+      await b.proxy().close();
+      const reads = readFileSync(b.file, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{"kind":"txn"'))
+        .map(
+          (l) => JSON.parse(l) as { events: { where?: string; partial?: boolean; rows: { row: { id: number } }[] }[] },
+        )
+        .map((t) => t.events.map((e) => [e.where, e.partial ?? false, e.rows.map((r) => r.row.id)]));
+      expect(reads).toEqual([
+        [
+          ['id <= 5', false, [1, 2, 3, 4, 5]],
+          [undefined, true, [6]],
+        ],
+        // WITH HOLD: the rows fetched before the commit
+        [[undefined, true, [1]]],
+      ]);
+      const own = await check(b.file);
+      expect(own.verdict, own.reason).toBe('consistent');
+    }, 30_000);
+  },
+);
+
 describe.skipIf(javaSkip !== undefined)(`isocheck proxy with JDBC${javaSkip ? ` (skipped: ${javaSkip})` : ''}`, () => {
   const b = bank('jdbc');
   it('records a bank run by two JDBC clients: consistent at SI, write skew at SER', async () => {

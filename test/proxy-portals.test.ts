@@ -56,6 +56,27 @@ const fetchedInBlock = (statement = '', describe = true): Buffer[] => [
 
 const cases: [string, Buffer[]][] = [
   [
+    // (a cursor over a recorded table is the DECLARE of the rewritten SELECT: its FETCHes bring the added columns)
+    'FETCH from a cursor over a recorded table: described before it runs, then fetched whole and in parts',
+    [
+      serialize.query('BEGIN'),
+      serialize.query('DECLARE cur CURSOR FOR SELECT id, owner FROM accounts WHERE id <= 4 ORDER BY id'),
+      serialize.parse({ name: 'f', text: 'FETCH 2 FROM cur' }),
+      serialize.describe({ type: 'S', name: 'f' }),
+      serialize.sync(),
+      serialize.bind({ statement: 'f' }),
+      serialize.describe({ type: 'P', name: '' }),
+      serialize.execute({}),
+      serialize.sync(),
+      serialize.bind({ portal: 'p', statement: 'f' }),
+      serialize.execute({ portal: 'p', rows: 1 }),
+      serialize.execute({ portal: 'p', rows: 1 }),
+      serialize.sync(),
+      serialize.query('FETCH ALL FROM cur'),
+      serialize.query('COMMIT'),
+    ],
+  ],
+  [
     'a part that fails: the rows before the error, with the client columns only (a recorded table)',
     [
       serialize.query('BEGIN'),

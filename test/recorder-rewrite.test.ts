@@ -409,7 +409,7 @@ describe('UPDATE and DELETE', () => {
   });
 
   it(
-    'records UPDATE ... FROM, DELETE ... USING and subqueries; refuses cursors, key changes, subqueries on ' +
+    'records UPDATE ... FROM, DELETE ... USING and subqueries; refuses WHERE CURRENT OF, key changes, subqueries on ' +
       'assigned columns',
     () => {
       const from = rec('UPDATE accounts SET bal = o.v FROM other o WHERE o.id = accounts.id AND accounts.bal > 0');

@@ -235,6 +235,8 @@ const CUSTOM_PLANS = 5;
 const PARAMETER_CONTEXT = /portal parameter \$\d+|portal "[^"]*" parameter \$\d+/;
 /** A Query that may hold a COPY (its CopyData may arrive before the COPY begins). */
 const COPY_WORD = /copy/i;
+/** The name of a result column the recorder added (rewrite-select.ts, addedTargets). */
+const ADDED_COLUMN = /^__isocheck_\d+$/;
 /** Named statements the proxy prepares on one server connection for statements with declared parameter types. */
 const TYPED_MAX = 1000;
 /** `application_name=isocheck:NAME`: the connection's statements are those of the history session named NAME. */
@@ -1660,6 +1662,13 @@ export class ProxyConnection {
     // a recorded statement returns the columns of its rewritten text, the added ones removed (SELECT * of the
     // original text would also show the hidden wid column)
     const plan = this.planOf(text, d.params.length);
+    // a FETCH from a cursor the recorder declared over a recorded SELECT: its added columns come last, under the
+    // recorder's own names (a FETCH from another cursor has none of them)
+    if (d.columns && plan?.kind === 'passthrough' && plan.cursor?.op === 'fetch') {
+      let n = d.columns.length;
+      while (n > 0 && ADDED_COLUMN.test(d.columns[n - 1].name)) n--;
+      return { params: d.params, columns: d.columns.slice(0, n) };
+    }
     if (!d.columns || !plan || !('appRows' in plan) || !plan.appRows) return d;
     const rewritten = await this.describeStatement(plan.sql, paramTypes).catch((e: unknown) => {
       const err = e as { position?: string };

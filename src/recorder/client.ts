@@ -36,7 +36,8 @@ import { RecorderStoppedError, UnsupportedStatementError } from './errors.js';
 import { RAW_TYPES, type TableInfo } from './catalog.js';
 import { type EventContext, eventsFor, RecordedQuery, recordParams, type Judgement, type TextRow } from './events.js';
 import { type FetchedResult, type PartRows, PortalQuery } from './portal-query.js';
-import type { PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
+import { type CursorRead, SessionCursors } from './cursors.js';
+import type { CursorStep, PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
 import { isUtcZone } from './time-zone.js';
 import { sqlStateConnectionLoss, sqlStateOf } from './sqlstate.js';
 import { whereShape } from './statement-shape.js';
@@ -154,6 +155,8 @@ export class Session {
   private prepare = true;
   private pendingLevel: IsolationLevel | undefined;
   private pendingLabel: string | undefined;
+  /** Cursors declared over recorded SELECTs (cursors.ts). */
+  private readonly cursors = new SessionCursors();
 
   constructor(
     readonly recorder: SessionOwner,
@@ -258,6 +261,7 @@ export class Session {
     if (txn.closed) return;
     txn.closed = true;
     if (this.txn === txn) this.txn = undefined;
+    this.cursors.transactionEnded(txn, status === 'committed');
     if (txn.settingsChanged) this.settings = undefined;
     this.recorder.writeTxn({
       id: txn.id,
@@ -440,10 +444,17 @@ export class Session {
     if (plan.dropsPrepared) this.prepare = false;
     const txn = this.txn;
     if (txn) txn.statements++;
+    const step = plan.kind === 'passthrough' ? plan.cursor : undefined;
+    const cursor = step?.op === 'fetch' ? this.cursors.get(step.name) : undefined;
     try {
+      if (cursor && step?.op === 'fetch') return await this.fetchCursor(cursor, step, text, values, options);
       if (options.fetch)
         return await this.fetchParts(txn, { sql: text, appRows: true, added: 0 }, values ?? [], options.name, options);
-      return await this.forward(text, values, options);
+      const r = await this.forward(text, values, options);
+      if (step?.op === 'close' || step?.op === 'declare') this.cursors.closed(step.name);
+      // DISCARD ALL closes every cursor
+      else if (plan.kind === 'settings' && plan.dropsPrepared) this.cursors.closed();
+      return r;
     } catch (e) {
       if (txn && !txn.closed) this.fail(txn, e);
       throw e;
@@ -453,6 +464,28 @@ export class Session {
         if (txn) txn.settingsChanged = true;
       }
     }
+  }
+
+  /** A FETCH or MOVE from a cursor declared over a recorded SELECT: its rows without the added columns, which
+   *  fill in the cursor's read (cursors.ts). */
+  private async fetchCursor(
+    cursor: CursorRead,
+    step: CursorStep & { op: 'fetch' },
+    text: string,
+    values: unknown[] | undefined,
+    options: QueryOptions,
+  ): Promise<pg.QueryResult> {
+    const plan = { sql: text, appRows: !step.move, added: cursor.plan.added };
+    if (options.fetch) {
+      // (the proxy's row-limited Execute of a FETCH: how far the cursor went is not known from the parts)
+      return this.fetchParts(this.txn, plan, values ?? [], options.name, options, (rows) =>
+        this.cursors.fetched(cursor, step, rows, false),
+      );
+    }
+    const q = new RecordedQuery(plan, values ?? [], options.name, options.rowMode, options.types ?? this.appTypes());
+    await this.submit(q);
+    this.cursors.fetched(cursor, step, q.added);
+    return q.app;
   }
 
   private async control(
@@ -518,6 +551,7 @@ export class Session {
         else if (at >= 0 && c.kind === 'rollback-to') {
           // the writes after the savepoint are undone: drop the events (dropping reads only loses information)
           txn.events.length = txn.savepoints[at].events;
+          this.cursors.rolledBack(txn, txn.savepoints[at].events);
           txn.savepoints.length = at + 1;
           txn.failed = undefined;
           if (txn.settingsChanged) this.settings = undefined;
@@ -579,6 +613,10 @@ export class Session {
     }
     const q = new RecordedQuery(plan, all, name, options.rowMode, options.types ?? this.appTypes());
     await this.submit(q);
+    if (plan.kind === 'select' && plan.declare) {
+      this.cursors.declared({ ...plan, declare: plan.declare }, txn, { params, wid, judge });
+      return q.app;
+    }
     txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge }));
     return q.app;
   }
@@ -727,19 +765,16 @@ function normalize(
   if (typeof textOrConfig === 'string') return { text: textOrConfig, values, options: {}, cb };
   const c = (textOrConfig ?? {}) as pg.QueryConfig & { rowMode?: 'array'; binary?: boolean; callback?: Callback };
   if (typeof c.text !== 'string') throw new TypeError('query() needs SQL text or a config with text');
-  return {
-    text: c.text,
-    values: (values ?? c.values) as unknown[] | undefined,
-    options: {
-      ...(c.rowMode ? { rowMode: c.rowMode } : {}),
-      ...(c.types ? { types: c.types } : {}),
-      ...(c.name ? { name: c.name } : {}),
-      ...(c.binary ? { binary: c.binary } : {}),
-      ...((c as { queryMode?: string }).queryMode === 'extended' ? { queryMode: 'extended' as const } : {}),
-      ...((c as QueryOptions).fetch ? { fetch: (c as QueryOptions).fetch } : {}),
-    },
-    cb: cb ?? c.callback,
-  };
+  // (assignments, not conditional spreads: this runs for every statement, and the spreads cost microseconds)
+  const options: QueryOptions = {};
+  if (c.rowMode) options.rowMode = c.rowMode;
+  if (c.types) options.types = c.types;
+  if (c.name) options.name = c.name;
+  if (c.binary) options.binary = c.binary;
+  if ((c as { queryMode?: string }).queryMode === 'extended') options.queryMode = 'extended';
+  const fetch = (c as QueryOptions).fetch;
+  if (fetch) options.fetch = fetch;
+  return { text: c.text, values: (values ?? c.values) as unknown[] | undefined, options, cb: cb ?? c.callback };
 }
 
 function deliver(p: Promise<pg.QueryResult>, cb: Callback | undefined): Promise<pg.QueryResult> | undefined {

@@ -37,7 +37,21 @@ export interface RecordedBase {
 
 export interface SelectPlan extends RecordedBase {
   kind: 'select';
+  /** `DECLARE name CURSOR FOR` this SELECT (`sql` is the DECLARE of the rewritten query, which returns no rows): its
+   *  rows come with the FETCHes from the cursor (CursorStep), read at the DECLARE. */
+  declare?: { name: string; hold: boolean };
 }
+
+/** A statement about a cursor (FETCH, MOVE, CLOSE): recorded when the cursor is one the session declared over a
+ *  recorded SELECT (its added columns come with every FETCH), else passed through. */
+export type CursorStep =
+  /** `forward`: the number of rows a FETCH FORWARD takes next (Infinity: ALL), undefined for a step that does not
+   *  go on from the rows read so far (BACKWARD, ABSOLUTE, RELATIVE, a count of 0 or below, MOVE). */
+  | { op: 'fetch'; name: string; move: boolean; forward?: number }
+  /** CLOSE name, or CLOSE ALL (no name). */
+  | { op: 'close'; name?: string }
+  /** A DECLARE the recorder passes through (of no recorded table): the name is no longer a recorded cursor's. */
+  | { op: 'declare'; name: string };
 
 export interface InsertPlan extends RecordedBase {
   kind: 'insert';
@@ -67,7 +81,7 @@ export type RecordedPlan = SelectPlan | InsertPlan | UpdatePlan | DeletePlan;
 export type Plan =
   | { kind: 'control'; control: TxnControl }
   | { kind: 'settings'; dropsPrepared?: true }
-  | { kind: 'passthrough'; warning?: string; dropsPrepared?: true }
+  | { kind: 'passthrough'; warning?: string; dropsPrepared?: true; cursor?: CursorStep }
   | RecordedPlan;
 
 export interface RewriteOptions {

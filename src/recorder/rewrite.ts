@@ -11,6 +11,8 @@
  *                  back with its rows and wids (traces.ts), in the same statement (one snapshot)
  *     insert/update/delete  (rewrite-write.ts) set `_isocheck_wid` to a fresh wid ($n) and RETURNING what the
  *                  event needs, and the rows of the tables the statement read (FROM, USING, subqueries, SELECT)
+ *     DECLARE ... CURSOR FOR a recorded SELECT: a select plan whose text is the DECLARE of the rewritten SELECT;
+ *                  FETCH / MOVE / CLOSE: passthrough with the cursor step (the session records them: cursors.ts)
  *   or throws UnsupportedStatementError for shapes it cannot record soundly (data-modifying CTEs, COPY, ...),
  *   saying why and what to do instead.
  *
@@ -22,7 +24,7 @@
  * Every recorded statement is also checked to survive deparsing unchanged (parse(deparse(ast)) == ast): a
  * statement the deparser cannot reproduce (e.g. FETCH ... WITH TIES) is refused rather than changed.
  */
-import type { Node, ParseResult, TransactionStmt } from '@pgsql/types';
+import type { DeclareCursorStmt, Node, ParseResult, TransactionStmt } from '@pgsql/types';
 import { loadModule, parseSync } from 'libpg-query';
 import { nodeKind } from '../sql/expr.js';
 import { bodyOf } from '../sql/node.js';
@@ -37,6 +39,7 @@ export { isLocationKey } from './ast.js';
 export type {
   PgIsolation,
   TxnControl,
+  CursorStep,
   SelectPlan,
   InsertPlan,
   UpdatePlan,
@@ -166,6 +169,20 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
     case 'DeleteStmt':
       if (!touches(body)) return { kind: 'passthrough' };
       return finish(sql, stmt, deletePlan(sql, body, lookup), nValues);
+    case 'DeclareCursorStmt':
+      return declareCursor(sql, stmt, body, lookup, nValues, touches);
+    case 'FetchStmt': {
+      // FETCH ALL is FETCH_ALL (LONG_MAX), which the parser's JSON gives as 2147483647 or more
+      const n = Number(body.howMany ?? 0);
+      const forward =
+        body.direction === 'FETCH_FORWARD' && !body.ismove && n > 0 ? (n >= 2147483647 ? Infinity : n) : undefined;
+      return {
+        kind: 'passthrough',
+        cursor: { op: 'fetch', name: body.portalname ?? '', move: body.ismove === true, forward },
+      };
+    }
+    case 'ClosePortalStmt':
+      return { kind: 'passthrough', cursor: { op: 'close', ...(body.portalname ? { name: body.portalname } : {}) } };
     case 'ExplainStmt': {
       const analyzeOpt = (body.options ?? []).some((o) => {
         const d = bodyOf(o, 'DefElem');
@@ -207,6 +224,42 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       }
       return { kind: 'passthrough' };
   }
+}
+
+/** PostgreSQL's cursor options (parsenodes.h). */
+const CURSOR_OPT_BINARY = 0x1;
+const CURSOR_OPT_HOLD = 0x20;
+
+/** DECLARE name CURSOR FOR a SELECT of recorded tables: the DECLARE of the rewritten SELECT, whose FETCHes bring the
+ *  added columns (the session strips them and records the rows fetched as the read of the DECLARE). */
+function declareCursor(
+  sql: string,
+  stmt: Node,
+  body: DeclareCursorStmt,
+  lookup: TableLookup,
+  nValues: number,
+  touches: (node: unknown) => boolean,
+): Plan {
+  const name = body.portalname ?? '';
+  if (!touches(body)) return { kind: 'passthrough', cursor: { op: 'declare', name } };
+  const options = body.options ?? 0;
+  if (options & CURSOR_OPT_BINARY)
+    refuse(sql, 'a BINARY cursor gives its rows in binary', 'Declare the cursor without BINARY while recording.');
+  const query = bodyOf(body.query, 'SelectStmt');
+  if (!query) return { kind: 'passthrough' }; // (the grammar allows only a SELECT or VALUES)
+  const select = selectPlan(sql, query, lookup);
+  if (select.kind === 'passthrough') return select;
+  const rewritten = parseSync(select.sql).stmts?.[0]?.stmt;
+  const declared = deparse({
+    version: 0,
+    stmts: [{ stmt: { DeclareCursorStmt: { ...body, query: rewritten } } as Node }],
+  });
+  return finish(
+    sql,
+    stmt,
+    { ...select, sql: declared, appRows: false, declare: { name, hold: (options & CURSOR_OPT_HOLD) !== 0 } },
+    nValues,
+  );
 }
 
 function transaction(sql: string, body: TransactionStmt): Plan {
