@@ -77,6 +77,24 @@ const cases: [string, Buffer[]][] = [
     ],
   ],
   [
+    // (found by a review): a DECLARE given a row limit ran as a server portal, and its cursor went unrecorded
+    'a DECLARE given a row limit, its cursor fetched after; a FETCH in the extended protocol that fails midway',
+    [
+      serialize.query('BEGIN'),
+      serialize.parse({ text: 'DECLARE cur CURSOR FOR SELECT id, 10 / (3 - id) AS q FROM accounts ORDER BY id' }),
+      serialize.bind({}),
+      serialize.execute({ rows: 5 }),
+      serialize.sync(),
+      serialize.query('FETCH 1 FROM cur'),
+      serialize.parse({ text: 'FETCH ALL FROM cur' }),
+      serialize.bind({}),
+      serialize.describe({ type: 'P', name: '' }),
+      serialize.execute({}),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ],
+  ],
+  [
     'a part that fails: the rows before the error, with the client columns only (a recorded table)',
     [
       serialize.query('BEGIN'),

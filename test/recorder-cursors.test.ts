@@ -189,6 +189,67 @@ describe('cursors over recorded SELECTs', () => {
     await end();
   });
 
+  // (found by a review of the change)
+  it('runs a DECLARE given a row limit (pgjdbc with a fetch size) whole, and records its cursor', async () => {
+    const { rc, file, end } = await recording();
+    await rc.query('BEGIN');
+    await rc.query({
+      text: 'DECLARE c CURSOR FOR SELECT id FROM acc WHERE id <= 2 ORDER BY id',
+      fetch: { portal: 'p', rows: 5 },
+    });
+    const r = await rc.query('FETCH ALL FROM c');
+    expect([r.fields.map((f) => f.name), r.rows]).toEqual([['id'], [{ id: 1 }, { id: 2 }]]);
+    await rc.query('COMMIT');
+    await end();
+    const e = (await txns(file))[0].events[0] as SelectEvent;
+    expect([e.where, e.partial, ids(e)]).toEqual(['id <= 2', undefined, [1, 2]]);
+  });
+
+  it('records a FOR UPDATE cursor partial: a row the transaction changed after the DECLARE is left out', async () => {
+    const { rc, file, end } = await recording();
+    await rc.query('BEGIN');
+    await rc.query('DECLARE c CURSOR FOR SELECT id, v FROM acc ORDER BY id FOR UPDATE');
+    await rc.query('UPDATE acc SET v = 5 WHERE id = 2');
+    expect((await rc.query('FETCH ALL FROM c')).rows.map((r) => r.id)).toEqual([1, 3, 4]);
+    await rc.query('COMMIT');
+    await end();
+    const e = (await txns(file))[0].events[0] as SelectEvent;
+    expect([e.partial, ids(e)]).toEqual([true, [1, 3, 4]]);
+    expect(checkHistory(await readHistory(file)).verdict).toBe('consistent');
+  });
+
+  it('records a cursor fetched to its end with no row as an exact empty read', async () => {
+    const { rc, file, end } = await recording();
+    await rc.query('BEGIN');
+    await rc.query('DECLARE c CURSOR FOR SELECT id FROM acc WHERE id > 10');
+    expect((await rc.query('FETCH FORWARD 5 FROM c')).rows).toEqual([]);
+    await rc.query('COMMIT');
+    await end();
+    const e = (await txns(file))[0].events[0] as SelectEvent;
+    expect([e.where, e.partial, e.rows]).toEqual(['id > 10', undefined, []]);
+  });
+
+  it('keeps its cursors through DISCARD PLANS (only DISCARD ALL closes them)', async () => {
+    const { rc, end } = await recording();
+    await rc.query('BEGIN');
+    await rc.query('DECLARE c CURSOR FOR SELECT id, v FROM acc ORDER BY id');
+    await rc.query('DISCARD PLANS');
+    const r = await rc.query('FETCH 1 FROM c');
+    expect([r.fields.map((f) => f.name), r.rows]).toEqual([['id', 'v'], [{ id: 1, v: 0 }]]);
+    await rc.query('COMMIT');
+    await end();
+  });
+
+  it('refuses a cursor statement among several in one text (each must come alone to be recorded)', async () => {
+    const { rc, end } = await recording();
+    await rc.query('BEGIN');
+    await rc.query('DECLARE c CURSOR FOR SELECT id, v FROM acc ORDER BY id');
+    await expect(rc.query('FETCH 1 FROM c; SELECT 1')).rejects.toThrow(/several statements/);
+    await expect(rc.query('CLOSE c; SELECT 1')).rejects.toThrow(/several statements/);
+    await rc.query('ROLLBACK');
+    await end();
+  });
+
   it('refuses a BINARY cursor over a recorded table', async () => {
     const { rc, end } = await recording();
     await rc.query('BEGIN');

@@ -34,7 +34,7 @@ import type net from 'node:net';
 import tls from 'node:tls';
 import pg from 'pg';
 import type { Recorder } from '../recorder/recorder.js';
-import type { TxnControl } from '../recorder/plan.js';
+import type { Plan, TxnControl } from '../recorder/plan.js';
 import type { QueryOptions } from '../recorder/client.js';
 import type { FetchedResult } from '../recorder/portal-query.js';
 import type { NamedSession } from '../recorder/sessions.js';
@@ -237,6 +237,16 @@ const PARAMETER_CONTEXT = /portal parameter \$\d+|portal "[^"]*" parameter \$\d+
 const COPY_WORD = /copy/i;
 /** The name of a result column the recorder added (rewrite-select.ts, addedTargets). */
 const ADDED_COLUMN = /^__isocheck_\d+$/;
+
+/** The columns the client gets of a statement the recorder passes through: all, but for a FETCH from a cursor the
+ *  recorder declared over a recorded SELECT, whose added columns come last under the recorder's own names (a FETCH
+ *  from another cursor has none of them). */
+function withoutAdded<C extends { name: string }>(plan: Plan | undefined, columns: C[]): C[] {
+  if (plan?.kind !== 'passthrough' || plan.cursor?.op !== 'fetch') return columns;
+  let n = columns.length;
+  while (n > 0 && ADDED_COLUMN.test(columns[n - 1].name)) n--;
+  return columns.slice(0, n);
+}
 /** Named statements the proxy prepares on one server connection for statements with declared parameter types. */
 const TYPED_MAX = 1000;
 /** `application_name=isocheck:NAME`: the connection's statements are those of the history session named NAME. */
@@ -1630,7 +1640,7 @@ export class ProxyConnection {
     if (plan && 'sql' in plan && 'appRows' in plan) {
       if (!plan.appRows) return none;
       n -= plan.added;
-    }
+    } else n = withoutAdded(plan, d).length;
     const rows = this.phase!.lastRows;
     return {
       columns: d.slice(0, n).map(columnOf),
@@ -1664,11 +1674,7 @@ export class ProxyConnection {
     const plan = this.planOf(text, d.params.length);
     // a FETCH from a cursor the recorder declared over a recorded SELECT: its added columns come last, under the
     // recorder's own names (a FETCH from another cursor has none of them)
-    if (d.columns && plan?.kind === 'passthrough' && plan.cursor?.op === 'fetch') {
-      let n = d.columns.length;
-      while (n > 0 && ADDED_COLUMN.test(d.columns[n - 1].name)) n--;
-      return { params: d.params, columns: d.columns.slice(0, n) };
-    }
+    if (d.columns && plan?.kind === 'passthrough') return { params: d.params, columns: withoutAdded(plan, d.columns) };
     if (!d.columns || !plan || !('appRows' in plan) || !plan.appRows) return d;
     const rewritten = await this.describeStatement(plan.sql, paramTypes).catch((e: unknown) => {
       const err = e as { position?: string };
@@ -1867,7 +1873,8 @@ export class ProxyConnection {
   private fetchable(p: Portal): boolean {
     if (this.status() === 'E' || this.failPending || p.savepoints !== this.savepoints) return false;
     const plan = this.planOf(p.text, p.values.length);
-    if (plan?.kind === 'select') return true;
+    // (a DECLARE returns no rows: its cursor's rows come with FETCHes)
+    if (plan?.kind === 'select') return plan.declare === undefined;
     return plan?.kind === 'passthrough' && RETURNS_ROWS.test(withoutLeadingComments(p.text));
   }
 

@@ -444,7 +444,7 @@ export class Session {
     if (plan.dropsPrepared) this.prepare = false;
     const txn = this.txn;
     if (txn) txn.statements++;
-    const step = plan.kind === 'passthrough' ? plan.cursor : undefined;
+    const step = plan.cursor;
     const cursor = step?.op === 'fetch' ? this.cursors.get(step.name) : undefined;
     try {
       if (cursor && step?.op === 'fetch') return await this.fetchCursor(cursor, step, text, values, options);
@@ -452,8 +452,6 @@ export class Session {
         return await this.fetchParts(txn, { sql: text, appRows: true, added: 0 }, values ?? [], options.name, options);
       const r = await this.forward(text, values, options);
       if (step?.op === 'close' || step?.op === 'declare') this.cursors.closed(step.name);
-      // DISCARD ALL closes every cursor
-      else if (plan.kind === 'settings' && plan.dropsPrepared) this.cursors.closed();
       return r;
     } catch (e) {
       if (txn && !txn.closed) this.fail(txn, e);
@@ -475,6 +473,12 @@ export class Session {
     values: unknown[] | undefined,
     options: QueryOptions,
   ): Promise<pg.QueryResult> {
+    if (options.binary)
+      throw new UnsupportedStatementError(
+        text,
+        'its results are asked for in binary (a cursor over a recorded table)',
+        'Drop the binary option while recording.',
+      );
     const plan = { sql: text, appRows: !step.move, added: cursor.plan.added };
     if (options.fetch) {
       // (the proxy's row-limited Execute of a FETCH: how far the cursor went is not known from the parts)
@@ -483,6 +487,8 @@ export class Session {
       );
     }
     const q = new RecordedQuery(plan, values ?? [], options.name, options.rowMode, options.types ?? this.appTypes());
+    // (the extended protocol when the application asked for it: its errors come as they would)
+    if (options.queryMode) (q as unknown as { queryMode?: string }).queryMode = options.queryMode;
     await this.submit(q);
     this.cursors.fetched(cursor, step, q.added);
     return q.app;
@@ -593,7 +599,7 @@ export class Session {
     }
     const name = options.name ?? (this.prepare ? this.recorder.statementName(plan.sql) : undefined);
     const judge: EventContext['judge'] = (w, p, t) => this.judge(settings, w, p, t);
-    if (options.fetch && plan.kind === 'select') {
+    if (options.fetch && plan.kind === 'select' && !plan.declare) {
       // fetched in parts: one read, its rows those fetched so far, partial while the portal is suspended (at the
       // place of its first part: the portal's snapshot is that of its start)
       const added: TextRow[] = [];

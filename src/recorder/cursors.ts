@@ -12,7 +12,8 @@
  *
  * A cursor ends with CLOSE, with its transaction (a WITH HOLD cursor outlives a commit: its FETCHes after it are
  * stripped, not recorded, the transaction's line being written), with a ROLLBACK TO a savepoint set before its
- * DECLARE, and with DISCARD ALL; a DECLARE of the same name that the recorder passes through replaces it.
+ * DECLARE, and with DISCARD ALL; a DECLARE of the same name that the recorder passes through replaces it. (A cursor
+ * moved or closed inside a function is not seen: FETCH and MOVE in the application's own statements are.)
  */
 import type { HistoryEvent, SelectEvent } from '../history/format.js';
 import { type EventContext, eventsFor, type TextRow } from './events.js';
@@ -44,7 +45,9 @@ export interface CursorRead {
 export class SessionCursors {
   private readonly open = new Map<string, CursorRead>();
 
-  /** After a successful DECLARE: its read, partial with no rows yet, in the transaction's events. */
+  /** After a successful DECLARE: its read, partial with no rows yet, in the transaction's events. A FOR UPDATE/SHARE
+   *  cursor's read stays partial: its rows are locked (and, at READ COMMITTED, re-checked) as they are fetched, so
+   *  a row the transaction itself changed after the DECLARE is left out, as are rows others changed meanwhile. */
   declared(plan: CursorRead['plan'], txn: CursorTxn, ctx: EventContext): void {
     const events: SelectEvent[] = plan.reads.map((r) => ({
       op: 'select',
@@ -52,7 +55,8 @@ export class SessionCursors {
       partial: true,
       rows: [],
     }));
-    const c: CursorRead = { plan, txn, ctx, at: txn.events.length, events, rows: [], skipped: false, ended: false };
+    const at = txn.events.length;
+    const c: CursorRead = { plan, txn, ctx, at, events, rows: [], skipped: plan.declare.locks, ended: false };
     txn.events.push(...events);
     this.open.set(plan.declare.name, c);
   }
@@ -69,11 +73,14 @@ export class SessionCursors {
     if (step.forward === undefined || !known) c.skipped = true;
     else if (rows.length < step.forward) c.ended = true;
     c.rows.push(...rows);
-    if (c.rows.length === 0) return;
     const next = eventsFor(c.plan, c.rows, c.ctx) as SelectEvent[];
-    // (with rows, every table reference has its event, in the order of the plan's reads)
-    if (next.length !== c.events.length) throw new Error('isocheck bug: a cursor read changed its number of events');
-    next.forEach((e, i) => {
+    // in the order of the plan's reads; with no row, a subquery's read (carried by the result rows) has no event and
+    // keeps its placeholder
+    let j = 0;
+    c.plan.reads.forEach((r, i) => {
+      if (r.needsRow && c.rows.length === 0) return;
+      const e = next[j++];
+      if (e === undefined) throw new Error('isocheck bug: a cursor read has fewer events than its plan has reads');
       const old = c.events[i] as unknown as Record<string, unknown>;
       for (const k of Object.keys(old)) delete old[k];
       Object.assign(old, e);

@@ -38,8 +38,9 @@ export interface RecordedBase {
 export interface SelectPlan extends RecordedBase {
   kind: 'select';
   /** `DECLARE name CURSOR FOR` this SELECT (`sql` is the DECLARE of the rewritten query, which returns no rows): its
-   *  rows come with the FETCHes from the cursor (CursorStep), read at the DECLARE. */
-  declare?: { name: string; hold: boolean };
+   *  rows come with the FETCHes from the cursor (CursorStep), read at the DECLARE. `locks`: FOR UPDATE/SHARE (rows
+   *  are locked, and re-checked, as they are fetched, not at the DECLARE). */
+  declare?: { name: string; hold: boolean; locks: boolean };
 }
 
 /** A statement about a cursor (FETCH, MOVE, CLOSE): recorded when the cursor is one the session declared over a
@@ -80,7 +81,7 @@ export type RecordedPlan = SelectPlan | InsertPlan | UpdatePlan | DeletePlan;
 
 export type Plan =
   | { kind: 'control'; control: TxnControl }
-  | { kind: 'settings'; dropsPrepared?: true }
+  | { kind: 'settings'; dropsPrepared?: true; cursor?: CursorStep }
   | { kind: 'passthrough'; warning?: string; dropsPrepared?: true; cursor?: CursorStep }
   | RecordedPlan;
 

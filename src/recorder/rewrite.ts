@@ -118,7 +118,8 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
   const touches = (node: unknown): boolean =>
     rangeVars(node).some((rv) => lookup.lookup(rv.schemaname, rv.relname) !== undefined);
   if (stmts.length > 1) {
-    if (stmts.some((s) => touches(s) || 'TransactionStmt' in s)) {
+    const aboutCursor = (s: Node): boolean => 'FetchStmt' in s || 'ClosePortalStmt' in s || 'DeclareCursorStmt' in s;
+    if (stmts.some((s) => touches(s) || 'TransactionStmt' in s || aboutCursor(s))) {
       refuse(
         sql,
         'it holds several statements',
@@ -146,7 +147,12 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       return { kind: 'settings' };
     }
     case 'DiscardStmt':
-      return { kind: 'settings', dropsPrepared: true }; // DISCARD ALL deallocates every prepared statement
+      // DISCARD ALL deallocates every prepared statement, and closes every cursor
+      return {
+        kind: 'settings',
+        dropsPrepared: true,
+        ...(body.target === 'DISCARD_ALL' ? { cursor: { op: 'close' } } : {}),
+      };
     case 'DeallocateStmt':
       return { kind: 'passthrough', dropsPrepared: true };
     case 'DoStmt':
@@ -257,7 +263,12 @@ function declareCursor(
   return finish(
     sql,
     stmt,
-    { ...select, sql: declared, appRows: false, declare: { name, hold: (options & CURSOR_OPT_HOLD) !== 0 } },
+    {
+      ...select,
+      sql: declared,
+      appRows: false,
+      declare: { name, hold: (options & CURSOR_OPT_HOLD) !== 0, locks: (query.lockingClause ?? []).length > 0 },
+    },
     nValues,
   );
 }
