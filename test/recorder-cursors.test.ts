@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { Recorder } from '../src/recorder/recorder.js';
-import type { RecordingClient } from '../src/recorder/client.js';
+import type { QueryOptions, RecordingClient } from '../src/recorder/client.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
 import type { SelectEvent, TxnLine } from '../src/history/format.js';
@@ -193,10 +193,12 @@ describe('cursors over recorded SELECTs', () => {
   it('runs a DECLARE given a row limit (pgjdbc with a fetch size) whole, and records its cursor', async () => {
     const { rc, file, end } = await recording();
     await rc.query('BEGIN');
-    await rc.query({
+    // (the proxy's option for an Execute with a row limit)
+    const declare: pg.QueryConfig & QueryOptions = {
       text: 'DECLARE c CURSOR FOR SELECT id FROM acc WHERE id <= 2 ORDER BY id',
       fetch: { portal: 'p', rows: 5 },
-    });
+    };
+    await rc.query(declare);
     const r = await rc.query('FETCH ALL FROM c');
     expect([r.fields.map((f) => f.name), r.rows]).toEqual([['id'], [{ id: 1 }, { id: 2 }]]);
     await rc.query('COMMIT');
