@@ -109,13 +109,38 @@ describe('SELECT', () => {
     expect(p.reads).toMatchObject([{ where: 'bal > 0 AND id = $1', partialReason: undefined }]);
   });
 
-  it('marks LIMIT / OFFSET / FETCH FIRST partial (LIMIT ALL is not)', () => {
-    expect(read('SELECT id FROM accounts ORDER BY id LIMIT 3')).toMatchObject({ partialReason: 'LIMIT/OFFSET/FETCH' });
+  it('marks OFFSET and a LIMIT of an expression partial; a LIMIT of a number or parameter, per execution', () => {
+    // the root's LIMIT n leaves the read exact when fewer than n rows come back (events.ts, limitReached)
+    expect(read('SELECT id FROM accounts ORDER BY id LIMIT 3')).toMatchObject({
+      partialReason: undefined,
+      limit: { count: 3 },
+    });
+    expect(read('SELECT id FROM accounts WHERE id = $1 LIMIT $2', 2)).toMatchObject({
+      partialReason: undefined,
+      limit: { param: 2 },
+    });
+    expect(read('SELECT id FROM accounts ORDER BY id FETCH FIRST 2 ROWS ONLY')).toMatchObject({ limit: { count: 2 } });
     expect(read('SELECT id FROM accounts ORDER BY id OFFSET 1')).toMatchObject({ partialReason: 'LIMIT/OFFSET/FETCH' });
-    expect(read('SELECT id FROM accounts ORDER BY id FETCH FIRST 2 ROWS ONLY')).toMatchObject({
+    expect(read('SELECT id FROM accounts ORDER BY id LIMIT 2 OFFSET 1')).toMatchObject({
+      partialReason: 'LIMIT/OFFSET/FETCH',
+    });
+    expect(read('SELECT id FROM accounts ORDER BY id LIMIT 1 + 1')).toMatchObject({
       partialReason: 'LIMIT/OFFSET/FETCH',
     });
     expect(read('SELECT id FROM accounts LIMIT ALL')).toMatchObject({ partialReason: undefined });
+    expect(read('SELECT id FROM accounts LIMIT ALL')).not.toHaveProperty('limit');
+    // a LIMIT in a subquery is that block's: partial
+    expect(rec('SELECT 1 FROM generate_series(1, 2) g WHERE g IN (SELECT id FROM accounts LIMIT 1)')).toMatchObject({
+      reads: [{ partialReason: 'LIMIT/OFFSET/FETCH' }],
+    });
+  });
+
+  it('marks SKIP LOCKED partial: rows other transactions locked are not returned', () => {
+    const skip = 'SKIP LOCKED (rows other transactions locked are not returned)';
+    expect(read('SELECT id FROM accounts WHERE bal > 0 FOR UPDATE SKIP LOCKED')).toMatchObject({
+      partialReason: skip,
+    });
+    expect(read('SELECT id FROM accounts WHERE bal > 0 FOR UPDATE NOWAIT')).toMatchObject({ partialReason: undefined });
   });
 
   it('runs aggregates with json_agg of the rows read, in the same statement', () => {

@@ -101,6 +101,14 @@ function traceRows(table: TableInfo, trace: ReadTrace, added: (string | null)[][
   return rows;
 }
 
+/** The statement's LIMIT may have cut rows of this read: the result has as many rows as the LIMIT (or its value is
+ *  not a count). */
+function limitReached(trace: ReadTrace, added: unknown[], ctx: EventContext): boolean {
+  if (!trace.limit) return false;
+  const n = 'count' in trace.limit ? trace.limit.count : Number(ctx.params[trace.limit.param - 1]);
+  return !(Number.isSafeInteger(n) && added.length < n);
+}
+
 /** The events one successful statement records: its reads (a `select` per table reference), then its writes
  *  (empty inserts are left out). */
 export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: EventContext): HistoryEvent[] {
@@ -127,7 +135,7 @@ export function eventsFor(plan: RecordedPlan, added: (string | null)[][], ctx: E
     const e: SelectEvent = {
       op: 'select',
       table: trace.table.name,
-      ...withWhere(trace.table, trace.where, trace.partialReason !== undefined),
+      ...withWhere(trace.table, trace.where, trace.partialReason !== undefined || limitReached(trace, added, ctx)),
       rows: traceRows(trace.table, trace, added),
     };
     events.push(e);

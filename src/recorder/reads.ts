@@ -4,10 +4,13 @@
  *
  *   exact   the table is the only FROM item of its block, or the preserved side of outer joins, every WHERE
  *           conjunct of the block is about it alone (no subquery, no other table's column), no LIMIT/OFFSET;
- *           and the block is the root or a closed subquery (evaluated again in the same snapshot)
+ *           and the block is the root or a closed subquery (evaluated again in the same snapshot). The root's
+ *           LIMIT n (a number or a parameter; no OFFSET) leaves a read exact when fewer than n rows came back: it cut
+ *           nothing (`limit`, judged per execution in events.ts; Django's get() is `LIMIT 21`)
  *   partial everything else: inner joins (rows without a match are not returned), WHERE conditions over several
  *           tables, correlated subqueries (only rows for the result rows are known), UPDATE ... FROM and DELETE
- *           ... USING tables, FOR UPDATE in a join (READ COMMITTED re-checks rows), HAVING, LIMIT, SRFs
+ *           ... USING tables, FOR UPDATE in a join (READ COMMITTED re-checks rows), HAVING, LIMIT, SRFs, SKIP LOCKED
+ *           (rows other transactions locked are not returned)
  *
  * A partial read keeps as WHERE the conjuncts about its table alone: every row it returns satisfies them.
  */
@@ -20,21 +23,43 @@ import { chainOf, lift, rowArray, whereOver, type ReadTrace, type TraceList } fr
 export const isLimited = (s: SelectStmt): boolean =>
   Boolean((s.limitCount && !bodyOf(s.limitCount, 'A_Const')?.isnull) || s.limitOffset);
 
-/** WHERE and exactness of a read of `item` in block `b` (`extra`: reasons the caller knows). */
+/** The LIMIT of a root block that may leave its reads exact (see above): a number or a parameter, no OFFSET. */
+function rootLimit(s: SelectStmt): ReadTrace['limit'] {
+  if (s.limitOffset || !s.limitCount) return undefined;
+  const param = bodyOf(s.limitCount, 'ParamRef')?.number;
+  if (param !== undefined) return { param };
+  const c = bodyOf(s.limitCount, 'A_Const');
+  const count = c?.ival?.ival ?? (c?.ival ? 0 : undefined);
+  return count !== undefined ? { count } : undefined;
+}
+
+/** WHERE and exactness of a read of `item` in block `b` (`extra`: reasons the caller knows; `root`: b is the
+ *  statement's root SELECT, whose LIMIT is judged per execution). */
 export function judgeRead(
   b: Block,
   item: FromItem,
   extra: (string | undefined)[] = [],
-): Pick<ReadTrace, 'where' | 'partialReason'> {
+  root = false,
+): Pick<ReadTrace, 'where' | 'partialReason' | 'limit'> {
   const where = b.kind === 'insert' ? undefined : b.node.whereClause; // (an INSERT has no WHERE)
   const { own, all } = ownConjuncts(b, item, where);
   const reasons = extra.filter((x): x is string => x !== undefined);
   if (!all) reasons.push('a WHERE about more than this table (another table, a subquery)');
   if (b.items.length > 1 && !item.preserved) reasons.push('a join (rows without a match are not returned)');
-  if (b.kind === 'select' && isLimited(b.node)) reasons.push('LIMIT/OFFSET/FETCH');
+  const limit = root && b.kind === 'select' ? rootLimit(b.node) : undefined;
+  if (b.kind === 'select' && isLimited(b.node) && !limit) reasons.push('LIMIT/OFFSET/FETCH');
   if (b.kind === 'select' && b.node.lockingClause && b.items.length > 1)
     reasons.push('FOR UPDATE/SHARE in a join (READ COMMITTED re-checks the locked rows)');
-  return { where: whereOver(item, andOf(own)), partialReason: reasons.length > 0 ? reasons.join(', ') : undefined };
+  if (
+    b.kind === 'select' &&
+    b.node.lockingClause?.some((l) => bodyOf(l, 'LockingClause')?.waitPolicy === 'LockWaitSkip')
+  )
+    reasons.push('SKIP LOCKED (rows other transactions locked are not returned)');
+  return {
+    where: whereOver(item, andOf(own)),
+    partialReason: reasons.length > 0 ? reasons.join(', ') : undefined,
+    ...(limit ? { limit } : {}),
+  };
 }
 
 /** Reasons a root SELECT's own tables are partial beyond the block rules. */

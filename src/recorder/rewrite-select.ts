@@ -105,7 +105,7 @@ export function selectPlan(
       : (e: Node) => e;
   for (const item of root.items) {
     if (!item.table) continue;
-    const judged = { ...judgeRead(root, item, rootReasons(s, aggregate)), needsRow: false };
+    const judged = { ...judgeRead(root, item, rootReasons(s, aggregate), true), needsRow: false };
     if (aggregate || partition) traces.addJson(item.table, acc(rowArray(item)), judged);
     else traces.addRow(item, judged);
   }
