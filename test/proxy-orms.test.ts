@@ -4,16 +4,11 @@
 // aggregates, iterator() / yield_per (server-side cursors: DECLARE, FETCH, CLOSE), once on a database directly and
 // once through the proxy on a twin database: the output is the same, the history is consistent, and the reads are
 // recorded as they should be. Skipped, with the reason, when an ORM is not installed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
-import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
-import { startProxy } from '../src/proxy/proxy.js';
 import { check } from '../src/index.js';
-import { freshDatabase } from './helpers/fresh-database.js';
+import { type Read, twinServer } from './helpers/twin-databases.js';
 
 const fixtures = resolve(import.meta.dirname, 'fixtures', 'proxy');
 const pythonWith = (module: string): string | undefined =>
@@ -29,21 +24,7 @@ const SETUP = [
   'CREATE TABLE item (id serial PRIMARY KEY, label text NOT NULL, qty int4 DEFAULT 0)',
 ];
 
-let server: EmbeddedServer;
-let admin: pg.Client;
-const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-orms-'));
-
-beforeAll(async () => {
-  if (!django && !sqlalchemy) return;
-  server = await startEmbedded();
-  admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-}, 60_000);
-
-afterAll(async () => {
-  await admin?.end().catch(() => undefined);
-  await server?.stop();
-});
+const server = twinServer(django !== undefined || sqlalchemy !== undefined);
 
 function run(cmd: string, args: string[]): Promise<string> {
   return new Promise((done, fail) => {
@@ -53,47 +34,20 @@ function run(cmd: string, args: string[]): Promise<string> {
   });
 }
 
-async function twin(prefix: string): Promise<string> {
-  const url = await freshDatabase(admin, server.url, prefix);
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  for (const sql of SETUP) await c.query(sql);
-  await c.end();
-  return url;
-}
-
-type Read = [string | undefined, boolean, number];
-
-/** The script's output directly and through the proxy (each on a database of its own), and the reads recorded:
- *  [where, partial, rows] per select event, per transaction. */
+/** The script's output directly and through the proxy (each on a database of its own), and the reads recorded. */
 async function directAndProxied(
   python: string,
   script: string,
   name: string,
 ): Promise<{ direct: string; proxied: string; reads: Read[][]; file: string }> {
-  const direct = await run(python, [join(fixtures, script), await twin(`${name}_direct`)]);
-  const file = join(dir, `${name}.ndjson`);
-  const proxy = await startProxy({
-    db: await twin(`${name}_proxied`),
-    port: 0,
-    tables: ['acct', 'item'],
-    out: file,
-    onWarning: () => undefined,
-  });
-  let proxied: string;
+  const twins = await server.twins(name, SETUP, ['acct', 'item']);
   try {
-    proxied = await run(python, [join(fixtures, script), proxy.url]);
+    const direct = await run(python, [join(fixtures, script), twins.direct]);
+    const proxied = await run(python, [join(fixtures, script), twins.proxy.url]);
+    return { direct, proxied, reads: await twins.reads(), file: twins.file };
   } finally {
-    await proxy.close();
+    await twins.proxy.close();
   }
-  const reads = readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('{"kind":"txn"'))
-    .map((l) => JSON.parse(l) as { events: { op: string; where?: string; partial?: boolean; rows?: unknown[] }[] })
-    .map((t) =>
-      t.events.filter((e) => e.op === 'select').map((e): Read => [e.where, e.partial ?? false, e.rows!.length]),
-    );
-  return { direct, proxied, reads, file };
 }
 
 describe.skipIf(!django)(

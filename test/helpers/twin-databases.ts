@@ -1,0 +1,86 @@
+/**
+ * Two databases made alike on one server, for running the same client code directly and through isocheck proxy
+ * (the proxy's real-client tests): `direct` on one, the proxy recording the other; `reads()` the select events
+ * recorded once the proxy is closed ([where, partial, number of rows] per transaction). twinServer() registers the
+ * test file's hooks (an embedded server and an admin connection, started unless `enabled` is false).
+ */
+import { afterAll, beforeAll } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startEmbedded, type EmbeddedServer } from '../../src/db/embedded.js';
+import { startProxy, type RunningProxy } from '../../src/proxy/proxy.js';
+import { freshDatabase } from './fresh-database.js';
+
+export type Read = [string | undefined, boolean, number];
+
+export interface Twins {
+  direct: string;
+  proxy: RunningProxy;
+  file: string;
+  /** Closes the proxy (the history then has its end line) and gives the reads it recorded. */
+  reads(): Promise<Read[][]>;
+}
+
+export async function twinDatabases(
+  server: EmbeddedServer,
+  admin: pg.Client,
+  name: string,
+  setupSql: string[],
+  tables: string[],
+  dir: string,
+): Promise<Twins> {
+  const made = async (prefix: string): Promise<string> => {
+    const url = await freshDatabase(admin, server.url, prefix);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    for (const sql of setupSql) await c.query(sql);
+    await c.end();
+    return url;
+  };
+  const direct = await made(`${name}_direct`);
+  const file = join(dir, `${name}.ndjson`);
+  const proxy = await startProxy({
+    db: await made(`${name}_proxied`),
+    port: 0,
+    tables,
+    out: file,
+    onWarning: () => undefined,
+  });
+  return {
+    direct,
+    proxy,
+    file,
+    async reads() {
+      await proxy.close();
+      return readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{"kind":"txn"'))
+        .map((l) => JSON.parse(l) as { events: { op: string; where?: string; partial?: boolean; rows?: unknown[] }[] })
+        .map((t) =>
+          t.events.filter((e) => e.op === 'select').map((e): Read => [e.where, e.partial ?? false, e.rows!.length]),
+        );
+    },
+  };
+}
+
+/** The file's server: `twins(name, setupSql, tables)` makes two databases on it and a proxy recording one. */
+export function twinServer(enabled = true): {
+  twins(name: string, setupSql: string[], tables: string[]): Promise<Twins>;
+} {
+  let server: EmbeddedServer | undefined;
+  let admin: pg.Client | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'isocheck-twins-'));
+  beforeAll(async () => {
+    if (!enabled) return;
+    server = await startEmbedded();
+    admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+  }, 60_000);
+  afterAll(async () => {
+    await admin?.end().catch(() => undefined);
+    await server?.stop();
+  });
+  return { twins: (name, setupSql, tables) => twinDatabases(server!, admin!, name, setupSql, tables, dir) };
+}
