@@ -1,6 +1,7 @@
 // isocheck proxy with psql (simple protocol): a small bank at REPEATABLE READ on three concurrent psql processes,
 // two of them a write skew. The history checks consistent at SI (as run) and shows the write skew at SER; what psql
-// printed through the proxy is what it prints on a direct connection.
+// printed through the proxy is what it prints on a direct connection, and with FETCH_COUNT (psql then reads through
+// a cursor) too, the cursor's read recorded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -94,6 +95,9 @@ describe.skipIf(!psql)(
       const direct = await runPsql(server.url, ['-c', query]);
       expect(through).toBe(direct);
       expect(direct).toMatch(/1 \|\s+-50\s*\n\s*2 \|\s+-50/);
+      // FETCH_COUNT: psql reads through a cursor (DECLARE _psql_cursor ..., FETCH FORWARD 2, CLOSE), recorded
+      const fetched = ['-v', 'FETCH_COUNT=2', '-c', 'SELECT id, bal FROM accounts WHERE id <= 3 ORDER BY id'];
+      expect(await runPsql(proxy.url, fetched)).toBe(await runPsql(server.url, fetched));
       await proxy.close();
       const own = await check(join(dir, 'run.ndjson'));
       expect(own.verdict).toBe('consistent');
@@ -116,6 +120,14 @@ describe.skipIf(!psql)(
         ),
       ).toBe(true);
       expect(txns.filter((x) => x.status === 'aborted').map((x) => x.error?.code)).toEqual(['22012']);
+      const cursorRead = txns.at(-1).events;
+      expect(
+        cursorRead.map((e: { where?: string; partial?: boolean; rows: unknown[] }) => [
+          e.where,
+          e.partial,
+          e.rows.length,
+        ]),
+      ).toEqual([['id <= 3', undefined, 3]]);
       expect(lines.at(-1).kind).toBe('end');
     }, 30_000);
   },

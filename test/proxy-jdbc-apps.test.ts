@@ -1,0 +1,65 @@
+// isocheck proxy under JDBC idioms of real applications (test/fixtures/proxy/JdbcApps.java, pgjdbc from Debian's
+// libpostgresql-jdbc-java): executeBatch in a transaction and in autocommit (a failing statement undoes the whole
+// batch: one implicit transaction), getGeneratedKeys (RETURNING * appended by the driver: the recorder's hidden
+// column must not show), an updatable ResultSet. Run on a database directly and through the proxy on a twin: the
+// same output, a consistent history. Skipped, with the reason, without java or the driver.
+import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { check } from '../src/index.js';
+import { which } from './helpers/which.js';
+import { twinServer } from './helpers/twin-databases.js';
+
+const jdbcJar = ['/usr/share/java/postgresql.jar'].find((j) => existsSync(j));
+const java = which('java');
+const skip = !java
+  ? 'no java (apt-get install default-jdk-headless)'
+  : !jdbcJar
+    ? 'the JDBC driver is not installed (apt-get install libpostgresql-jdbc-java)'
+    : undefined;
+const server = twinServer(skip === undefined);
+
+function runApp(url: URL): Promise<string> {
+  const jdbc = `jdbc:postgresql://${url.hostname}:${url.port}${url.pathname}?connectTimeout=5&socketTimeout=30`;
+  const args = ['-cp', jdbcJar!, resolve(import.meta.dirname, 'fixtures', 'proxy', 'JdbcApps.java'), jdbc];
+  args.push(decodeURIComponent(url.username || 'postgres'), decodeURIComponent(url.password));
+  return new Promise((done, fail) => {
+    execFile(java!, args, { timeout: 60_000 }, (err, stdout, stderr) =>
+      err ? fail(new Error(`JdbcApps failed: ${err.message}\n${stderr}`)) : done(stdout),
+    );
+  });
+}
+
+describe.skipIf(skip !== undefined)(
+  `isocheck proxy under JDBC applications${skip ? ` (skipped: ${skip})` : ''}`,
+  () => {
+    it('gives pgjdbc what a direct connection gives, and records a consistent history', async () => {
+      const twins = await server.twins(
+        'jdbc_apps',
+        [
+          'CREATE TABLE acct (id int4 PRIMARY KEY, name text, bal int4)',
+          `INSERT INTO acct SELECT g, 'n' || g, 100 FROM generate_series(1, 10) g`,
+          'CREATE TABLE item (id serial PRIMARY KEY, label text NOT NULL, qty int4 DEFAULT 0)',
+        ],
+        ['acct', 'item'],
+      );
+      const direct = await runApp(new URL(twins.direct));
+      const proxied = await runApp(new URL(twins.proxy.url));
+      expect(proxied).toBe(direct);
+      expect(proxied.split('\n')).toEqual([
+        'batch [1, 1, 1]',
+        'keys id=1 label=x qty=0',
+        'batch keys [1, 1, 1] 2 3 4',
+        'batch error 22012 [-3, -3, -3]',
+        'updatable ok',
+        'rows 1:101 2:102 3:103 4:100 5:100 6:100 7:777 8:100 9:100 10:100',
+        'items 1:x:0 2:b0:0 3:b1:1 4:b2:2',
+        '',
+      ]);
+      await twins.reads();
+      const own = await check(twins.file);
+      expect(own.verdict, own.reason).toBe('consistent');
+    }, 90_000);
+  },
+);
