@@ -1,7 +1,8 @@
 // isocheck proxy with node-postgres (extended protocol: Parse/Bind/Describe/Execute/Sync with parameters): the
 // application gets what a direct connection gives (rows, fields and their types, command, rowCount, errors with
 // their SQLSTATE and fields, notices, binary results), and the history checks consistent at the level run.
-// A client gone mid-transaction gives an aborted transaction; close() writes the end line.
+// A client gone mid-transaction gives an aborted transaction; close() writes the end line. LISTEN/NOTIFY
+// notifications reach an idle listener.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -326,6 +327,50 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     await expect(connect(url('wrong'))).rejects.toMatchObject({ code: '28P01' });
     await px.close();
   }, 30_000);
+  it('passes LISTEN/NOTIFY notifications on as they come, naming the notifier as its client knows it', async () => {
+    const notified = async (url: string): Promise<[string, string, string][]> => {
+      const listener = await connect(url);
+      const other = await connect(url);
+      const got: [string, string, string][] = [];
+      listener.on('notification', (n) => {
+        const l = listener as unknown as { processID: number };
+        const o = other as unknown as { processID: number };
+        const who = n.processId === l.processID ? 'self' : n.processId === o.processID ? 'other' : String(n.processId);
+        got.push([n.channel, n.payload ?? '', who]);
+      });
+      await listener.query('LISTEN ch');
+      await listener.query(`NOTIFY ch, 'own'`);
+      // delivered to an idle listener: nothing of its own is under way
+      await other.query(`NOTIFY ch, 'alone'`);
+      await other.query('BEGIN');
+      await other.query('UPDATE accounts SET bal = bal WHERE id = 1');
+      await other.query(`SELECT pg_notify('ch', 'at commit')`);
+      await other.query('COMMIT');
+      for (let i = 0; i < 50 && got.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+      await listener.end();
+      await other.end();
+      return got;
+    };
+    const direct = await notified(server.url);
+    expect(direct).toEqual([
+      ['ch', 'own', 'self'],
+      ['ch', 'alone', 'other'],
+      ['ch', 'at commit', 'other'],
+    ]);
+    const px = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['accounts'],
+      out: join(dir, 'notify.ndjson'),
+      onWarning: () => undefined,
+    });
+    try {
+      expect(await notified(px.url)).toEqual(direct);
+    } finally {
+      await px.close();
+    }
+  });
+
   it('passes a CancelRequest on to the server (57014 for the running statement)', async () => {
     const px = await startProxy({
       db: server.url,

@@ -54,6 +54,9 @@ export const parameterStatus = (name: string, value: string): Buffer =>
   message('S', Buffer.concat([cstr(name), cstr(value)]));
 export const backendKeyData = (pid: number, secret: number): Buffer =>
   message('K', Buffer.concat([int32(pid), int32(secret)]));
+/** NotificationResponse (LISTEN/NOTIFY): the notifying backend's pid, the channel, the payload. */
+export const notificationResponse = (pid: number, channel: string, payload: string): Buffer =>
+  message('A', Buffer.concat([int32(pid), cstr(channel), cstr(payload)]));
 export const readyForQuery = (status: string): Buffer => READY[status] ?? message('Z', Buffer.from(status, 'latin1'));
 export const parseComplete = empty('1');
 export const bindComplete = empty('2');

@@ -58,6 +58,8 @@ export interface ProxyContext {
   cancel(raw: pg.Client): void;
   /** The connection with these BackendKeyData values (for a CancelRequest). */
   byKey(pid: number, secret: number): ProxyConnection | undefined;
+  /** The client connection whose server connection is the server's backend `pid`, if it is one of the proxy's. */
+  byServerPid(pid: number): ProxyConnection | undefined;
   /** A statement the recorder cannot record: refused with its error (SQLSTATE 0A000), or run unrecorded with a
    *  warning (the history may then be wrong about the rows it wrote). */
   onUnsupported: 'refuse' | 'pass';
@@ -429,6 +431,11 @@ export class ProxyConnection {
     void this.end();
   }
 
+  /** The server's backend pid of this connection's server connection (once connected). */
+  get serverPid(): number | undefined {
+    return (this.raw as unknown as { processID?: number | null } | undefined)?.processID ?? undefined;
+  }
+
   cancel(): void {
     if (this.raw) this.ctx.cancel(this.raw);
   }
@@ -744,6 +751,15 @@ export class ProxyConnection {
       if (this.noticesHeld && this.phase?.described)
         this.noticesHeld.push({ row: this.phase.rowCount, message: b, after: this.phase.completed });
       else this.send(b);
+    });
+    // LISTEN/NOTIFY: a notification is passed on as it comes (the server sends one between transactions, so the
+    // client gets it at once when nothing of its own is under way, else after what is), the notifying backend named
+    // by the BackendKeyData pid its client got from the proxy when it is one of the proxy's connections
+    raw.on('notification', (msg: { processId: number; channel: string; payload?: string }) => {
+      const pid = this.ctx.byServerPid(msg.processId)?.pid ?? msg.processId;
+      const idle = this.out.length === 0 && this.acks.length === 0 && !this.draining && this.pending.length === 0;
+      this.send(B.notificationResponse(pid, msg.channel, msg.payload ?? ''));
+      if (idle) this.flush();
     });
     raw.on('error', (e) => this.fatal('08006', `isocheck proxy: the server connection was lost: ${e.message}`));
     raw.on('end', () => {
