@@ -203,11 +203,12 @@ export function funcName(fc: FuncCall): string {
   return String(names[names.length - 1] ?? '').toLowerCase();
 }
 
-/** Does the expression contain an aggregate call (outside window functions)? */
+/** Does the expression contain an aggregate call (outside window functions) of this query block? (One inside a
+ *  subquery is the subquery's: it does not make the block grouped.) */
 export function hasAggregate(node: unknown): boolean {
   let found = false;
   walk(node, (o) => {
-    if (found) return false;
+    if (found || o.SubLink) return false;
     if (o.JsonObjectAgg || o.JsonArrayAgg) {
       found = true;
       return false;
@@ -238,10 +239,14 @@ export function hasWindow(node: unknown): boolean {
   return found;
 }
 
-export function hasSetReturning(node: unknown): boolean {
+/** A set-returning function call: one of PostgreSQL's that the recorder knows, or one `isSetReturning` names (the
+ *  server's catalog: a function with a set-returning overload, the user's own included). */
+export function hasSetReturning(node: unknown, isSetReturning?: (name: string) => boolean): boolean {
   let found = false;
   walk(node, (o) => {
-    if (o.FuncCall && SET_RETURNING.has(funcName(o.FuncCall))) found = true;
+    if (!o.FuncCall) return;
+    const name = funcName(o.FuncCall);
+    if (SET_RETURNING.has(name) || isSetReturning?.(name)) found = true;
   });
   return found;
 }

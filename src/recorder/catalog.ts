@@ -376,4 +376,7 @@ export async function snapshotInit(client: Queryable, schemas: TableInfo[]): Pro
 /** Finds the recorded table a RangeVar names, if any. */
 export interface TableLookup {
   lookup(schemaname: string | undefined, relname: string): TableInfo | undefined;
+  /** Whether a function of this name may return a set (the server's catalog at instrument(); a name the recorder
+   *  does not know otherwise). */
+  setReturning?(name: string): boolean;
 }

@@ -602,12 +602,15 @@ export class Session {
     if (options.fetch && plan.kind === 'select' && !plan.declare) {
       // fetched in parts: one read, its rows those fetched so far, partial while the portal is suspended (at the
       // place of its first part: the portal's snapshot is that of its start)
+      // (FOR UPDATE fetched in several parts: a row locked after a part may be one the transaction changed since)
       const added: TextRow[] = [];
       let events: HistoryEvent[] | undefined;
+      let parts = 0;
       return this.fetchParts(txn, plan, all, name, options, (rows, suspended) => {
         added.push(...rows);
+        parts++;
         const next = eventsFor(plan, added, { params, wid, judge });
-        if (suspended) for (const e of next) (e as SelectEvent).partial = true;
+        if (suspended || (plan.locks && parts > 1)) for (const e of next) (e as SelectEvent).partial = true;
         if (events === undefined) txn.events.push(...next);
         else {
           // (gone when a ROLLBACK TO undid the part: the portal is gone then too)

@@ -19,6 +19,7 @@ import { bodyOf } from '../sql/node.js';
 import { andOf, hasSetReturning } from './ast.js';
 import { ownConjuncts, type Block, type Blocks, type FromItem } from './blocks.js';
 import { chainOf, lift, rowArray, whereOver, type ReadTrace, type TraceList } from './traces.js';
+import type { TableLookup } from './plan.js';
 
 export const isLimited = (s: SelectStmt): boolean =>
   Boolean((s.limitCount && !bodyOf(s.limitCount, 'A_Const')?.isnull) || s.limitOffset);
@@ -62,11 +63,17 @@ export function judgeRead(
   };
 }
 
-/** Reasons a root SELECT's own tables are partial beyond the block rules. */
-export function rootReasons(s: SelectStmt, aggregate: boolean): (string | undefined)[] {
+/** Reasons a root SELECT's own tables are partial beyond the block rules. A set-returning function in the select
+ *  list (run after grouping in an aggregate), ORDER BY, GROUP BY or DISTINCT ON can return no row for a row or a
+ *  group, which then goes unseen. */
+export function rootReasons(s: SelectStmt, aggregate: boolean, lookup?: TableLookup): (string | undefined)[] {
+  const srf = (n: unknown): boolean => hasSetReturning(n, lookup?.setReturning?.bind(lookup));
   return [
     aggregate && s.havingClause ? 'HAVING' : undefined,
-    !aggregate && hasSetReturning(s.targetList) ? 'a set-returning function in the select list' : undefined,
+    srf(s.targetList) ? 'a set-returning function in the select list' : undefined,
+    srf([s.sortClause, s.groupClause, s.distinctClause])
+      ? 'a set-returning function in ORDER BY, GROUP BY or DISTINCT ON'
+      : undefined,
   ];
 }
 

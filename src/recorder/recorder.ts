@@ -184,7 +184,9 @@ export class Recorder {
     this.tableList = result.tables;
     // nothing is read from a replica before it has the hidden columns and the cleared wids
     if (cluster.replicas) await waitForReplay(client, cluster.replicas, cluster.replayTimeoutMs);
-    this.lookup = tableLookup(result.tables);
+    // (a name with any set-returning overload, schema aside: the rewriter sees names, not resolved functions)
+    const srf = await client.query<{ proname: string }>('SELECT DISTINCT proname FROM pg_proc WHERE proretset');
+    this.lookup = tableLookup(result.tables, new Set(srf.rows.map((r) => r.proname)));
     return result;
   }
 

@@ -105,7 +105,7 @@ export function selectPlan(
       : (e: Node) => e;
   for (const item of root.items) {
     if (!item.table) continue;
-    const judged = { ...judgeRead(root, item, rootReasons(s, aggregate), true), needsRow: false };
+    const judged = { ...judgeRead(root, item, rootReasons(s, aggregate, lookup), true), needsRow: false };
     if (aggregate || partition) traces.addJson(item.table, acc(rowArray(item)), judged);
     else traces.addRow(item, judged);
   }
@@ -126,5 +126,6 @@ function done(s: SelectStmt, traces: TraceList): SelectPlan | { kind: 'passthrou
     added: traces.exprs.length,
     appRows: true,
     reads: traces.reads,
+    ...((s.lockingClause?.length ?? 0) > 0 ? { locks: true as const } : {}),
   };
 }

@@ -50,7 +50,8 @@ export type {
   TableLookup,
 } from './plan.js';
 
-export function tableLookup(tables: TableInfo[]): TableLookup {
+/** The recorded tables by name; `setReturning`: the names of the server's set-returning functions (pg_proc). */
+export function tableLookup(tables: TableInfo[], setReturning?: ReadonlySet<string>): TableLookup {
   const byRel = new Map(tables.map((t) => [t.relname, t]));
   return {
     lookup(schemaname, relname) {
@@ -58,6 +59,7 @@ export function tableLookup(tables: TableInfo[]): TableLookup {
       if (!t) return undefined;
       return schemaname === undefined || schemaname === t.schema ? t : undefined;
     },
+    ...(setReturning ? { setReturning: (name: string) => setReturning.has(name) } : {}),
   };
 }
 

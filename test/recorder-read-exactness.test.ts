@@ -1,7 +1,10 @@
-// What a LIMIT and SKIP LOCKED make of a read (src/recorder/reads.ts, events.ts limitReached; docs/recording.md):
-// the root's LIMIT n (a number or a parameter, no OFFSET) cut nothing when fewer than n rows came back, so the read
-// is exact (Django's get() is `LIMIT 21`); as many rows as n, partial. SKIP LOCKED leaves out the rows other
-// transactions locked: partial (an exact read made the checker report a row missing that was only locked).
+// When a read is exact (every row satisfying its WHERE was returned) and when it may have left rows out (partial;
+// src/recorder/reads.ts, events.ts limitReached; docs/recording.md). The root's LIMIT n (a number or a parameter, no
+// OFFSET) cut nothing when fewer than n rows came back: exact (Django's get() is `LIMIT 21`); as many rows as n,
+// partial. Partial too: SKIP LOCKED (rows other transactions locked), a set-returning function that can return no
+// row for a row or a group (the user's own included, known from the catalog), a FOR UPDATE read fetched in several
+// parts (rows are locked as they are fetched). An aggregate inside a subquery does not make the query an aggregate.
+// Each case where an exact read was wrong made the checker report a missing row on a correct run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +15,8 @@ import { Recorder } from '../src/recorder/recorder.js';
 import { readHistory } from '../src/history/reader.js';
 import { checkHistory } from '../src/checker/check.js';
 import type { SelectEvent } from '../src/history/format.js';
+import type { QueryOptions } from '../src/recorder/client.js';
+import type { FetchedResult } from '../src/recorder/portal-query.js';
 
 let server: EmbeddedServer;
 let setup: pg.Client;
@@ -23,6 +28,10 @@ beforeAll(async () => {
   await setup.connect();
   await setup.query(`CREATE TABLE jobs (id int4 PRIMARY KEY, state text NOT NULL)`);
   await setup.query(`INSERT INTO jobs SELECT g, 'ready' FROM generate_series(1, 4) g`);
+  // a set-returning function of the user's: no row for an even id
+  await setup.query(`CREATE FUNCTION odd(n int) RETURNS SETOF int LANGUAGE sql AS $$
+    SELECT n WHERE n % 2 = 1 $$`);
+  await setup.query(`CREATE TABLE other (k int)`);
 }, 60_000);
 
 afterAll(async () => {
@@ -89,5 +98,62 @@ describe('SKIP LOCKED', () => {
       await other.query('ROLLBACK');
       await other.end();
     }
+  });
+});
+
+describe('set-returning functions', () => {
+  it("make a read partial in the select list (the user's own too), with aggregates, in ORDER BY", async () => {
+    const { got, events, h } = await reads([
+      ['SELECT id, odd(id) FROM jobs WHERE id > $1 ORDER BY id', [0]],
+      ['SELECT count(*), generate_series(1, 0) FROM jobs WHERE id > $1', [0]],
+      ['SELECT id FROM jobs WHERE id > $1 ORDER BY generate_series(1, id % 2)', [0]],
+      ['SELECT id, lower(state) FROM jobs WHERE id > $1 ORDER BY id', [2]],
+    ]);
+    expect(got).toEqual([[1, 3], [], [1, 3], [3, 4]]);
+    expect(events.map(([where, partial]) => [where, partial])).toEqual([
+      ['id > $1', true],
+      ['id > $1', true],
+      ['id > $1', true],
+      ['id > $1', false],
+    ]);
+    expect(checkHistory(h).verdict).toBe('consistent');
+  });
+});
+
+describe('an aggregate in a subquery', () => {
+  it("is the subquery's: the query keeps its rows (it was run as an aggregate: one row)", async () => {
+    const { got, events } = await reads([
+      ['SELECT id, (SELECT count(*) FROM other) AS c FROM jobs WHERE id > $1', [2]],
+    ]);
+    expect(got).toEqual([[3, 4]]);
+    expect(events).toEqual([['id > $1', false, [3, 4]]]);
+  });
+});
+
+describe('FOR UPDATE fetched in parts', () => {
+  it('is partial: a row the transaction changed between the parts is not returned', async () => {
+    const file = join(dir, 'parts.ndjson');
+    const recorder = new Recorder({ file, onWarning: () => undefined });
+    await recorder.instrument(setup, ['jobs']);
+    const c = new pg.Client({ connectionString: server.url });
+    await c.connect();
+    const rc = recorder.client(c);
+    await rc.query('BEGIN');
+    // (the proxy's option for an Execute with a row limit)
+    const first = (await rc.query({
+      text: 'SELECT id FROM jobs WHERE id > $1 ORDER BY id FOR UPDATE',
+      values: [0],
+      fetch: { portal: 'p', rows: 2 },
+    } as pg.QueryConfig & QueryOptions)) as unknown as FetchedResult;
+    await rc.query(`UPDATE jobs SET state = 'taken' WHERE id = 3`);
+    const rest = await first.more(0);
+    expect([...first.rows, ...rest.rows].map((r) => r.id)).toEqual([1, 2, 4]);
+    await rc.query('COMMIT');
+    await c.end();
+    recorder.finish();
+    const h = await readHistory(file);
+    const e = h.txns[0].events[0] as SelectEvent;
+    expect([e.partial, e.rows.map((r) => r.row.id)]).toEqual([true, [1, 2, 4]]);
+    expect(checkHistory(h).verdict).toBe('consistent');
   });
 });
