@@ -60,6 +60,6 @@ describe.skipIf(skip !== undefined)(
       await twins.reads();
       const own = await check(twins.file);
       expect(own.verdict, own.reason).toBe('consistent');
-    }, 90_000);
+    }, 150_000);
   },
 );

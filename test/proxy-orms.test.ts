@@ -66,7 +66,7 @@ describe.skipIf(!django)(
       expect(reads).toContainEqual([[undefined, true, 0]]);
       const own = await check(file);
       expect(own.verdict, own.reason).toBe('consistent');
-    }, 60_000);
+    }, 150_000);
   },
 );
 
@@ -81,6 +81,6 @@ describe.skipIf(!sqlalchemy)(
       expect(reads.flat()).toContainEqual(['bal >= 100', false, 9]);
       const own = await check(file);
       expect(own.verdict, own.reason).toBe('consistent');
-    }, 60_000);
+    }, 150_000);
   },
 );
