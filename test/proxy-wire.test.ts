@@ -4,14 +4,16 @@
 // encoding it replaced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import type { EmbeddedServer } from '../src/db/embedded.js';
 import { errorResponse, type Fields, noticeResponse } from '../src/proxy/backend.js';
 import type { RunningProxy } from '../src/proxy/proxy.js';
 import { proxiedServer } from './helpers/proxied-server.js';
-import { bothSides as sides, withoutSource } from './helpers/wire.js';
+import { bothSides as sides, decode, withoutSource } from './helpers/wire.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-proxy-wire-'));
 let server: EmbeddedServer;
@@ -414,6 +416,78 @@ describe('isocheck proxy on the wire', () => {
     direct.close();
     proxied.close();
   }, 60_000);
+
+  it("gives text that is not UTF-8 the server's error (22021) at a Query, Parse or Bind (it was changed)", async () => {
+    // (before: the proxy decoded the bytes as UTF-8 and the server stored U+FFFD in their place)
+    const message = (type: string, ...parts: Buffer[]): Buffer => {
+      const body = Buffer.concat(parts);
+      const b = Buffer.alloc(5 + body.length);
+      b.write(type, 0, 'latin1');
+      b.writeInt32BE(4 + body.length, 1);
+      body.copy(b, 5);
+      return b;
+    };
+    const z = Buffer.from([0]);
+    const latin1 = (text: string): Buffer => Buffer.concat([Buffer.from(text, 'latin1'), z]);
+    const int16 = (n: number): Buffer => Buffer.from([n >> 8, n & 0xff]);
+    const int32 = (n: number): Buffer => Buffer.from([n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
+    const value = Buffer.from('\xe9t\xe9', 'latin1');
+    const batch = Buffer.concat([
+      message('Q', latin1("SELECT '\xe9t\xe9' AS t")),
+      message('P', z, latin1("SELECT owner FROM accounts WHERE owner = '\xe9'"), int16(0)),
+      serialize.sync(),
+      serialize.parse({ text: 'SELECT owner FROM accounts WHERE owner = $1' }),
+      message('B', z, z, int16(0), int16(1), int32(value.length), value, int16(0)),
+      serialize.describe({ type: 'P' }),
+      serialize.execute(),
+      serialize.sync(),
+      // in a block: the transaction fails, as on a direct connection
+      serialize.query('BEGIN'),
+      message('Q', latin1("UPDATE accounts SET owner = '\xe9' WHERE id = 1")),
+      serialize.query('SELECT 1 AS one'),
+      serialize.query('ROLLBACK'),
+    ]);
+    const { direct, proxied } = await bothSides();
+    direct.send(batch);
+    proxied.send(batch);
+    const bytes = await direct.until(7);
+    expect(decode(bytes).match(/E\(22021[,)]/g)).toHaveLength(4);
+    expect(bytes.toString()).toContain('invalid byte sequence for encoding "UTF8": 0xe9 0x74 0xe9');
+    expect(withoutSource(await proxied.until(7))).toBe(withoutSource(bytes));
+    direct.close();
+    proxied.close();
+  });
+
+  it('refuses another client_encoding than UTF-8, at startup and at SET (SQL_ASCII is served as UTF-8)', async () => {
+    // (pg does not send client_encoding: a startup packet of our own, as libpq sends it for PGCLIENTENCODING)
+    const refused = await new Promise<Buffer>((resolve, reject) => {
+      const sock = net.connect(proxy.port, proxy.host);
+      const got: Buffer[] = [];
+      sock.on('data', (d: Buffer) => got.push(d));
+      sock.on('error', reject);
+      sock.on('close', () => resolve(Buffer.concat(got)));
+      setTimeout(() => sock.destroy(), 5000); // (a proxy that does not refuse keeps the connection)
+      // (pg-protocol's startup() adds client_encoding UTF8 after the caller's parameters)
+      const params = Buffer.from('user\0postgres\0database\0postgres\0client_encoding\0LATIN1\0\0');
+      const head = Buffer.alloc(8);
+      head.writeInt32BE(8 + params.length, 0);
+      head.writeInt32BE(196608, 4);
+      sock.write(Buffer.concat([head, params]));
+    });
+    expect(decode(refused)).toBe('E(0A000)');
+    expect(refused.toString()).toContain('client_encoding "LATIN1" is not supported');
+    const c = new pg.Client({ connectionString: proxy.url });
+    await c.connect();
+    await expect(c.query(`SET NAMES 'WIN1252'`)).rejects.toMatchObject({ code: '0A000' });
+    await expect(c.query(`SET client_encoding TO 'latin1'`)).rejects.toMatchObject({ code: '0A000' });
+    await c.query(`SET client_encoding TO 'UTF8'`);
+    expect((await c.query('SELECT owner FROM accounts WHERE id = 3')).rows).toEqual([{ owner: 'cäcilie' }]);
+    await c.end();
+    const ascii = new pg.Client({ connectionString: proxy.url, client_encoding: 'SQL_ASCII' });
+    await ascii.connect();
+    expect((await ascii.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await ascii.end();
+  });
 
   it('tells where the server failed when the next statement was queued before its ReadyForQuery', async () => {
     // review finding: pg sends a queued statement from its ReadyForQuery listener; the proxy's phases were reset

@@ -44,6 +44,7 @@ import { FrontendReader, type FrontendMessage, type StartupPacket } from './fron
 import * as B from './backend.js';
 import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBinaryResult } from './formats.js';
 import { mapPosition } from './positions.js';
+import { encodingInOptions, encodingRefused, encodingServed, invalidUtf8 } from './encoding.js';
 import { type DescribedField, ServerPhase, type PhaseConnection } from './server-phase.js';
 import { splitStatements } from './split.js';
 import { takesSnapshot, withoutLeadingComments } from './statement-text.js';
@@ -260,6 +261,8 @@ class ProxyError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** The error's context (PostgreSQL's `W` field), if any. */
+    readonly where?: string,
   ) {
     super(message);
   }
@@ -628,7 +631,8 @@ export class ProxyConnection {
 
   private sendError(e: unknown, offset = 0): void {
     if (e instanceof ProxyError) {
-      this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: e.code, M: e.message }));
+      const where = e.where !== undefined ? { W: e.where } : {};
+      this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: e.code, M: e.message, ...where }));
       return;
     }
     if (e instanceof BinaryFormatError) {
@@ -711,6 +715,12 @@ export class ProxyConnection {
 
   private async connect(params: Record<string, string>): Promise<void> {
     this.params = params;
+    for (const asked of [params.client_encoding, encodingInOptions(params.options)]) {
+      if (asked !== undefined && !encodingServed(asked)) {
+        this.fatal('0A000', encodingRefused(asked));
+        return;
+      }
+    }
     let raw: pg.Client;
     let parameters: Map<string, string>;
     try {
@@ -791,6 +801,8 @@ export class ProxyConnection {
     if (this.ended || !this.client) return;
     if (this.skipToSync && m.type !== 'S') return;
     try {
+      // (PostgreSQL reads a message's strings before it does anything with it)
+      if (m.invalidUtf8 !== undefined && m.type !== 'p') throw new ProxyError('22021', m.invalidUtf8);
       switch (m.type) {
         case 'P':
           // PostgreSQL parses the text before it stores it under its name: a text that does not parse fails so
@@ -1025,6 +1037,12 @@ export class ProxyConnection {
   ): Promise<Outcome[]> {
     // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
     const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
+    // another client_encoding than UTF-8: refused, even with --on-unsupported pass (encoding.ts)
+    if (/client_encoding|names/i.test(text)) {
+      const p = plan();
+      if (p?.kind === 'settings' && p.clientEncoding !== undefined && !encodingServed(p.clientEncoding))
+        throw new ProxyError('0A000', encodingRefused(p.clientEncoding));
+    }
     const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig & QueryOptions;
     if (fetch) config.fetch = fetch;
     // a client's Parse/Bind/Execute goes to the server as one, even with no parameters (pg would send a Query):
@@ -1322,7 +1340,14 @@ export class ProxyConnection {
       if (b === null) return null;
       const format =
         m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
-      return format === 1 ? decodeBinaryParam(b, st.paramTypes[i] ?? 0) : b.toString('utf8');
+      if (format === 1) return decodeBinaryParam(b, st.paramTypes[i] ?? 0);
+      const invalid = invalidUtf8(b);
+      if (invalid !== undefined) {
+        // (postgres.c, bind_param_error_callback: the value is not known yet)
+        const portal = m.portal === '' ? 'unnamed portal' : `portal "${m.portal}"`;
+        throw new ProxyError('22021', invalid, `${portal} parameter $${i + 1}`);
+      }
+      return b.toString('utf8');
     });
     st.binds = (st.binds ?? 0) + 1;
     return {

@@ -6,6 +6,7 @@
  *
  * pg-protocol parses only the backend side (what a server sends), so this side is ours: a few dozen lines.
  */
+import { invalidUtf8 } from './encoding.js';
 
 export type StartupPacket =
   | { kind: 'startup'; params: Record<string, string> }
@@ -14,7 +15,7 @@ export type StartupPacket =
   | { kind: 'cancel'; processId: number; secretKey: Buffer }
   | { kind: 'unsupported-version'; version: number };
 
-export type FrontendMessage =
+export type FrontendMessage = (
   | { type: 'Q'; text: string }
   | { type: 'P'; name: string; text: string; paramTypes: number[] }
   | {
@@ -35,7 +36,11 @@ export type FrontendMessage =
   | { type: 'd'; data: Buffer }
   | { type: 'c' }
   | { type: 'f'; message: string }
-  | { type: 'other'; code: string };
+  | { type: 'other'; code: string }
+) & {
+  /** A string of it is not valid UTF-8: PostgreSQL's error message for it (22021, encoding.ts). */
+  invalidUtf8?: string;
+};
 
 const SSL_CODE = 80877103;
 const GSSENC_CODE = 80877104;
@@ -44,6 +49,8 @@ const PROTOCOL_3 = 196608;
 
 class Cursor {
   at = 0;
+  /** The first string read that is not valid UTF-8: PostgreSQL's error message for it. */
+  invalid: string | undefined;
   constructor(private readonly b: Buffer) {}
   int32(): number {
     const v = this.b.readInt32BE(this.at);
@@ -61,6 +68,7 @@ class Cursor {
   cstring(): string {
     const end = this.b.indexOf(0, this.at);
     if (end < 0) throw new Error('malformed message: unterminated string');
+    this.invalid ??= invalidUtf8(this.b.subarray(this.at, end));
     const s = this.b.toString('utf8', this.at, end);
     this.at = end + 1;
     return s;
@@ -91,6 +99,12 @@ function parseStartup(body: Buffer): StartupPacket {
 
 function parseTyped(type: string, body: Buffer): FrontendMessage {
   const c = new Cursor(body);
+  const m = parseBody(type, c, body);
+  if (c.invalid !== undefined) m.invalidUtf8 = c.invalid;
+  return m;
+}
+
+function parseBody(type: string, c: Cursor, body: Buffer): FrontendMessage {
   switch (type) {
     case 'Q':
       return { type, text: c.cstring() };

@@ -84,7 +84,13 @@ export type RecordedPlan = SelectPlan | InsertPlan | UpdatePlan | DeletePlan;
 
 export type Plan =
   | { kind: 'control'; control: TxnControl }
-  | { kind: 'settings'; dropsPrepared?: true; cursor?: CursorStep }
+  | {
+      kind: 'settings';
+      dropsPrepared?: true;
+      cursor?: CursorStep;
+      /** SET client_encoding / SET NAMES: the encoding asked for (the proxy serves UTF-8 only). */
+      clientEncoding?: string;
+    }
   | { kind: 'passthrough'; warning?: string; dropsPrepared?: true; cursor?: CursorStep }
   | RecordedPlan;
 

@@ -146,6 +146,11 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       if (body.name === 'transaction_isolation' && (body.kind === 'VAR_SET_VALUE' || body.kind === 'VAR_SET_CURRENT')) {
         return { kind: 'control', control: { kind: 'set-transaction', iso: isoOfSetArgs(body.args) } };
       }
+      const encoding = body.name === 'client_encoding' && body.kind === 'VAR_SET_VALUE' ? body.args?.[0] : undefined;
+      if (encoding !== undefined) {
+        const c = bodyOf(encoding, 'A_Const');
+        return { kind: 'settings', clientEncoding: String(c?.sval?.sval ?? c?.ival?.ival ?? '') };
+      }
       return { kind: 'settings' };
     }
     case 'DiscardStmt':
