@@ -1,7 +1,8 @@
 /**
  * Progress of a long check (src/cli/progress.ts): on a terminal, after a second, the stage on one rewritten line
  * of standard error, cleared at the end; nothing at all when standard error is not a terminal (pipes, CI logs),
- * and nothing for a check that ends within the second.
+ * and nothing for a check that ends within the second. isocheck proxy uses it too (clients and transactions so far),
+ * its warnings written above the line.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { terminalProgress } from '../src/cli/progress.js';
@@ -52,5 +53,23 @@ describe('terminal progress', () => {
     p.stage('searching');
     p.done();
     expect(written).toEqual([]);
+  });
+
+  it('writes a note (a warning) above the line, then draws the line again; off a terminal, the note as is', () => {
+    vi.useFakeTimers();
+    const { stream, written } = fakeStream(true);
+    const p = terminalProgress('isocheck proxy', stream);
+    p.note('isocheck: warning: before the line is shown');
+    expect(written).toEqual(['isocheck: warning: before the line is shown\n']);
+    vi.advanceTimersByTime(1500);
+    p.stage('2 clients connected, 10 transactions recorded');
+    p.note('isocheck: warning: w');
+    expect(written.slice(-2)).toEqual([
+      '\r\x1b[2Kisocheck: warning: w\n',
+      '\r\x1b[2Kisocheck proxy: 2 clients connected, 10 transactions recorded (1 s)',
+    ]);
+    const plain = fakeStream(false);
+    terminalProgress('x', plain.stream).note('isocheck: warning: w');
+    expect(plain.written).toEqual(['isocheck: warning: w\n']);
   });
 });

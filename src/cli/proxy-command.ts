@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { InputError } from '../history/input-errors.js';
 import { checkOutputFile, watchSignals } from './interrupt.js';
+import { terminalProgress } from './progress.js';
 
 export interface ProxyCommandOptions {
   db?: string;
@@ -75,6 +76,9 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
   const tls = readTls(opts.tlsCert ?? process.env[TLS_CERT_ENV], opts.tlsKey ?? process.env[TLS_KEY_ENV]);
   checkOutputFile(opts.out, '--out');
   const watch = watchSignals();
+  // on a terminal, one line kept up to date: the clients connected and the transactions recorded so far
+  const progress = terminalProgress('isocheck proxy');
+  let ticker: NodeJS.Timeout | undefined;
   const { startProxy } = await import('../proxy/proxy.js');
   let stopServer: (() => Promise<void>) | undefined;
   let db = opts.db;
@@ -95,6 +99,7 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
       tables,
       out: opts.out,
       meta: { command: 'proxy' },
+      onWarning: (message) => progress.note(`isocheck: warning: ${message}`),
       onUnsupported,
       password: process.env[PASSWORD_ENV] || undefined,
       tls,
@@ -114,7 +119,16 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
     process.stderr.write(`isocheck: recording ${tables.join(', ')} to ${opts.out}; connect clients to:\n`);
     process.stdout.write(`${proxy.url}\n`);
     process.stderr.write('isocheck: Ctrl-C (or SIGTERM) to stop and finish the history\n');
+    ticker = setInterval(() => {
+      const c = proxy.connections;
+      progress.stage(
+        `${c} client${c === 1 ? '' : 's'} connected, ${proxy.recorder.transactions} transactions recorded`,
+      );
+    }, 1000);
+    ticker.unref();
     await new Promise<void>((resolve) => watch.signal.addEventListener('abort', () => resolve(), { once: true }));
+    clearInterval(ticker);
+    progress.done();
     await proxy.close(`the proxy was stopped (${String(watch.signal.reason)})`);
     const c = proxy.recorder.counts;
     process.stderr.write(
@@ -123,6 +137,8 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
     );
     return 0;
   } finally {
+    clearInterval(ticker);
+    progress.done();
     watch.dispose();
     await stopServer?.();
   }
