@@ -21,6 +21,19 @@ let proxy: RunningProxy;
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** A protocol message of the client's, written by hand (bytes pg-protocol's serializer does not write). */
+const message = (type: string, ...parts: Buffer[]): Buffer => {
+  const body = Buffer.concat(parts);
+  const b = Buffer.alloc(5 + body.length);
+  b.write(type, 0, 'latin1');
+  b.writeInt32BE(4 + body.length, 1);
+  body.copy(b, 5);
+  return b;
+};
+const z = Buffer.from([0]);
+const int16 = (n: number): Buffer => Buffer.from([n >> 8, n & 0xff]);
+const int32 = (n: number): Buffer => Buffer.from([n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
+
 /** The server's own connection and the proxy's (test/helpers/wire.ts). */
 const bothSides = () => sides(server.url, proxy);
 
@@ -419,18 +432,7 @@ describe('isocheck proxy on the wire', () => {
 
   it("gives text that is not UTF-8 the server's error (22021) at a Query, Parse or Bind (it was changed)", async () => {
     // (before: the proxy decoded the bytes as UTF-8 and the server stored U+FFFD in their place)
-    const message = (type: string, ...parts: Buffer[]): Buffer => {
-      const body = Buffer.concat(parts);
-      const b = Buffer.alloc(5 + body.length);
-      b.write(type, 0, 'latin1');
-      b.writeInt32BE(4 + body.length, 1);
-      body.copy(b, 5);
-      return b;
-    };
-    const z = Buffer.from([0]);
     const latin1 = (text: string): Buffer => Buffer.concat([Buffer.from(text, 'latin1'), z]);
-    const int16 = (n: number): Buffer => Buffer.from([n >> 8, n & 0xff]);
-    const int32 = (n: number): Buffer => Buffer.from([n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
     const value = Buffer.from('\xe9t\xe9', 'latin1');
     const batch = Buffer.concat([
       message('Q', latin1("SELECT '\xe9t\xe9' AS t")),
@@ -454,6 +456,79 @@ describe('isocheck proxy on the wire', () => {
     expect(decode(bytes).match(/E\(22021[,)]/g)).toHaveLength(4);
     expect(bytes.toString()).toContain('invalid byte sequence for encoding "UTF8": 0xe9 0x74 0xe9');
     expect(withoutSource(await proxied.until(7))).toBe(withoutSource(bytes));
+    direct.close();
+    proxied.close();
+  });
+
+  // (a review of the change): a text parameter in binary, a zero byte, a named portal's context
+  it("gives a text parameter not UTF-8 in binary, or with a zero byte, the server's error (22021)", async () => {
+    const bind = (portal: string, format: number, value: Buffer): Buffer =>
+      message(
+        'B',
+        Buffer.from(`${portal}\0`),
+        Buffer.from('t\0'),
+        int16(1),
+        int16(format),
+        int16(1),
+        int32(value.length),
+        value,
+        int16(0),
+      );
+    const batch = Buffer.concat([
+      serialize.parse({ name: 't', text: 'SELECT owner FROM accounts WHERE owner = $1', types: [25] }),
+      serialize.sync(),
+      bind('', 1, Buffer.from('a\xe9t\xe9', 'latin1')),
+      serialize.sync(),
+      bind('p3', 0, Buffer.from('a\0b')),
+      serialize.sync(),
+      bind('', 1, Buffer.from('ann')),
+      serialize.execute(),
+      serialize.sync(),
+    ]);
+    const { direct, proxied } = await bothSides();
+    direct.send(batch);
+    proxied.send(batch);
+    const bytes = await direct.until(4);
+    expect(decode(bytes)).toBe(
+      '1 Z(I) E(22021,W:unnamed portal parameter $1) Z(I) E(22021,W:portal "p3" parameter $1) Z(I) ' +
+        '2 D[ann] C(SELECT 1) Z(I)',
+    );
+    expect(withoutSource(await proxied.until(4))).toBe(withoutSource(bytes));
+    // in a failed transaction PostgreSQL's 25P02 comes before the parameter's encoding is looked at
+    const failed = Buffer.concat([
+      serialize.query('BEGIN'),
+      serialize.query('SELECT 1 / 0'),
+      bind('', 0, Buffer.from('a\xe9', 'latin1')),
+      serialize.execute(),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ]);
+    direct.send(failed);
+    proxied.send(failed);
+    const inFailed = await direct.until(4);
+    expect(decode(inFailed)).toBe('C(BEGIN) Z(T) E(22012) Z(E) E(25P02) Z(E) C(ROLLBACK) Z(I)');
+    expect(withoutSource(await proxied.until(4))).toBe(withoutSource(inFailed));
+    direct.close();
+    proxied.close();
+  });
+
+  it('sends a notification before the ReadyForQuery of the exchange it came in, after its results', async () => {
+    const { direct, proxied } = await bothSides();
+    const batch = Buffer.concat([
+      serialize.query('LISTEN wire'),
+      serialize.query(`NOTIFY wire, 'self'`),
+      serialize.parse({ text: `SELECT pg_notify('wire', 'in a pipeline') AS n` }),
+      serialize.bind({}),
+      serialize.execute(),
+      serialize.sync(),
+      serialize.query('UNLISTEN wire'),
+    ]);
+    // (one side after the other: both listen on the same server)
+    direct.send(batch);
+    const expected = decode(await direct.until(4));
+    expect(expected).toBe('C(LISTEN) Z(I) C(NOTIFY) A Z(I) 1 2 D[] C(SELECT 1) A Z(I) C(UNLISTEN) Z(I)');
+    proxied.send(batch);
+    expect(decode(await proxied.until(4))).toBe(expected);
     direct.close();
     proxied.close();
   });
@@ -483,6 +558,14 @@ describe('isocheck proxy on the wire', () => {
     await c.query(`SET client_encoding TO 'UTF8'`);
     expect((await c.query('SELECT owner FROM accounts WHERE id = 3')).rows).toEqual([{ owner: 'cäcilie' }]);
     await c.end();
+    // set where the proxy cannot see it: the session ends rather than go on with its text changed
+    const behind = new pg.Client({ connectionString: proxy.url });
+    behind.on('error', () => undefined);
+    await behind.connect();
+    await expect(behind.query(`SELECT set_config('client_encoding', 'LATIN1', false)`)).rejects.toMatchObject({
+      code: '0A000',
+    });
+    await behind.end().catch(() => undefined);
     const ascii = new pg.Client({ connectionString: proxy.url, client_encoding: 'SQL_ASCII' });
     await ascii.connect();
     expect((await ascii.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);

@@ -42,7 +42,13 @@ import { RAW_TYPES } from '../recorder/catalog.js';
 import { sqlStateOf } from '../recorder/sqlstate.js';
 import { FrontendReader, type FrontendMessage, type StartupPacket } from './frontend.js';
 import * as B from './backend.js';
-import { binaryResultSupported, BinaryFormatError, decodeBinaryParam, encodeBinaryResult } from './formats.js';
+import {
+  binaryResultSupported,
+  BinaryFormatError,
+  decodeBinaryParam,
+  encodeBinaryResult,
+  textualType,
+} from './formats.js';
 import { mapPosition } from './positions.js';
 import { encodingInOptions, encodingRefused, encodingServed, invalidUtf8 } from './encoding.js';
 import { type DescribedField, ServerPhase, type PhaseConnection } from './server-phase.js';
@@ -59,8 +65,6 @@ export interface ProxyContext {
   cancel(raw: pg.Client): void;
   /** The connection with these BackendKeyData values (for a CancelRequest). */
   byKey(pid: number, secret: number): ProxyConnection | undefined;
-  /** The client connection whose server connection is the server's backend `pid`, if it is one of the proxy's. */
-  byServerPid(pid: number): ProxyConnection | undefined;
   /** A statement the recorder cannot record: refused with its error (SQLSTATE 0A000), or run unrecorded with a
    *  warning (the history may then be wrong about the rows it wrote). */
   onUnsupported: 'refuse' | 'pass';
@@ -293,12 +297,22 @@ const noStatement = (name: string): ProxyError =>
   );
 
 export class ProxyConnection {
-  readonly pid = 0x10000 + nextPid++;
+  /** The proxy's own number for this connection (names of its statements; the pid until the server's is known). */
+  private readonly own = 0x10000 + nextPid++;
+  /** The pid clients know this connection by (BackendKeyData, a notification's sender): the server backend's, so
+   *  that it is also what pg_backend_pid() returns; the proxy's own number before it is connected. */
+  get pid(): number {
+    return this.serverPid ?? this.own;
+  }
   readonly secret = (Math.random() * 0x7fffffff) | 0;
   private readonly reader: FrontendReader;
   /** What is left to do, in order (startup packets, messages, the end): run by drain(). */
   private readonly steps: (() => Promise<void> | void)[] = [];
   private draining = false;
+  /** A message has come since the last ReadyForQuery: a notification waits for the next one. */
+  private exchanging = false;
+  /** Notifications waiting for that ReadyForQuery. */
+  private notifications: Buffer[] = [];
   private raw: pg.Client | undefined;
   /** The same connection: its query() records (the Recorder's driver client). */
   private client: pg.Client | undefined;
@@ -603,6 +617,9 @@ export class ProxyConnection {
       this.describer = undefined;
       void describer.then((c) => c.end()).catch(() => undefined);
     }
+    for (const n of this.notifications) this.send(n);
+    this.notifications = [];
+    this.exchanging = false;
     this.send(B.readyForQuery(status));
     this.flush();
   }
@@ -753,23 +770,30 @@ export class ProxyConnection {
       parse(this.parseTypes && q.name === this.parseTypes.name ? { ...q, types: this.parseTypes.types } : q);
     this.phase = new ServerPhase(con as unknown as PhaseConnection);
     con.on('commandComplete', (msg: { text: string }) => this.tags.push(msg.text));
-    con.on('parameterStatus', (msg: { parameterName: string; parameterValue: string }) =>
-      this.send(B.parameterStatus(msg.parameterName, msg.parameterValue)),
-    );
+    con.on('parameterStatus', (msg: { parameterName: string; parameterValue: string }) => {
+      // another client_encoding set where the proxy does not see it (set_config(), a function): its text would be
+      // changed from then on, so the session ends (encoding.ts)
+      if (msg.parameterName === 'client_encoding' && !encodingServed(msg.parameterValue)) {
+        this.fatal('0A000', encodingRefused(msg.parameterValue));
+        return;
+      }
+      this.send(B.parameterStatus(msg.parameterName, msg.parameterValue));
+    });
     raw.on('notice', (msg) => {
       const b = B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>));
       if (this.noticesHeld && this.phase?.described)
         this.noticesHeld.push({ row: this.phase.rowCount, message: b, after: this.phase.completed });
       else this.send(b);
     });
-    // LISTEN/NOTIFY: a notification is passed on as it comes (the server sends one between transactions, so the
-    // client gets it at once when nothing of its own is under way, else after what is), the notifying backend named
-    // by the BackendKeyData pid its client got from the proxy when it is one of the proxy's connections
+    // LISTEN/NOTIFY: PostgreSQL sends a notification when it waits for the client's next message (between
+    // transactions): at once to a client with nothing under way since its last ReadyForQuery, else just before the
+    // ReadyForQuery that ends the exchange (after its results, never among held answers). Its pid is the notifying
+    // backend's, which is what the proxy's clients know as theirs too (BackendKeyData).
     raw.on('notification', (msg: { processId: number; channel: string; payload?: string }) => {
-      const pid = this.ctx.byServerPid(msg.processId)?.pid ?? msg.processId;
-      const idle = this.out.length === 0 && this.acks.length === 0 && !this.draining && this.pending.length === 0;
-      this.send(B.notificationResponse(pid, msg.channel, msg.payload ?? ''));
-      if (idle) this.flush();
+      const b = B.notificationResponse(msg.processId, msg.channel, msg.payload ?? '');
+      if (this.exchanging || this.draining || this.steps.length > 0 || this.out.length > 0 || this.acks.length > 0)
+        this.notifications.push(b);
+      else if (!this.socket.destroyed) this.socket.write(b);
     });
     raw.on('error', (e) => this.fatal('08006', `isocheck proxy: the server connection was lost: ${e.message}`));
     raw.on('end', () => {
@@ -799,6 +823,7 @@ export class ProxyConnection {
   private message(m: FrontendMessage): Promise<void> | void {
     if (this.awaiting) return this.authenticate(m);
     if (this.ended || !this.client) return;
+    this.exchanging = true;
     if (this.skipToSync && m.type !== 'S') return;
     try {
       // (PostgreSQL reads a message's strings before it does anything with it)
@@ -1128,7 +1153,7 @@ export class ProxyConnection {
     const key = `${types.join(',')}:${sql}`;
     let name = this.typed.get(key);
     if (name === undefined && this.typed.size < TYPED_MAX)
-      this.typed.set(key, (name = `__isocheck_proxy_${this.pid}_${this.typed.size + 1}`));
+      this.typed.set(key, (name = `__isocheck_proxy_${this.own}_${this.typed.size + 1}`));
     if (name === undefined)
       this.ctx.recorder.warn(
         `isocheck proxy: more than ${TYPED_MAX} statements with declared parameter types on one connection: ` +
@@ -1336,18 +1361,20 @@ export class ProxyConnection {
     // in a failed transaction PostgreSQL binds only COMMIT and ROLLBACK (exec_bind_message); the server refuses
     // the other statements when the proxy runs them, but an empty one the proxy answers itself
     if (st.text.trim() === '' && this.status() === 'E') throw new ProxyError('25P02', ABORTED_MESSAGE);
+    const failed = this.status() === 'E' || this.failPending;
     const values = m.params.map((b, i) => {
       if (b === null) return null;
       const format =
         m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
-      if (format === 1) return decodeBinaryParam(b, st.paramTypes[i] ?? 0);
-      const invalid = invalidUtf8(b);
+      // (in a failed transaction PostgreSQL's 25P02 comes first, and the server gives it: nothing is written)
+      const checked = !failed && (format !== 1 || textualType(st.paramTypes[i] ?? 0));
+      const invalid = checked ? invalidUtf8(b) : undefined;
       if (invalid !== undefined) {
         // (postgres.c, bind_param_error_callback: the value is not known yet)
         const portal = m.portal === '' ? 'unnamed portal' : `portal "${m.portal}"`;
         throw new ProxyError('22021', invalid, `${portal} parameter $${i + 1}`);
       }
-      return b.toString('utf8');
+      return format === 1 ? decodeBinaryParam(b, st.paramTypes[i] ?? 0) : b.toString('utf8');
     });
     st.binds = (st.binds ?? 0) + 1;
     return {

@@ -49,7 +49,7 @@ function legal(b: Buffer, at: number, n: number): boolean {
   for (let i = 1; i < n; i++) if (b[at + i] < 0x80 || b[at + i] > 0xbf) return false;
   switch (n) {
     case 1:
-      return a < 0x80;
+      return a < 0x80 && a !== 0; // (PostgreSQL takes no zero byte in text)
     case 2:
       return a >= 0xc2 && a <= 0xdf;
     case 3:
@@ -65,7 +65,7 @@ function legal(b: Buffer, at: number, n: number): boolean {
 
 /** The message of PostgreSQL's 22021 for bytes that are not valid UTF-8, or undefined when they are. */
 export function invalidUtf8(b: Buffer): string | undefined {
-  if (isUtf8(b)) return undefined;
+  if (isUtf8(b) && !b.includes(0)) return undefined;
   let at = 0;
   while (at < b.length) {
     const n = mblen(b[at]);

@@ -15,6 +15,9 @@ const INT2 = 21,
 /** Types whose binary form is their text's bytes. */
 const TEXTUAL = new Set([25, 1043, 1042, 19, 705, 114, 0]);
 
+/** A type whose binary form is its text (text, varchar, bpchar, name, unknown, json; 0: not declared). */
+export const textualType = (oid: number): boolean => TEXTUAL.has(oid) && oid !== 0;
+
 export class BinaryFormatError extends Error {}
 
 /** A binary parameter as the text (or, for bytea, the Buffer pg sends in binary) the recorder runs. */

@@ -152,10 +152,6 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       for (const c of live) if (c.pid === pid && c.secret === secret) return c;
       return undefined;
     },
-    byServerPid(pid) {
-      for (const c of live) if (c.serverPid === pid) return c;
-      return undefined;
-    },
     opened: (c) => void live.add(c),
     closed: (c) => void live.delete(c),
   };
