@@ -371,6 +371,39 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     }
   });
 
+  it('says how to name a table with capitals, and warns when statements run unrecorded while it is missing', async () => {
+    // (before: "Acct not found yet", then every statement unrecorded without a word, and an empty history)
+    const admin = await connect(server.url);
+    await admin.query('CREATE TABLE "Acct" (id int4 PRIMARY KEY, bal int4)');
+    await admin.query('INSERT INTO "Acct" VALUES (1, 5)');
+    const warnings: string[] = [];
+    const px = await startProxy({
+      db: server.url,
+      port: 0,
+      tables: ['Acct'],
+      out: join(dir, 'capitals.ndjson'),
+      onWarning: (w) => warnings.push(w),
+    });
+    try {
+      expect([px.missing, px.missingHint]).toEqual([
+        ['Acct'],
+        ` ("Acct" exists: a name with capitals is written with its quotes, as in --tables '"Acct"')`,
+      ]);
+      const c = await connect(px.url);
+      expect((await c.query('SELECT bal FROM "Acct" WHERE id = 1')).rows).toEqual([{ bal: 5 }]);
+      await c.query('SELECT bal FROM "Acct" WHERE id = 1');
+      await c.end();
+      expect(warnings).toEqual([
+        'Acct does not exist (yet): statements on the tables to record run unrecorded until every one exists ' +
+          `("Acct" exists: a name with capitals is written with its quotes, as in --tables '"Acct"')`,
+      ]);
+    } finally {
+      await px.close();
+      await admin.query('DROP TABLE "Acct"');
+      await admin.end();
+    }
+  });
+
   it('passes a CancelRequest on to the server (57014 for the running statement)', async () => {
     const px = await startProxy({
       db: server.url,

@@ -107,8 +107,8 @@ export async function runProxyCommand(opts: ProxyCommandOptions): Promise<number
     watch.lastWords = () => `isocheck: stopped; ${proxy.recorder.transactions} transactions in ${opts.out}`;
     if (proxy.missing.length > 0)
       process.stderr.write(
-        `isocheck: ${proxy.missing.join(', ')} not found yet: ` +
-          'the tables are instrumented when they all exist, before the first statement that uses them\n',
+        `isocheck: ${proxy.missing.join(', ')} not found yet: the tables are instrumented when they all ` +
+          `exist, before the first statement that uses them${proxy.missingHint}\n`,
       );
     if (!process.env[PASSWORD_ENV] && !['127.0.0.1', 'localhost', '::1'].includes(host))
       process.stderr.write(

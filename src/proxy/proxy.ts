@@ -21,6 +21,7 @@ import tls from 'node:tls';
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { Recorder } from '../recorder/recorder.js';
+import { missingTables } from '../recorder/driver.js';
 import { ProxyConnection, type ProxyContext } from './connection.js';
 
 export interface ProxyOptions {
@@ -46,6 +47,8 @@ export interface ProxyOptions {
 export interface RunningProxy {
   /** Tables that did not exist at start (instrumented once they all exist, before the first statement using them). */
   missing: string[];
+  /** How to name a missing table that exists once quoted ('' when none does). */
+  missingHint: string;
   host: string;
   port: number;
   /** A connection URL for clients (the server's user and database, the proxy's address). */
@@ -85,13 +88,10 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   });
   const setup = new pg.Client(server);
   let missing: string[] = [];
+  let missingHint = '';
   try {
     await setup.connect();
-    const r = await setup.query<{ name: string }>(
-      'SELECT name FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL',
-      [opts.tables],
-    );
-    missing = r.rows.map((x) => x.name);
+    ({ missing, hint: missingHint } = await missingTables(setup, opts.tables));
     if (missing.length === 0) await recorder.instrument(setup, opts.tables);
   } catch (e) {
     recorder.abandon();
@@ -173,6 +173,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   let closing: Promise<void> | undefined;
   return {
     missing,
+    missingHint,
     host,
     port,
     url: u.toString(),

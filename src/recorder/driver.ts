@@ -36,6 +36,29 @@ export interface DriverRecorder {
   readonly closed: boolean;
   instrument(client: pg.ClientBase, tables: string[]): Promise<unknown>;
   client(raw: pg.ClientBase): RecordingClient;
+  warn(message: string, shape?: string): void;
+}
+
+/** The tables to record that do not exist (yet), and, for a name that exists once quoted (a name with capitals:
+ *  `Acct` is `acct` to PostgreSQL, `"Acct"` another table), a hint saying how to name it. */
+export async function missingTables(
+  client: pg.ClientBase,
+  tables: string[],
+): Promise<{ missing: string[]; hint: string }> {
+  const r = await client.query<{ name: string; quoted: boolean }>({
+    text:
+      'SELECT name, position(\'"\' in name) = 0 AND position(\'.\' in name) = 0 ' +
+      'AND to_regclass(quote_ident(name)) IS NOT NULL AS quoted ' +
+      'FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL',
+    values: [tables],
+  });
+  const quoted = r.rows.filter((x) => x.quoted).map((x) => `"${x.name}"`);
+  const hint =
+    quoted.length === 0
+      ? ''
+      : ` (${quoted.join(', ')} ${quoted.length === 1 ? 'exists' : 'exist'}: a name with capitals is written ` +
+        `with its quotes, as in --tables '${quoted.join(',')}')`;
+  return { missing: r.rows.map((x) => x.name), hint };
 }
 
 /** The `pg` module's shape (what `import pg from 'pg'` gives). */
@@ -111,7 +134,7 @@ export function applicationPg(): PgModule {
 
 /** When the tables get instrumented, and whether a connection's statements are recorded yet. */
 class Gate {
-  private pending: Promise<void> | undefined;
+  private pending: Promise<{ missing: string[]; hint: string } | undefined> | undefined;
   private failed: unknown;
   private readonly named: RegExp | undefined;
 
@@ -139,18 +162,25 @@ class Gate {
     this.pending ??= this.tryInstrument(raw).finally(() => {
       this.pending = undefined;
     });
-    await this.pending;
+    const missing = await this.pending;
+    // a statement on a table to record runs unrecorded while another is missing: said once, not silently
+    if (missing && !BEGINS.test(start))
+      this.recorder.warn(
+        `${missing.missing.join(', ')} ${missing.missing.length === 1 ? 'does' : 'do'} not exist (yet): statements ` +
+          `on the tables to record run unrecorded until every one exists${missing.hint}`,
+        'tables-missing',
+      );
   }
 
-  private async tryInstrument(raw: pg.ClientBase): Promise<void> {
+  /** Instruments the tables if they all exist; else what is missing. */
+  private async tryInstrument(raw: pg.ClientBase): Promise<{ missing: string[]; hint: string } | undefined> {
     const tables = this.tables!;
     try {
-      const r = await raw.query({
-        text: 'SELECT count(*)::int AS n FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL',
-        values: [tables],
-      });
-      if ((r.rows[0] as { n: number }).n > 0 || this.recorder.instrumented) return;
+      const missing = await missingTables(raw, tables);
+      if (this.recorder.instrumented) return undefined;
+      if (missing.missing.length > 0) return missing;
       await this.recorder.instrument(raw, tables);
+      return undefined;
     } catch (e) {
       this.failed = e; // a table that cannot be recorded: every later statement says so
       throw e;
