@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { check } from '../src/index.js';
 import { which } from './helpers/which.js';
 import { twinServer } from './helpers/twin-databases.js';

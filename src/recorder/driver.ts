@@ -47,7 +47,7 @@ export async function missingTables(
 ): Promise<{ missing: string[]; hint: string }> {
   const r = await client.query<{ name: string; quoted: boolean }>({
     text:
-      'SELECT name, position(\'"\' in name) = 0 AND position(\'.\' in name) = 0 ' +
+      "SELECT name, position('\"' in name) = 0 AND position('.' in name) = 0 " +
       'AND to_regclass(quote_ident(name)) IS NOT NULL AS quoted ' +
       'FROM unnest($1::text[]) AS t(name) WHERE to_regclass(name) IS NULL',
     values: [tables],
