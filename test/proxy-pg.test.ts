@@ -371,7 +371,7 @@ describe('isocheck proxy with pg (extended protocol)', () => {
     }
   });
 
-  it('says how to name a table with capitals, and warns when statements run unrecorded while it is missing', async () => {
+  it('says how to name a table with capitals; warns when statements run unrecorded while it is missing', async () => {
     // (before: "Acct not found yet", then every statement unrecorded without a word, and an empty history)
     const admin = await connect(server.url);
     await admin.query('CREATE TABLE "Acct" (id int4 PRIMARY KEY, bal int4)');
