@@ -35,15 +35,7 @@ describe.skipIf(skip !== undefined)(
   `isocheck proxy under JDBC applications${skip ? ` (skipped: ${skip})` : ''}`,
   () => {
     it('gives pgjdbc what a direct connection gives, and records a consistent history', async () => {
-      const twins = await server.twins(
-        'jdbc_apps',
-        [
-          'CREATE TABLE acct (id int4 PRIMARY KEY, name text, bal int4)',
-          `INSERT INTO acct SELECT g, 'n' || g, 100 FROM generate_series(1, 10) g`,
-          'CREATE TABLE item (id serial PRIMARY KEY, label text NOT NULL, qty int4 DEFAULT 0)',
-        ],
-        ['acct', 'item'],
-      );
+      const twins = await server.twins('jdbc_apps');
       const direct = await runApp(new URL(twins.direct));
       const proxied = await runApp(new URL(twins.proxy.url));
       expect(proxied).toBe(direct);

@@ -18,12 +18,6 @@ const pythonWith = (module: string): string | undefined =>
 const django = pythonWith('django');
 const sqlalchemy = pythonWith('sqlalchemy');
 
-const SETUP = [
-  'CREATE TABLE acct (id int4 PRIMARY KEY, name text, bal int4)',
-  `INSERT INTO acct SELECT g, 'n' || g, 100 FROM generate_series(1, 10) g`,
-  'CREATE TABLE item (id serial PRIMARY KEY, label text NOT NULL, qty int4 DEFAULT 0)',
-];
-
 const server = twinServer(django !== undefined || sqlalchemy !== undefined);
 
 function run(cmd: string, args: string[]): Promise<string> {
@@ -40,7 +34,7 @@ async function directAndProxied(
   script: string,
   name: string,
 ): Promise<{ direct: string; proxied: string; reads: Read[][]; file: string }> {
-  const twins = await server.twins(name, SETUP, ['acct', 'item']);
+  const twins = await server.twins(name);
   try {
     const direct = await run(python, [join(fixtures, script), twins.direct]);
     const proxied = await run(python, [join(fixtures, script), twins.proxy.url]);

@@ -49,15 +49,7 @@ async function app(url: string): Promise<string> {
 
 describe('isocheck proxy under postgres.js', () => {
   it('gives the driver what a direct connection gives, and records a consistent history', async () => {
-    const twins = await server.twins(
-      'postgresjs',
-      [
-        'CREATE TABLE acct (id int4 PRIMARY KEY, name text, bal int4)',
-        `INSERT INTO acct SELECT g, 'n' || g, 100 FROM generate_series(1, 10) g`,
-        'CREATE TABLE item (id serial PRIMARY KEY, label text NOT NULL, qty int4 DEFAULT 0)',
-      ],
-      ['acct', 'item'],
-    );
+    const twins = await server.twins('postgresjs');
     const direct = await app(twins.direct);
     const proxied = await app(twins.proxy.url);
     expect(proxied).toBe(direct);

@@ -35,6 +35,7 @@ import tls from 'node:tls';
 import pg from 'pg';
 import type { Recorder } from '../recorder/recorder.js';
 import type { Plan, TxnControl } from '../recorder/plan.js';
+import { isAddedColumn } from '../recorder/rewrite-select.js';
 import type { QueryOptions } from '../recorder/client.js';
 import type { FetchedResult } from '../recorder/portal-query.js';
 import type { NamedSession } from '../recorder/sessions.js';
@@ -242,8 +243,6 @@ const CUSTOM_PLANS = 5;
 const PARAMETER_CONTEXT = /portal parameter \$\d+|portal "[^"]*" parameter \$\d+/;
 /** A Query that may hold a COPY (its CopyData may arrive before the COPY begins). */
 const COPY_WORD = /copy/i;
-/** The name of a result column the recorder added (rewrite-select.ts, addedTargets). */
-const ADDED_COLUMN = /^__isocheck_\d+$/;
 
 /** The columns the client gets of a statement the recorder passes through: all, but for a FETCH from a cursor the
  *  recorder declared over a recorded SELECT, whose added columns come last under the recorder's own names (a FETCH
@@ -251,7 +250,7 @@ const ADDED_COLUMN = /^__isocheck_\d+$/;
 function withoutAdded<C extends { name: string }>(plan: Plan | undefined, columns: C[]): C[] {
   if (plan?.kind !== 'passthrough' || plan.cursor?.op !== 'fetch') return columns;
   let n = columns.length;
-  while (n > 0 && ADDED_COLUMN.test(columns[n - 1].name)) n--;
+  while (n > 0 && isAddedColumn(columns[n - 1].name)) n--;
   return columns.slice(0, n);
 }
 /** Named statements the proxy prepares on one server connection for statements with declared parameter types. */

@@ -474,11 +474,7 @@ export class Session {
     options: QueryOptions,
   ): Promise<pg.QueryResult> {
     if (options.binary)
-      throw new UnsupportedStatementError(
-        text,
-        'its results are asked for in binary (a cursor over a recorded table)',
-        'Drop the binary option while recording.',
-      );
+      throw binaryRefused(text, 'its results are asked for in binary (a cursor over a recorded table)');
     const plan = { sql: text, appRows: !step.move, added: cursor.plan.added };
     if (options.fetch) {
       // (the proxy's row-limited Execute of a FETCH: how far the cursor went is not known from the parts)
@@ -686,12 +682,7 @@ export class Session {
     values: unknown[] | undefined,
     options: QueryOptions,
   ): Promise<pg.QueryResult> {
-    if (options.binary)
-      throw new UnsupportedStatementError(
-        text,
-        'its results are asked for in binary',
-        'Drop the binary option while recording.',
-      );
+    if (options.binary) throw binaryRefused(text, 'its results are asked for in binary');
     const params = recordParams(values);
     let txn = this.txn;
     // the server's own view when the driver reports it (a client-side error does not fail the transaction)
@@ -785,6 +776,10 @@ function normalize(
   if (fetch) options.fetch = fetch;
   return { text: c.text, values: (values ?? c.values) as unknown[] | undefined, options, cb: cb ?? c.callback };
 }
+
+/** A statement whose results the application asks for in binary: the recorder reads its added columns as text. */
+const binaryRefused = (text: string, reason: string): UnsupportedStatementError =>
+  new UnsupportedStatementError(text, reason, 'Drop the binary option while recording.');
 
 function deliver(p: Promise<pg.QueryResult>, cb: Callback | undefined): Promise<pg.QueryResult> | undefined {
   if (!cb) return p;

@@ -56,7 +56,7 @@ export class SessionCursors {
       rows: [],
     }));
     const at = txn.events.length;
-    const c: CursorRead = { plan, txn, ctx, at, events, rows: [], skipped: plan.declare.locks, ended: false };
+    const c: CursorRead = { plan, txn, ctx, at, events, rows: [], skipped: plan.locks === true, ended: false };
     txn.events.push(...events);
     this.open.set(plan.declare.name, c);
   }

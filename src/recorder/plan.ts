@@ -38,12 +38,11 @@ export interface RecordedBase {
 export interface SelectPlan extends RecordedBase {
   kind: 'select';
   /** FOR UPDATE/SHARE: rows are locked (and at READ COMMITTED re-checked) as they are fetched, so a read fetched in
-   *  several parts can leave out a row the transaction changed between them. */
+   *  several parts, or through a cursor, can leave out a row the transaction changed in between. */
   locks?: true;
   /** `DECLARE name CURSOR FOR` this SELECT (`sql` is the DECLARE of the rewritten query, which returns no rows): its
-   *  rows come with the FETCHes from the cursor (CursorStep), read at the DECLARE. `locks`: FOR UPDATE/SHARE (rows
-   *  are locked, and re-checked, as they are fetched, not at the DECLARE). */
-  declare?: { name: string; hold: boolean; locks: boolean };
+   *  rows come with the FETCHes from the cursor (CursorStep), read at the DECLARE. */
+  declare?: { name: string; hold: boolean };
 }
 
 /** A statement about a cursor (FETCH, MOVE, CLOSE): recorded when the cursor is one the session declared over a

@@ -23,6 +23,9 @@ export function addedTargets(exprs: Node[]): Node[] {
   return exprs.map((e, i) => resTarget(e, `__isocheck_${i}`));
 }
 
+/** Is this result column one addedTargets named? (A FETCH from a recorded cursor returns them last.) */
+export const isAddedColumn = (name: string): boolean => /^__isocheck_\d+$/.test(name);
+
 export function selectPlan(
   sql: string,
   original: SelectStmt,

@@ -274,7 +274,7 @@ function declareCursor(
       ...select,
       sql: declared,
       appRows: false,
-      declare: { name, hold: (options & CURSOR_OPT_HOLD) !== 0, locks: (query.lockingClause ?? []).length > 0 },
+      declare: { name, hold: (options & CURSOR_OPT_HOLD) !== 0 },
     },
     nValues,
   );

@@ -23,19 +23,20 @@ export interface Twins {
   reads(): Promise<Read[][]>;
 }
 
-export async function twinDatabases(
-  server: EmbeddedServer,
-  admin: pg.Client,
-  name: string,
-  setupSql: string[],
-  tables: string[],
-  dir: string,
-): Promise<Twins> {
+/** The tables the real-client applications use: accounts, and items with a serial key; both recorded. */
+const SCHEMA = [
+  'CREATE TABLE acct (id int4 PRIMARY KEY, name text, bal int4)',
+  `INSERT INTO acct SELECT g, 'n' || g, 100 FROM generate_series(1, 10) g`,
+  'CREATE TABLE item (id serial PRIMARY KEY, label text NOT NULL, qty int4 DEFAULT 0)',
+];
+const TABLES = ['acct', 'item'];
+
+async function twinDatabases(server: EmbeddedServer, admin: pg.Client, name: string, dir: string): Promise<Twins> {
   const made = async (prefix: string): Promise<string> => {
     const url = await freshDatabase(admin, server.url, prefix);
     const c = new pg.Client({ connectionString: url });
     await c.connect();
-    for (const sql of setupSql) await c.query(sql);
+    for (const sql of SCHEMA) await c.query(sql);
     await c.end();
     return url;
   };
@@ -44,7 +45,7 @@ export async function twinDatabases(
   const proxy = await startProxy({
     db: await made(`${name}_proxied`),
     port: 0,
-    tables,
+    tables: TABLES,
     out: file,
     onWarning: () => undefined,
   });
@@ -65,10 +66,8 @@ export async function twinDatabases(
   };
 }
 
-/** The file's server: `twins(name, setupSql, tables)` makes two databases on it and a proxy recording one. */
-export function twinServer(enabled = true): {
-  twins(name: string, setupSql: string[], tables: string[]): Promise<Twins>;
-} {
+/** The file's server: `twins(name)` makes two databases with SCHEMA on it and a proxy recording one. */
+export function twinServer(enabled = true): { twins(name: string): Promise<Twins> } {
   let server: EmbeddedServer | undefined;
   let admin: pg.Client | undefined;
   const dir = mkdtempSync(join(tmpdir(), 'isocheck-twins-'));
@@ -82,5 +81,5 @@ export function twinServer(enabled = true): {
     await admin?.end().catch(() => undefined);
     await server?.stop();
   });
-  return { twins: (name, setupSql, tables) => twinDatabases(server!, admin!, name, setupSql, tables, dir) };
+  return { twins: (name) => twinDatabases(server!, admin!, name, dir) };
 }
