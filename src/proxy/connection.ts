@@ -44,11 +44,13 @@ import { sqlStateOf } from '../recorder/sqlstate.js';
 import { FrontendReader, type FrontendMessage, type StartupPacket } from './frontend.js';
 import * as B from './backend.js';
 import {
+  binaryRefusal,
   binaryResultSupported,
   BinaryFormatError,
   decodeBinaryParam,
   encodeBinaryResult,
   textualType,
+  type TextStyle,
 } from './formats.js';
 import { mapPosition } from './positions.js';
 import { encodingInOptions, encodingRefused, encodingServed, invalidUtf8 } from './encoding.js';
@@ -324,6 +326,8 @@ export class ProxyConnection {
   private snapshot = false;
   /** The status of the last ReadyForQuery: 'E', the transaction failed before this exchange. */
   private readyStatus = 'I';
+  /** The session's DateStyle and IntervalStyle (the server's ParameterStatus): how binary results are read. */
+  private readonly style: TextStyle = { dateStyle: 'ISO, MDY', intervalStyle: 'postgres' };
   /** Notices, and an error, that a direct connection sends at the next Sync (deferToSync). */
   private atSync: Buffer[] = [];
   private errorAtSync: unknown;
@@ -776,6 +780,7 @@ export class ProxyConnection {
         this.fatal('0A000', encodingRefused(msg.parameterValue));
         return;
       }
+      this.noteStyle(msg.parameterName, msg.parameterValue);
       this.send(B.parameterStatus(msg.parameterName, msg.parameterValue));
     });
     raw.on('notice', (msg) => {
@@ -799,9 +804,18 @@ export class ProxyConnection {
       if (!this.ended) this.fatal('57P01', 'isocheck proxy: the server closed the connection');
     });
     this.send(B.authenticationOk());
-    for (const [k, v] of parameters) this.send(B.parameterStatus(k, v));
+    for (const [k, v] of parameters) {
+      this.noteStyle(k, v);
+      this.send(B.parameterStatus(k, v));
+    }
     this.send(B.backendKeyData(this.pid, this.secret));
     this.ready();
+  }
+
+  /** DateStyle and IntervalStyle, as the server reports them: the text of its dates and intervals (formats.ts). */
+  private noteStyle(name: string, value: string): void {
+    if (name === 'DateStyle') this.style.dateStyle = value;
+    else if (name === 'IntervalStyle') this.style.intervalStyle = value;
   }
 
   private async end(): Promise<void> {
@@ -1361,19 +1375,22 @@ export class ProxyConnection {
     // the other statements when the proxy runs them, but an empty one the proxy answers itself
     if (st.text.trim() === '' && this.status() === 'E') throw new ProxyError('25P02', ABORTED_MESSAGE);
     const failed = this.status() === 'E' || this.failPending;
+    // a parameter's type: declared in the Parse, else as the server described the statement (pgx describes, then
+    // binds in binary)
+    const typeOf = (i: number): number => st.paramTypes[i] || (st.described?.params[i] ?? 0);
     const values = m.params.map((b, i) => {
       if (b === null) return null;
       const format =
         m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
       // (in a failed transaction PostgreSQL's 25P02 comes first, and the server gives it: nothing is written)
-      const checked = !failed && (format !== 1 || textualType(st.paramTypes[i] ?? 0));
+      const checked = !failed && (format !== 1 || textualType(typeOf(i)));
       const invalid = checked ? invalidUtf8(b) : undefined;
       if (invalid !== undefined) {
         // (postgres.c, bind_param_error_callback: the value is not known yet)
         const portal = m.portal === '' ? 'unnamed portal' : `portal "${m.portal}"`;
         throw new ProxyError('22021', invalid, `${portal} parameter $${i + 1}`);
       }
-      return format === 1 ? decodeBinaryParam(b, st.paramTypes[i] ?? 0) : b.toString('utf8');
+      return format === 1 ? decodeBinaryParam(b, typeOf(i)) : b.toString('utf8');
     });
     st.binds = (st.binds ?? 0) + 1;
     return {
@@ -1516,12 +1533,8 @@ export class ProxyConnection {
     }
     o.columns.forEach((c, i) => {
       c.format = this.formatOf(p, i);
-      if (c.format === 1 && !binaryResultSupported(c.dataTypeID))
-        throw new BinaryFormatError(
-          `column "${c.name}" (type oid ${c.dataTypeID}) is asked for in binary; the proxy sends int2/4/8, ` +
-            'float4/8, bool, bytea and text types in binary only ' +
-            "(ask for text results, e.g. JDBC's binaryTransfer=false)",
-        );
+      if (c.format === 1 && !binaryResultSupported(c.dataTypeID, this.style))
+        throw new BinaryFormatError(binaryRefusal(c.name, c.dataTypeID, this.style));
     });
     p.outcome = o;
     return o;

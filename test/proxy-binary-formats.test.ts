@@ -1,0 +1,255 @@
+// The proxy's binary formats (src/proxy/formats.ts) against the server's own: for seeded random values of each type
+// it converts, the server's text of the value converted to binary must be the server's binary (its *_send function),
+// in each DateStyle, IntervalStyle and TimeZone the proxy reads; and a binary value converted to text must be read
+// back by the server as the same value, in every style. Clients that use binary: pgx, pgjdbc once a statement is
+// prepared on the server (prepareThreshold), asyncpg, Npgsql.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import seedrandom from 'seedrandom';
+import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
+import { binaryResultSupported, decodeBinaryParam, encodeBinaryResult } from '../src/proxy/formats.js';
+
+type Rng = () => number;
+const int = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
+const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)];
+const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+const N = 120;
+const many = (rng: Rng, f: (rng: Rng) => string, fixed: string[] = []): string[] => [
+  ...fixed,
+  ...Array.from({ length: N }, () => f(rng)),
+];
+
+const digits = (rng: Rng, n: number): string => Array.from({ length: n }, () => int(rng, 0, 9)).join('');
+const numeric = (rng: Rng): string => {
+  const int_ = rng() < 0.2 ? '0' : digits(rng, int(rng, 1, 30)).replace(/^0+(?=\d)/, '');
+  const frac = rng() < 0.3 ? '' : `.${digits(rng, int(rng, 1, 25))}`;
+  return `${rng() < 0.4 ? '-' : ''}${int_}${frac}`;
+};
+const year = (rng: Rng): string => {
+  const r = rng();
+  return r < 0.1 ? `${int(rng, 1, 4713)} BC` : r < 0.15 ? String(int(rng, 10000, 294000)) : String(int(rng, 1, 9999));
+};
+const date = (rng: Rng): string => {
+  const y = year(rng);
+  const bc = y.endsWith(' BC');
+  return `${pad(Number.parseInt(y, 10), 4)}-${pad(int(rng, 1, 12))}-${pad(int(rng, 1, 28))}${bc ? ' BC' : ''}`;
+};
+const time = (rng: Rng): string => {
+  const frac = rng() < 0.7 ? `.${digits(rng, int(rng, 1, 6))}` : '';
+  return `${pad(int(rng, 0, 23))}:${pad(int(rng, 0, 59))}:${pad(int(rng, 0, 59))}${frac}`;
+};
+const offset = (rng: Rng): string => {
+  const seconds = rng() < 0.2 ? `:${pad(int(rng, 1, 59))}` : '';
+  return `${pick(rng, ['+', '-'])}${pad(int(rng, 0, 14))}:${pad(pick(rng, [0, 0, 15, 30, 45]))}${seconds}`;
+};
+const timestamp = (rng: Rng, zone: boolean): string => {
+  const d = date(rng);
+  const bc = d.endsWith(' BC');
+  return `${d.replace(' BC', '')} ${time(rng)}${zone ? offset(rng) : ''}${bc ? ' BC' : ''}`;
+};
+const signed = (rng: Rng, max: number): number => (rng() < 0.5 ? -1 : 1) * int(rng, 0, max);
+const interval = (rng: Rng): string =>
+  `${signed(rng, 2000)} mons ${signed(rng, 40000)} days ${pick(rng, ['', '-', '+'])}${int(rng, 0, 2_000_000)}:` +
+  `${pad(int(rng, 0, 59))}:${pad(int(rng, 0, 59))}.${digits(rng, 6)}`;
+const CHARS = ['a', 'Z', ' ', '"', '\\', ',', '{', '}', "'", 'é', '日', '😀', 'NULL', '\t', '\n'];
+const text = (rng: Rng): string => Array.from({ length: int(rng, 0, 8) }, () => pick(rng, CHARS)).join('');
+const quoted = (s: string): string => `"${s.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+const array = (rng: Rng, element: (rng: Rng) => string): string => {
+  if (rng() < 0.1) return '{}';
+  const item = (): string => (rng() < 0.15 ? 'NULL' : quoted(element(rng)));
+  const dims = rng() < 0.3 ? 2 : 1;
+  const [a, b] = [int(rng, 1, 4), int(rng, 1, 3)];
+  const body =
+    dims === 1
+      ? `{${Array.from({ length: a }, item).join(',')}}`
+      : `{${Array.from({ length: a }, () => `{${Array.from({ length: b }, item).join(',')}}`).join(',')}}`;
+  if (rng() >= 0.2) return body;
+  const bound = (n: number): string => {
+    const lb = int(rng, -3, 3);
+    return `[${lb}:${lb + n - 1}]`;
+  };
+  return `${bound(a)}${dims === 2 ? bound(b) : ''}=${body}`;
+};
+
+interface TypeCase {
+  type: string;
+  oid: number;
+  send: string;
+  values(rng: Rng): string[];
+}
+
+const CASES: TypeCase[] = [
+  { type: 'int2', oid: 21, send: 'int2send', values: (r) => many(r, (x) => String(signed(x, 32767)), ['-32768']) },
+  { type: 'int4', oid: 23, send: 'int4send', values: (r) => many(r, (x) => String(signed(x, 2 ** 31 - 1))) },
+  {
+    type: 'int8',
+    oid: 20,
+    send: 'int8send',
+    values: (r) => many(r, (x) => `${pick(x, ['', '-'])}${digits(x, int(x, 1, 18))}`, ['-9223372036854775808']),
+  },
+  {
+    type: 'float8',
+    oid: 701,
+    send: 'float8send',
+    values: (r) =>
+      many(r, (x) => String((x() - 0.5) * 10 ** int(x, -300, 300)), ['NaN', 'Infinity', '-Infinity', '-0', '5e-324']),
+  },
+  {
+    type: 'float4',
+    oid: 700,
+    send: 'float4send',
+    values: (r) => many(r, (x) => String((x() - 0.5) * 10 ** int(x, -30, 30))),
+  },
+  { type: 'bool', oid: 16, send: 'boolsend', values: () => ['t', 'f'] },
+  { type: 'text', oid: 25, send: 'textsend', values: (r) => many(r, text) },
+  {
+    type: 'uuid',
+    oid: 2950,
+    send: 'uuid_send',
+    values: (r) => many(r, (x) => digits(x, 32).replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-')),
+  },
+  {
+    type: 'jsonb',
+    oid: 3802,
+    send: 'jsonb_send',
+    values: (r) => many(r, (x) => JSON.stringify({ [text(x)]: [signed(x, 99), text(x), x() < 0.5, null] })),
+  },
+  { type: 'json', oid: 114, send: 'json_send', values: (r) => many(r, (x) => JSON.stringify({ k: text(x) })) },
+  { type: '"char"', oid: 18, send: 'charsend', values: () => ['a', 'Z', ' ', '', '\\200', '\\377'] },
+  {
+    type: 'numeric',
+    oid: 1700,
+    send: 'numeric_send',
+    values: (r) => many(r, numeric, ['0', '0.000', '-0.5', 'NaN', 'Infinity', '-Infinity', '10000', '0.0001', '1e-20']),
+  },
+  { type: 'date', oid: 1082, send: 'date_send', values: (r) => many(r, date, ['infinity', '-infinity', '2000-01-01']) },
+  { type: 'time', oid: 1083, send: 'time_send', values: (r) => many(r, time, ['24:00:00', '00:00:00']) },
+  { type: 'timetz', oid: 1266, send: 'timetz_send', values: (r) => many(r, (x) => `${time(x)}${offset(x)}`) },
+  {
+    type: 'timestamp',
+    oid: 1114,
+    send: 'timestamp_send',
+    values: (r) => many(r, (x) => timestamp(x, false), ['infinity', '-infinity', '4713-01-01 00:00:00 BC']),
+  },
+  {
+    type: 'timestamptz',
+    oid: 1184,
+    send: 'timestamptz_send',
+    values: (r) => many(r, (x) => timestamp(x, true), ['infinity', '-infinity', '1850-06-01 12:00:00+00']),
+  },
+  {
+    type: 'interval',
+    oid: 1186,
+    send: 'interval_send',
+    values: (r) => many(r, interval, ['infinity', '-infinity', '0', '-1 sec', '178000000 years']),
+  },
+  {
+    type: 'int4[]',
+    oid: 1007,
+    send: 'array_send',
+    values: (r) => many(r, (x) => array(x, (y) => String(signed(y, 1e9)))),
+  },
+  { type: 'text[]', oid: 1009, send: 'array_send', values: (r) => many(r, (x) => array(x, text)) },
+  { type: 'numeric[]', oid: 1231, send: 'array_send', values: (r) => many(r, (x) => array(x, numeric)) },
+  {
+    type: 'timestamptz[]',
+    oid: 1185,
+    send: 'array_send',
+    values: (r) => many(r, (x) => array(x, (y) => timestamp(y, true)), ['[0:1]={"2020-01-01 00:00:00+00",NULL}']),
+  },
+  {
+    type: 'bytea[]',
+    oid: 1001,
+    send: 'array_send',
+    values: (r) => many(r, (x) => array(x, (y) => `\\x${digits(y, 6)}`)),
+  },
+  { type: 'bytea', oid: 17, send: 'byteasend', values: (r) => many(r, (x) => `\\x${digits(x, int(x, 0, 20) * 2)}`) },
+];
+
+/** Settings whose text the proxy reads (results), and others (parameters are read in all). */
+const READ = [
+  ['ISO, MDY', 'postgres', 'UTC'],
+  ['ISO, DMY', 'iso_8601', 'Asia/Kolkata'],
+  ['ISO, YMD', 'postgres', 'America/St_Johns'],
+  ['ISO, MDY', 'iso_8601', 'Europe/Amsterdam'],
+  ['ISO, MDY', 'postgres', 'Pacific/Chatham'],
+];
+const OTHER = [
+  ['SQL, DMY', 'sql_standard', 'Asia/Kolkata'],
+  ['German', 'postgres_verbose', 'America/St_Johns'],
+  ['Postgres, YMD', 'sql_standard', 'UTC'],
+];
+
+let server: EmbeddedServer;
+let c: pg.Client;
+beforeAll(async () => {
+  server = await startEmbedded();
+  c = new pg.Client({ connectionString: server.url });
+  await c.connect();
+}, 60_000);
+afterAll(async () => {
+  await c?.end();
+  await server?.stop();
+});
+
+async function settle([dateStyle, intervalStyle, zone]: string[]): Promise<void> {
+  await c.query(`SET DateStyle = '${dateStyle}'; SET IntervalStyle = ${intervalStyle}; SET TimeZone = '${zone}'`);
+}
+
+/** Each value's text and binary (the server's), in the session's settings. */
+async function serverForms(t: TypeCase, values: string[]): Promise<[string | null, Buffer | null][]> {
+  const r = await c.query({
+    text:
+      `SELECT v, encode(${t.send}(v), 'hex') FROM unnest($1::text[]) WITH ORDINALITY AS x(s, i), ` +
+      `LATERAL (SELECT s::${t.type} AS v) y ORDER BY i`,
+    values: [values],
+    rowMode: 'array',
+    // the value's text as the server sends it (its output function)
+    types: { getTypeParser: () => (x: string) => x },
+  } as pg.QueryArrayConfig);
+  return (r.rows as [string | null, string | null][]).map(([v, hex]) => [
+    v,
+    hex === null ? null : Buffer.from(hex, 'hex'),
+  ]);
+}
+
+describe('binary formats, against the server', () => {
+  for (const t of CASES) {
+    it(`${t.type}: results (text to binary) and parameters (binary to text)`, async () => {
+      const rng = seedrandom(`binary-formats/${t.type}`);
+      await settle(READ[0]);
+      const values = t.values(rng);
+      let checked = 0;
+      for (const setting of READ) {
+        await settle(setting);
+        expect(binaryResultSupported(t.oid, { dateStyle: setting[0], intervalStyle: setting[1] })).toBe(true);
+        for (const [text, binary] of await serverForms(t, values)) {
+          const mine = encodeBinaryResult(text!, t.oid);
+          expect(mine.toString('hex'), `${t.type} ${text} in ${setting.join(', ')}`).toBe(binary!.toString('hex'));
+          checked++;
+        }
+      }
+      await settle(READ[0]);
+      const binaries = (await serverForms(t, values)).map(([, b]) => b!);
+      if (t.oid === 17) return; // (bytea parameters go to the server in binary as they came)
+      const texts = binaries.map((b) => decodeBinaryParam(b, t.oid) as string);
+      for (const setting of [...READ, ...OTHER]) {
+        await settle(setting);
+        const back = await serverForms(t, texts);
+        back.forEach(([, b], i) => {
+          expect(b!.toString('hex'), `${t.type} ${texts[i]} read in ${setting.join(', ')}`).toBe(
+            binaries[i].toString('hex'),
+          );
+        });
+      }
+      expect(checked).toBeGreaterThan(0);
+    });
+  }
+
+  it('refuses dates in a DateStyle other than ISO, intervals in an IntervalStyle it does not read', () => {
+    const sql = { dateStyle: 'SQL, DMY', intervalStyle: 'sql_standard' };
+    for (const oid of [1082, 1083, 1184, 1185, 1186]) expect(binaryResultSupported(oid, sql)).toBe(false);
+    expect(binaryResultSupported(23, sql)).toBe(true);
+    expect(binaryResultSupported(600, { dateStyle: 'ISO', intervalStyle: 'postgres' })).toBe(false); // point
+  });
+});
