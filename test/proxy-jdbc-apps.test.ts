@@ -45,6 +45,15 @@ describe.skipIf(skip !== undefined)(
         'batch keys [1, 1, 1] 2 3 4',
         'batch error 22012 [-3, -3, -3]',
         'updatable ok',
+        // (run 5 on, the results come in binary: converted by the proxy)
+        `prepared ${['33.6666666666666667', '34.0000000000000000', '34.3333333333333333', '33.3333333333333333']
+          .concat(['33.3333333333333333', '33.3333333333333333', '259.0000000000000000'])
+          .map((third, k) => {
+            const i = k + 1;
+            const t = `2024-03-0${i}T12:00:00.500Z`;
+            return `${i}/${third}/${t}/2000-01-0${i}/a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1${i}/[${i}, -${i}]`;
+          })
+          .join(' ')}`,
         'rows 1:101 2:102 3:103 4:100 5:100 6:100 7:777 8:100 9:100 10:100',
         'items 1:x:0 2:b0:0 3:b1:1 4:b2:2',
         '',
