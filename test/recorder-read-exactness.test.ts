@@ -1,9 +1,11 @@
 // When a read is exact (every row satisfying its WHERE was returned) and when it may have left rows out (partial;
 // src/recorder/reads.ts, events.ts limitReached; docs/recording.md). The root's LIMIT n (a number or a parameter, no
 // OFFSET) cut nothing when fewer than n rows came back: exact (Django's get() is `LIMIT 21`); as many rows as n,
-// partial. Partial too: SKIP LOCKED (rows other transactions locked), a set-returning function that can return no
-// row for a row or a group (the user's own included, known from the catalog), a FOR UPDATE read fetched in several
-// parts (rows are locked as they are fetched). An aggregate inside a subquery does not make the query an aggregate.
+// partial; a WHERE that fixes the key with '=' lets at most one row through, so any LIMIT n >= 1 cut nothing (Rails'
+// find is LIMIT 1). Partial too: SKIP LOCKED (rows other transactions locked), a set-returning function that can
+// return no row for a row or a group (the user's own included, known from the catalog), a FOR UPDATE read fetched in
+// several parts (rows are locked as they are fetched). An aggregate inside a subquery does not make the query an
+// aggregate.
 // Each case where an exact read was wrong made the checker report a missing row on a correct run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
@@ -77,6 +79,27 @@ describe('LIMIT', () => {
       ['id > $1', true, []],
       ['id > $1', true, [2, 3, 4]],
       ['id > $1', false, [4]],
+    ]);
+  });
+
+  it("is exact when the WHERE fixes the key with '=' and the LIMIT is at least 1 (Rails' find: LIMIT 1)", async () => {
+    const { events } = await reads([
+      ['SELECT id FROM jobs WHERE jobs.id = $1 LIMIT $2', [2, 1]],
+      ["SELECT id FROM jobs WHERE $1::int4 = id AND state = 'ready' LIMIT 1 FOR UPDATE", [3]],
+      ['SELECT id FROM jobs WHERE id = 4 LIMIT 1', []],
+      ['SELECT id FROM jobs WHERE id = $1 LIMIT 0', [1]],
+      ['SELECT id FROM jobs WHERE id = $1 OR id = $2 LIMIT 1', [1, 2]],
+      ['SELECT id FROM jobs WHERE id >= $1 AND id <= $1 LIMIT 1', [1]],
+      ['SELECT id FROM jobs WHERE id = id + 0 LIMIT 1', []],
+    ]);
+    expect(events).toEqual([
+      ['id = $1', false, [2]],
+      ["CAST($1 AS int4) = id AND state = 'ready'", false, [3]],
+      ['id = 4', false, [4]],
+      ['id = $1', true, []],
+      ['id = $1 OR id = $2', true, [1]],
+      ['id >= $1 AND id <= $1', true, [1]],
+      ['id = (id + 0)', true, [1]],
     ]);
   });
 });

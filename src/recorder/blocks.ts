@@ -87,7 +87,7 @@ export interface Blocks {
   inReturning: Set<Block>;
 }
 
-const fieldNames = (cr: ColumnRef): string[] =>
+export const fieldNames = (cr: ColumnRef): string[] =>
   (cr.fields ?? []).map((f) => (bodyOf(f, 'A_Star') ? '*' : (bodyOf(f, 'String')?.sval ?? '')));
 
 /** A join's two sides (the parser always sets both). */

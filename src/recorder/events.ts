@@ -106,7 +106,7 @@ function traceRows(table: TableInfo, trace: ReadTrace, added: (string | null)[][
 function limitReached(trace: ReadTrace, added: unknown[], ctx: EventContext): boolean {
   if (!trace.limit) return false;
   const n = 'count' in trace.limit ? trace.limit.count : Number(ctx.params[trace.limit.param - 1]);
-  return !(Number.isSafeInteger(n) && added.length < n);
+  return !(Number.isSafeInteger(n) && (added.length < n || (trace.limit.atMostOne === true && n >= 1)));
 }
 
 /** The events one successful statement records: its reads (a `select` per table reference), then its writes

@@ -6,7 +6,9 @@
  *           conjunct of the block is about it alone (no subquery, no other table's column), no LIMIT/OFFSET;
  *           and the block is the root or a closed subquery (evaluated again in the same snapshot). The root's
  *           LIMIT n (a number or a parameter; no OFFSET) leaves a read exact when fewer than n rows came back: it cut
- *           nothing (`limit`, judged per execution in events.ts; Django's get() is `LIMIT 21`)
+ *           nothing (`limit`, judged per execution in events.ts; Django's get() is `LIMIT 21`), or, when the WHERE
+ *           fixes every key column with `=` (at most one row matches), when n is at least 1 (Rails' find is
+ *           `LIMIT 1`)
  *   partial everything else: inner joins (rows without a match are not returned), WHERE conditions over several
  *           tables, correlated subqueries (only rows for the result rows are known), UPDATE ... FROM and DELETE
  *           ... USING tables, FOR UPDATE in a join (READ COMMITTED re-checks rows), HAVING, LIMIT, SRFs, SKIP LOCKED
@@ -17,7 +19,7 @@
 import type { Node, SelectStmt } from '@pgsql/types';
 import { bodyOf } from '../sql/node.js';
 import { andOf, hasSetReturning } from './ast.js';
-import { ownConjuncts, type Block, type Blocks, type FromItem } from './blocks.js';
+import { fieldNames, ownConjuncts, type Block, type Blocks, type FromItem } from './blocks.js';
 import { chainOf, lift, rowArray, whereOver, type ReadTrace, type TraceList } from './traces.js';
 import type { TableLookup } from './plan.js';
 
@@ -34,6 +36,32 @@ function rootLimit(s: SelectStmt): ReadTrace['limit'] {
   return count !== undefined ? { count } : undefined;
 }
 
+/** A constant or a parameter, maybe cast. */
+function isValue(n: Node | undefined): boolean {
+  const cast = bodyOf(n, 'TypeCast');
+  const v = cast ? cast.arg : n;
+  return bodyOf(v, 'A_Const') !== undefined || bodyOf(v, 'ParamRef') !== undefined;
+}
+
+/** The conjuncts (about `item` alone) fix each of its table's key columns with `column = value`: at most one row of
+ *  the table satisfies them (equality never holds for NULL, so a unique index's key is as good as a primary key). */
+function pinsKey(own: Node[], item: FromItem): boolean {
+  const fixed = new Set<string>();
+  for (const c of own) {
+    const e = bodyOf(c, 'A_Expr');
+    if (e?.kind !== 'AEXPR_OP' || e.name?.length !== 1 || bodyOf(e.name[0], 'String')?.sval !== '=') continue;
+    for (const [col, value] of [
+      [e.lexpr, e.rexpr],
+      [e.rexpr, e.lexpr],
+    ]) {
+      const ref = bodyOf(col, 'ColumnRef');
+      if (ref && isValue(value)) fixed.add(fieldNames(ref).at(-1)!);
+    }
+  }
+  const key = item.table?.key ?? [];
+  return key.length > 0 && key.every((k) => fixed.has(k));
+}
+
 /** WHERE and exactness of a read of `item` in block `b` (`extra`: reasons the caller knows; `root`: b is the
  *  statement's root SELECT, whose LIMIT is judged per execution). */
 export function judgeRead(
@@ -47,7 +75,8 @@ export function judgeRead(
   const reasons = extra.filter((x): x is string => x !== undefined);
   if (!all) reasons.push('a WHERE about more than this table (another table, a subquery)');
   if (b.items.length > 1 && !item.preserved) reasons.push('a join (rows without a match are not returned)');
-  const limit = root && b.kind === 'select' ? rootLimit(b.node) : undefined;
+  const rooted = root && b.kind === 'select' ? rootLimit(b.node) : undefined;
+  const limit = rooted && b.items.length === 1 && pinsKey(own, item) ? { ...rooted, atMostOne: true } : rooted;
   if (b.kind === 'select' && isLimited(b.node) && !limit) reasons.push('LIMIT/OFFSET/FETCH');
   if (b.kind === 'select' && b.node.lockingClause && b.items.length > 1)
     reasons.push('FOR UPDATE/SHARE in a join (READ COMMITTED re-checks the locked rows)');
