@@ -533,6 +533,32 @@ describe('isocheck proxy on the wire', () => {
     proxied.close();
   });
 
+  it("describes a cursor's portal as the server does (psycopg 3's server-side cursors)", async () => {
+    const { direct, proxied } = await bothSides();
+    // a recorded cursor (its portal on the server has the recorder's columns too), one over no recorded table, a
+    // name that is no portal, and one after CLOSE
+    const batch = Buffer.concat([
+      serialize.query('BEGIN'),
+      serialize.query('DECLARE c1 CURSOR FOR SELECT id, owner FROM accounts WHERE id > 1 ORDER BY id'),
+      serialize.query('DECLARE c2 CURSOR FOR SELECT 1 AS one, now() AS t'),
+      serialize.describe({ type: 'P', name: 'c1' }),
+      serialize.describe({ type: 'P', name: 'c2' }),
+      serialize.sync(),
+      serialize.query('FETCH 1 FROM c1; CLOSE c2'),
+      serialize.describe({ type: 'P', name: 'c2' }),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ]);
+    direct.send(batch);
+    const expected = decode(await direct.until(7));
+    expect(expected).toContain('T[id,owner]');
+    expect(expected).toContain('34000');
+    proxied.send(batch);
+    expect(decode(await proxied.until(7))).toBe(expected);
+    direct.close();
+    proxied.close();
+  });
+
   it('refuses another client_encoding than UTF-8, at startup and at SET (SQL_ASCII is served as UTF-8)', async () => {
     // (pg does not send client_encoding: a startup packet of our own, as libpq sends it for PGCLIENTENCODING)
     const refused = await new Promise<Buffer>((resolve, reject) => {

@@ -251,6 +251,11 @@ const COPY_WORD = /copy/i;
  *  from another cursor has none of them). */
 function withoutAdded<C extends { name: string }>(plan: Plan | undefined, columns: C[]): C[] {
   if (plan?.kind !== 'passthrough' || plan.cursor?.op !== 'fetch') return columns;
+  return withoutAddedColumns(columns);
+}
+
+/** Columns without the recorder's added ones, which come last under its own names. */
+function withoutAddedColumns<C extends { name: string }>(columns: C[]): C[] {
   let n = columns.length;
   while (n > 0 && isAddedColumn(columns[n - 1].name)) n--;
   return columns.slice(0, n);
@@ -1541,6 +1546,13 @@ export class ProxyConnection {
   }
 
   private async describe(what: 'S' | 'P', name: string): Promise<void> {
+    if (what === 'P' && name !== '' && !this.portals.has(name)) {
+      // not a portal the client bound: maybe a cursor it declared (DECLARE makes a portal of that name, which the
+      // protocol describes too: psycopg 3's server-side cursors), which the server describes, or its 34000
+      const columns = await this.describeServerPortal(name);
+      this.send(columns ? B.rowDescription(withoutAddedColumns(columns)) : B.noData());
+      return;
+    }
     if (what === 'P') {
       const p = this.portal(name);
       if (p.text.trim() === '') {
@@ -1798,6 +1810,33 @@ export class ProxyConnection {
     } catch {
       return undefined;
     }
+  }
+
+  /** The server's RowDescription of one of its portals (a cursor the client declared), null: NoData. */
+  private describeServerPortal(name: string): Promise<B.Column[] | null> {
+    const raw = this.raw!;
+    this.phase?.expect();
+    return new Promise((resolve, reject) => {
+      let columns: B.Column[] | null = null;
+      const q = {
+        submit(c: { describe(x: unknown): void; sync(): void }) {
+          c.describe({ type: 'P', name });
+          c.sync();
+        },
+        handleRowDescription(msg: { fields: B.Column[] }) {
+          // (pg-protocol gives the format as 'text' or 'binary')
+          columns = msg.fields.map((f) => ({ ...f, format: String(f.format) === 'binary' ? 1 : 0 }));
+        },
+        handleError: reject,
+        handleReadyForQuery: () => resolve(columns),
+        handleDataRow() {},
+        handleCommandComplete() {},
+        handleEmptyQuery() {},
+        handlePortalSuspended() {},
+        handleCopyInResponse() {},
+      };
+      (raw.query as (this: pg.Client, q: unknown) => unknown).call(raw, q);
+    });
   }
 
   /** The server's ParameterDescription and RowDescription of a statement text (on the proxy's connection, or
