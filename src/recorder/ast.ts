@@ -50,11 +50,25 @@ export function walk(
   }
   if (node === null || typeof node !== 'object') return;
   if (visit(node as Visited, key) === false) return; // an object of the parse tree (Visited says what it holds)
-  for (const [k, v] of Object.entries(node)) if (v !== null && typeof v === 'object') walk(v, visit, k);
+  // (for...in, not Object.entries: no array made per object; the tree's objects are plain, their keys own)
+  for (const k in node) {
+    const v = (node as Record<string, unknown>)[k];
+    if (v !== null && typeof v === 'object') walk(v, visit, k);
+  }
 }
 
+/** A deep copy of a tree of plain objects and arrays (the parse tree, nodes built for it): structuredClone's result
+ *  on such a tree, several times faster (planning a statement clones its tree). */
 export function clone<T>(x: T): T {
-  return structuredClone(x);
+  if (x === null || typeof x !== 'object') return x;
+  if (Array.isArray(x)) {
+    const out = new Array(x.length);
+    for (let i = 0; i < x.length; i++) out[i] = clone(x[i]);
+    return out as T;
+  }
+  const out: Record<string, unknown> = {};
+  for (const k in x) out[k] = clone((x as Record<string, unknown>)[k]);
+  return out as T;
 }
 
 /**
@@ -77,8 +91,35 @@ export function stripNoise(node: unknown): unknown {
   return out;
 }
 
+/** The same tree, positions in the text aside: what comparing the JSON of both, stripped of their positions
+ *  (stripNoise), says, without making either (keys in the same order, undefined fields as absent). */
 export function sameAst(a: unknown, b: unknown): boolean {
-  return JSON.stringify(stripNoise(a)) === JSON.stringify(stripNoise(b));
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameAst(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  const ka = kept(a as Record<string, unknown>);
+  const kb = kept(b as Record<string, unknown>);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i]) return false;
+    if (!sameAst((a as Record<string, unknown>)[ka[i]], (b as Record<string, unknown>)[kb[i]])) return false;
+  }
+  return true;
+}
+
+/** The keys JSON.stringify(stripNoise(o)) writes, in order. */
+function kept(o: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const k in o) {
+    const v = o[k];
+    if (v === undefined || typeof v === 'function' || (typeof v === 'number' && isLocationKey(k))) continue;
+    out.push(k);
+  }
+  return out;
 }
 
 /** A RangeVar's body with its table name (relname is set wherever the parser makes one). */
