@@ -533,6 +533,40 @@ describe('isocheck proxy on the wire', () => {
     proxied.close();
   });
 
+  it('drops a statement prepared in the protocol at an SQL DEALLOCATE, as the server does (DBD::Pg)', async () => {
+    const { direct, proxied } = await bothSides();
+    const parse = (name: string): Buffer => serialize.parse({ name, text: 'SELECT id FROM accounts WHERE id = $1' });
+    const run = (name: string): Buffer[] => [serialize.bind({ statement: name, values: ['1'] }), serialize.execute()];
+    const batch = Buffer.concat([
+      parse('p1'),
+      parse('P2'),
+      parse('p3'),
+      serialize.sync(),
+      serialize.query('DEALLOCATE p1'),
+      serialize.query('DEALLOCATE "P2"'),
+      serialize.query('deallocate prepare nosuch'),
+      ...run('p1'),
+      serialize.sync(),
+      ...run('p3'),
+      serialize.sync(),
+      // in a failed transaction: 25P02, and the statement is still there after it
+      serialize.query('BEGIN; SELECT 1/0'),
+      serialize.query('DEALLOCATE p3'),
+      serialize.query('ROLLBACK'),
+      ...run('p3'),
+      serialize.sync(),
+      serialize.query('DEALLOCATE ALL'),
+      ...run('p3'),
+      serialize.sync(),
+    ]);
+    direct.send(batch);
+    const expected = withoutSource(await direct.until(12));
+    proxied.send(batch);
+    expect(withoutSource(await proxied.until(12))).toBe(expected);
+    direct.close();
+    proxied.close();
+  });
+
   it("describes a cursor's portal as the server does (psycopg 3's server-side cursors)", async () => {
     const { direct, proxied } = await bothSides();
     // a recorded cursor (its portal on the server has the recorder's columns too), one over no recorded table, a

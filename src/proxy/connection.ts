@@ -260,6 +260,10 @@ function withoutAddedColumns<C extends { name: string }>(columns: C[]): C[] {
   while (n > 0 && isAddedColumn(columns[n - 1].name)) n--;
   return columns.slice(0, n);
 }
+/** `DEALLOCATE [PREPARE] name` (a quoted name, or one PostgreSQL folds to lower case; ALL too). */
+const DEALLOCATE =
+  /^\s*deallocate\s+(?:prepare\s+)?(?:"((?:[^"]|"")+)"|([a-z_\u0080-\uffff][\w$\u0080-\uffff]*))\s*;?\s*$/i;
+const DEALLOCATE_WORD = /deallocate/i;
 /** Named statements the proxy prepares on one server connection for statements with declared parameter types. */
 const TYPED_MAX = 1000;
 /** `application_name=isocheck:NAME`: the connection's statements are those of the history session named NAME. */
@@ -817,6 +821,27 @@ export class ProxyConnection {
     this.ready();
   }
 
+  /**
+   * SQL's DEALLOCATE of a statement the client prepared in the protocol (a Parse): PostgreSQL keeps both kinds under
+   * one name space, and DBD::Pg drops its statements so. The proxy holds the client's statements, not the server:
+   * it drops it and answers (the tag), as the server would. DEALLOCATE ALL drops them too, then goes to the server
+   * (its SQL-prepared statements, the recorder's). Undefined: for the server (another name: PREPAREd in SQL, or its
+   * error; in a failed transaction, its 25P02).
+   */
+  private deallocate(text: string): string | undefined {
+    if (this.status() === 'E') return undefined;
+    const m = DEALLOCATE.exec(text);
+    if (!m) return undefined;
+    if (m[1] === undefined && m[2].toLowerCase() === 'all') {
+      for (const name of [...this.statements.keys()]) if (name !== '') this.statements.delete(name);
+      return undefined;
+    }
+    const name = m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2].toLowerCase();
+    if (name === '' || !this.statements.has(name)) return undefined;
+    this.statements.delete(name);
+    return 'DEALLOCATE';
+  }
+
   /** DateStyle and IntervalStyle, as the server reports them: the text of its dates and intervals (formats.ts). */
   private noteStyle(name: string, value: string): void {
     if (name === 'DateStyle') this.style.dateStyle = value;
@@ -1080,6 +1105,10 @@ export class ProxyConnection {
   ): Promise<Outcome[]> {
     // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
     const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
+    if (DEALLOCATE_WORD.test(text)) {
+      const tag = this.deallocate(text);
+      if (tag !== undefined) return [{ columns: [], rows: [], tag, returnsRows: false }];
+    }
     // another client_encoding than UTF-8: refused, even with --on-unsupported pass (encoding.ts)
     if (/client_encoding|names/i.test(text)) {
       const p = plan();
