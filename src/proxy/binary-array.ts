@@ -34,6 +34,26 @@ export const ARRAY_ELEMENT = new Map<number, number>([
   [1185, 1184], // timestamptz
   [1187, 1186], // interval
   [2951, 2950], // uuid
+  [1011, 28], // xid
+  [1012, 29], // cid
+  [271, 5069], // xid8
+  [1010, 27], // tid
+  [1041, 869], // inet
+  [651, 650], // cidr
+  [1040, 829], // macaddr
+  [775, 774], // macaddr8
+  [1017, 600], // point
+  [1018, 601], // lseg
+  [629, 628], // line
+  [719, 718], // circle
+  [1561, 1560], // bit
+  [1563, 1562], // varbit
+  [3905, 3904], // int4range
+  [3927, 3926], // int8range
+  [3907, 3906], // numrange
+  [3909, 3908], // tsrange
+  [3911, 3910], // tstzrange
+  [3913, 3912], // daterange
 ]);
 
 /** An array's text (array_out) in binary, each element by `element` (undefined: a text it cannot read). */

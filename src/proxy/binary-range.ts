@@ -1,0 +1,90 @@
+/**
+ * Ranges in binary format (PostgreSQL's range_send / range_recv, utils/adt/rangetypes.c), for the proxy's
+ * conversion of results and parameters (formats.ts):
+ *
+ *   byte flags (0x01 empty, 0x02 lower inclusive, 0x04 upper inclusive, 0x08 no lower bound, 0x10 no upper bound),
+ *   then each bound present as int32 length and its bytes in the element type's binary format
+ *
+ * and their text (range_out): `empty`, `[1,5)`, `(,6)`, `["2020-01-01 00:00:00+00","2021-01-01 00:00:00+00")`, each
+ * bound through the element type's own conversion.
+ */
+
+/** A range type's element type. */
+export const RANGE_ELEMENT = new Map<number, number>([
+  [3904, 23], // int4range
+  [3926, 20], // int8range
+  [3906, 1700], // numrange
+  [3908, 1114], // tsrange
+  [3910, 1184], // tstzrange
+  [3912, 1082], // daterange
+]);
+
+const EMPTY = 0x01,
+  LB_INC = 0x02,
+  UB_INC = 0x04,
+  LB_INF = 0x08,
+  UB_INF = 0x10;
+
+/** One bound of a range's text from `at` to `stop` (PostgreSQL's range_parse_bound): its text, or undefined when
+ *  absent (infinite), and where it stopped; quotes group, a doubled quote inside them is one, a backslash escapes. */
+function bound(text: string, at: number, stop: number): { value: string | undefined; next: number } | undefined {
+  if (at === stop || text[at] === ',') return { value: undefined, next: at };
+  let value = '';
+  let inquote = false;
+  let i = at;
+  while (inquote || (i < stop && text[i] !== ',')) {
+    if (i >= stop) return undefined;
+    const c = text[i++];
+    if (c === '\\') value += text[i++];
+    else if (c === '"') {
+      if (!inquote) inquote = true;
+      else if (text[i] === '"') value += text[i++];
+      else inquote = false;
+    } else value += c;
+  }
+  return { value, next: i };
+}
+
+/** A range's text (range_out) in binary, each bound by `element` (undefined: a text it cannot read). */
+export function rangeToBinary(text: string, element: (text: string) => Buffer | undefined): Buffer | undefined {
+  if (text === 'empty') return Buffer.from([EMPTY]);
+  const open = text[0];
+  const close = text[text.length - 1];
+  if ((open !== '[' && open !== '(') || (close !== ']' && close !== ')')) return undefined;
+  const stop = text.length - 1;
+  const lower = bound(text, 1, stop);
+  if (!lower || text[lower.next] !== ',') return undefined;
+  const upper = bound(text, lower.next + 1, stop);
+  if (!upper || upper.next !== stop) return undefined;
+  let flags = 0;
+  if (lower.value === undefined) flags |= LB_INF;
+  else if (open === '[') flags |= LB_INC;
+  if (upper.value === undefined) flags |= UB_INF;
+  else if (close === ']') flags |= UB_INC;
+  const parts: Buffer[] = [Buffer.from([flags])];
+  for (const v of [lower.value, upper.value]) {
+    if (v === undefined) continue;
+    const b = element(v);
+    if (b === undefined) return undefined;
+    const len = Buffer.alloc(4);
+    len.writeInt32BE(b.length);
+    parts.push(len, b);
+  }
+  return Buffer.concat(parts);
+}
+
+/** A binary range as text the server reads, each bound by `element` (quoted always). */
+export function rangeFromBinary(b: Buffer, element: (b: Buffer) => string): string {
+  const flags = b[0];
+  if (flags & EMPTY) return 'empty';
+  let at = 1;
+  const next = (): string => {
+    const len = b.readInt32BE(at);
+    const v = element(b.subarray(at + 4, at + 4 + len));
+    at += 4 + len;
+    return `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  };
+  const lower = flags & LB_INF ? '' : next();
+  const upper = flags & UB_INF ? '' : next();
+  return `${flags & LB_INC ? '[' : '('}${lower},${upper}${flags & UB_INC ? ']' : ')'}`;
+}
