@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import seedrandom from 'seedrandom';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
-import { binaryResultSupported, decodeBinaryParam, encodeBinaryResult } from '../src/proxy/formats.js';
+import { binaryResultSupported, decodeBinaryParam, encodeBinaryResult, TypeCodecs } from '../src/proxy/formats.js';
+import { resolveTypes } from '../src/proxy/user-types.js';
 
 type Rng = () => number;
 const int = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
@@ -356,6 +357,68 @@ describe('binary formats, against the server', () => {
       expect(checked).toBeGreaterThan(0);
     });
   }
+
+  it("converts the database's own types found in its catalog: enums, domains, composites, arrays of them", async () => {
+    await settle(READ[0]);
+    await c.query(`DROP TYPE IF EXISTS pair, mood, posint, stamped CASCADE`);
+    await c.query(`CREATE TYPE mood AS ENUM ('sad', 'ok', 'a "quoted" one', 'été')`);
+    await c.query(`CREATE DOMAIN posint AS int4 CHECK (VALUE > 0)`);
+    await c.query(`CREATE DOMAIN stamped AS timestamptz`);
+    await c.query(`CREATE TYPE pair AS (a posint, b text, c stamped, d mood[], e numeric)`);
+    await c.query(`CREATE TYPE unconverted AS (a money)`).catch(() => undefined);
+    const oid = async (type: string): Promise<number> =>
+      Number((await c.query(`SELECT '${type}'::regtype::oid::int4 AS o`)).rows[0].o);
+    const types = new TypeCodecs();
+    const query = async (text: string, values: unknown[]) =>
+      (await c.query({ text, values, rowMode: 'array', types: { getTypeParser: () => (x: string) => x } })).rows as (
+        | string
+        | null
+      )[][];
+    const cases: [string, string, (rng: Rng) => string][] = [
+      ['mood', 'enum_send', (r) => pick(r, ['sad', 'ok', 'a "quoted" one', 'été'])],
+      ['posint', 'int4send', (r) => String(int(r, 1, 2 ** 31 - 1))],
+      ['stamped', 'timestamptz_send', (r) => timestamp(r, true)],
+      ['mood[]', 'array_send', (r) => array(r, (x) => pick(x, ['sad', 'ok', 'a "quoted" one', 'été']))],
+      ['posint[]', 'array_send', (r) => array(r, (x) => String(int(x, 1, 999)))],
+      [
+        'pair',
+        'record_send',
+        (r) =>
+          `(${r() < 0.2 ? '' : int(r, 1, 99)},${r() < 0.2 ? '' : quoted(text(r))},` +
+          `${r() < 0.2 ? '' : quoted(timestamp(r, true))},${quoted(array(r, () => 'ok'))},${numeric(r)})`,
+      ],
+      ['pair[]', 'array_send', (r) => array(r, () => `(1,"x y",,"{sad}",${numeric(r)})`)],
+    ];
+    await resolveTypes(await Promise.all(cases.map(([t]) => oid(t))), types, query);
+    expect(types.known(await oid('unconverted'))).toBe(false);
+    await resolveTypes([await oid('unconverted')], types, query);
+    expect(types.known(await oid('unconverted'))).toBe(true);
+    expect(
+      binaryResultSupported(await oid('unconverted'), { dateStyle: 'ISO', intervalStyle: 'postgres' }, types),
+    ).toBe(false);
+    for (const [type, send, gen] of cases) {
+      const rng = seedrandom(`binary-formats/${type}`);
+      const t: TypeCase = { type, oid: await oid(type), send, values: (r) => many(r, gen) };
+      const values = t.values(rng);
+      for (const setting of READ.slice(0, 3)) {
+        await settle(setting);
+        expect(binaryResultSupported(t.oid, { dateStyle: setting[0], intervalStyle: setting[1] }, types)).toBe(true);
+        for (const [txt, binary] of await serverForms(t, values))
+          expect(encodeBinaryResult(txt!, t.oid, types).toString('hex'), `${type} ${txt}`).toBe(
+            binary!.toString('hex'),
+          );
+      }
+      await settle(READ[0]);
+      const binaries = (await serverForms(t, values)).map(([, b]) => b!);
+      const texts = binaries.map((b) => decodeBinaryParam(b, t.oid, types) as string);
+      for (const setting of [READ[1], OTHER[0]]) {
+        await settle(setting);
+        (await serverForms(t, texts)).forEach(([, b], i) => {
+          expect(b!.toString('hex'), `${type} ${texts[i]}`).toBe(binaries[i].toString('hex'));
+        });
+      }
+    }
+  });
 
   it('refuses dates in a DateStyle other than ISO, intervals in an IntervalStyle it does not read', () => {
     const sql = { dateStyle: 'SQL, DMY', intervalStyle: 'sql_standard' };

@@ -60,6 +60,7 @@ describe.skipIf(!asyncpg)(
       });
       expect(proxied).toContain('"03:04:05+05:30"');
       expect(proxied).toContain('"192.168.0.1/24", "2001:db8::/32", "08:00:2b:01:02:03"');
+      expect(JSON.parse(proxied).own[0]).toBe('happy');
       expect(verdict.verdict, verdict.reason).toBe('consistent');
     }, 150_000);
   },

@@ -8,6 +8,7 @@
  * and their text (range_out): `empty`, `[1,5)`, `(,6)`, `["2020-01-01 00:00:00+00","2021-01-01 00:00:00+00")`, each
  * bound through the element type's own conversion.
  */
+import { quoteField, readField } from './quoted-field.js';
 
 /** A range type's element type. */
 export const RANGE_ELEMENT = new Map<number, number>([
@@ -25,26 +26,6 @@ const EMPTY = 0x01,
   LB_INF = 0x08,
   UB_INF = 0x10;
 
-/** One bound of a range's text from `at` to `stop` (PostgreSQL's range_parse_bound): its text, or undefined when
- *  absent (infinite), and where it stopped; quotes group, a doubled quote inside them is one, a backslash escapes. */
-function bound(text: string, at: number, stop: number): { value: string | undefined; next: number } | undefined {
-  if (at === stop || text[at] === ',') return { value: undefined, next: at };
-  let value = '';
-  let inquote = false;
-  let i = at;
-  while (inquote || (i < stop && text[i] !== ',')) {
-    if (i >= stop) return undefined;
-    const c = text[i++];
-    if (c === '\\') value += text[i++];
-    else if (c === '"') {
-      if (!inquote) inquote = true;
-      else if (text[i] === '"') value += text[i++];
-      else inquote = false;
-    } else value += c;
-  }
-  return { value, next: i };
-}
-
 /** A range's text (range_out) in binary, each bound by `element` (undefined: a text it cannot read). */
 export function rangeToBinary(text: string, element: (text: string) => Buffer | undefined): Buffer | undefined {
   if (text === 'empty') return Buffer.from([EMPTY]);
@@ -52,9 +33,9 @@ export function rangeToBinary(text: string, element: (text: string) => Buffer | 
   const close = text[text.length - 1];
   if ((open !== '[' && open !== '(') || (close !== ']' && close !== ')')) return undefined;
   const stop = text.length - 1;
-  const lower = bound(text, 1, stop);
+  const lower = readField(text, 1, stop);
   if (!lower || text[lower.next] !== ',') return undefined;
-  const upper = bound(text, lower.next + 1, stop);
+  const upper = readField(text, lower.next + 1, stop);
   if (!upper || upper.next !== stop) return undefined;
   let flags = 0;
   if (lower.value === undefined) flags |= LB_INF;
@@ -82,7 +63,7 @@ export function rangeFromBinary(b: Buffer, element: (b: Buffer) => string): stri
     const len = b.readInt32BE(at);
     const v = element(b.subarray(at + 4, at + 4 + len));
     at += 4 + len;
-    return `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+    return quoteField(v);
   };
   const lower = flags & LB_INF ? '' : next();
   const upper = flags & UB_INF ? '' : next();

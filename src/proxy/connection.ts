@@ -51,6 +51,7 @@ import {
   encodeBinaryResult,
   textualType,
   type TextStyle,
+  type TypeCodecs,
 } from './formats.js';
 import { mapPosition } from './positions.js';
 import { encodingInOptions, encodingRefused, encodingServed, invalidUtf8 } from './encoding.js';
@@ -77,6 +78,10 @@ export interface ProxyContext {
   tls?: tls.SecureContext;
   opened(c: ProxyConnection): void;
   closed(c: ProxyConnection): void;
+  /** The codecs of the types clients use in binary, the database's own found in its catalog (user-types.ts). */
+  types: TypeCodecs;
+  /** Reads these types from the catalog into `types` (never fails: a type it cannot read stays unknown). */
+  resolveTypes(oids: number[]): Promise<void>;
 }
 
 interface Prepared {
@@ -885,6 +890,8 @@ export class ProxyConnection {
           }
           return;
         case 'B': {
+          // a binary parameter of a type of the database's own: read from the catalog first
+          if (this.unknownParamTypes(m).length > 0) return this.messageAsync(m);
           const portal = this.bind(m);
           this.noteSnapshot(portal.text, portal.values.length);
           this.change(this.portals, m.portal, portal, B.bindComplete());
@@ -1037,6 +1044,11 @@ export class ProxyConnection {
           await this.settle();
           this.dropPortalsOutsideTransaction();
           this.ready();
+          return;
+        case 'B':
+          await this.ctx.resolveTypes(this.unknownParamTypes(m));
+          this.exchanging = true;
+          this.message(m);
           return;
         case 'D':
           await this.describe(m.what, m.name);
@@ -1424,7 +1436,7 @@ export class ProxyConnection {
         const portal = m.portal === '' ? 'unnamed portal' : `portal "${m.portal}"`;
         throw new ProxyError('22021', invalid, `${portal} parameter $${i + 1}`);
       }
-      return format === 1 ? decodeBinaryParam(b, typeOf(i)) : b.toString('utf8');
+      return format === 1 ? decodeBinaryParam(b, typeOf(i), this.ctx.types) : b.toString('utf8');
     });
     st.binds = (st.binds ?? 0) + 1;
     return {
@@ -1438,6 +1450,19 @@ export class ProxyConnection {
       resultFormats: m.resultFormats,
       sent: 0,
     };
+  }
+
+  /** The types of a Bind's binary parameters that are neither built in nor read from the catalog yet. */
+  private unknownParamTypes(m: FrontendMessage & { type: 'B' }): number[] {
+    const st = this.statements.get(m.statement);
+    if (!st || m.paramFormats.every((f) => f !== 1)) return [];
+    const out: number[] = [];
+    m.params.forEach((b, i) => {
+      const format = m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
+      const oid = st.paramTypes[i] || (st.described?.params[i] ?? 0);
+      if (b !== null && format === 1 && oid !== 0 && !this.ctx.types.known(oid)) out.push(oid);
+    });
+    return out;
   }
 
   private formatOf(p: Portal, i: number): number {
@@ -1565,10 +1590,13 @@ export class ProxyConnection {
       if (o.server.suspended) o.returnsRows = true;
       else o.server = undefined;
     }
+    const binary = o.columns.filter((_, i) => this.formatOf(p, i) === 1).map((c) => c.dataTypeID);
+    const unknown = binary.filter((oid) => !this.ctx.types.known(oid));
+    if (unknown.length > 0) await this.ctx.resolveTypes(unknown);
     o.columns.forEach((c, i) => {
       c.format = this.formatOf(p, i);
-      if (c.format === 1 && !binaryResultSupported(c.dataTypeID, this.style))
-        throw new BinaryFormatError(binaryRefusal(c.name, c.dataTypeID, this.style));
+      if (c.format === 1 && !binaryResultSupported(c.dataTypeID, this.style, this.ctx.types))
+        throw new BinaryFormatError(binaryRefusal(c.name, c.dataTypeID, this.style, this.ctx.types));
     });
     p.outcome = o;
     return o;
@@ -2092,7 +2120,7 @@ export class ProxyConnection {
           o.rows[i].map((v, j) => {
             if (v === null) return null;
             const c = o.columns[j];
-            return c.format === 1 ? encodeBinaryResult(v, c.dataTypeID) : Buffer.from(v, 'utf8');
+            return c.format === 1 ? encodeBinaryResult(v, c.dataTypeID, this.ctx.types) : Buffer.from(v, 'utf8');
           }),
         ),
       );

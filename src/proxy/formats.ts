@@ -37,10 +37,10 @@ export interface TextStyle {
 
 /** One type's conversions: the server's text to binary (undefined: a text it cannot read), binary to text the
  *  server reads; `style`: the text depends on the session's DateStyle or IntervalStyle. */
-interface Codec {
+export interface Codec {
   toBinary(text: string): Buffer | undefined;
   toText(b: Buffer): string;
-  style?: 'date' | 'interval';
+  style?: 'date' | 'interval' | 'both';
 }
 
 function fixed(size: number, write: (b: Buffer) => void): Buffer {
@@ -54,7 +54,7 @@ const floatText = (v: number): string => (Object.is(v, -0) ? '-0' : String(v));
 
 /** Types whose binary form is their text's bytes: text, varchar, bpchar, name, unknown, json. */
 const TEXTUAL = [25, 1043, 1042, 19, 705, 114];
-const textual: Codec = { toBinary: (t) => Buffer.from(t, 'utf8'), toText: (b) => b.toString('utf8') };
+export const textual: Codec = { toBinary: (t) => Buffer.from(t, 'utf8'), toText: (b) => b.toString('utf8') };
 
 const shape = (s: Shape): Codec => ({
   toBinary: (t) => shapeToBinary(t, s),
@@ -151,20 +151,52 @@ for (const [range, element] of RANGE_ELEMENT) {
     style: e.style,
   });
 }
-// arrays of all of them (box[] aside: its elements are separated by ';'), through their element's codec
-for (const [array, element] of ARRAY_ELEMENT) {
-  const e = CODECS.get(element);
-  if (!e || element === 603) continue;
-  CODECS.set(array, {
+/**
+ * The codecs of types: the built-in ones, and the database's own (enums, domains, composite types, arrays of them),
+ * found in its catalog when a client first uses one in binary (user-types.ts). One per proxy: a proxy serves one
+ * database.
+ */
+export class TypeCodecs {
+  /** By oid; null: a type known not to be converted. */
+  private readonly user = new Map<number, Codec | null>();
+
+  /** The codec of a type, if known. */
+  codecFor(oid: number): Codec | undefined {
+    return CODECS.get(oid) ?? this.user.get(oid) ?? undefined;
+  }
+
+  /** Whether the type is known: built in, or its codec (or that it has none) found in the catalog. */
+  known(oid: number): boolean {
+    return CODECS.has(oid) || this.user.has(oid);
+  }
+
+  /** The database's own type `oid` has this codec (null: it is not converted). */
+  add(oid: number, codec: Codec | null): void {
+    if (!CODECS.has(oid)) this.user.set(oid, codec);
+  }
+}
+
+/** The built-in types only (no catalog). */
+const BUILT_IN = new TypeCodecs();
+
+/** An array's codec, from its element type's (`types`: where the element's oid is looked up). */
+export function arrayCodec(element: number, e: Codec, types: TypeCodecs = BUILT_IN): Codec {
+  return {
     toBinary: (t) => arrayToBinary(t, element, e.toBinary),
     toText: (b) =>
       arrayFromBinary(b, (x, oid) => {
-        const c = CODECS.get(oid);
+        const c = types.codecFor(oid);
         if (!c) throw new BinaryFormatError(`an array element of type oid ${oid} in binary`);
         return c.toText(x);
       }),
     style: e.style,
-  });
+  };
+}
+
+// arrays of all of them (box[] aside: its elements are separated by ';'), through their element's codec
+for (const [array, element] of ARRAY_ELEMENT) {
+  const e = CODECS.get(element);
+  if (e && element !== 603) CODECS.set(array, arrayCodec(element, e));
 }
 
 /** A type whose binary form is its text (text, varchar, bpchar, name, unknown, json). */
@@ -177,10 +209,10 @@ const CONVERTED =
   'network addresses, geometric types, bit strings, ranges and arrays of these';
 
 /** A binary parameter as the text (or, for bytea, the Buffer pg sends in binary) the recorder runs. */
-export function decodeBinaryParam(b: Buffer, oid: number): string | Buffer {
+export function decodeBinaryParam(b: Buffer, oid: number, types: TypeCodecs = BUILT_IN): string | Buffer {
   // (bytea: a copy, for pg to send in binary; b is a view of the socket's chunk, and the value outlives the message)
   if (oid === BYTEA) return Buffer.from(b);
-  const codec = CODECS.get(oid);
+  const codec = types.codecFor(oid);
   if (codec) return codec.toText(b);
   throw new BinaryFormatError(
     `a binary parameter of type oid ${oid || 'unspecified'} (the proxy converts ${CONVERTED}; send it in text format)`,
@@ -188,18 +220,19 @@ export function decodeBinaryParam(b: Buffer, oid: number): string | Buffer {
 }
 
 /** Can a result column of this type be sent in binary, given the session's style? */
-export function binaryResultSupported(oid: number, style: TextStyle): boolean {
-  const codec = CODECS.get(oid);
+export function binaryResultSupported(oid: number, style: TextStyle, types: TypeCodecs = BUILT_IN): boolean {
+  const codec = types.codecFor(oid);
   if (!codec) return false;
   const supported = styleSupported(style.dateStyle, style.intervalStyle);
+  if (codec.style === 'both') return supported.date && supported.interval;
   return codec.style === undefined || supported[codec.style];
 }
 
 /** Why a result column cannot be sent in binary (binaryResultSupported is false). */
-export function binaryRefusal(name: string, oid: number, style: TextStyle): string {
-  const kind = CODECS.get(oid)?.style;
+export function binaryRefusal(name: string, oid: number, style: TextStyle, types: TypeCodecs = BUILT_IN): string {
+  const kind = types.codecFor(oid)?.style;
   const because =
-    kind === 'date'
+    kind === 'date' || kind === 'both'
       ? ` in DateStyle "${style.dateStyle}" (the proxy reads the ISO DateStyle)`
       : kind === 'interval'
         ? ` in IntervalStyle "${style.intervalStyle}" (the proxy reads postgres and iso_8601)`
@@ -208,8 +241,8 @@ export function binaryRefusal(name: string, oid: number, style: TextStyle): stri
 }
 
 /** A text value (as the server sent it) in binary format. */
-export function encodeBinaryResult(text: string, oid: number): Buffer {
-  const b = CODECS.get(oid)?.toBinary(text);
+export function encodeBinaryResult(text: string, oid: number, types: TypeCodecs = BUILT_IN): Buffer {
+  const b = types.codecFor(oid)?.toBinary(text);
   if (b === undefined) throw new BinaryFormatError(`a value of type oid ${oid} the proxy cannot read: ${text}`);
   return b;
 }

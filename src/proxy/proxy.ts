@@ -22,7 +22,10 @@ import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { Recorder } from '../recorder/recorder.js';
 import { missingTables } from '../recorder/driver.js';
+import { RAW_TYPES } from '../recorder/catalog.js';
 import { ProxyConnection, type ProxyContext } from './connection.js';
+import { TypeCodecs } from './formats.js';
+import { type CatalogQuery, resolveTypes } from './user-types.js';
 
 export interface ProxyOptions {
   /** The server's connection URL. */
@@ -102,6 +105,20 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   // tables not created yet: the driver instruments them before the first statement that uses them once all exist
   const driver = recorder.driver({ pg, tables: opts.tables });
   const live = new Set<ProxyConnection>();
+  // the database's own types, read from its catalog on a connection of the proxy's (user-types.ts), one at a time
+  const types = new TypeCodecs();
+  let catalog: Promise<pg.Client> | undefined;
+  let resolving: Promise<void> = Promise.resolve();
+  const catalogQuery: CatalogQuery = async (text, values) => {
+    catalog ??= (async () => {
+      const c = new pg.Client(server);
+      c.on('error', () => undefined);
+      await c.connect();
+      return c;
+    })();
+    const r = await (await catalog).query({ text, values, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig);
+    return r.rows as (string | null)[][];
+  };
   const ctx: ProxyContext = {
     recorder,
     onUnsupported: opts.onUnsupported ?? 'refuse',
@@ -154,6 +171,17 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     },
     opened: (c) => void live.add(c),
     closed: (c) => void live.delete(c),
+    types,
+    resolveTypes(oids) {
+      resolving = resolving
+        .then(() => resolveTypes(oids, types, catalogQuery))
+        .catch((e: unknown) => {
+          // (the catalog cannot be read: the types are not converted, refused in binary with the reason)
+          for (const oid of oids) if (!types.known(oid)) types.add(oid, null);
+          opts.onWarning?.(`isocheck proxy: could not read the types ${oids.join(', ')} from the catalog: ${e}`);
+        });
+      return resolving;
+    },
   };
   const listener = net.createServer((socket) => new ProxyConnection(socket, ctx));
   const host = opts.host ?? '127.0.0.1';
@@ -189,6 +217,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
           recorder.interrupt(reason);
           for (const c of [...live]) c.destroy();
         });
+        await (await catalog?.catch(() => undefined))?.end().catch(() => undefined);
       })();
       return closing;
     },
