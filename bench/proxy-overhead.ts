@@ -4,9 +4,11 @@
  * through the pg recorder (RecordingClient), plain pg clients through `isocheck proxy` run as a user runs it (the
  * compiled CLI in its own process, stopped with SIGTERM after the round), and through the proxy started in this
  * process (startProxy: the proxy and the 16 clients then share one JS thread; kept for comparison, not the target).
- * Two relays that record nothing give the floor any proxy pays on the same machine: `relay`, a Node process piping
- * bytes both ways (net.Socket.pipe, no parsing), and `pgbouncer` (C, session pooling, the relay PostgreSQL users
- * deploy), run when Debian's pgbouncer is installed (as nobody when this process is root: it refuses root).
+ * Relays that record nothing give the floor any proxy pays on the same machine: `relay`, a Node process piping
+ * bytes both ways (net.Socket.pipe, no parsing), `framer`, one that splits and rebuilds every message (the least
+ * a proxy rewriting messages in place would do: bench/framer-relay.ts), and `pgbouncer` (C, session pooling, the
+ * relay PostgreSQL users deploy), run when Debian's pgbouncer is installed (as nobody when this process is root:
+ * it refuses root).
  * Wall and CPU times of each round (this process's; the proxy process's and the server backends', from
  * /proc/PID/stat), the retries (at REPEATABLE READ the wall time depends on how often transactions collide), the
  * medians' ratios to direct.
@@ -27,10 +29,11 @@ import { freePort } from '../src/db/embedded.js';
 import { waitFor } from '../src/db/topology.js';
 import { Recorder } from '../src/recorder/index.js';
 import { startProxy } from '../src/proxy/proxy.js';
+import { FRAMER_RELAY } from './framer-relay.js';
 import { getWorkload, beginStatement, levelFor, pickType, RollbackError, type Queryable } from '../workloads/index.js';
 
-type Mode = 'direct' | 'relay' | 'pgbouncer' | 'recorder' | 'proxy' | 'inproc';
-const ALL_MODES: Mode[] = ['direct', 'relay', 'pgbouncer', 'recorder', 'proxy', 'inproc'];
+type Mode = 'direct' | 'relay' | 'framer' | 'pgbouncer' | 'recorder' | 'proxy' | 'inproc';
+const ALL_MODES: Mode[] = ['direct', 'relay', 'framer', 'pgbouncer', 'recorder', 'proxy', 'inproc'];
 /** Debian's pgbouncer, if installed. */
 const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => existsSync(p));
 /** ISOCHECK_BENCH_PROXY_MODES=direct,proxy: only these modes (e.g. while profiling the proxy); default all (pgbouncer
@@ -44,7 +47,7 @@ const MODES: Mode[] = (() => {
   return PGBOUNCER === undefined ? modes.filter((m) => m !== 'pgbouncer') : modes;
 })();
 /** The modes run in a process of their own (whose CPU time is read from /proc). */
-const SPAWNED: readonly Mode[] = ['relay', 'pgbouncer', 'proxy'];
+const SPAWNED: readonly Mode[] = ['relay', 'framer', 'pgbouncer', 'proxy'];
 
 /** The compiled CLI next to this file (dist/bench/ -> dist/src/cli/main.js). */
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -104,8 +107,8 @@ server.listen(0, '127.0.0.1', () => {
 process.on('SIGTERM', () => process.exit(0));
 `;
 
-function spawnRelay(db: string): Promise<Spawned> {
-  return urlPrinted(spawn(process.execPath, ['-e', RELAY, db], { stdio: ['ignore', 'pipe', 'pipe'] }));
+function spawnRelay(db: string, script: string): Promise<Spawned> {
+  return urlPrinted(spawn(process.execPath, ['-e', script, db], { stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /** pgbouncer in session mode in front of `db` (clients log in as anyone: auth_type any, the server login is the
@@ -261,8 +264,8 @@ export async function runProxyBench(
         const child =
           mode === 'proxy'
             ? await spawnProxy(url, workload.tables, join(dir, `${name}.ndjson`))
-            : mode === 'relay'
-              ? await spawnRelay(url)
+            : mode === 'relay' || mode === 'framer'
+              ? await spawnRelay(url, mode === 'framer' ? FRAMER_RELAY : RELAY)
               : mode === 'pgbouncer'
                 ? await spawnPgbouncer(url, dir)
                 : undefined;
