@@ -1,7 +1,8 @@
 // Cursors declared over recorded SELECTs (DECLARE ... CURSOR FOR, FETCH, MOVE, CLOSE: psycopg2's named cursors,
 // the server-side cursors of Django and SQLAlchemy; src/recorder/cursors.ts, docs/recording.md "Cursors"). The
 // application gets the rows a direct connection gives, without the added columns; the read is recorded at the
-// DECLARE with the rows fetched, exact once a FETCH FORWARD found the end with nothing skipped, else partial.
+// DECLARE with the rows fetched, exact once a FETCH FORWARD found the end with nothing skipped, else partial; a WITH
+// HOLD cursor declared in a transaction of its own is read whole there.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -147,6 +148,34 @@ describe('cursors over recorded SELECTs', () => {
     expect(all).toHaveLength(1);
     const e = all[0].events[0] as SelectEvent;
     expect([e.partial, ids(e)]).toEqual([true, [1]]);
+  });
+
+  it('reads a WITH HOLD cursor declared in autocommit whole, in its snapshot (Django iterator())', async () => {
+    const { rc, file, end } = await recording();
+    // (Django's: NO SCROLL, in a transaction of its own)
+    await rc.query('DECLARE "it" NO SCROLL CURSOR WITH HOLD FOR SELECT id, v FROM acc WHERE id >= $1 ORDER BY id', [2]);
+    // a write committed after the DECLARE: the cursor does not see it, and the history says so
+    await setup.query('UPDATE acc SET v = 9 WHERE id = 3');
+    const got: unknown[] = [];
+    for (;;) {
+      const part = await rc.query('FETCH FORWARD 2 FROM "it"');
+      expect(part.fields.map((f) => f.name)).toEqual(['id', 'v']);
+      got.push(...part.rows.map((r) => [r.id, r.v]));
+      if (part.rows.length < 2) break;
+    }
+    await rc.query('CLOSE "it"');
+    expect(got).toEqual([
+      [2, 0],
+      [3, 0],
+      [4, 0],
+    ]);
+    await end();
+    const all = await txns(file);
+    expect(all).toHaveLength(1);
+    const e = all[0].events[0] as SelectEvent;
+    expect([e.where, e.partial ?? false, ids(e)]).toEqual(['id >= $1', false, [2, 3, 4]]);
+    expect(checkHistory(await readHistory(file)).verdict).toBe('consistent');
+    await setup.query('UPDATE acc SET v = 0');
   });
 
   it('takes a cursor name for another cursor once the recorded one has ended', async () => {

@@ -464,6 +464,24 @@ export class Session {
     }
   }
 
+  /** A WITH HOLD cursor just declared (SCROLL) in a transaction of its own: all its rows fill in its read, then it is
+   *  moved back to its start, where the application's FETCHes begin. */
+  private async readHeld(name: string, added: number): Promise<void> {
+    const cursor = this.cursors.get(name);
+    if (!cursor) return;
+    const id = `"${name.replace(/"/g, '""')}"`;
+    const q = new RecordedQuery(
+      { sql: `FETCH ALL FROM ${id}`, appRows: true, added },
+      [],
+      undefined,
+      'array',
+      RAW_TYPES,
+    );
+    await this.submit(q);
+    this.cursors.fetched(cursor, { op: 'fetch', name, move: false, forward: Number.POSITIVE_INFINITY }, q.added);
+    await this.send({ text: `MOVE ABSOLUTE 0 IN ${id}` });
+  }
+
   /** A FETCH or MOVE from a cursor declared over a recorded SELECT: its rows without the added columns, which
    *  fill in the cursor's read (cursors.ts). */
   private async fetchCursor(
@@ -583,6 +601,8 @@ export class Session {
     options: QueryOptions,
     settings: Settings,
     params: unknown[],
+    /** Run in a transaction of its own (autocommit). */
+    alone = false,
   ): Promise<pg.QueryResult> {
     txn.statements++;
     const wid = `${txn.id}.${txn.statements}`;
@@ -616,10 +636,22 @@ export class Session {
         events = next;
       });
     }
-    const q = new RecordedQuery(plan, all, name, options.rowMode, options.types ?? this.appTypes());
+    // a WITH HOLD cursor in a transaction of its own (Django's iterator(), psycopg2's withhold cursors in autocommit):
+    // its rows would all be fetched after that transaction's line is written; declared to scroll, it is read whole
+    // now (PostgreSQL has materialized it at the commit, in the DECLARE's snapshot) and rewound for the application
+    const held = alone && plan.kind === 'select' ? plan.declare?.heldSql : undefined;
+    const run = held === undefined ? plan : { ...plan, sql: held };
+    const q = new RecordedQuery(
+      run,
+      all,
+      held === undefined ? name : undefined,
+      options.rowMode,
+      options.types ?? this.appTypes(),
+    );
     await this.submit(q);
     if (plan.kind === 'select' && plan.declare) {
       this.cursors.declared({ ...plan, declare: plan.declare }, txn, { params, wid, judge });
+      if (held !== undefined) await this.readHeld(plan.declare.name, plan.added);
       return q.app;
     }
     txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge }));
@@ -712,7 +744,7 @@ export class Session {
     txn = this.open(settings.defaultIso);
     if (plan.kind === 'select') {
       try {
-        const out = await this.run(plan, values, txn, options, settings, params);
+        const out = await this.run(plan, values, txn, options, settings, params, true);
         this.close(txn, 'committed');
         return out;
       } catch (e) {

@@ -42,7 +42,12 @@ export interface SelectPlan extends RecordedBase {
   locks?: true;
   /** `DECLARE name CURSOR FOR` this SELECT (`sql` is the DECLARE of the rewritten query, which returns no rows): its
    *  rows come with the FETCHes from the cursor (CursorStep), read at the DECLARE. */
-  declare?: { name: string; hold: boolean };
+  declare?: {
+    name: string;
+    hold: boolean;
+    /** WITH HOLD: the rewritten DECLARE as SCROLL, for one declared in a transaction of its own (client.ts). */
+    heldSql?: string;
+  };
 }
 
 /** A statement about a cursor (FETCH, MOVE, CLOSE): recorded when the cursor is one the session declared over a

@@ -241,6 +241,8 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
 
 /** PostgreSQL's cursor options (parsenodes.h). */
 const CURSOR_OPT_BINARY = 0x1;
+const CURSOR_OPT_SCROLL = 0x2;
+const CURSOR_OPT_NO_SCROLL = 0x4;
 const CURSOR_OPT_HOLD = 0x20;
 
 /** DECLARE name CURSOR FOR a SELECT of recorded tables: the DECLARE of the rewritten SELECT, whose FETCHes bring the
@@ -263,18 +265,24 @@ function declareCursor(
   const select = selectPlan(sql, query, lookup);
   if (select.kind === 'passthrough') return select;
   const rewritten = parseSync(select.sql).stmts?.[0]?.stmt;
-  const declared = deparse({
-    version: 0,
-    stmts: [{ stmt: { DeclareCursorStmt: { ...body, query: rewritten } } as Node }],
-  });
+  const declare = (opts: number): string =>
+    deparse({
+      version: 0,
+      stmts: [{ stmt: { DeclareCursorStmt: { ...body, options: opts, query: rewritten } } as Node }],
+    });
+  const hold = (options & CURSOR_OPT_HOLD) !== 0;
   return finish(
     sql,
     stmt,
     {
       ...select,
-      sql: declared,
+      sql: declare(options),
       appRows: false,
-      declare: { name, hold: (options & CURSOR_OPT_HOLD) !== 0 },
+      // a WITH HOLD cursor declared in a transaction of its own is read whole at once and rewound (client.ts), so
+      // that its read is in that transaction: it scrolls
+      declare: hold
+        ? { name, hold, heldSql: declare((options & ~CURSOR_OPT_NO_SCROLL) | CURSOR_OPT_SCROLL) }
+        : { name, hold },
     },
     nValues,
   );
