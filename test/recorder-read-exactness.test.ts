@@ -83,6 +83,7 @@ describe('LIMIT', () => {
   });
 
   it("is exact when the WHERE fixes the key with '=' and the LIMIT is at least 1 (Rails' find: LIMIT 1)", async () => {
+    // (a cast, even to the key's own type, does not count: it may compare in a looser type, below)
     const { events } = await reads([
       ['SELECT id FROM jobs WHERE jobs.id = $1 LIMIT $2', [2, 1]],
       ["SELECT id FROM jobs WHERE $1::int4 = id AND state = 'ready' LIMIT 1 FOR UPDATE", [3]],
@@ -94,13 +95,81 @@ describe('LIMIT', () => {
     ]);
     expect(events).toEqual([
       ['id = $1', false, [2]],
-      ["CAST($1 AS int4) = id AND state = 'ready'", false, [3]],
+      ["CAST($1 AS int4) = id AND state = 'ready'", true, [3]],
       ['id = 4', false, [4]],
       ['id = $1', true, []],
       ['id = $1 OR id = $2', true, [1]],
       ['id >= $1 AND id <= $1', true, [1]],
       ['id = (id + 0)', true, [1]],
     ]);
+  });
+});
+
+describe('LIMIT on a read by key, where two keys compare equal (found by review)', () => {
+  /** The reads of `statements` on `table` (made by `ddl`), each in a transaction of its own. */
+  async function keyReads(ddl: string[], table: string, statements: [string, unknown[], number[]?][]) {
+    for (const d of ddl) await setup.query(d);
+    const file = join(dir, `keys${Math.random().toString(36).slice(2)}.ndjson`);
+    const recorder = new Recorder({ file, onWarning: () => undefined });
+    await recorder.instrument(setup, [table]);
+    const c = new pg.Client({ connectionString: server.url });
+    await c.connect();
+    const rc = recorder.client(c);
+    const counts: number[] = [];
+    for (const [text, values, paramTypes] of statements) {
+      const config = { text, values, ...(paramTypes ? { paramTypes } : {}) } as pg.QueryConfig & QueryOptions;
+      counts.push((await rc.query(config)).rows.length);
+    }
+    await c.end();
+    recorder.finish();
+    const h = await readHistory(file);
+    return {
+      counts,
+      events: h.txns.flatMap((t) => t.events as SelectEvent[]).map((e) => [e.partial ?? false, e.rows.length]),
+    };
+  }
+
+  it('is partial on a cast to a looser type, a parameter of a declared type, a deferrable key', async () => {
+    const { events } = await keyReads(
+      [
+        'CREATE TABLE k8 (id int8 PRIMARY KEY, v int4)',
+        'INSERT INTO k8 VALUES (9007199254740992, 1), (9007199254740993, 2)',
+      ],
+      'k8',
+      [
+        // two keys equal as float8: LIMIT 1 cut one
+        ["SELECT id, v FROM k8 WHERE id = '9007199254740993'::float8 LIMIT 1", []],
+        // a parameter the client declared float8 (the proxy's Parse): the same comparison
+        ['SELECT id, v FROM k8 WHERE id = $1 LIMIT 1', ['9007199254740993'], [701]],
+        // untyped: the key's own type
+        ['SELECT id, v FROM k8 WHERE id = $1 LIMIT 1', ['9007199254740993']],
+        ['SELECT id, v FROM k8 WHERE id = 9007199254740993 LIMIT 1', []],
+      ],
+    );
+    expect(events).toEqual([
+      [true, 1],
+      [true, 1],
+      [false, 1],
+      [false, 1],
+    ]);
+    const padded = await keyReads(
+      ['CREATE TABLE kv (k varchar PRIMARY KEY, v int4)', "INSERT INTO kv VALUES ('a', 1), ('a ', 2)"],
+      'kv',
+      [
+        ["SELECT k, v FROM kv WHERE k = 'a'::bpchar LIMIT 1", []],
+        ["SELECT k, v FROM kv WHERE k = 'a' LIMIT 1", []],
+      ],
+    );
+    expect(padded.events).toEqual([
+      [true, 1],
+      [false, 1],
+    ]);
+    const deferred = await keyReads(
+      ['CREATE TABLE kd (id int4 PRIMARY KEY DEFERRABLE INITIALLY DEFERRED, v int4)', 'INSERT INTO kd VALUES (1, 1)'],
+      'kd',
+      [['SELECT id, v FROM kd WHERE id = $1 LIMIT 1', [1]]],
+    );
+    expect(deferred.events).toEqual([[true, 1]]);
   });
 });
 

@@ -1129,6 +1129,8 @@ export class ProxyConnection {
     }
     const config = { text, rowMode: 'array', types: RAW_TYPES } as pg.QueryArrayConfig & QueryOptions;
     if (fetch) config.fetch = fetch;
+    // (a parameter of a declared type may compare in a looser type than the column's: events.ts limitReached)
+    if (paramTypes.some((t) => t !== 0)) config.paramTypes = paramTypes;
     // a client's Parse/Bind/Execute goes to the server as one, even with no parameters (pg would send a Query):
     // its errors come at the same message, and a text of two statements is refused (42601) as the server does
     if (extended) (config as { queryMode?: string }).queryMode = 'extended';

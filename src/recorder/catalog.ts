@@ -43,6 +43,9 @@ export interface TableInfo {
   key: string[];
   /** Where the key comes from, e.g. `primary key` or `unique index accounts_email_key`. */
   keySource: string;
+  /** The server enforces the key's uniqueness at every statement (a unique index not DEFERRABLE): `col = value`
+   *  over the key then matches at most one row, even inside a transaction. False for a declared key. */
+  keyUnique?: boolean;
   /** Column -> format type name, in table order (hidden columns excluded). */
   columns: ColumnTypes;
   /** Columns in table order (hidden columns excluded). */
@@ -182,13 +185,15 @@ async function describe(
       );
   let key: string[] | undefined;
   let keySource = '';
-  for (const [iname, primary, indkey, nopred, noexprs] of idx as string[][]) {
+  let keyUnique = false;
+  for (const [iname, primary, indkey, nopred, noexprs, immediate] of idx as string[][]) {
     const nums = indkey.split(' ').map(Number);
     if (nopred !== 'true' || noexprs !== 'true' || nums.some((n) => n <= 0)) continue;
     const attrs = nums.map((n) => byNum.get(n));
     if (attrs.some((a) => !a?.notnull || HIDDEN_COLUMNS.has(a.name))) continue;
     key = attrs.map((a) => a!.name);
     keySource = primary === 'true' ? 'primary key' : `unique index ${iname}`;
+    keyUnique = immediate === 'true';
     break;
   }
   if (declared) {
@@ -199,6 +204,7 @@ async function describe(
       );
     key = declared;
     keySource = 'declared key';
+    keyUnique = false;
   }
   if (!key) {
     throw new UnsupportedTableError(
@@ -208,7 +214,20 @@ async function describe(
       `add one (ALTER TABLE ${name} ADD PRIMARY KEY (...)) or leave the table out of the recording`,
     );
   }
-  return { name, schema, relname, oid, key, keySource, columns, columnOrder, unsafeColumns, hidden, relkind };
+  return {
+    name,
+    schema,
+    relname,
+    oid,
+    key,
+    keySource,
+    keyUnique,
+    columns,
+    columnOrder,
+    unsafeColumns,
+    hidden,
+    relkind,
+  };
 }
 
 /**

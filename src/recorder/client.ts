@@ -117,6 +117,8 @@ export interface QueryOptions {
    *  through; another statement ignores it and runs whole. Its next parts need a transaction block (a Sync outside
    *  one closes the portal). */
   fetch?: { portal: string; rows: number };
+  /** isocheck's (the proxy's): the types the client declared for its parameters in its Parse (0: none). */
+  paramTypes?: number[];
 }
 
 /** A connection a spanning session uses, and the name of its server (the transactions' `node`). */
@@ -625,7 +627,7 @@ export class Session {
       return this.fetchParts(txn, plan, all, name, options, (rows, suspended) => {
         added.push(...rows);
         parts++;
-        const next = eventsFor(plan, added, { params, wid, judge });
+        const next = eventsFor(plan, added, { params, wid, judge, paramTypes: options.paramTypes });
         if (suspended || (plan.locks && parts > 1)) for (const e of next) (e as SelectEvent).partial = true;
         if (events === undefined) txn.events.push(...next);
         else {
@@ -650,11 +652,16 @@ export class Session {
     );
     await this.submit(q);
     if (plan.kind === 'select' && plan.declare) {
-      this.cursors.declared({ ...plan, declare: plan.declare }, txn, { params, wid, judge });
+      this.cursors.declared({ ...plan, declare: plan.declare }, txn, {
+        params,
+        wid,
+        judge,
+        paramTypes: options.paramTypes,
+      });
       if (held !== undefined) await this.readHeld(plan.declare.name, plan.added);
       return q.app;
     }
-    txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge }));
+    txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge, paramTypes: options.paramTypes }));
     return q.app;
   }
 
@@ -806,6 +813,8 @@ function normalize(
   if ((c as { queryMode?: string }).queryMode === 'extended') options.queryMode = 'extended';
   const fetch = (c as QueryOptions).fetch;
   if (fetch) options.fetch = fetch;
+  const paramTypes = (c as QueryOptions).paramTypes;
+  if (paramTypes) options.paramTypes = paramTypes;
   return { text: c.text, values: (values ?? c.values) as unknown[] | undefined, options, cb: cb ?? c.callback };
 }
 

@@ -45,6 +45,8 @@ export interface EventContext {
   upsertWid?: string;
   /** Judges whether the WHERE is exact (compilePredicate and the session's settings). */
   judge(where: string | undefined, params: unknown[], table: TableInfo): Judgement;
+  /** The types the client declared for its parameters (the proxy's Parse; 0 or absent: none, as pg sends them). */
+  paramTypes?: readonly number[];
 }
 
 /** The parameter values as the history records them: what node-postgres sends, as JSON. */
@@ -106,7 +108,9 @@ function traceRows(table: TableInfo, trace: ReadTrace, added: (string | null)[][
 function limitReached(trace: ReadTrace, added: unknown[], ctx: EventContext): boolean {
   if (!trace.limit) return false;
   const n = 'count' in trace.limit ? trace.limit.count : Number(ctx.params[trace.limit.param - 1]);
-  return !(Number.isSafeInteger(n) && (added.length < n || (trace.limit.atMostOne === true && n >= 1)));
+  const typed = (trace.limit.keyParams ?? []).some((p) => (ctx.paramTypes?.[p - 1] ?? 0) !== 0);
+  const atMostOne = trace.limit.atMostOne === true && !typed;
+  return !(Number.isSafeInteger(n) && (added.length < n || (atMostOne && n >= 1)));
 }
 
 /** The events one successful statement records: its reads (a `select` per table reference), then its writes

@@ -7,8 +7,8 @@
  *           and the block is the root or a closed subquery (evaluated again in the same snapshot). The root's
  *           LIMIT n (a number or a parameter; no OFFSET) leaves a read exact when fewer than n rows came back: it cut
  *           nothing (`limit`, judged per execution in events.ts; Django's get() is `LIMIT 21`), or, when the WHERE
- *           fixes every key column with `=` (at most one row matches), when n is at least 1 (Rails' find is
- *           `LIMIT 1`)
+ *           fixes every key column with `=` in the key's own type (at most one row matches: keyPins), when n is at
+ *           least 1 (Rails' find is `LIMIT 1`)
  *   partial everything else: inner joins (rows without a match are not returned), WHERE conditions over several
  *           tables, correlated subqueries (only rows for the result rows are known), UPDATE ... FROM and DELETE
  *           ... USING tables, FOR UPDATE in a join (READ COMMITTED re-checks rows), HAVING, LIMIT, SRFs, SKIP LOCKED
@@ -36,17 +36,18 @@ function rootLimit(s: SelectStmt): ReadTrace['limit'] {
   return count !== undefined ? { count } : undefined;
 }
 
-/** A constant or a parameter, maybe cast. */
-function isValue(n: Node | undefined): boolean {
-  const cast = bodyOf(n, 'TypeCast');
-  const v = cast ? cast.arg : n;
-  return bodyOf(v, 'A_Const') !== undefined || bodyOf(v, 'ParamRef') !== undefined;
-}
-
-/** The conjuncts (about `item` alone) fix each of its table's key columns with `column = value`: at most one row of
- *  the table satisfies them (equality never holds for NULL, so a unique index's key is as good as a primary key). */
-function pinsKey(own: Node[], item: FromItem): boolean {
+/** The parameter numbers a conjunct list relies on to fix each of `item`'s key columns with `column = value`, the value
+ * a constant (not NULL) or a parameter, uncast; undefined when they do not. At most one row then satisfies them: the
+ * comparison is in the key's own type (an untyped constant or parameter takes the column's type; a number keeps
+ * its exact one), and the server keeps the key unique at every statement (keyUnique: not DEFERRABLE, not merely
+ * declared). A cast could compare in a looser type (an int8 key `= $1::float8`: two keys equal as floats), so it
+ * does not count; nor does a parameter the client declared a type for (events.ts, limitReached).
+ */
+function keyPins(own: Node[], item: FromItem): number[] | undefined {
+  const table = item.table;
+  if (!table?.keyUnique || table.key.length === 0) return undefined;
   const fixed = new Set<string>();
+  const params: number[] = [];
   for (const c of own) {
     const e = bodyOf(c, 'A_Expr');
     if (e?.kind !== 'AEXPR_OP' || e.name?.length !== 1 || bodyOf(e.name[0], 'String')?.sval !== '=') continue;
@@ -55,11 +56,14 @@ function pinsKey(own: Node[], item: FromItem): boolean {
       [e.rexpr, e.lexpr],
     ]) {
       const ref = bodyOf(col, 'ColumnRef');
-      if (ref && isValue(value)) fixed.add(fieldNames(ref).at(-1)!);
+      const constant = bodyOf(value, 'A_Const');
+      const param = bodyOf(value, 'ParamRef');
+      if (!ref || (!param && (!constant || constant.isnull))) continue;
+      fixed.add(fieldNames(ref).at(-1)!);
+      if (param?.number !== undefined) params.push(param.number);
     }
   }
-  const key = item.table?.key ?? [];
-  return key.length > 0 && key.every((k) => fixed.has(k));
+  return table.key.every((k) => fixed.has(k)) ? params : undefined;
 }
 
 /** WHERE and exactness of a read of `item` in block `b` (`extra`: reasons the caller knows; `root`: b is the
@@ -76,7 +80,8 @@ export function judgeRead(
   if (!all) reasons.push('a WHERE about more than this table (another table, a subquery)');
   if (b.items.length > 1 && !item.preserved) reasons.push('a join (rows without a match are not returned)');
   const rooted = root && b.kind === 'select' ? rootLimit(b.node) : undefined;
-  const limit = rooted && b.items.length === 1 && pinsKey(own, item) ? { ...rooted, atMostOne: true } : rooted;
+  const pins = rooted && b.items.length === 1 ? keyPins(own, item) : undefined;
+  const limit = rooted && pins ? { ...rooted, atMostOne: true, keyParams: pins } : rooted;
   if (b.kind === 'select' && isLimited(b.node) && !limit) reasons.push('LIMIT/OFFSET/FETCH');
   if (b.kind === 'select' && b.node.lockingClause && b.items.length > 1)
     reasons.push('FOR UPDATE/SHARE in a join (READ COMMITTED re-checks the locked rows)');

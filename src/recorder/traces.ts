@@ -50,8 +50,9 @@ export interface ReadTrace {
   partialReason?: string;
   /** The statement's own LIMIT (a number, or the number of the parameter giving it), the one reason it may have cut
    *  rows: the read is partial only if the result has that many rows (fewer: the LIMIT cut nothing). `atMostOne`:
-   *  the WHERE fixes the table's key, so a LIMIT of 1 or more cuts nothing. */
-  limit?: ({ count: number } | { param: number }) & { atMostOne?: boolean };
+   *  the WHERE fixes the table's key, so a LIMIT of 1 or more cuts nothing, unless one of `keyParams` has a type the
+   *  client declared (it may compare in a looser type). */
+  limit?: ({ count: number } | { param: number }) & { atMostOne?: boolean; keyParams?: number[] };
   /** The rows are known only if the result has a row (a subquery evaluated again, carried by each result row). */
   needsRow: boolean;
 }
