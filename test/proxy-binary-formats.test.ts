@@ -420,6 +420,63 @@ describe('binary formats, against the server', () => {
     }
   });
 
+  it('reads bytea in the escape format, refuses a text of another type than its column (review)', async () => {
+    await settle(READ[0]);
+    await c.query('SET bytea_output = escape');
+    try {
+      for (const t of [
+        { type: 'bytea', oid: 17, send: 'byteasend', values: () => ['\\x00ff275c5c0a41', '\\x', '\\x5c78'] },
+        { type: 'bytea[]', oid: 1001, send: 'array_send', values: () => ['{"\\\\x00ff5c",NULL}'] },
+      ] as TypeCase[]) {
+        for (const [txt, binary] of await serverForms(
+          t,
+          t.values(() => 0),
+        )) {
+          expect(txt!.startsWith('\\x')).toBe(false); // (the escape format indeed)
+          expect(encodeBinaryResult(txt!, t.oid).toString('hex'), txt!).toBe(binary!.toString('hex'));
+        }
+      }
+    } finally {
+      await c.query('RESET bytea_output');
+    }
+    // a composite's column whose type changed: an error, not the bytes of a 0 (Number('hello') is NaN)
+    for (const [text, oid] of [
+      ['hello', 23],
+      ['1.5', 20],
+      ['x', 700],
+      ['maybe', 16],
+    ] as const)
+      expect(() => encodeBinaryResult(text, oid), text).toThrow(/cannot read/);
+  });
+
+  it('reads a type the catalog does not show yet (made in a transaction not committed) at its next use', async () => {
+    await c.query('DROP TYPE IF EXISTS later');
+    const other = new pg.Client({ connectionString: server.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`CREATE TYPE later AS ENUM ('x')`);
+      const oid = Number((await other.query(`SELECT 'later'::regtype::oid::int4 AS o`)).rows[0].o);
+      const types = new TypeCodecs();
+      const query = async (text: string, values: unknown[]) =>
+        (await c.query({ text, values, rowMode: 'array', types: { getTypeParser: () => (x: string) => x } })).rows as (
+          | string
+          | null
+        )[][];
+      await resolveTypes([oid], types, query);
+      expect(types.known(oid)).toBe(false);
+      await other.query('COMMIT');
+      await resolveTypes([oid], types, query);
+      expect(types.codecFor(oid)?.toText(Buffer.from('x'))).toBe('x');
+      types.forget();
+      expect(types.known(oid)).toBe(false);
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.query('DROP TYPE IF EXISTS later');
+      await other.end();
+    }
+  });
+
   it('refuses dates in a DateStyle other than ISO, intervals in an IntervalStyle it does not read', () => {
     const sql = { dateStyle: 'SQL, DMY', intervalStyle: 'sql_standard' };
     for (const oid of [1082, 1083, 1184, 1185, 1186]) expect(binaryResultSupported(oid, sql)).toBe(false);

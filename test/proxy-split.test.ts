@@ -61,7 +61,8 @@ describe('splitStatements', () => {
       expect(p.text).toBe(trimmed(text).replace(/;$/, ''));
       expect(text.slice(p.offset, p.offset + p.text.length)).toBe(p.text);
     }
-    // (a no-break space is not PostgreSQL's whitespace: kept, for the server to refuse)
+    // (a no-break space is not PostgreSQL's whitespace: kept, for the server to refuse; by the parser's split too)
     expect(splitStatements('\u00a0SELECT 1')[0].text).toBe('\u00a0SELECT 1');
+    expect(split('SELECT 1; SELECT x\u00a0').map((p) => p.text)).toEqual(['SELECT 1', 'SELECT x\u00a0']);
   });
 });

@@ -7,7 +7,7 @@
  * and their text (record_out): `(1,x)`, `(1,"a b",)` (an empty field is NULL; a value with a quote, backslash,
  * parenthesis, comma or space, or an empty one, is quoted, quotes and backslashes doubled inside).
  */
-import type { Codec } from './formats.js';
+import { BinaryFormatError, type Codec } from './formats.js';
 import { quoteField, readField } from './quoted-field.js';
 
 /** The fields of a composite's text (PostgreSQL's record_in): each its text, or null; undefined: not such a text. */
@@ -57,6 +57,8 @@ export function recordCodec(columns: { oid: number; codec: Codec }[]): Codec {
     },
     toText(b) {
       const n = b.readInt32BE(0);
+      if (n !== columns.length)
+        throw new BinaryFormatError(`a composite value of ${n} columns, where its type has ${columns.length}`);
       let at = 4;
       const out: string[] = [];
       for (let k = 0; k < n; k++) {

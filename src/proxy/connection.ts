@@ -33,6 +33,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
 import tls from 'node:tls';
 import pg from 'pg';
+import { parseSync } from 'libpg-query';
 import type { Recorder } from '../recorder/recorder.js';
 import type { Plan, TxnControl } from '../recorder/plan.js';
 import { isAddedColumn } from '../recorder/rewrite-select.js';
@@ -265,10 +266,9 @@ function withoutAddedColumns<C extends { name: string }>(columns: C[]): C[] {
   while (n > 0 && isAddedColumn(columns[n - 1].name)) n--;
   return columns.slice(0, n);
 }
-/** `DEALLOCATE [PREPARE] name` (a quoted name, or one PostgreSQL folds to lower case; ALL too). */
-const DEALLOCATE =
-  /^\s*deallocate\s+(?:prepare\s+)?(?:"((?:[^"]|"")+)"|([a-z_\u0080-\uffff][\w$\u0080-\uffff]*))\s*;?\s*$/i;
 const DEALLOCATE_WORD = /deallocate/i;
+/** A statement that may create, alter or drop a type (user-types.ts). */
+const TYPE_DDL = /\b(create|alter|drop)\b[\s\S]*\b(type|domain|schema|extension)\b/i;
 /** Named statements the proxy prepares on one server connection for statements with declared parameter types. */
 const TYPED_MAX = 1000;
 /** `application_name=isocheck:NAME`: the connection's statements are those of the history session named NAME. */
@@ -835,15 +835,21 @@ export class ProxyConnection {
    */
   private deallocate(text: string): string | undefined {
     if (this.status() === 'E') return undefined;
-    const m = DEALLOCATE.exec(text);
-    if (!m) return undefined;
-    if (m[1] === undefined && m[2].toLowerCase() === 'all') {
+    // (the parser's reading: comments, U&"..." names, case folding, a reserved word's syntax error as the server's)
+    let stmt: { name?: string; isall?: boolean } | undefined;
+    try {
+      const stmts = (parseSync(text) as { stmts?: { stmt?: { DeallocateStmt?: typeof stmt } }[] }).stmts ?? [];
+      if (stmts.length === 1) stmt = stmts[0].stmt?.DeallocateStmt;
+    } catch {
+      return undefined;
+    }
+    if (!stmt) return undefined;
+    if (stmt.isall || stmt.name === undefined) {
       for (const name of [...this.statements.keys()]) if (name !== '') this.statements.delete(name);
       return undefined;
     }
-    const name = m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2].toLowerCase();
-    if (name === '' || !this.statements.has(name)) return undefined;
-    this.statements.delete(name);
+    if (!this.statements.has(stmt.name)) return undefined;
+    this.statements.delete(stmt.name);
     return 'DEALLOCATE';
   }
 
@@ -868,7 +874,7 @@ export class ProxyConnection {
 
   /** A message: handled here when it needs no round trip (Parse, Bind, Close, Flush, the Execute of a portal that
    *  ran, a Sync with no implicit transaction to end), else by messageAsync. */
-  private message(m: FrontendMessage): Promise<void> | void {
+  private message(m: FrontendMessage, typesRead = false): Promise<void> | void {
     if (this.awaiting) return this.authenticate(m);
     if (this.ended || !this.client) return;
     this.exchanging = true;
@@ -891,7 +897,7 @@ export class ProxyConnection {
           return;
         case 'B': {
           // a binary parameter of a type of the database's own: read from the catalog first
-          if (this.unknownParamTypes(m).length > 0) return this.messageAsync(m);
+          if (!typesRead && this.unknownParamTypes(m).length > 0) return this.messageAsync(m);
           const portal = this.bind(m);
           this.noteSnapshot(portal.text, portal.values.length);
           this.change(this.portals, m.portal, portal, B.bindComplete());
@@ -1047,8 +1053,8 @@ export class ProxyConnection {
           return;
         case 'B':
           await this.ctx.resolveTypes(this.unknownParamTypes(m));
-          this.exchanging = true;
-          this.message(m);
+          // (a type still unknown, one the catalog does not show yet, is refused at the Bind)
+          this.message(m, true);
           return;
         case 'D':
           await this.describe(m.what, m.name);
@@ -1096,6 +1102,8 @@ export class ProxyConnection {
     this.noticesHeld = hold ? [] : undefined;
     try {
       const outcomes = await this.runHeld(text, values, paramTypes, extended, fetch);
+      // a type created, altered or dropped: the codecs of the database's own types are read again (user-types.ts)
+      if (TYPE_DDL.test(text)) this.ctx.types.forget();
       if (SAVEPOINT_WORD.test(text)) this.savepointRan(this.controlOf(text));
       const o = outcomes[outcomes.length - 1];
       if (o && this.noticesHeld && this.noticesHeld.length > 0) o.notices = this.noticesHeld;

@@ -49,6 +49,33 @@ function fixed(size: number, write: (b: Buffer) => void): Buffer {
   return b;
 }
 
+/** An integer's text in binary (undefined: not an integer's text: a value of another type than its column's). */
+const integer = (t: string, size: number, write: (b: Buffer) => void): Buffer | undefined =>
+  /^-?\d+$/.test(t) ? fixed(size, write) : undefined;
+/** A float's text in binary (undefined: not a float's text). */
+const float = (t: string, size: number, write: (b: Buffer) => void): Buffer | undefined =>
+  /^(-?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?|-?Infinity|NaN)$/i.test(t) ? fixed(size, write) : undefined;
+
+/** bytea's text in the escape format (bytea_output = escape): `\\` a backslash, `\ooo` a byte in octal, any
+ *  other character itself (undefined: not such a text). */
+function byteaEscaped(t: string): Buffer | undefined {
+  const out: number[] = [];
+  for (let i = 0; i < t.length; i++) {
+    if (t[i] !== '\\') {
+      const c = t.charCodeAt(i);
+      if (c > 0xff) return undefined;
+      out.push(c);
+    } else if (t[i + 1] === '\\') {
+      out.push(0x5c);
+      i++;
+    } else if (/^[0-3][0-7]{2}$/.test(t.slice(i + 1, i + 4))) {
+      out.push(Number.parseInt(t.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else return undefined;
+  }
+  return Buffer.from(out);
+}
+
 /** A float's text the server reads as the same float (-0 included). */
 const floatText = (v: number): string => (Object.is(v, -0) ? '-0' : String(v));
 
@@ -62,25 +89,40 @@ const shape = (s: Shape): Codec => ({
 });
 
 const CODECS = new Map<number, Codec>([
-  [21, { toBinary: (t) => fixed(2, (b) => b.writeInt16BE(Number(t))), toText: (b) => String(b.readInt16BE(0)) }],
-  [23, { toBinary: (t) => fixed(4, (b) => b.writeInt32BE(Number(t))), toText: (b) => String(b.readInt32BE(0)) }],
-  [20, { toBinary: (t) => fixed(8, (b) => b.writeBigInt64BE(BigInt(t))), toText: (b) => String(b.readBigInt64BE(0)) }],
+  [21, { toBinary: (t) => integer(t, 2, (b) => b.writeInt16BE(Number(t))), toText: (b) => String(b.readInt16BE(0)) }],
+  [23, { toBinary: (t) => integer(t, 4, (b) => b.writeInt32BE(Number(t))), toText: (b) => String(b.readInt32BE(0)) }],
+  [
+    20,
+    { toBinary: (t) => integer(t, 8, (b) => b.writeBigInt64BE(BigInt(t))), toText: (b) => String(b.readBigInt64BE(0)) },
+  ],
   // oid, xid, cid: unsigned 32 bits; xid8: unsigned 64
   ...[26, 28, 29].map((oid): [number, Codec] => [
     oid,
-    { toBinary: (t) => fixed(4, (b) => b.writeUInt32BE(Number(t))), toText: (b) => String(b.readUInt32BE(0)) },
+    { toBinary: (t) => integer(t, 4, (b) => b.writeUInt32BE(Number(t))), toText: (b) => String(b.readUInt32BE(0)) },
   ]),
   [
     5069,
-    { toBinary: (t) => fixed(8, (b) => b.writeBigUInt64BE(BigInt(t))), toText: (b) => String(b.readBigUInt64BE(0)) },
+    {
+      toBinary: (t) => integer(t, 8, (b) => b.writeBigUInt64BE(BigInt(t))),
+      toText: (b) => String(b.readBigUInt64BE(0)),
+    },
   ],
-  [700, { toBinary: (t) => fixed(4, (b) => b.writeFloatBE(Number(t))), toText: (b) => floatText(b.readFloatBE(0)) }],
-  [701, { toBinary: (t) => fixed(8, (b) => b.writeDoubleBE(Number(t))), toText: (b) => floatText(b.readDoubleBE(0)) }],
-  [16, { toBinary: (t) => Buffer.from([t === 't' ? 1 : 0]), toText: (b) => (b[0] ? 't' : 'f') }],
+  [700, { toBinary: (t) => float(t, 4, (b) => b.writeFloatBE(Number(t))), toText: (b) => floatText(b.readFloatBE(0)) }],
+  [
+    701,
+    { toBinary: (t) => float(t, 8, (b) => b.writeDoubleBE(Number(t))), toText: (b) => floatText(b.readDoubleBE(0)) },
+  ],
+  [
+    16,
+    {
+      toBinary: (t) => (t === 't' || t === 'f' ? Buffer.from([t === 't' ? 1 : 0]) : undefined),
+      toText: (b) => (b[0] ? 't' : 'f'),
+    },
+  ],
   [
     BYTEA,
     {
-      toBinary: (t) => (t.startsWith('\\x') ? Buffer.from(t.slice(2), 'hex') : Buffer.from(t, 'latin1')),
+      toBinary: (t) => (t.startsWith('\\x') ? Buffer.from(t.slice(2), 'hex') : byteaEscaped(t)),
       toText: (b) => `\\x${b.toString('hex')}`,
     },
   ],
@@ -173,6 +215,11 @@ export class TypeCodecs {
   /** The database's own type `oid` has this codec (null: it is not converted). */
   add(oid: number, codec: Codec | null): void {
     if (!CODECS.has(oid)) this.user.set(oid, codec);
+  }
+
+  /** Forgets the database's own types (a type was created, altered or dropped): read again at their next use. */
+  forget(): void {
+    this.user.clear();
   }
 }
 

@@ -72,10 +72,10 @@ export function split(text: string): Piece[] {
     const start = s.stmt_location ?? 0;
     const end = s.stmt_len ? start + s.stmt_len : bytes.length;
     const piece = bytes.subarray(start, end).toString('utf8');
-    const lead = piece.length - piece.trimStart().length;
+    const lead = piece.length - piece.replace(LEADING, '').length;
     const copy = s.stmt?.CopyStmt !== undefined && !s.stmt.CopyStmt.filename;
     out.push({
-      text: piece.trim(),
+      text: piece.replace(LEADING, '').replace(TRAILING, ''),
       offset: bytes.subarray(0, start).toString('utf8').length + lead,
       ...(copy ? { copy } : {}),
     });

@@ -10,7 +10,10 @@
  *   array      an array of its element type's codec
  *   composite  a record of its columns' codecs (binary-record.ts), when every column has one
  *
- * Any other type (a base type of an extension) is known not to be converted: refused in binary, as before.
+ * Any other type (a base type of an extension) is known not to be converted: refused in binary, as before. The
+ * codecs are forgotten when a client of the proxy creates, alters or drops a type or domain (connection.ts), so a
+ * composite altered since is read again; one altered by another connection is not seen, but its values then fail
+ * to convert (an error, never other bytes: the codecs check what they read).
  */
 import { recordCodec } from './binary-record.js';
 import { arrayCodec, type Codec, textual, type TypeCodecs } from './formats.js';
@@ -66,8 +69,8 @@ export async function resolveTypes(oids: number[], types: TypeCodecs, query: Cat
         next.add(Number(att));
       }
     }
-    // (a type the catalog does not have: none)
-    for (const o of wanted) if (!rows.has(o)) types.add(o, null);
+    // (a type the catalog does not show, e.g. made in a client's transaction not committed yet, stays unknown: read
+    // again at its next use)
     wanted = [...next].filter((o) => !types.known(o) && !rows.has(o));
   }
   const building = new Set<number>();
