@@ -266,6 +266,12 @@ function withoutAddedColumns<C extends { name: string }>(columns: C[]): C[] {
   while (n > 0 && isAddedColumn(columns[n - 1].name)) n--;
   return columns.slice(0, n);
 }
+/** A Bind's parameter's format (0 text, 1 binary): one code for all, one each, or none (text). */
+const paramFormat = (m: FrontendMessage & { type: 'B' }, i: number): number =>
+  m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
+/** A parameter's type: declared in the Parse, else as the server described the statement (pgx describes, then binds
+ *  in binary); 0: unknown. */
+const paramType = (st: Prepared, i: number): number => st.paramTypes[i] || (st.described?.params[i] ?? 0);
 const DEALLOCATE_WORD = /deallocate/i;
 /** A statement that may create, alter or drop a type (user-types.ts). */
 const TYPE_DDL = /\b(create|alter|drop)\b[\s\S]*\b(type|domain|schema|extension)\b/i;
@@ -1431,22 +1437,18 @@ export class ProxyConnection {
     // the other statements when the proxy runs them, but an empty one the proxy answers itself
     if (st.text.trim() === '' && this.status() === 'E') throw new ProxyError('25P02', ABORTED_MESSAGE);
     const failed = this.status() === 'E' || this.failPending;
-    // a parameter's type: declared in the Parse, else as the server described the statement (pgx describes, then
-    // binds in binary)
-    const typeOf = (i: number): number => st.paramTypes[i] || (st.described?.params[i] ?? 0);
     const values = m.params.map((b, i) => {
       if (b === null) return null;
-      const format =
-        m.paramFormats.length === 0 ? 0 : m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
+      const format = paramFormat(m, i);
       // (in a failed transaction PostgreSQL's 25P02 comes first, and the server gives it: nothing is written)
-      const checked = !failed && (format !== 1 || textualType(typeOf(i)));
+      const checked = !failed && (format !== 1 || textualType(paramType(st, i)));
       const invalid = checked ? invalidUtf8(b) : undefined;
       if (invalid !== undefined) {
         // (postgres.c, bind_param_error_callback: the value is not known yet)
         const portal = m.portal === '' ? 'unnamed portal' : `portal "${m.portal}"`;
         throw new ProxyError('22021', invalid, `${portal} parameter $${i + 1}`);
       }
-      return format === 1 ? decodeBinaryParam(b, typeOf(i), this.ctx.types) : b.toString('utf8');
+      return format === 1 ? decodeBinaryParam(b, paramType(st, i), this.ctx.types) : b.toString('utf8');
     });
     st.binds = (st.binds ?? 0) + 1;
     return {
@@ -1468,9 +1470,8 @@ export class ProxyConnection {
     if (!st || m.paramFormats.every((f) => f !== 1)) return [];
     const out: number[] = [];
     m.params.forEach((b, i) => {
-      const format = m.paramFormats.length === 1 ? m.paramFormats[0] : m.paramFormats[i];
-      const oid = st.paramTypes[i] || (st.described?.params[i] ?? 0);
-      if (b !== null && format === 1 && oid !== 0 && !this.ctx.types.known(oid)) out.push(oid);
+      const oid = paramType(st, i);
+      if (b !== null && paramFormat(m, i) === 1 && oid !== 0 && !this.ctx.types.known(oid)) out.push(oid);
     });
     return out;
   }
@@ -1880,30 +1881,9 @@ export class ProxyConnection {
   }
 
   /** The server's RowDescription of one of its portals (a cursor the client declared), null: NoData. */
-  private describeServerPortal(name: string): Promise<B.Column[] | null> {
-    const raw = this.raw!;
-    this.phase?.expect();
-    return new Promise((resolve, reject) => {
-      let columns: B.Column[] | null = null;
-      const q = {
-        submit(c: { describe(x: unknown): void; sync(): void }) {
-          c.describe({ type: 'P', name });
-          c.sync();
-        },
-        handleRowDescription(msg: { fields: B.Column[] }) {
-          // (pg-protocol gives the format as 'text' or 'binary')
-          columns = msg.fields.map((f) => ({ ...f, format: String(f.format) === 'binary' ? 1 : 0 }));
-        },
-        handleError: reject,
-        handleReadyForQuery: () => resolve(columns),
-        handleDataRow() {},
-        handleCommandComplete() {},
-        handleEmptyQuery() {},
-        handlePortalSuspended() {},
-        handleCopyInResponse() {},
-      };
-      (raw.query as (this: pg.Client, q: unknown) => unknown).call(raw, q);
-    });
+  private async describeServerPortal(name: string): Promise<B.Column[] | null> {
+    const d = await this.describeOnServer((c) => c.describe({ type: 'P', name }));
+    return d.columns;
   }
 
   /** The server's ParameterDescription and RowDescription of a statement text (on the proxy's connection, or
@@ -1911,6 +1891,18 @@ export class ProxyConnection {
   private describeStatement(
     text: string,
     paramTypes: number[],
+    raw = this.raw!,
+  ): Promise<{ params: number[]; columns: B.Column[] | null }> {
+    return this.describeOnServer((c) => {
+      c.parse({ name: '', text, types: paramTypes });
+      c.describe({ type: 'S', name: '' });
+    }, raw);
+  }
+
+  /** What the server answers to `send`'s messages and a Sync: its ParameterDescription (none: no parameters) and its
+   *  RowDescription (null: NoData), the columns' formats as it gives them (a statement's are text). */
+  private describeOnServer(
+    send: (c: { parse(x: unknown): void; describe(x: unknown): void }) => void,
     raw = this.raw!,
   ): Promise<{ params: number[]; columns: B.Column[] | null }> {
     const con = (raw as unknown as { connection: NodeJS.EventEmitter }).connection;
@@ -1927,12 +1919,12 @@ export class ProxyConnection {
       };
       const q = {
         submit(c: { parse(x: unknown): void; describe(x: unknown): void; sync(): void }) {
-          c.parse({ name: '', text, types: paramTypes });
-          c.describe({ type: 'S', name: '' });
+          send(c);
           c.sync();
         },
         handleRowDescription(msg: { fields: B.Column[] }) {
-          columns = msg.fields.map((f) => ({ ...f, format: 0 }));
+          // (pg-protocol gives the format as 'text' or 'binary')
+          columns = msg.fields.map((f) => ({ ...f, format: String(f.format) === 'binary' ? 1 : 0 }));
         },
         handleError(err: Error) {
           done();

@@ -33,7 +33,7 @@ import type pg from 'pg';
 import type { HistoryEvent, IsolationLevel, SelectEvent, TxnError, TxnLine, TxnStatus } from '../history/format.js';
 import { InputError } from '../history/input-errors.js';
 import { RecorderStoppedError, UnsupportedStatementError } from './errors.js';
-import { RAW_TYPES, type TableInfo } from './catalog.js';
+import { quoteIdent, RAW_TYPES, type TableInfo } from './catalog.js';
 import { type EventContext, eventsFor, RecordedQuery, recordParams, type Judgement, type TextRow } from './events.js';
 import { type FetchedResult, type PartRows, PortalQuery } from './portal-query.js';
 import { type CursorRead, SessionCursors } from './cursors.js';
@@ -468,19 +468,12 @@ export class Session {
 
   /** A WITH HOLD cursor just declared (SCROLL) in a transaction of its own: all its rows fill in its read, then it is
    *  moved back to its start, where the application's FETCHes begin. */
-  private async readHeld(name: string, added: number): Promise<void> {
+  private async readHeld(name: string): Promise<void> {
     const cursor = this.cursors.get(name);
     if (!cursor) return;
-    const id = `"${name.replace(/"/g, '""')}"`;
-    const q = new RecordedQuery(
-      { sql: `FETCH ALL FROM ${id}`, appRows: true, added },
-      [],
-      undefined,
-      'array',
-      RAW_TYPES,
-    );
-    await this.submit(q);
-    this.cursors.fetched(cursor, { op: 'fetch', name, move: false, forward: Number.POSITIVE_INFINITY }, q.added);
+    const id = quoteIdent(name);
+    const step = { op: 'fetch', name, move: false, forward: Number.POSITIVE_INFINITY } as const;
+    await this.fetchCursor(cursor, step, `FETCH ALL FROM ${id}`, [], { rowMode: 'array', types: RAW_TYPES });
     await this.send({ text: `MOVE ABSOLUTE 0 IN ${id}` });
   }
 
@@ -658,7 +651,7 @@ export class Session {
         judge,
         paramTypes: options.paramTypes,
       });
-      if (held !== undefined) await this.readHeld(plan.declare.name, plan.added);
+      if (held !== undefined) await this.readHeld(plan.declare.name);
       return q.app;
     }
     txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge, paramTypes: options.paramTypes }));
