@@ -5,12 +5,13 @@
 // twin: the output is the same, the history is consistent and records the reads. Skipped, with the reason, when Go
 // or pgx is not installed.
 import { describe, expect, it } from 'vitest';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { check } from '../src/index.js';
 import { twinServer } from './helpers/twin-databases.js';
+import { program } from './helpers/program.js';
 
 const GOPATH = '/usr/share/gocode';
 const go = spawnSync('go', ['version'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
@@ -18,13 +19,8 @@ const pgx = existsSync(join(GOPATH, 'src', 'github.com', 'jackc', 'pgx', 'v4'));
 const ready = go && pgx;
 const server = twinServer(ready);
 
-function run(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile(cmd, args, { timeout: 120_000, env: env ?? process.env }, (err, stdout, stderr) =>
-      err ? fail(new Error(`${cmd} ${args.join(' ')} failed: ${err.message}\n${stderr}`)) : done(stdout),
-    );
-  });
-}
+const run = async (cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> =>
+  (await program(cmd, args, { timeout: 120_000, env })).stdout;
 
 describe.skipIf(!ready)(
   `isocheck proxy under pgx (Go)${ready ? '' : ' (skipped: apt-get install golang-go golang-github-jackc-pgx-v4-dev)'}`,
@@ -37,14 +33,7 @@ describe.skipIf(!ready)(
         const env = { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: join(dir, 'cache'), GOFLAGS: '' };
         await run('go', ['build', '-o', app, resolve(import.meta.dirname, 'fixtures', 'proxy', 'pgx_app.go')], env);
         const twins = await server.twins('pgx');
-        let direct: string;
-        let proxied: string;
-        try {
-          direct = await run(app, [twins.direct]);
-          proxied = await run(app, [twins.proxy.url]);
-        } finally {
-          await twins.proxy.close();
-        }
+        const { direct, proxied } = await twins.both((url) => run(app, [url]));
         expect(proxied).toBe(direct);
         const out = JSON.parse(proxied);
         expect(out).toMatchObject({

@@ -6,12 +6,12 @@
 // inserts, the simple protocol, everything prepared). Run on a database directly and through the proxy on a twin:
 // the same output, a consistent history. Skipped, with the reason, without java or the driver.
 import { describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { check } from '../src/index.js';
 import { which } from './helpers/which.js';
 import { twinServer } from './helpers/twin-databases.js';
+import { program } from './helpers/program.js';
 
 const jdbcJar = ['/usr/share/java/postgresql.jar'].find((j) => existsSync(j));
 const java = which('java');
@@ -22,16 +22,12 @@ const skip = !java
     : undefined;
 const server = twinServer(skip === undefined);
 
-function runApp(url: URL, options = ''): Promise<string> {
+async function runApp(url: URL, options = ''): Promise<string> {
   const base = `jdbc:postgresql://${url.hostname}:${url.port}${url.pathname}`;
   const jdbc = `${base}?connectTimeout=5&socketTimeout=30${options}`;
   const args = ['-cp', jdbcJar!, resolve(import.meta.dirname, 'fixtures', 'proxy', 'JdbcApps.java'), jdbc];
   args.push(decodeURIComponent(url.username || 'postgres'), decodeURIComponent(url.password));
-  return new Promise((done, fail) => {
-    execFile(java!, args, { timeout: 60_000 }, (err, stdout, stderr) =>
-      err ? fail(new Error(`JdbcApps failed: ${err.message}\n${stderr}`)) : done(stdout),
-    );
-  });
+  return (await program(java!, args)).stdout;
 }
 
 describe.skipIf(skip !== undefined)(

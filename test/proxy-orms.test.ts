@@ -5,10 +5,11 @@
 // once through the proxy on a twin database: the output is the same, the history is consistent, and the reads are
 // recorded as they should be. Skipped, with the reason, when an ORM is not installed.
 import { describe, expect, it } from 'vitest';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { check } from '../src/index.js';
 import { type Read, twinServer } from './helpers/twin-databases.js';
+import { program } from './helpers/program.js';
 
 const fixtures = resolve(import.meta.dirname, 'fixtures', 'proxy');
 const pythonWith = (module: string): string | undefined =>
@@ -20,14 +21,6 @@ const sqlalchemy = pythonWith('sqlalchemy');
 
 const server = twinServer(django !== undefined || sqlalchemy !== undefined);
 
-function run(cmd: string, args: string[]): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile(cmd, args, { timeout: 60_000 }, (err, stdout, stderr) =>
-      err ? fail(new Error(`${cmd} ${args.join(' ')} failed: ${err.message}\n${stderr}`)) : done(stdout),
-    );
-  });
-}
-
 /** The script's output directly and through the proxy (each on a database of its own), and the reads recorded. */
 async function directAndProxied(
   python: string,
@@ -35,13 +28,10 @@ async function directAndProxied(
   name: string,
 ): Promise<{ direct: string; proxied: string; reads: Read[][]; file: string }> {
   const twins = await server.twins(name);
-  try {
-    const direct = await run(python, [join(fixtures, script), twins.direct]);
-    const proxied = await run(python, [join(fixtures, script), twins.proxy.url]);
-    return { direct, proxied, reads: await twins.reads(), file: twins.file };
-  } finally {
-    await twins.proxy.close();
-  }
+  const { direct, proxied } = await twins.both(
+    async (url) => (await program(python, [join(fixtures, script), url])).stdout,
+  );
+  return { direct, proxied, reads: await twins.reads(), file: twins.file };
 }
 
 describe.skipIf(!django)(

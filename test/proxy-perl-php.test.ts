@@ -4,10 +4,11 @@
 // (test/fixtures/proxy/) runs on a database directly and through the proxy on a twin: what it prints, and what it
 // writes to stderr, are the same, and the history is consistent. Skipped, with the reason, when one is missing.
 import { describe, expect, it } from 'vitest';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { check } from '../src/index.js';
 import { twinServer } from './helpers/twin-databases.js';
+import { program } from './helpers/program.js';
 
 const fixtures = resolve(import.meta.dirname, 'fixtures', 'proxy');
 const works = (cmd: string, args: string[]): boolean =>
@@ -18,26 +19,16 @@ const php = works('php', ['-r', 'exit(extension_loaded("pdo_pgsql") ? 0 : 1);'])
 const server = twinServer(perl || php);
 
 /** What the program printed and what it wrote to stderr. */
-function run(cmd: string, script: string, url: string): Promise<string> {
+async function run(cmd: string, script: string, url: string): Promise<string> {
   const u = new URL(url);
   const args = [join(fixtures, script), u.hostname, u.port, u.pathname.slice(1)];
-  return new Promise((done, fail) => {
-    execFile(cmd, args, { timeout: 60_000, env: { ...process.env, PGPASSWORD: u.password } }, (err, out, stderr) =>
-      err ? fail(new Error(`${script} failed: ${err.message}\n${stderr}`)) : done(`${out}--- stderr\n${stderr}`),
-    );
-  });
+  const { stdout, stderr } = await program(cmd, args, { env: { ...process.env, PGPASSWORD: u.password } });
+  return `${stdout}--- stderr\n${stderr}`;
 }
 
 async function directAndProxied(cmd: string, script: string, name: string) {
   const twins = await server.twins(name);
-  let direct: string;
-  let proxied: string;
-  try {
-    direct = await run(cmd, script, twins.direct);
-    proxied = await run(cmd, script, twins.proxy.url);
-  } finally {
-    await twins.proxy.close();
-  }
+  const { direct, proxied } = await twins.both((url) => run(cmd, script, url));
   return { direct, proxied, verdict: await check(twins.file) };
 }
 

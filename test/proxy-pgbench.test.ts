@@ -4,7 +4,7 @@
 // transaction pgbench runs is recorded, retried ones as aborted, and the history checks consistent at the level it
 // ran at. Skipped, with the reason, when pgbench is not installed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { startProxy } from '../src/proxy/proxy.js';
 import { check } from '../src/index.js';
 import { readHistory } from '../src/history/reader.js';
 import { freshDatabase } from './helpers/fresh-database.js';
+import { program } from './helpers/program.js';
 
 const ready = spawnSync('pgbench', ['--version'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
 const TABLES = ['pgbench_accounts', 'pgbench_branches', 'pgbench_tellers']; // (pgbench_history has no key)
@@ -32,13 +33,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function pgbench(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile('pgbench', args, { timeout: 120_000, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
-      err ? fail(new Error(`pgbench ${args.join(' ')} failed: ${err.message}\n${stderr}`)) : done(stdout),
-    );
-  });
-}
+const pgbench = async (args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> =>
+  (await program('pgbench', args, { timeout: 120_000, env: { ...process.env, ...env } })).stdout;
 
 describe.skipIf(!ready)(`isocheck proxy under pgbench${ready ? '' : ' (skipped: pgbench is not installed)'}`, () => {
   const cases: [string, string, string | undefined][] = [

@@ -4,10 +4,11 @@
 // (test/fixtures/proxy/) runs on a database directly and through the proxy on a twin: the output is the same and the
 // history consistent. Skipped, with the reason, when a driver is not installed.
 import { describe, expect, it } from 'vitest';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { check } from '../src/index.js';
 import { twinServer } from './helpers/twin-databases.js';
+import { program } from './helpers/program.js';
 
 const fixtures = resolve(import.meta.dirname, 'fixtures', 'proxy');
 const pythonWith = (module: string): string | undefined =>
@@ -19,25 +20,12 @@ const psycopg3 = pythonWith('psycopg');
 
 const server = twinServer(asyncpg !== undefined || psycopg3 !== undefined);
 
-function run(python: string, script: string, url: string): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile(python, [join(fixtures, script), url], { timeout: 60_000 }, (err, stdout, stderr) =>
-      err ? fail(new Error(`${script} failed: ${err.message}\n${stderr}`)) : done(stdout),
-    );
-  });
-}
-
 /** The script's output directly and through the proxy, and the verdict on the history. */
 async function directAndProxied(python: string, script: string, name: string) {
   const twins = await server.twins(name);
-  let direct: string;
-  let proxied: string;
-  try {
-    direct = await run(python, script, twins.direct);
-    proxied = await run(python, script, twins.proxy.url);
-  } finally {
-    await twins.proxy.close();
-  }
+  const { direct, proxied } = await twins.both(
+    async (url) => (await program(python, [join(fixtures, script), url])).stdout,
+  );
   return { direct, proxied, verdict: await check(twins.file) };
 }
 

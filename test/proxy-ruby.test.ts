@@ -5,37 +5,25 @@
 // (test/fixtures/proxy/activerecord_app.rb) runs on a database directly and through the proxy on a twin: the output
 // is the same and the history consistent. Skipped, with the reason, when Ruby or ActiveRecord is not installed.
 import { describe, expect, it } from 'vitest';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { check } from '../src/index.js';
 import { twinServer } from './helpers/twin-databases.js';
+import { program } from './helpers/program.js';
 
 const probe = spawnSync('ruby', ['-e', 'require "pg"; require "active_record"'], { stdio: 'ignore', timeout: 20_000 });
 const ready = probe.status === 0;
 const server = twinServer(ready);
 const script = resolve(import.meta.dirname, 'fixtures', 'proxy', 'activerecord_app.rb');
 
-function run(url: string): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile('ruby', [script, url], { timeout: 60_000 }, (err, stdout, stderr) =>
-      err ? fail(new Error(`activerecord_app.rb failed: ${err.message}\n${stderr}`)) : done(stdout),
-    );
-  });
-}
+const run = async (url: string): Promise<string> => (await program('ruby', [script, url])).stdout;
 
 describe.skipIf(!ready)(
   `isocheck proxy under ActiveRecord${ready ? '' : ' (skipped: apt-get install ruby-pg ruby-activerecord)'}`,
   () => {
     it('gives the application what a direct connection gives, and records a consistent history', async () => {
       const twins = await server.twins('activerecord');
-      let direct: string;
-      let proxied: string;
-      try {
-        direct = await run(twins.direct);
-        proxied = await run(twins.proxy.url);
-      } finally {
-        await twins.proxy.close();
-      }
+      const { direct, proxied } = await twins.both(run);
       expect(proxied).toBe(direct);
       expect(JSON.parse(proxied)).toMatchObject({
         sum: [1000, 10],

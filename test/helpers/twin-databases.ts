@@ -21,6 +21,8 @@ export interface Twins {
   file: string;
   /** Closes the proxy (the history then has its end line) and gives the reads it recorded. */
   reads(): Promise<Read[][]>;
+  /** What `run` gives on the direct database, then through the proxy; the proxy is closed after. */
+  both(run: (url: string) => Promise<string>): Promise<{ direct: string; proxied: string }>;
 }
 
 /** The tables the real-client applications use: accounts, and items with a serial key; both recorded. */
@@ -53,6 +55,13 @@ async function twinDatabases(server: EmbeddedServer, admin: pg.Client, name: str
     direct,
     proxy,
     file,
+    async both(run) {
+      try {
+        return { direct: await run(direct), proxied: await run(proxy.url) };
+      } finally {
+        await proxy.close();
+      }
+    },
     async reads() {
       await proxy.close();
       return readFileSync(file, 'utf8')
