@@ -14,6 +14,8 @@
  * medians' ratios to direct.
  * Run: npm run bench -- proxy [TXNS_PER_SESSION] [SESSIONS] [ROUNDS] (default 100 16 5; REPEATABLE READ).
  * ISOCHECK_BENCH_PROXY_NODE_ARGS: options for the proxy process's node (e.g. "--cpu-prof --cpu-prof-dir=DIR").
+ * ISOCHECK_BENCH_PROXY_WARMUP: untimed transactions per session before each round (default 150: the proxy
+ * process's CPU a timed statement stops falling there; RESULTS.md, 29 November 2026, session 15).
  * Target (issue 20): proxy <= 1.3x direct, and <= the pg wrapper's own overhead.
  */
 import pg from 'pg';
@@ -218,7 +220,7 @@ export async function runProxyBench(
   sessions = 16,
   rounds = 5,
   log: (line: string) => void = console.log,
-  warmUp = Number(process.env.ISOCHECK_BENCH_PROXY_WARMUP ?? 25),
+  warmUp = Number(process.env.ISOCHECK_BENCH_PROXY_WARMUP ?? 150),
 ): Promise<Record<Mode, number[]>> {
   const db = await openDatabase({});
   const workload = getWorkload('smallbank');
@@ -290,7 +292,9 @@ export async function runProxyBench(
           clients.push(c);
         }
         // warm-up, untimed: every transaction rolled back (the data the timed part starts from is the loaded one),
-        // so that the timed part measures each mode's steady state, not the proxy process's JIT warm-up
+        // so that the timed part measures each mode's steady state, not the proxy process's JIT warm-up (25 a
+        // session left the proxy compiling during the timed part: 87-101 us of its CPU a statement, against 70-74
+        // after 150 and 69-75 after 400)
         const warm0 = child ? processCpu(child.child.pid!) : { user: 0, sys: 0 };
         const w0 = performance.now();
         let warmStatements = 0;
