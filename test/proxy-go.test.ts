@@ -41,6 +41,7 @@ describe.skipIf(!ready)(
           ids: [1, 2, 3, 4, 5, 6, 7, 8],
           pool: ['3:115', '4:115', '5:115', '6:115'],
           batch: [2, 3, 3],
+          copy: [3, expect.stringMatching(/violates unique constraint "acct_pkey" \(SQLSTATE 23505\)/), 27],
         });
         // each binary value came back as sent (or as the server computed it)
         expect(out.types).toEqual([

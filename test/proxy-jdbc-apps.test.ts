@@ -73,8 +73,9 @@ describe.skipIf(skip !== undefined)(
               return `${i}/${third}/${t}/2000-01-0${i}/a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1${i}/[${i}, -${i}]`;
             })
             .join(' ')}`,
+          'copied 2',
           rows,
-          'items 1:x:0 2:b0:0 3:b1:1 4:b2:2',
+          'items 1:x:0 2:b0:0 3:b1:1 4:b2:2 5:c1:5 6:c2:6',
           '',
         ]);
         await twins.reads();

@@ -59,6 +59,15 @@ import { encodingInOptions, encodingRefused, encodingServed, invalidUtf8 } from 
 import { type DescribedField, ServerPhase, type PhaseConnection } from './server-phase.js';
 import { splitStatements } from './split.js';
 import { takesSnapshot, withoutLeadingComments } from './statement-text.js';
+import {
+  copyFacts,
+  generatedListed,
+  insertStaged,
+  type RecordedCopy,
+  recordedCopyFrom,
+  stagedError,
+  stagingTable,
+} from './copy-from.js';
 
 /** What a connection needs of the proxy that accepted it. */
 export interface ProxyContext {
@@ -288,6 +297,8 @@ class ProxyError extends Error {
     message: string,
     /** The error's context (PostgreSQL's `W` field), if any. */
     readonly where?: string,
+    /** Its detail (`D`), if any. */
+    readonly detail?: string,
   ) {
     super(message);
   }
@@ -378,6 +389,8 @@ export class ProxyConnection {
   private copyIn = false;
   /** Queries received that may start a COPY and are not done yet. */
   private copyQueries = 0;
+  /** Staging tables made for recorded COPYs (their names' numbers). */
+  private copyCount = 0;
   /** CopyData/CopyDone/CopyFail received before the COPY they belong to has begun. */
   private copyEarly: (FrontendMessage & { type: 'd' | 'c' | 'f' })[] = [];
   /** The history session the client named (application_name `isocheck:NAME`). */
@@ -672,7 +685,8 @@ export class ProxyConnection {
   private sendError(e: unknown, offset = 0): void {
     if (e instanceof ProxyError) {
       const where = e.where !== undefined ? { W: e.where } : {};
-      this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: e.code, M: e.message, ...where }));
+      const detail = e.detail !== undefined ? { D: e.detail } : {};
+      this.send(B.errorResponse({ S: 'ERROR', V: 'ERROR', C: e.code, M: e.message, ...detail, ...where }));
       return;
     }
     if (e instanceof BinaryFormatError) {
@@ -1952,14 +1966,50 @@ export class ProxyConnection {
    * recorder refuses it (SQLSTATE 0A000), or with --on-unsupported pass it is relayed with a warning.
    */
   private async copy(text: string): Promise<Outcome> {
+    let recorded: RecordedCopy | undefined;
     if (this.ctx.recorder.instrumented) {
       try {
-        this.ctx.recorder.plan(text, 0);
+        recorded = recordedCopyFrom(text, this.ctx.recorder.tables);
+        if (!recorded) this.ctx.recorder.plan(text, 0);
       } catch (e) {
         if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
         this.passWarning(text, e);
       }
     }
+    return recorded ? this.copyRecorded(recorded) : this.relayCopy(text);
+  }
+  /** A COPY FROM STDIN into a recorded table (copy-from.ts): staged, then inserted through the recorder, in one
+   *  transaction as the COPY is (outside a block, the proxy's: simpleQuery ends it). */
+  private async copyRecorded(c: RecordedCopy): Promise<Outcome> {
+    if (!this.implicit && this.status() === 'I') {
+      await this.run('BEGIN');
+      this.implicit = true;
+    }
+    const facts = (await this.serverQuery(copyFacts(c.table))) as { rows: { ro: string; generated: string | null }[] };
+    if (facts.rows[0].ro === 'on') throw new ProxyError('25006', 'cannot execute COPY FROM in a read-only transaction');
+    const generated = JSON.parse(facts.rows[0].generated ?? '[]') as string[];
+    const listed = generatedListed(c, generated);
+    if (listed && !listed.missingBefore)
+      throw new ProxyError(
+        '42P10',
+        `column "${listed.column}" is a generated column`,
+        undefined,
+        'Generated columns cannot be used in COPY.',
+      );
+    const staging = `_isocheck_copy_${++this.copyCount}`;
+    await this.serverQuery(stagingTable(c, staging, generated));
+    try {
+      await this.relayCopy(c.staged(staging));
+    } catch (e) {
+      stagedError(e, c, staging);
+      throw e;
+    }
+    const [o] = await this.run(insertStaged(c, staging, generated), [], [], false, true);
+    await this.serverQuery(`DROP TABLE pg_temp.${staging}`);
+    return { ...o, tag: `COPY ${o.tag.slice(o.tag.lastIndexOf(' ') + 1)}` };
+  }
+  /** COPY relayed message by message between the client and the server. */
+  private relayCopy(text: string): Promise<Outcome> {
     const raw = this.raw!;
     const con = (raw as unknown as { connection: CopyConnection }).connection;
     return new Promise<Outcome>((resolve, reject) => {

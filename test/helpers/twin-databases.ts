@@ -33,15 +33,23 @@ const SCHEMA = [
 ];
 const TABLES = ['acct', 'item'];
 
+/** A new database on the server made with `schema`'s statements: its URL. */
+export async function databaseWith(
+  serverUrl: string,
+  admin: pg.Client,
+  prefix: string,
+  schema: string[],
+): Promise<string> {
+  const url = await freshDatabase(admin, serverUrl, prefix);
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  for (const sql of schema) await c.query(sql);
+  await c.end();
+  return url;
+}
+
 async function twinDatabases(server: EmbeddedServer, admin: pg.Client, name: string, dir: string): Promise<Twins> {
-  const made = async (prefix: string): Promise<string> => {
-    const url = await freshDatabase(admin, server.url, prefix);
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    for (const sql of SCHEMA) await c.query(sql);
-    await c.end();
-    return url;
-  };
+  const made = (prefix: string): Promise<string> => databaseWith(server.url, admin, prefix, SCHEMA);
   const direct = await made(`${name}_direct`);
   const file = join(dir, `${name}.ndjson`);
   const proxy = await startProxy({

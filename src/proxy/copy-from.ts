@@ -1,0 +1,145 @@
+/**
+ * `COPY ... FROM STDIN` into a recorded table, recorded (docs/recording.md, "COPY"): the server reads the client's
+ * data into a temporary staging table with the table's columns (so every format, option and data error is the
+ * server's own), then one `INSERT ... SELECT` from it goes through the recorder as any write does, its rows recorded
+ * with their write id; the client is answered `COPY n`. This file finds such a COPY and writes the statements the
+ * proxy runs for it; connection.ts runs them in the client's transaction.
+ */
+import { parseSync, scanSync } from 'libpg-query';
+import type { Node } from '@pgsql/types';
+import { quoteIdent, type TableInfo } from '../recorder/catalog.js';
+import { UnsupportedStatementError } from '../recorder/errors.js';
+import { tableLookup } from '../recorder/rewrite.js';
+
+export interface RecordedCopy {
+  table: TableInfo;
+  /** The table as the client named it (quoted, schema-qualified if it was). */
+  relation: string;
+  /** The columns the client listed (folded as the parser folds them), or undefined: COPY's default, every column
+   *  that is not generated. */
+  columns?: string[];
+  /** The client's COPY with the staging table (`pg_temp.` and `staging`, a name needing no quotes) in place of the
+   *  recorded table's name, the rest as written (so that the server's error positions hold after it: mapped). */
+  staged(staging: string): string;
+  /** Where the table's name is in the text (characters): [start, end). */
+  at: [number, number];
+}
+
+interface CopyBody {
+  relation?: { schemaname?: string; relname: string; location?: number };
+  query?: unknown;
+  attlist?: Node[];
+  is_from?: boolean;
+  is_program?: boolean;
+  filename?: string;
+  options?: Node[];
+  whereClause?: unknown;
+}
+
+/** The recorded `COPY table FROM STDIN` that `text` (one statement) is, or undefined: another statement, or a COPY
+ *  of no recorded table, or one to or from a file or a program, or `COPY ... TO`. Throws UnsupportedStatementError
+ *  for the forms whose meaning a staging table would change (WHERE, FREEZE, DEFAULT). */
+export function recordedCopyFrom(text: string, tables: readonly TableInfo[]): RecordedCopy | undefined {
+  let tree: { stmts?: { stmt?: Node }[] };
+  try {
+    tree = parseSync(text) as typeof tree;
+  } catch {
+    return undefined;
+  }
+  if (tree.stmts?.length !== 1) return undefined;
+  const body = (tree.stmts[0].stmt as { CopyStmt?: CopyBody } | undefined)?.CopyStmt;
+  if (!body?.is_from || body.filename !== undefined || body.is_program || !body.relation || body.query)
+    return undefined;
+  const rel = body.relation;
+  const table = tableLookup([...tables]).lookup(rel.schemaname, rel.relname);
+  if (!table) return undefined;
+  const refuse = (what: string, how: string): never => {
+    throw new UnsupportedStatementError(text, `COPY ... FROM STDIN ${what} into a recorded table is not recorded`, how);
+  };
+  if (body.whereClause !== undefined) refuse('with WHERE', 'Filter the rows before the COPY, or copy them all.');
+  for (const o of body.options ?? []) {
+    const name = (o as { DefElem?: { defname?: string } }).DefElem?.defname;
+    // FREEZE: the server's check of where the table was made would be of the staging table; DEFAULT: its marker
+    // means the table's default, which the staging table does not have
+    if (name === 'freeze' || name === 'default') refuse(`with ${name.toUpperCase()}`, `Drop the ${name} option.`);
+  }
+  const relation = `${rel.schemaname !== undefined ? `${quoteIdent(rel.schemaname)}.` : ''}${quoteIdent(rel.relname)}`;
+  const columns = body.attlist?.map((n) => (n as { String: { sval: string } }).String.sval);
+  const at = nameAt(text, rel.location ?? 0);
+  return {
+    table,
+    relation,
+    ...(columns ? { columns } : {}),
+    at,
+    staged: (staging) => `${text.slice(0, at[0])}pg_temp.${staging}${text.slice(at[1])}`,
+  };
+}
+
+/** Where the qualified name starting at `byte` (the parser's location, in UTF-8 bytes) is in `text`, in characters:
+ *  its tokens up to the column list's parenthesis or FROM, comments between them included. */
+function nameAt(text: string, byte: number): [number, number] {
+  let end = byte;
+  for (const t of (scanSync(text) as { tokens: { start: number; end: number; text: string }[] }).tokens) {
+    if (t.start < byte) continue;
+    if (t.text === '(' || t.text.toLowerCase() === 'from') break;
+    if (!t.text.startsWith('/*') && !t.text.startsWith('--')) end = t.end;
+  }
+  const bytes = Buffer.from(text, 'utf8');
+  const chars = (b: number): number => bytes.subarray(0, b).toString('utf8').length;
+  return [chars(byte), chars(end)];
+}
+
+/** The statement reading what a recorded COPY needs to know first, in the client's transaction: whether it is read
+ *  only (the server refuses a COPY FROM there, and would refuse the staging table with another message), and the
+ *  table's generated columns (COPY refuses them in its list, the staging table does not have them). One row: `ro`,
+ *  and `generated`, a JSON array of names or null. */
+export const copyFacts = (table: TableInfo): string =>
+  `SELECT current_setting('transaction_read_only') AS ro, (SELECT json_agg(attname::text ORDER BY attnum)::text ` +
+  `FROM pg_attribute WHERE attrelid = ${table.oid} AND attnum > 0 AND NOT attisdropped AND attgenerated <> '') ` +
+  'AS generated';
+
+/** The staging table: the table's columns COPY may name (not generated, not the recorder's), of their types. */
+export const stagingTable = (c: RecordedCopy, staging: string, generated: readonly string[]): string =>
+  `CREATE TEMP TABLE ${staging} AS SELECT ${stagingColumns(c, generated).map(quoteIdent).join(', ')} FROM ` +
+  `${c.relation} WITH NO DATA`;
+
+function stagingColumns(c: RecordedCopy, generated: readonly string[]): string[] {
+  return c.table.columnOrder.filter((n) => !generated.includes(n));
+}
+
+/** The recorded write: the staged rows into the table, in the order they came (the order a serial default or a
+ *  trigger sees them in, as with COPY); an identity column named in the COPY takes the value given, as COPY's does. */
+export function insertStaged(c: RecordedCopy, staging: string, generated: readonly string[]): string {
+  const cols = (c.columns ?? stagingColumns(c, generated)).map(quoteIdent).join(', ');
+  return (
+    `INSERT INTO ${c.relation} (${cols}) OVERRIDING SYSTEM VALUE SELECT ${cols} FROM pg_temp.${staging} ` +
+    'ORDER BY ctid'
+  );
+}
+
+/** A column the client listed that COPY refuses because it is generated (the server checks the list in its order:
+ *  one missing before it is the staging COPY's error to give). */
+export function generatedListed(
+  c: RecordedCopy,
+  generated: readonly string[],
+): { column: string; missingBefore: boolean } | undefined {
+  const at = c.columns?.findIndex((n) => generated.includes(n)) ?? -1;
+  if (at < 0) return undefined;
+  const known = new Set(c.table.columnOrder);
+  return { column: c.columns![at], missingBefore: c.columns!.slice(0, at).some((n) => !known.has(n)) };
+}
+
+/** An error of the staged COPY as the client's own COPY would have it: the table's name for the staging table's
+ *  (a data error's context `COPY name, line 3`, a missing column's message), positions after the name shifted. */
+export function stagedError(e: unknown, c: RecordedCopy, staging: string): void {
+  const err = e as Record<string, unknown>;
+  if (!err || typeof err !== 'object') return;
+  for (const k of ['message', 'detail', 'where', 'hint'])
+    if (typeof err[k] === 'string') err[k] = (err[k] as string).split(staging).join(c.table.relname);
+  if (typeof err.position === 'string') {
+    const p = Number(err.position);
+    const shift = `pg_temp.${staging}`.length - (c.at[1] - c.at[0]);
+    if (p > c.at[1] + shift) err.position = String(p - shift);
+    else if (p > c.at[0]) err.position = String(c.at[0] + 1);
+  }
+}
