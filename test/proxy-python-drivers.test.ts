@@ -39,6 +39,11 @@ describe.skipIf(!asyncpg)(
         row: ['n1', 100],
         cursor: [[1], [2], [3]],
         dup: 'UniqueViolationError',
+        copied: 'COPY 2',
+        items: [
+          ['c1', 5],
+          ['c2', null],
+        ],
         pool: [
           [3, 110],
           [4, 110],
@@ -64,6 +69,13 @@ describe.skipIf(!psycopg3)(
       // the same values in text and in binary
       expect(out.types1).toEqual(out.types0);
       expect(out).toMatchObject({ pipeline: 2, named: [2, 3, 4], copy: ['1\t2\n', '2\t4\n'], dup: 'UniqueViolation' });
+      expect(out).toMatchObject({
+        copied: 2,
+        items: [
+          ['w1', 8],
+          ['w2', null],
+        ],
+      });
       expect(verdict.verdict, verdict.reason).toBe('consistent');
     }, 150_000);
   },
