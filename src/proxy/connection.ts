@@ -389,10 +389,14 @@ export class ProxyConnection {
   private copyIn = false;
   /** Queries received that may start a COPY and are not done yet. */
   private copyQueries = 0;
+  /** Queries received that may start a COPY, counted (each COPY message belongs to the last one before it)... */
+  private copyReceived = 0;
+  /** ... and the number of the one running. */
+  private copyRunning = 0;
   /** Staging tables made for recorded COPYs (their names' numbers). */
   private copyCount = 0;
-  /** CopyData/CopyDone/CopyFail received before the COPY they belong to has begun. */
-  private copyEarly: (FrontendMessage & { type: 'd' | 'c' | 'f' })[] = [];
+  /** CopyData/CopyDone/CopyFail received before the COPY they belong to has begun, with their Query's number. */
+  private copyEarly: { m: FrontendMessage & { type: 'd' | 'c' | 'f' }; query: number }[] = [];
   /** The history session the client named (application_name `isocheck:NAME`). */
   private named: NamedSession | undefined;
   /** Statements with declared parameter types: the name each (text, types) is prepared as on the server. */
@@ -431,9 +435,11 @@ export class ProxyConnection {
         // COPY data goes to the server as it arrives (the Query that started the COPY is still running); sent
         // before the COPY has begun (pgx does not wait for CopyInResponse), it waits for it; else it is ignored
         // as PostgreSQL ignores it (a client still sending after its COPY failed)
+        // (a message after the COPY it belongs to ended, in a failure, is dropped, as PostgreSQL drops it; one of a
+        // later COPY, pipelined, waits for it)
         if (m.type === 'd' || m.type === 'c' || m.type === 'f') {
-          if (this.copyIn) this.copyMessage(m);
-          else if (this.copyQueries > 0) this.copyEarly.push(m);
+          if (this.copyIn && this.copyRunning === this.copyReceived) this.copyMessage(m);
+          else if (this.copyQueries > 0) this.copyEarly.push({ m, query: this.copyReceived });
           return;
         }
         this.pending.push(m);
@@ -442,11 +448,14 @@ export class ProxyConnection {
           return;
         }
         this.copyQueries++;
+        const query = ++this.copyReceived;
         this.enqueue(async () => {
+          this.copyRunning = query;
           try {
             await this.message(this.pending.shift()!);
           } finally {
             this.copyQueries--;
+            this.copyEarly = this.copyEarly.filter((e) => e.query > query);
           }
         });
       },
@@ -2018,9 +2027,9 @@ export class ProxyConnection {
         this.copyIn = true;
         this.send(B.copyResponse('G', msg.binary, msg.columnTypes));
         this.flush();
-        const early = this.copyEarly;
-        this.copyEarly = [];
-        for (const m of early) if (this.copyIn) this.copyMessage(m);
+        // this COPY's, up to its end (a Query of several COPYs: the next one's come after it)
+        while (this.copyIn && this.copyEarly[0]?.query === this.copyRunning)
+          this.copyMessage(this.copyEarly.shift()!.m);
       };
       const onOut = (msg: CopyResponse): void => this.send(B.copyResponse('H', msg.binary, msg.columnTypes));
       const onDone = (): void => this.send(B.copyDone());
@@ -2029,7 +2038,6 @@ export class ProxyConnection {
       con.on('copyDone', onDone);
       const done = (): void => {
         this.copyIn = false;
-        this.copyEarly = [];
         con.removeListener('copyInResponse', onIn);
         con.removeListener('copyOutResponse', onOut);
         con.removeListener('copyDone', onDone);
