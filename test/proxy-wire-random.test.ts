@@ -14,7 +14,9 @@
 // the recorded table `accounts` (by id, by range, aggregates, FOR UPDATE, UPDATE ... RETURNING, INSERT on keys that
 // collide, DELETE, a NULL into NOT NULL), on `dfr` (not recorded; its unique constraint and a trigger raising a
 // NOTICE per row are DEFERRABLE INITIALLY DEFERRED: an INSERT that collides fails at the commit, at a COMMIT, a
-// Sync or a Query's end) and on no table (a division by a parameter folded at Bind, generate_series fetched in
+// Sync or a Query's end) and on no table; COPY FROM STDIN Queries into `accounts` (recorded: staged and inserted by
+// the proxy) and `dfr`, text or csv, their data sent ahead in one CopyData or several, ended by CopyDone or CopyFail,
+// also after a COPY that failed at once (a division by a parameter folded at Bind, generate_series fetched in
 // parts, a division by zero after some rows, a function raising a NOTICE per row). Every random choice comes from
 // seedrandom(`proxy-wire/<seed>`).
 //
@@ -39,7 +41,9 @@
 //   division `1 / $1` is on no table only);
 // - the source fields of the proxy's own errors (compared withoutSource), and the context of a parameter error in a
 //   named portal: bad parameter values (and a wrong number of them) go to the unnamed portal only;
-// - error positions the proxy leaves out: every error is on a token of the client's own text.
+// - error positions the proxy leaves out: every error is on a token of the client's own text;
+// - a constraint broken by a COPY's rows into the recorded table (the proxy's INSERT from its staging table raises
+//   it, without the COPY's context line): fresh keys and an owner in every row.
 // Likewise, a failed Parse whose ParseComplete the proxy holds is followed, before anything else that sends a reply,
 // by its check (Describe S of it, or a Bind of it and that portal's Describe/Execute) or by the Sync, as drivers
 // send them (P B D E S; P S): the proxy checks a Parse only there.
@@ -74,6 +78,10 @@ const DIVERGENCES = {
     'a write with RETURNING fetched with a row limit and suspended: the proxy runs it whole (as PostgreSQL does at ' +
     'its first Execute) and completes it, so its rows are visible to the next statement of the transaction; on a ' +
     'direct connection the portal stays suspended and the statement after it does not see them',
+  'portal-cleanup':
+    "PostgreSQL's own WARNING 'skipping cleanup for portal' when a transaction ends in which a portal was bound " +
+    'after the transaction failed (of a ROLLBACK TO, COMMIT or ROLLBACK: the only ones it binds then) and never ' +
+    'run: the proxy holds such a portal itself, the server never has it, and no warning comes',
 } as const;
 type Divergence = keyof typeof DIVERGENCES;
 
@@ -82,7 +90,9 @@ type Divergence = keyof typeof DIVERGENCES;
  *  of its own: describeAside. 122 and 295, a portal fetched with a row limit that fails after the rows fetched,
  *  since the proxy runs a SELECT so fetched as a server portal of its own, in parts: fetchable.) */
 const KNOWN_DIVERGENT: Record<Divergence, number[]> = {
-  'write-suspended': [52],
+  // (52 until COPYs came into the batches; no seed of 1 to 2,300 shows it since: proxy-wire.test.ts does)
+  'write-suspended': [],
+  'portal-cleanup': [178],
 };
 
 /** Seeds skipped for a race of the proxy, whose batches diverge now and then only. (None: a pipeline whose COMMIT
@@ -203,7 +213,7 @@ const DFR_BASELINE = '(1)';
 
 // ---- messages and the oracle ------------------------------------------------------------------------------------
 
-type Letter = 'P' | 'B' | 'D' | 'E' | 'C' | 'S' | 'H' | 'Q';
+type Letter = 'P' | 'B' | 'D' | 'E' | 'C' | 'S' | 'H' | 'Q' | 'd' | 'c' | 'f';
 
 interface Msg {
   type: Letter;
@@ -242,10 +252,25 @@ const msg = {
   sync: (): Msg => ({ type: 'S', buf: serialize.sync(), label: 'S' }),
   flush: (): Msg => ({ type: 'H', buf: serialize.flush(), label: 'H' }),
   query: (text: string): Msg => ({ type: 'Q', buf: serialize.query(text), label: `Q ${q(text)}` }),
+  copyData: (text: string): Msg => ({ type: 'd', buf: serialize.copyData(Buffer.from(text)), label: `d ${q(text)}` }),
+  copyDone: (): Msg => ({ type: 'c', buf: serialize.copyDone(), label: 'c' }),
+  copyFail: (): Msg => ({ type: 'f', buf: serialize.copyFail('given up'), label: 'f' }),
 };
 
 /** The message types (letters) that end the server's answer to each message. */
-const ENDS: Record<Letter, string> = { P: '1E', B: '2E', C: '3E', D: 'TnE', E: 'CsIE', S: 'Z', Q: 'Z', H: '' };
+const ENDS: Record<Letter, string> = {
+  P: '1E',
+  B: '2E',
+  C: '3E',
+  D: 'TnE',
+  E: 'CsIE',
+  S: 'Z',
+  Q: 'ZG',
+  H: '',
+  d: '',
+  c: 'Z',
+  f: 'Z',
+};
 
 /** The SQLSTATE of the ErrorResponse at `at` in `b`. */
 function codeAt(b: Buffer, at: number): string {
@@ -268,13 +293,14 @@ interface Answer {
   status?: 'I' | 'T' | 'E';
 }
 
-/** A message sent to the oracle and its answer (none while the server skips to Sync, and for a Flush). */
-async function ask(oracle: Wire, m: Msg, skipping: boolean): Promise<Answer> {
-  if (m.type === 'H' || (skipping && m.type !== 'S')) {
+/** A message sent to the oracle and its answer (none while the server skips to Sync, for a Flush, for CopyData, and
+ *  for CopyDone or CopyFail outside a COPY: the server drops them). */
+async function ask(oracle: Wire, m: Msg, skipping: boolean, copying: boolean): Promise<Answer> {
+  if (m.type === 'H' || m.type === 'd' || (skipping && m.type !== 'S') || ('cf'.includes(m.type) && !copying)) {
     oracle.send(m.buf);
     return { bytes: Buffer.alloc(0) };
   }
-  oracle.send(m.type === 'S' || m.type === 'Q' ? m.buf : Buffer.concat([m.buf, serialize.flush()]));
+  oracle.send('SQcf'.includes(m.type) ? m.buf : Buffer.concat([m.buf, serialize.flush()]));
   const ends = ENDS[m.type];
   const bytes = await oracle.take((type) => ends.includes(String.fromCharCode(type)), 5_000);
   const a: Answer = { bytes };
@@ -307,6 +333,8 @@ class Session {
   pending: { kind: 'P'; name: string } | { kind: 'B'; portal: string } | undefined;
   statements = new Map<string, Template>();
   portals = new Map<string, PortalState>();
+  /** In COPY FROM STDIN (its CopyInResponse came). */
+  copying = false;
 }
 
 /** Errors the proxy raises itself at a Parse or Bind (at once: nothing of theirs is held). */
@@ -314,6 +342,8 @@ const IMMEDIATE: Record<string, string[]> = { P: ['42P05'], B: ['26000', '42P03'
 
 class Generator {
   readonly msgs: Msg[] = [];
+  /** Keys given to the recorded table by COPYs (each new). */
+  private copied = 0;
   private readonly answers: Buffer[] = [];
 
   constructor(
@@ -352,9 +382,16 @@ class Generator {
     const s = this.s;
     const skipping = s.skipping;
     this.msgs.push(m);
-    const a = await ask(this.oracle, m, skipping);
+    const a = await ask(this.oracle, m, skipping, s.copying);
     this.answers.push(a.bytes);
-    if (m.type === 'S' || (m.type === 'Q' && !skipping)) {
+    if (m.type === 'Q' && a.last === 'G') {
+      s.copying = true;
+      s.statements.delete('');
+      s.portals.delete('');
+      return a;
+    }
+    if ('cf'.includes(m.type) && a.status !== undefined) s.copying = false;
+    if (m.type === 'S' || (m.type === 'Q' && !skipping) || ('cf'.includes(m.type) && a.status !== undefined)) {
       if (m.type === 'S') s.skipping = false;
       s.status = a.status!;
       s.pending = undefined;
@@ -378,6 +415,7 @@ class Generator {
   async batch(): Promise<void> {
     for (let g = this.int(2, 5); g > 0; g--) {
       if (this.chance(0.25)) await this.send(msg.query(this.queryText()));
+      else if (this.chance(0.12)) await this.copy();
       else await this.group();
     }
     await this.send(msg.query('ROLLBACK'));
@@ -591,6 +629,34 @@ class Generator {
     if (r < 0.35) await this.send(msg.bind('', 'nope', []));
     else if (r < 0.7) await this.send(msg.execute('nope', 0));
     else await this.send(msg.describe('P', 'nope'));
+  }
+
+  /**
+   * A COPY FROM STDIN, its data sent ahead of the CopyInResponse as a driver may (pgx): into the recorded table (the
+   * proxy stages the rows and records one INSERT; rows that break no constraint, since such an error comes without
+   * the COPY's context line through the proxy, a documented difference: fresh keys, an owner; maybe a value that is
+   * not a number, refused in the staging with the context) or into dfr (relayed; its keys may collide, at COMMIT),
+   * ended by CopyDone or CopyFail; sent too when the COPY fails at once (a failed transaction), the server and the
+   * proxy then drop it.
+   */
+  private async copy(): Promise<void> {
+    const recorded = this.chance(0.7);
+    const csv = this.chance(0.3);
+    const rows: string[] = [];
+    for (let n = this.int(1, 3); n > 0; n--) {
+      if (!recorded) rows.push(this.pick(['1', '2', '3', '4', 'x']));
+      else {
+        const id = this.chance(0.1) ? 'x' : String(1000 + this.copied++);
+        const bal = this.chance(0.1) ? 'y' : this.pick(GOOD.bal)!;
+        rows.push([id, this.pick(['ann', 'zoé', "o'k", 'tab']), bal].join(csv ? ',' : '\t'));
+      }
+    }
+    const into = recorded ? 'accounts (id, owner, bal)' : 'dfr (a)';
+    await this.send(msg.query(`COPY ${into} FROM STDIN${csv ? ' WITH (FORMAT csv)' : ''}`));
+    const data = rows.map((r) => `${r}\n`).join('');
+    if (this.chance(0.5)) await this.send(msg.copyData(data));
+    else for (let i = 0; i < rows.length; i++) await this.send(msg.copyData(`${rows[i]}\n`));
+    await this.send(this.chance(0.15) ? msg.copyFail() : msg.copyDone());
   }
 
   /** A Query's text: a transaction statement, a statement with its parameters written in, or several. */

@@ -725,6 +725,36 @@ describe('isocheck proxy on the wire', () => {
     direct.close();
     proxied.close();
   }, 60_000);
+
+  // a documented difference (docs/recording.md; 'write-suspended' in test/proxy-wire-random.test.ts): it.fails, so
+  // that the day the proxy leaves such a write suspended as the server does, this test says so
+  it.fails('leaves a write with RETURNING suspended by a row limit invisible to the next statement', async () => {
+    const { direct, proxied } = await bothSides();
+    const messages = Buffer.concat([
+      serialize.query('BEGIN'),
+      serialize.parse({ name: 'w70', text: 'UPDATE accounts SET bal = bal + 1 WHERE id = $1 RETURNING id, bal' }),
+      serialize.sync(),
+      serialize.parse({ text: 'INSERT INTO accounts (id, owner, bal) VALUES (70, $1, 1) RETURNING id' }),
+      serialize.bind({ values: ['suspended'] }),
+      serialize.execute({ rows: 1 }),
+      serialize.flush(),
+      serialize.bind({ statement: 'w70', values: ['70'] }),
+      serialize.describe({ type: 'P' }),
+      serialize.execute({ rows: 1 }),
+      serialize.flush(),
+      serialize.close({ type: 'S', name: 'w70' }),
+      serialize.sync(),
+      serialize.query('ROLLBACK'),
+    ]);
+    direct.send(messages);
+    const expected = decode(await direct.until(4));
+    proxied.send(messages);
+    const got = decode(await proxied.until(4));
+    direct.close();
+    proxied.close();
+    expect(expected).toMatch(/D\[70\] s 2 T\[id,bal\] C\(UPDATE 0\)/);
+    expect(got).toBe(expected);
+  }, 60_000);
 });
 
 /** The encoding errorResponse/noticeResponse had before they wrote into one buffer (the reference). */

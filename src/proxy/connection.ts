@@ -1600,6 +1600,9 @@ export class ProxyConnection {
     } catch (e) {
       this.noticesOfFailure.unshift(...first);
       this.nameBindCount(e, p);
+      // the server bound it (the error came after BindComplete): its parameter count is known, checked first at a
+      // later Bind, as PostgreSQL checks it, even in a failed transaction
+      if (this.phase?.last === 'execute') p.statement.paramCount = p.values.length;
       this.retract(e, p.statement, p);
       // failed in running, after the server described it (and maybe sent rows): the Describe gets its answer,
       // the Execute the rows, then the error (failedOutcome)
