@@ -3,35 +3,22 @@
 // prepared), at READ COMMITTED and at SERIALIZABLE with pgbench retrying serialization failures (--max-tries). Every
 // transaction pgbench runs is recorded, retried ones as aborted, and the history checks consistent at the level it
 // ran at. Skipped, with the reason, when pgbench is not installed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { startProxy } from '../src/proxy/proxy.js';
 import { check } from '../src/index.js';
 import { readHistory } from '../src/history/reader.js';
 import { freshDatabase } from './helpers/fresh-database.js';
 import { program } from './helpers/program.js';
+import { testServer } from './helpers/test-server.js';
 
 const ready = spawnSync('pgbench', ['--version'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
 const TABLES = ['pgbench_accounts', 'pgbench_branches', 'pgbench_tellers']; // (pgbench_history has no key)
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-pgbench-'));
-let server: EmbeddedServer | undefined;
-let admin: pg.Client | undefined;
-
-beforeAll(async () => {
-  if (!ready) return;
-  server = await startEmbedded();
-  admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-}, 60_000);
-afterAll(async () => {
-  await admin?.end();
-  await server?.stop();
-});
+const db = testServer(ready);
 
 const pgbench = async (args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> =>
   (await program('pgbench', args, { timeout: 120_000, env: { ...process.env, ...env } })).stdout;
@@ -44,10 +31,10 @@ describe.skipIf(!ready)(`isocheck proxy under pgbench${ready ? '' : ' (skipped: 
   ];
   for (const [mode, level, retries] of cases) {
     it(`records its transactions in ${mode} mode at ${level}, consistent`, async () => {
-      const db = await freshDatabase(admin!, server!.url, `pgbench_${mode}`);
-      await pgbench(['-i', '-s', '1', '-q', db]);
+      const url = await freshDatabase(db.admin, db.server.url, `pgbench_${mode}`);
+      await pgbench(['-i', '-s', '1', '-q', url]);
       const file = join(dir, `${mode}.ndjson`);
-      const proxy = await startProxy({ db, port: 0, tables: TABLES, out: file, onWarning: () => undefined });
+      const proxy = await startProxy({ db: url, port: 0, tables: TABLES, out: file, onWarning: () => undefined });
       let out: string;
       try {
         const args = ['-n', '-c', '4', '-j', '2', '-t', '30', '-M', mode, ...(retries ? [retries] : []), proxy.url];

@@ -4,14 +4,14 @@
  * recorded once the proxy is closed ([where, partial, number of rows] per transaction). twinServer() registers the
  * test file's hooks (an embedded server and an admin connection, started unless `enabled` is false).
  */
-import { afterAll, beforeAll } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbedded, type EmbeddedServer } from '../../src/db/embedded.js';
+import type { EmbeddedServer } from '../../src/db/embedded.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/proxy.js';
 import { freshDatabase } from './fresh-database.js';
+import { testServer } from './test-server.js';
 
 export type Read = [string | undefined, boolean, number];
 
@@ -85,18 +85,7 @@ async function twinDatabases(server: EmbeddedServer, admin: pg.Client, name: str
 
 /** The file's server: `twins(name)` makes two databases with SCHEMA on it and a proxy recording one. */
 export function twinServer(enabled = true): { twins(name: string): Promise<Twins> } {
-  let server: EmbeddedServer | undefined;
-  let admin: pg.Client | undefined;
+  const db = testServer(enabled);
   const dir = mkdtempSync(join(tmpdir(), 'isocheck-twins-'));
-  beforeAll(async () => {
-    if (!enabled) return;
-    server = await startEmbedded();
-    admin = new pg.Client({ connectionString: server.url });
-    await admin.connect();
-  }, 60_000);
-  afterAll(async () => {
-    await admin?.end().catch(() => undefined);
-    await server?.stop();
-  });
-  return { twins: (name) => twinDatabases(server!, admin!, name, dir) };
+  return { twins: (name) => twinDatabases(db.server, db.admin, name, dir) };
 }
