@@ -66,6 +66,7 @@ import {
   type RecordedCopy,
   recordedCopyFrom,
   stagedError,
+  stagingName,
   stagingTable,
 } from './copy-from.js';
 
@@ -393,8 +394,13 @@ export class ProxyConnection {
   private copyReceived = 0;
   /** ... and the number of the one running. */
   private copyRunning = 0;
-  /** Staging tables made for recorded COPYs (their names' numbers). */
-  private copyCount = 0;
+  /** The client's socket closed. */
+  private clientGone = false;
+  /** A message other than COPY's, Sync or Flush came in COPY FROM STDIN (its type byte): the COPY fails with
+   *  PostgreSQL's error for it. */
+  private copyUnexpected: number | undefined;
+  /** The recorded COPY under way (its notices name the client's table, not the staging one). */
+  private copying: RecordedCopy | undefined;
   /** CopyData/CopyDone/CopyFail received before the COPY they belong to has begun, with their Query's number. */
   private copyEarly: { m: FrontendMessage & { type: 'd' | 'c' | 'f' }; query: number }[] = [];
   /** The history session the client named (application_name `isocheck:NAME`). */
@@ -437,9 +443,19 @@ export class ProxyConnection {
         // as PostgreSQL ignores it (a client still sending after its COPY failed)
         // (a message after the COPY it belongs to ended, in a failure, is dropped, as PostgreSQL drops it; one of a
         // later COPY, pipelined, waits for it)
+        const live = this.copyIn && this.copyRunning === this.copyReceived;
         if (m.type === 'd' || m.type === 'c' || m.type === 'f') {
-          if (this.copyIn && this.copyRunning === this.copyReceived) this.copyMessage(m);
+          if (live) this.copyMessage(m);
           else if (this.copyQueries > 0) this.copyEarly.push({ m, query: this.copyReceived });
+          return;
+        }
+        // in COPY FROM STDIN, PostgreSQL ignores Sync and Flush, and fails the COPY at any other message (which it
+        // takes: it is not run)
+        if (live) {
+          if (m.type !== 'S' && m.type !== 'H') {
+            this.copyUnexpected = (m.type === 'other' ? m.code : m.type).charCodeAt(0);
+            this.copyMessage({ type: 'f', message: 'isocheck proxy: unexpected message' });
+          }
           return;
         }
         this.pending.push(m);
@@ -462,7 +478,13 @@ export class ProxyConnection {
     );
     socket.on('data', this.onData);
     socket.on('error', () => undefined);
-    socket.on('close', () => this.enqueue(() => this.end()));
+    socket.on('close', () => {
+      // a client gone in COPY FROM STDIN: the COPY fails on the server (which a direct connection's backend does
+      // too, when its client goes), so that the proxy gets to end the session
+      this.clientGone = true;
+      if (this.copyIn) this.copyMessage({ type: 'f', message: 'isocheck proxy: the client disconnected' });
+      this.enqueue(() => this.end());
+    });
     ctx.opened(this);
   }
 
@@ -827,6 +849,7 @@ export class ProxyConnection {
       this.send(B.parameterStatus(msg.parameterName, msg.parameterValue));
     });
     raw.on('notice', (msg) => {
+      if (this.copying) stagedError(msg, this.copying);
       const b = B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>));
       if (this.noticesHeld && this.phase?.described)
         this.noticesHeld.push({ row: this.phase.rowCount, message: b, after: this.phase.completed });
@@ -1997,27 +2020,37 @@ export class ProxyConnection {
       await this.run('BEGIN');
       this.implicit = true;
     }
-    const facts = (await this.serverQuery(copyFacts(c.table))) as { rows: { ro: string; generated: string | null }[] };
-    if (facts.rows[0].ro === 'on') throw new ProxyError('25006', 'cannot execute COPY FROM in a read-only transaction');
-    const generated = JSON.parse(facts.rows[0].generated ?? '[]') as string[];
+    type Facts = { ro: string; generated: string | null; rules: boolean; staged: boolean };
+    const [facts] = ((await this.serverQuery(copyFacts(c.table))) as { rows: Facts[] }).rows;
+    if (facts.ro === 'on') throw new ProxyError('25006', 'cannot execute COPY FROM in a read-only transaction');
+    if (facts.rules)
+      throw new ProxyError(
+        '0A000',
+        `isocheck proxy: COPY FROM into ${c.table.relname} is not recorded: the table has rules, which COPY ` +
+          'ignores and the INSERT the proxy records it by would apply',
+      );
+    const generated = JSON.parse(facts.generated ?? '[]') as string[];
     const listed = generatedListed(c, generated);
-    if (listed && !listed.missingBefore)
+    if (listed && !listed.errorBefore)
       throw new ProxyError(
         '42P10',
         `column "${listed.column}" is a generated column`,
         undefined,
         'Generated columns cannot be used in COPY.',
       );
-    const staging = `_isocheck_copy_${++this.copyCount}`;
-    await this.serverQuery(stagingTable(c, staging, generated));
+    // (empty: emptied after each COPY, and when its transaction rolls back, so are the rows it had)
+    if (!facts.staged) await this.serverQuery(stagingTable(c, generated));
+    this.copying = c;
     try {
-      await this.relayCopy(c.staged(staging));
+      await this.relayCopy(c.staged(stagingName(c.table)));
     } catch (e) {
-      stagedError(e, c, staging);
+      stagedError(e, c);
       throw e;
+    } finally {
+      this.copying = undefined;
     }
-    const [o] = await this.run(insertStaged(c, staging, generated), [], [], false, true);
-    await this.serverQuery(`DROP TABLE pg_temp.${staging}`);
+    const [o] = await this.run(insertStaged(c, generated), [], [], false, true);
+    await this.serverQuery(`TRUNCATE pg_temp.${stagingName(c.table)}`);
     return { ...o, tag: `COPY ${o.tag.slice(o.tag.lastIndexOf(' ') + 1)}` };
   }
   /** COPY relayed message by message between the client and the server. */
@@ -2033,6 +2066,8 @@ export class ProxyConnection {
         // this COPY's, up to its end (a Query of several COPYs: the next one's come after it)
         while (this.copyIn && this.copyEarly[0]?.query === this.copyRunning)
           this.copyMessage(this.copyEarly.shift()!.m);
+        if (this.copyIn && this.clientGone)
+          this.copyMessage({ type: 'f', message: 'isocheck proxy: the client disconnected' });
       };
       const onOut = (msg: CopyResponse): void => this.send(B.copyResponse('H', msg.binary, msg.columnTypes));
       const onDone = (): void => this.send(B.copyDone());
@@ -2052,8 +2087,16 @@ export class ProxyConnection {
         handleCommandComplete(msg: { text: string }) {
           tag = msg.text;
         },
-        handleError(err: Error) {
+        handleError: (err: Error) => {
           done();
+          // (the proxy's CopyFail for a message the server would have failed the COPY at: the server's error for it)
+          if (this.copyUnexpected !== undefined) {
+            const e = err as Error & { code?: string };
+            e.code = '08P01';
+            const type = this.copyUnexpected.toString(16).toUpperCase();
+            e.message = `unexpected message type 0x${type} during COPY from stdin`;
+            this.copyUnexpected = undefined;
+          }
           reject(err);
         },
         handleReadyForQuery() {

@@ -90,18 +90,25 @@ function nameAt(text: string, byte: number): [number, number] {
 }
 
 /** The statement reading what a recorded COPY needs to know first, in the client's transaction: whether it is read
- *  only (the server refuses a COPY FROM there, and would refuse the staging table with another message), and the
- *  table's generated columns (COPY refuses them in its list, the staging table does not have them). One row: `ro`,
- *  and `generated`, a JSON array of names or null. */
+ *  only (the server refuses a COPY FROM there, and would refuse the staging table with another message), the
+ *  table's generated columns (COPY refuses them in its list, the staging table does not have them), whether it has
+ *  rules (COPY ignores them, the INSERT would apply them: refused), and whether the session's staging table for it
+ *  is there. One row: `ro`, `generated` (a JSON array of names, or null), `rules`, `staged`. */
 export const copyFacts = (table: TableInfo): string =>
   `SELECT current_setting('transaction_read_only') AS ro, (SELECT json_agg(attname::text ORDER BY attnum)::text ` +
   `FROM pg_attribute WHERE attrelid = ${table.oid} AND attnum > 0 AND NOT attisdropped AND attgenerated <> '') ` +
-  'AS generated';
+  `AS generated, EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = ${table.oid} AND rulename <> '_RETURN') AS ` +
+  `rules, to_regclass('pg_temp.${stagingName(table)}') IS NOT NULL AS staged`;
+
+/** The session's staging table for `table`: one per table, made at its first COPY (again if that transaction rolled
+ *  back), emptied after each (a table made and dropped per COPY held its locks to the transaction's end: thousands
+ *  of COPYs in one transaction ran out of shared memory for locks). */
+export const stagingName = (table: TableInfo): string => `_isocheck_copy_${table.oid}`;
 
 /** The staging table: the table's columns COPY may name (not generated, not the recorder's), of their types. */
-export const stagingTable = (c: RecordedCopy, staging: string, generated: readonly string[]): string =>
-  `CREATE TEMP TABLE ${staging} AS SELECT ${stagingColumns(c, generated).map(quoteIdent).join(', ')} FROM ` +
-  `${c.relation} WITH NO DATA`;
+export const stagingTable = (c: RecordedCopy, generated: readonly string[]): string =>
+  `CREATE TEMP TABLE ${stagingName(c.table)} AS SELECT ${stagingColumns(c, generated).map(quoteIdent).join(', ')} ` +
+  `FROM ${c.relation} WITH NO DATA`;
 
 function stagingColumns(c: RecordedCopy, generated: readonly string[]): string[] {
   return c.table.columnOrder.filter((n) => !generated.includes(n));
@@ -109,31 +116,35 @@ function stagingColumns(c: RecordedCopy, generated: readonly string[]): string[]
 
 /** The recorded write: the staged rows into the table, in the order they came (the order a serial default or a
  *  trigger sees them in, as with COPY); an identity column named in the COPY takes the value given, as COPY's does. */
-export function insertStaged(c: RecordedCopy, staging: string, generated: readonly string[]): string {
+export function insertStaged(c: RecordedCopy, generated: readonly string[]): string {
   const cols = (c.columns ?? stagingColumns(c, generated)).map(quoteIdent).join(', ');
   return (
-    `INSERT INTO ${c.relation} (${cols}) OVERRIDING SYSTEM VALUE SELECT ${cols} FROM pg_temp.${staging} ` +
-    'ORDER BY ctid'
+    `INSERT INTO ${c.relation} (${cols}) OVERRIDING SYSTEM VALUE SELECT ${cols} FROM ` +
+    `pg_temp.${stagingName(c.table)} ORDER BY ctid`
   );
 }
 
 /** A column the client listed that COPY refuses because it is generated (the server checks the list in its order:
- *  one missing before it is the staging COPY's error to give). */
+ *  a missing or repeated column before it is the staging COPY's error to give). */
 export function generatedListed(
   c: RecordedCopy,
   generated: readonly string[],
-): { column: string; missingBefore: boolean } | undefined {
+): { column: string; errorBefore: boolean } | undefined {
   const at = c.columns?.findIndex((n) => generated.includes(n)) ?? -1;
   if (at < 0) return undefined;
   const known = new Set(c.table.columnOrder);
-  return { column: c.columns![at], missingBefore: c.columns!.slice(0, at).some((n) => !known.has(n)) };
+  const before = c.columns!.slice(0, at);
+  const errorBefore = before.some((n, i) => !known.has(n) || before.indexOf(n) !== i);
+  return { column: c.columns![at], errorBefore };
 }
 
-/** An error of the staged COPY as the client's own COPY would have it: the table's name for the staging table's
- *  (a data error's context `COPY name, line 3`, a missing column's message), positions after the name shifted. */
-export function stagedError(e: unknown, c: RecordedCopy, staging: string): void {
+/** An error or notice of the staged COPY as the client's own COPY would have it: the table's name for the staging
+ *  table's (a data error's context `COPY name, line 3`, a missing column's message), positions after the name
+ *  shifted. */
+export function stagedError(e: unknown, c: RecordedCopy): void {
   const err = e as Record<string, unknown>;
   if (!err || typeof err !== 'object') return;
+  const staging = stagingName(c.table);
   for (const k of ['message', 'detail', 'where', 'hint'])
     if (typeof err[k] === 'string') err[k] = (err[k] as string).split(staging).join(c.table.relname);
   if (typeof err.position === 'string') {
