@@ -65,7 +65,7 @@ import {
   insertStaged,
   type RecordedCopy,
   recordedCopyFrom,
-  stagedError,
+  stagedMessage,
   stagingName,
   stagingTable,
 } from './copy-from.js';
@@ -479,10 +479,8 @@ export class ProxyConnection {
     socket.on('data', this.onData);
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      // a client gone in COPY FROM STDIN: the COPY fails on the server (which a direct connection's backend does
-      // too, when its client goes), so that the proxy gets to end the session
       this.clientGone = true;
-      if (this.copyIn) this.copyMessage({ type: 'f', message: 'isocheck proxy: the client disconnected' });
+      this.failCopyOfGoneClient();
       this.enqueue(() => this.end());
     });
     ctx.opened(this);
@@ -849,7 +847,7 @@ export class ProxyConnection {
       this.send(B.parameterStatus(msg.parameterName, msg.parameterValue));
     });
     raw.on('notice', (msg) => {
-      if (this.copying) stagedError(msg, this.copying);
+      if (this.copying) stagedMessage(msg, this.copying);
       const b = B.noticeResponse(B.fieldsOf(msg as unknown as Record<string, unknown>));
       if (this.noticesHeld && this.phase?.described)
         this.noticesHeld.push({ row: this.phase.rowCount, message: b, after: this.phase.completed });
@@ -1996,15 +1994,15 @@ export class ProxyConnection {
   }
 
   /**
-   * `COPY ... FROM STDIN` / `TO STDOUT` relayed between the client and the server (CopyInResponse, the client's
-   * CopyData/CopyDone/CopyFail, CopyOutResponse, CopyData, CopyDone), unrecorded. On a recorded table the
-   * recorder refuses it (SQLSTATE 0A000), or with --on-unsupported pass it is relayed with a warning.
+   * `COPY ... FROM STDIN` / `TO STDOUT`: into a recorded table, recorded (copyRecorded); on a table not recorded,
+   * relayed between the client and the server (relayCopy); other COPYs of recorded tables (TO, WHERE, FREEZE, ...)
+   * the recorder refuses (SQLSTATE 0A000), or with --on-unsupported pass they are relayed with a warning.
    */
   private async copy(text: string): Promise<Outcome> {
     let recorded: RecordedCopy | undefined;
     if (this.ctx.recorder.instrumented) {
       try {
-        recorded = recordedCopyFrom(text, this.ctx.recorder.tables);
+        recorded = recordedCopyFrom(text, (schema, rel) => this.ctx.recorder.table(schema, rel));
         if (!recorded) this.ctx.recorder.plan(text, 0);
       } catch (e) {
         if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
@@ -2042,9 +2040,9 @@ export class ProxyConnection {
     if (!facts.staged) await this.serverQuery(stagingTable(c, generated));
     this.copying = c;
     try {
-      await this.relayCopy(c.staged(stagingName(c.table)));
+      await this.relayCopy(c.staged);
     } catch (e) {
-      stagedError(e, c);
+      stagedMessage(e, c);
       throw e;
     } finally {
       this.copying = undefined;
@@ -2052,6 +2050,12 @@ export class ProxyConnection {
     const [o] = await this.run(insertStaged(c, generated), [], [], false, true);
     await this.serverQuery(`TRUNCATE pg_temp.${stagingName(c.table)}`);
     return { ...o, tag: `COPY ${o.tag.slice(o.tag.lastIndexOf(' ') + 1)}` };
+  }
+  /** A COPY FROM STDIN under way whose client is gone fails on the server (which a direct connection's backend does
+   *  too), so that the proxy gets to end the session. */
+  private failCopyOfGoneClient(): void {
+    if (this.copyIn && this.clientGone)
+      this.copyMessage({ type: 'f', message: 'isocheck proxy: the client disconnected' });
   }
   /** COPY relayed message by message between the client and the server. */
   private relayCopy(text: string): Promise<Outcome> {
@@ -2066,8 +2070,7 @@ export class ProxyConnection {
         // this COPY's, up to its end (a Query of several COPYs: the next one's come after it)
         while (this.copyIn && this.copyEarly[0]?.query === this.copyRunning)
           this.copyMessage(this.copyEarly.shift()!.m);
-        if (this.copyIn && this.clientGone)
-          this.copyMessage({ type: 'f', message: 'isocheck proxy: the client disconnected' });
+        this.failCopyOfGoneClient();
       };
       const onOut = (msg: CopyResponse): void => this.send(B.copyResponse('H', msg.binary, msg.columnTypes));
       const onDone = (): void => this.send(B.copyDone());

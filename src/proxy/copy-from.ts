@@ -9,7 +9,6 @@ import { parseSync, scanSync } from 'libpg-query';
 import type { Node } from '@pgsql/types';
 import { quoteIdent, type TableInfo } from '../recorder/catalog.js';
 import { UnsupportedStatementError } from '../recorder/errors.js';
-import { tableLookup } from '../recorder/rewrite.js';
 
 export interface RecordedCopy {
   table: TableInfo;
@@ -18,9 +17,9 @@ export interface RecordedCopy {
   /** The columns the client listed (folded as the parser folds them), or undefined: COPY's default, every column
    *  that is not generated. */
   columns?: string[];
-  /** The client's COPY with the staging table (`pg_temp.` and `staging`, a name needing no quotes) in place of the
-   *  recorded table's name, the rest as written (so that the server's error positions hold after it: mapped). */
-  staged(staging: string): string;
+  /** The client's COPY with the staging table (`pg_temp.` and stagingName) in place of the recorded table's name,
+   *  the rest as written (so that the server's error positions hold after it: mapped). */
+  staged: string;
   /** Where the table's name is in the text (characters): [start, end). */
   at: [number, number];
 }
@@ -39,7 +38,10 @@ interface CopyBody {
 /** The recorded `COPY table FROM STDIN` that `text` (one statement) is, or undefined: another statement, or a COPY
  *  of no recorded table, or one to or from a file or a program, or `COPY ... TO`. Throws UnsupportedStatementError
  *  for the forms whose meaning a staging table would change (WHERE, FREEZE, DEFAULT). */
-export function recordedCopyFrom(text: string, tables: readonly TableInfo[]): RecordedCopy | undefined {
+export function recordedCopyFrom(
+  text: string,
+  lookup: (schemaname: string | undefined, relname: string) => TableInfo | undefined,
+): RecordedCopy | undefined {
   let tree: { stmts?: { stmt?: Node }[] };
   try {
     tree = parseSync(text) as typeof tree;
@@ -51,7 +53,7 @@ export function recordedCopyFrom(text: string, tables: readonly TableInfo[]): Re
   if (!body?.is_from || body.filename !== undefined || body.is_program || !body.relation || body.query)
     return undefined;
   const rel = body.relation;
-  const table = tableLookup([...tables]).lookup(rel.schemaname, rel.relname);
+  const table = lookup(rel.schemaname, rel.relname);
   if (!table) return undefined;
   const refuse = (what: string, how: string): never => {
     throw new UnsupportedStatementError(text, `COPY ... FROM STDIN ${what} into a recorded table is not recorded`, how);
@@ -71,7 +73,7 @@ export function recordedCopyFrom(text: string, tables: readonly TableInfo[]): Re
     relation,
     ...(columns ? { columns } : {}),
     at,
-    staged: (staging) => `${text.slice(0, at[0])}pg_temp.${staging}${text.slice(at[1])}`,
+    staged: `${text.slice(0, at[0])}pg_temp.${stagingName(table)}${text.slice(at[1])}`,
   };
 }
 
@@ -141,7 +143,7 @@ export function generatedListed(
 /** An error or notice of the staged COPY as the client's own COPY would have it: the table's name for the staging
  *  table's (a data error's context `COPY name, line 3`, a missing column's message), positions after the name
  *  shifted. */
-export function stagedError(e: unknown, c: RecordedCopy): void {
+export function stagedMessage(e: unknown, c: RecordedCopy): void {
   const err = e as Record<string, unknown>;
   if (!err || typeof err !== 'object') return;
   const staging = stagingName(c.table);

@@ -122,6 +122,11 @@ export class Recorder {
     return this.tableList;
   }
 
+  /** The recorded table a name in a statement means (as the rewriter looks names up), if any. */
+  table(schemaname: string | undefined, relname: string): TableInfo | undefined {
+    return this.lookup?.lookup(schemaname, relname);
+  }
+
   get transactions(): number {
     return this.writer.transactions;
   }
