@@ -5,6 +5,18 @@
  * DataRow field by field. No pg client, no recording. What per-message JavaScript costs, beside the byte pipe
  * (`relay`) and the proxy. Run as `node -e FRAMER_RELAY URL`; prints its own URL.
  */
+/** The end of a relay script (its net.Server `server`, the server's URL `db`): listens on a free port of 127.0.0.1,
+ *  prints the URL clients should use, and exits 0 on SIGTERM. */
+export const LISTEN_AND_PRINT = `
+server.listen(0, '127.0.0.1', () => {
+  const mine = new URL(db);
+  mine.hostname = '127.0.0.1';
+  mine.port = String(server.address().port);
+  console.log(mine.toString());
+});
+process.on('SIGTERM', () => process.exit(0));
+`;
+
 export const FRAMER_RELAY = `
 const net = require('node:net');
 const db = process.argv[process.argv.length - 1];
@@ -109,11 +121,4 @@ const server = net.createServer((c) => {
   c.on('close', () => s.end());
   s.on('close', () => c.end());
 });
-server.listen(0, '127.0.0.1', () => {
-  const mine = new URL(db);
-  mine.hostname = '127.0.0.1';
-  mine.port = String(server.address().port);
-  console.log(mine.toString());
-});
-process.on('SIGTERM', () => process.exit(0));
-`;
+${LISTEN_AND_PRINT}`;

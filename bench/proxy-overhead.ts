@@ -31,7 +31,7 @@ import { freePort } from '../src/db/embedded.js';
 import { waitFor } from '../src/db/topology.js';
 import { Recorder } from '../src/recorder/index.js';
 import { startProxy } from '../src/proxy/proxy.js';
-import { FRAMER_RELAY } from './framer-relay.js';
+import { FRAMER_RELAY, LISTEN_AND_PRINT } from './framer-relay.js';
 import { getWorkload, beginStatement, levelFor, pickType, RollbackError, type Queryable } from '../workloads/index.js';
 
 type Mode = 'direct' | 'relay' | 'framer' | 'pgbouncer' | 'recorder' | 'proxy' | 'inproc';
@@ -100,14 +100,7 @@ const server = net.createServer((c) => {
   c.on('error', () => s.destroy());
   s.on('error', () => c.destroy());
 });
-server.listen(0, '127.0.0.1', () => {
-  const mine = new URL(db);
-  mine.hostname = '127.0.0.1';
-  mine.port = String(server.address().port);
-  console.log(mine.toString());
-});
-process.on('SIGTERM', () => process.exit(0));
-`;
+${LISTEN_AND_PRINT}`;
 
 function spawnRelay(db: string, script: string): Promise<Spawned> {
   return urlPrinted(spawn(process.execPath, ['-e', script, db], { stdio: ['ignore', 'pipe', 'pipe'] }));
