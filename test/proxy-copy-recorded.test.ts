@@ -65,6 +65,8 @@ afterAll(async () => {
 });
 
 const copyData = (text: string): Buffer => serialize.copyData(Buffer.from(text));
+/** A Query of `sql` (a COPY FROM STDIN), its data in one CopyData, and CopyDone, sent at once. */
+const copyIn = (sql: string, data: string): Buffer[] => [serialize.query(sql), copyData(data), serialize.copyDone()];
 
 /** The same bytes on a direct connection and through the proxy: what each receives until `readies` ReadyForQuery. */
 async function exchange(bytes: Buffer[], readies: number): Promise<{ direct: Buffer; proxied: Buffer }> {
@@ -118,50 +120,35 @@ const rows = async (url: string, sql: string): Promise<unknown[]> => {
 describe('isocheck proxy records COPY FROM STDIN into a recorded table', () => {
   it('answers every COPY as the server does', async () => {
     // text, every column; csv with a header, the default for bal; data sent before the CopyInResponse
-    expect(
-      await same([serialize.query('COPY acct FROM STDIN'), copyData('10\tten\t5\n11\t\\N\t6\n'), serialize.copyDone()]),
-    ).toMatch(/C\(COPY 2\) Z\(I\)$/);
-    await same([
-      serialize.query('COPY acct (id, name) FROM STDIN WITH (FORMAT csv, HEADER true)'),
-      copyData('id,name\n12,"tw,lve"\n13,\n'),
-      serialize.copyDone(),
-    ]);
+    expect(await same(copyIn('COPY acct FROM STDIN', '10\tten\t5\n11\t\\N\t6\n'))).toMatch(/C\(COPY 2\) Z\(I\)$/);
+    await same(copyIn('COPY acct (id, name) FROM STDIN WITH (FORMAT csv, HEADER true)', 'id,name\n12,"tw,lve"\n13,\n'));
     // serial, identity and generated columns: COPY's own column list leaves the generated one out
-    await same([serialize.query('COPY item (label) FROM STDIN'), copyData('alpha\nbeta\n'), serialize.copyDone()]);
-    await same([serialize.query('COPY gen (a) FROM STDIN'), copyData('1\n2\n'), serialize.copyDone()]);
-    await same([serialize.query('COPY gen FROM STDIN'), copyData('100\t3\n'), serialize.copyDone()]);
-    await same([serialize.query('COPY gen (id, a) FROM STDIN'), copyData('200\t4\n'), serialize.copyDone()]);
+    await same(copyIn('COPY item (label) FROM STDIN', 'alpha\nbeta\n'));
+    await same(copyIn('COPY gen (a) FROM STDIN', '1\n2\n'));
+    await same(copyIn('COPY gen FROM STDIN', '100\t3\n'));
+    await same(copyIn('COPY gen (id, a) FROM STDIN', '200\t4\n'));
     // a schema-qualified name with a comment in it, options the old way
-    await same([
-      serialize.query("COPY public . /* c */ item (label, qty) FROM STDIN CSV DELIMITER ';'"),
-      copyData('gamma;3\ndelta;\n'),
-      serialize.copyDone(),
-    ]);
+    await same(copyIn("COPY public . /* c */ item (label, qty) FROM STDIN CSV DELIMITER ';'", 'gamma;3\ndelta;\n'));
     // in a block rolled back, and a block committed with a read of the rows between
-    await same(
-      [serialize.query('BEGIN'), serialize.query('COPY acct FROM STDIN'), copyData('20\tx\t1\n'), serialize.copyDone()],
-      2,
-    );
+    await same([serialize.query('BEGIN'), ...copyIn('COPY acct FROM STDIN', '20\tx\t1\n')], 2);
     await same([serialize.query('SELECT count(*) FROM acct; ROLLBACK')]);
     await same(
       [
         serialize.query('BEGIN ISOLATION LEVEL REPEATABLE READ'),
-        serialize.query('COPY acct (id, bal) FROM STDIN; SELECT id, name, bal FROM acct WHERE id >= 20 ORDER BY id'),
-        copyData('21\t9\n22\t8\n'),
-        serialize.copyDone(),
+        ...copyIn(
+          'COPY acct (id, bal) FROM STDIN; SELECT id, name, bal FROM acct WHERE id >= 20 ORDER BY id',
+          '21\t9\n22\t8\n',
+        ),
         serialize.query('COMMIT'),
       ],
       3,
     );
-    expect(await rows(proxied, 'SELECT id, name, bal FROM acct ORDER BY id')).toEqual(
-      await rows(direct, 'SELECT id, name, bal FROM acct ORDER BY id'),
-    );
-    expect(await rows(proxied, 'SELECT id, label, qty FROM item ORDER BY id')).toEqual(
-      await rows(direct, 'SELECT id, label, qty FROM item ORDER BY id'),
-    );
-    expect(await rows(proxied, 'SELECT id, a, twice FROM gen ORDER BY id')).toEqual(
-      await rows(direct, 'SELECT id, a, twice FROM gen ORDER BY id'),
-    );
+    for (const sql of [
+      'SELECT id, name, bal FROM acct ORDER BY id',
+      'SELECT id, label, qty FROM item ORDER BY id',
+      'SELECT id, a, twice FROM gen ORDER BY id',
+    ])
+      expect(await rows(proxied, sql)).toEqual(await rows(direct, sql));
   }, 60_000);
 
   it('gives each COPY its own data, sent ahead: after a COPY refused at once, in a Query of two COPYs', async () => {
@@ -170,16 +157,10 @@ describe('isocheck proxy records COPY FROM STDIN into a recorded table', () => {
     await same(
       [
         serialize.query('BEGIN READ ONLY'),
-        serialize.query('COPY acct FROM STDIN'),
-        copyData('60\tjunk\t1\n'),
-        serialize.copyDone(),
+        ...copyIn('COPY acct FROM STDIN', '60\tjunk\t1\n'),
         serialize.query('ROLLBACK'),
-        serialize.query('COPY acct FROM STDIN'),
-        copyData('61\tok\t1\n'),
-        serialize.copyDone(),
-        serialize.query('COPY acct FROM STDIN; COPY item (label) FROM STDIN'),
-        copyData('62\tfirst\t1\n'),
-        serialize.copyDone(),
+        ...copyIn('COPY acct FROM STDIN', '61\tok\t1\n'),
+        ...copyIn('COPY acct FROM STDIN; COPY item (label) FROM STDIN', '62\tfirst\t1\n'),
         copyData('second\n'),
         serialize.copyDone(),
       ],
@@ -243,11 +224,7 @@ describe('isocheck proxy records COPY FROM STDIN into a recorded table', () => {
 
   it('holds a few locks however many COPYs a transaction runs (one staging table a table, emptied)', async () => {
     const locks = serialize.query('SELECT count(*) AS locks FROM pg_locks WHERE pid = pg_backend_pid()');
-    const copy = (i: number): Buffer[] => [
-      serialize.query('COPY item (label) FROM STDIN'),
-      copyData(`many ${i}\n`),
-      serialize.copyDone(),
-    ];
+    const copy = (i: number): Buffer[] => copyIn('COPY item (label) FROM STDIN', `many ${i}\n`);
     const msgs: Buffer[] = [serialize.query('BEGIN'), ...copy(0), locks];
     for (let i = 1; i < 200; i++) msgs.push(...copy(i));
     msgs.push(locks, serialize.query("SELECT count(*) AS n FROM item WHERE label LIKE 'many %'"));
@@ -261,7 +238,7 @@ describe('isocheck proxy records COPY FROM STDIN into a recorded table', () => {
 
   it('refuses a COPY into a recorded table with rules (COPY ignores them, the INSERT would not)', async () => {
     const w = await proxiedWire(proxied, proxy);
-    w.send(Buffer.concat([serialize.query('COPY ruled FROM STDIN'), copyData('1\tx\n'), serialize.copyDone()]));
+    w.send(Buffer.concat(copyIn('COPY ruled FROM STDIN', '1\tx\n')));
     const got = decode(await w.until(1, 15_000));
     w.close();
     expect(got).toMatch(/^E\(0A000\) Z\(I\)$/);
@@ -291,37 +268,21 @@ describe('isocheck proxy records COPY FROM STDIN into a recorded table', () => {
   }, 30_000);
 
   it('gives the server errors: data, column list, options, a read-only transaction, CopyFail', async () => {
-    expect(
-      await same([serialize.query('COPY acct FROM STDIN'), copyData('30\tok\t1\n31\tx\tzz\n'), serialize.copyDone()]),
-    ).toMatch(/E\(22P02,W:COPY acct, line 2, column bal/);
-    await same([serialize.query('COPY acct FROM STDIN'), copyData('32\ttoo long\t1\n'), serialize.copyDone()]);
-    await same([serialize.query('COPY acct (id, nope) FROM STDIN'), copyData('1\t2\n'), serialize.copyDone()]);
-    await same([serialize.query('COPY acct (id, id) FROM STDIN'), copyData('1\t2\n'), serialize.copyDone()]);
-    await same([serialize.query('COPY gen (a, twice) FROM STDIN'), copyData('1\t2\n'), serialize.copyDone()]);
-    await same([serialize.query('COPY gen (a, a, twice) FROM STDIN'), copyData('1\t2\n'), serialize.copyDone()]);
-    // rows skipped for bad values, each with a NOTICE naming the table (ON_ERROR, LOG_VERBOSITY: PostgreSQL 17)
-    await same([
-      serialize.query('COPY acct (id, name) FROM STDIN WITH (ON_ERROR ignore, LOG_VERBOSITY verbose)'),
-      copyData('960\tok\nx\tbad\n'),
-      serialize.copyDone(),
-    ]);
-    await same([serialize.query('COPY acct (id, _isocheck_wid) FROM STDIN'), copyData('1\t2\n'), serialize.copyDone()]);
-    expect(
-      await same([
-        serialize.query('COPY acct FROM STDIN WITH (FORMAT csv, bogus 1)'),
-        copyData('1\n'),
-        serialize.copyDone(),
-      ]),
-    ).toMatch(/P\d+/);
-    await same(
-      [
-        serialize.query('BEGIN READ ONLY'),
-        serialize.query('COPY acct FROM STDIN'),
-        copyData('1\n'),
-        serialize.copyDone(),
-      ],
-      2,
+    expect(await same(copyIn('COPY acct FROM STDIN', '30\tok\t1\n31\tx\tzz\n'))).toMatch(
+      /E\(22P02,W:COPY acct, line 2, column bal/,
     );
+    await same(copyIn('COPY acct FROM STDIN', '32\ttoo long\t1\n'));
+    await same(copyIn('COPY acct (id, nope) FROM STDIN', '1\t2\n'));
+    await same(copyIn('COPY acct (id, id) FROM STDIN', '1\t2\n'));
+    await same(copyIn('COPY gen (a, twice) FROM STDIN', '1\t2\n'));
+    await same(copyIn('COPY gen (a, a, twice) FROM STDIN', '1\t2\n'));
+    // rows skipped for bad values, each with a NOTICE naming the table (ON_ERROR, LOG_VERBOSITY: PostgreSQL 17)
+    await same(
+      copyIn('COPY acct (id, name) FROM STDIN WITH (ON_ERROR ignore, LOG_VERBOSITY verbose)', '960\tok\nx\tbad\n'),
+    );
+    await same(copyIn('COPY acct (id, _isocheck_wid) FROM STDIN', '1\t2\n'));
+    expect(await same(copyIn('COPY acct FROM STDIN WITH (FORMAT csv, bogus 1)', '1\n'))).toMatch(/P\d+/);
+    await same([serialize.query('BEGIN READ ONLY'), ...copyIn('COPY acct FROM STDIN', '1\n')], 2);
     await same([serialize.query('ROLLBACK')]);
     await same([serialize.query('COPY acct FROM STDIN'), copyData('40\ta\t1\n'), serialize.copyFail('the file broke')]);
     expect(await rows(proxied, 'SELECT id FROM acct WHERE id BETWEEN 30 AND 59')).toEqual([]);
@@ -330,17 +291,11 @@ describe('isocheck proxy records COPY FROM STDIN into a recorded table', () => {
   it('gives a constraint violation the server raises at the INSERT, without the context of the COPY line', async () => {
     // (the rows are checked when inserted from the staging table: the error is the server's, its CONTEXT line the
     // proxy cannot give; docs/recording.md)
-    const got = await exchange(
-      [serialize.query('COPY acct FROM STDIN'), copyData('50\ta\t1\n51\tb\t-1\n'), serialize.copyDone()],
-      1,
-    );
+    const got = await exchange(copyIn('COPY acct FROM STDIN', '50\ta\t1\n51\tb\t-1\n'), 1);
     const noContext = (s: string): string => s.replace(/,W:[^)]*\)/, ')');
     expect(decode(got.direct)).toMatch(/E\(23514,W:COPY acct, line 2/);
     expect(noContext(decode(got.proxied))).toBe(noContext(decode(got.direct)));
-    const dup = await exchange(
-      [serialize.query('COPY acct (id) FROM STDIN'), copyData('1\n'), serialize.copyDone()],
-      1,
-    );
+    const dup = await exchange(copyIn('COPY acct (id) FROM STDIN', '1\n'), 1);
     expect(decode(dup.proxied)).toMatch(/^G E\(23505/);
   }, 30_000);
 

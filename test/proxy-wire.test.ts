@@ -37,6 +37,21 @@ const int32 = (n: number): Buffer => Buffer.from([n >>> 24, (n >> 16) & 0xff, (n
 /** The server's own connection and the proxy's (test/helpers/wire.ts). */
 const bothSides = () => sides(server.url, proxy);
 
+/** What a direct connection answers `batch` up to its `readies`th ReadyForQuery, then what the proxy answers (one
+ *  after the other: both sides work on the same database). */
+async function answers(batch: Buffer, readies: number): Promise<{ direct: Buffer; proxied: Buffer }> {
+  const { direct, proxied } = await bothSides();
+  try {
+    direct.send(batch);
+    const d = await direct.until(readies);
+    proxied.send(batch);
+    return { direct: d, proxied: await proxied.until(readies) };
+  } finally {
+    direct.close();
+    proxied.close();
+  }
+}
+
 beforeAll(async () => {
   ({ server, proxy } = await proxiedServer(
     [
@@ -513,7 +528,6 @@ describe('isocheck proxy on the wire', () => {
   });
 
   it('sends a notification before the ReadyForQuery of the exchange it came in, after its results', async () => {
-    const { direct, proxied } = await bothSides();
     const batch = Buffer.concat([
       serialize.query('LISTEN wire'),
       serialize.query(`NOTIFY wire, 'self'`),
@@ -524,17 +538,13 @@ describe('isocheck proxy on the wire', () => {
       serialize.query('UNLISTEN wire'),
     ]);
     // (one side after the other: both listen on the same server)
-    direct.send(batch);
-    const expected = decode(await direct.until(4));
+    const got = await answers(batch, 4);
+    const expected = decode(got.direct);
     expect(expected).toBe('C(LISTEN) Z(I) C(NOTIFY) A Z(I) 1 2 D[] C(SELECT 1) A Z(I) C(UNLISTEN) Z(I)');
-    proxied.send(batch);
-    expect(decode(await proxied.until(4))).toBe(expected);
-    direct.close();
-    proxied.close();
+    expect(decode(got.proxied)).toBe(expected);
   });
 
   it('drops a statement prepared in the protocol at an SQL DEALLOCATE, as the server does (DBD::Pg)', async () => {
-    const { direct, proxied } = await bothSides();
     const parse = (name: string): Buffer => serialize.parse({ name, text: 'SELECT id FROM accounts WHERE id = $1' });
     const run = (name: string): Buffer[] => [serialize.bind({ statement: name, values: ['1'] }), serialize.execute()];
     const batch = Buffer.concat([
@@ -574,16 +584,11 @@ describe('isocheck proxy on the wire', () => {
       ...run('p3'),
       serialize.sync(),
     ]);
-    direct.send(batch);
-    const expected = withoutSource(await direct.until(18));
-    proxied.send(batch);
-    expect(withoutSource(await proxied.until(18))).toBe(expected);
-    direct.close();
-    proxied.close();
+    const got = await answers(batch, 18);
+    expect(withoutSource(got.proxied)).toBe(withoutSource(got.direct));
   });
 
   it("reads a composite type again once a client altered it (binary results of the database's own types)", async () => {
-    const { direct, proxied } = await bothSides();
     const select = [
       serialize.parse({ text: "SELECT ROW(7, 'x')::wire_pair AS p" }),
       serialize.bind({ binary: true }),
@@ -602,16 +607,11 @@ describe('isocheck proxy on the wire', () => {
       ...select,
       serialize.query('ALTER TYPE wire_pair ALTER ATTRIBUTE a TYPE int4'),
     ]);
-    direct.send(batch);
-    const expected = withoutSource(await direct.until(4));
-    proxied.send(batch);
-    expect(withoutSource(await proxied.until(4))).toBe(expected);
-    direct.close();
-    proxied.close();
+    const got = await answers(batch, 4);
+    expect(withoutSource(got.proxied)).toBe(withoutSource(got.direct));
   });
 
   it("describes a cursor's portal as the server does (psycopg 3's server-side cursors)", async () => {
-    const { direct, proxied } = await bothSides();
     // a recorded cursor (its portal on the server has the recorder's columns too), one over no recorded table, a
     // name that is no portal, and one after CLOSE
     const batch = Buffer.concat([
@@ -626,14 +626,11 @@ describe('isocheck proxy on the wire', () => {
       serialize.sync(),
       serialize.query('ROLLBACK'),
     ]);
-    direct.send(batch);
-    const expected = decode(await direct.until(7));
+    const got = await answers(batch, 7);
+    const expected = decode(got.direct);
     expect(expected).toContain('T[id,owner]');
     expect(expected).toContain('34000');
-    proxied.send(batch);
-    expect(decode(await proxied.until(7))).toBe(expected);
-    direct.close();
-    proxied.close();
+    expect(decode(got.proxied)).toBe(expected);
   });
 
   it('refuses another client_encoding than UTF-8, at startup and at SET (SQL_ASCII is served as UTF-8)', async () => {
@@ -729,7 +726,6 @@ describe('isocheck proxy on the wire', () => {
   // a documented difference (docs/recording.md; 'write-suspended' in test/proxy-wire-random.test.ts): the day the
   // proxy leaves such a write suspended as the server does, this test says so
   it('shows a difference: a write with RETURNING suspended by a row limit is seen by the next statement', async () => {
-    const { direct, proxied } = await bothSides();
     const messages = Buffer.concat([
       serialize.query('BEGIN'),
       serialize.parse({ name: 'w70', text: 'UPDATE accounts SET bal = bal + 1 WHERE id = $1 RETURNING id, bal' }),
@@ -746,14 +742,10 @@ describe('isocheck proxy on the wire', () => {
       serialize.sync(),
       serialize.query('ROLLBACK'),
     ]);
-    direct.send(messages);
-    const expected = decode(await direct.until(4));
-    proxied.send(messages);
-    const got = decode(await proxied.until(4));
-    direct.close();
-    proxied.close();
+    const got = await answers(messages, 4);
+    const expected = decode(got.direct);
     expect(expected).toMatch(/D\[70\] s 2 T\[id,bal\] C\(UPDATE 0\)/);
-    expect(got).toBe(expected.replace('C(UPDATE 0)', 'D[70,2.00] s'));
+    expect(decode(got.proxied)).toBe(expected.replace('C(UPDATE 0)', 'D[70,2.00] s'));
   }, 60_000);
 });
 

@@ -1,36 +1,26 @@
 // `isocheck record -- node app.js` as a user runs it: the bank examples (ESM kysely, CommonJS knex) unmodified,
 // recorded through the module hook, give the same results as an unrecorded run, and `isocheck check` works on the
 // file; SIGTERM ends the application with every transaction written; the exit status is the application's.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { freshDatabase as freshDb } from './helpers/fresh-database.js';
 import { buildPrivateCli } from './helpers/private-cli.js';
+import { testServer } from './helpers/test-server.js';
 import { readHistory } from '../src/history/reader.js';
 
 const root = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'isocheck-record-'));
 let bin: string;
-let server: EmbeddedServer;
-let admin: pg.Client;
+const db = testServer();
 
-beforeAll(async () => {
+beforeAll(() => {
   bin = buildPrivateCli(join(dir, 'cli'));
-  server = await startEmbedded();
-  admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
 }, 180_000);
 
-afterAll(async () => {
-  await admin?.end().catch(() => undefined);
-  await server?.stop();
-});
-
-const freshDatabase = (): Promise<string> => freshDb(admin, server.url, 'rec');
+const freshDatabase = (): Promise<string> => freshDb(db.admin, db.server.url, 'rec');
 
 const isocheck = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, [bin, ...args], {
