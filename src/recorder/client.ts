@@ -610,6 +610,9 @@ export class Session {
     }
     const name = options.name ?? (this.prepare ? this.recorder.statementName(plan.sql) : undefined);
     const judge: EventContext['judge'] = (w, p, t) => this.judge(settings, w, p, t);
+    // (upsertWid: an INSERT's only)
+    const ctx: EventContext = { params, wid, judge, paramTypes: options.paramTypes };
+    if (upsertWid !== undefined) ctx.upsertWid = upsertWid;
     if (options.fetch && plan.kind === 'select' && !plan.declare) {
       // fetched in parts: one read, its rows those fetched so far, partial while the portal is suspended (at the
       // place of its first part: the portal's snapshot is that of its start)
@@ -620,7 +623,7 @@ export class Session {
       return this.fetchParts(txn, plan, all, name, options, (rows, suspended) => {
         added.push(...rows);
         parts++;
-        const next = eventsFor(plan, added, { params, wid, judge, paramTypes: options.paramTypes });
+        const next = eventsFor(plan, added, ctx);
         if (suspended || (plan.locks && parts > 1)) for (const e of next) (e as SelectEvent).partial = true;
         if (events === undefined) txn.events.push(...next);
         else {
@@ -645,16 +648,11 @@ export class Session {
     );
     await this.submit(q);
     if (plan.kind === 'select' && plan.declare) {
-      this.cursors.declared({ ...plan, declare: plan.declare }, txn, {
-        params,
-        wid,
-        judge,
-        paramTypes: options.paramTypes,
-      });
+      this.cursors.declared({ ...plan, declare: plan.declare }, txn, ctx);
       if (held !== undefined) await this.readHeld(plan.declare.name);
       return q.app;
     }
-    txn.events.push(...eventsFor(plan, q.added, { params, wid, upsertWid, judge, paramTypes: options.paramTypes }));
+    txn.events.push(...eventsFor(plan, q.added, ctx));
     return q.app;
   }
 
