@@ -352,3 +352,46 @@ describe('recorder and user-chosen names', () => {
     }
   });
 });
+
+describe('recorder and values whose cast to text is not their output', () => {
+  it('records char(n) with its padding, inet without /32, however the read is traced (row, json, UNION)', async () => {
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE TABLE padded (id int4 PRIMARY KEY, c char(4), ip inet)`);
+      await admin.query(`CREATE TABLE other (id int4 PRIMARY KEY)`);
+      await admin.query(`INSERT INTO other VALUES (1)`);
+      const f = join(mkdtempSync(join(tmpdir(), 'isocheck-rec-padded-')), 'padded.ndjson');
+      const rec = new Recorder({ file: f, onWarning: () => undefined });
+      await rec.instrument(admin, ['padded', 'other']);
+      const raw = new pg.Client({ connectionString: server.url });
+      await raw.connect();
+      const c = rec.client(raw);
+      await c.query(`INSERT INTO padded VALUES (1, 'ab', '10.0.0.1/32'), (2, NULL, NULL)`);
+      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await c.query(`SELECT c, ip FROM padded WHERE id = 1`); // row form
+      await c.query(`SELECT (SELECT max(c) FROM padded) AS m FROM other`); // json form (a closed subquery)
+      await c.query(`SELECT count(*) FROM padded`); // json form (an aggregate)
+      await c.query(`SELECT id FROM padded UNION ALL SELECT id FROM other`); // cast to text in a set operation
+      await c.query('COMMIT');
+      await raw.end();
+      rec.finish();
+      const h = await readHistory(f);
+      const [write, read] = h.txns;
+      expect((write.events[0] as { rows: { row: object }[] }).rows.map((r) => r.row)).toEqual([
+        { id: 1, c: 'ab  ', ip: '10.0.0.1' },
+        { id: 2, c: null, ip: null },
+      ]);
+      const seen = read.events.filter((e) => e.table === 'padded') as { rows: { row: Record<string, unknown> }[] }[];
+      expect(seen).toHaveLength(4);
+      for (const e of seen) {
+        for (const r of e.rows)
+          expect([r.row.c, r.row.ip]).toEqual(r.row.id === 1 ? ['ab  ', '10.0.0.1'] : [null, null]);
+      }
+      expect(seen.slice(2).map((e) => e.rows.length)).toEqual([2, 2]);
+      expect(checkHistory(h).verdict).toBe('consistent');
+    } finally {
+      await admin.end();
+    }
+  });
+});

@@ -297,6 +297,11 @@ export function wrap(kind: string, body: unknown): string {
   return deparse({ version: 0, stmts: [{ stmt: { [kind]: body } as Node }] });
 }
 
+/** `name(args...)` */
+export function call(name: string, ...args: Node[]): Node {
+  return { FuncCall: { funcname: [str(name)], args, funcformat: 'COERCE_EXPLICIT_CALL' } };
+}
+
 /** `json_agg(arg)`, or `json_agg(arg) OVER (PARTITION BY ...)`. */
 export function jsonAgg(arg: Node, partitionBy?: Node[]): Node {
   const fc: FuncCall = { funcname: [str('json_agg')], args: [arg], funcformat: 'COERCE_EXPLICIT_CALL' };

@@ -23,6 +23,7 @@ import { bodyOf } from '../sql/node.js';
 import type { TableInfo } from './catalog.js';
 import { WID_COLUMN } from './catalog.js';
 import {
+  call,
   castText,
   clone,
   colRef,
@@ -82,9 +83,20 @@ export class TraceList {
   }
 }
 
-/** `q.col, ..., q._isocheck_wid` */
+/** Types whose cast to text is not what they output (pg reads a column's output: the row form, a plain result
+ *  column): char(n) drops its padding, inet shows its netmask. Their output function, called in SQL, gives their
+ *  output as text wherever a trace casts to text (the json form, the arms of a set operation). */
+const OUTPUT_FUNCTIONS: Record<string, string> = { bpchar: 'bpcharout', inet: 'inet_out', cidr: 'cidr_out' };
+
+/** `q.col, ..., q._isocheck_wid` (a column of a type in OUTPUT_FUNCTIONS as `textin(its_out(q.col))`) */
 export function rowColumns(item: FromItem): Node[] {
-  return [...item.table!.columnOrder.map((c) => colRef(item.name!, c)), colRef(item.name!, WID_COLUMN)];
+  const table = item.table!;
+  const column = (c: string): Node => {
+    const out = OUTPUT_FUNCTIONS[table.columns[c]];
+    const ref = colRef(item.name!, c);
+    return out === undefined ? ref : call('textin', call(out, ref));
+  };
+  return [...table.columnOrder.map(column), colRef(item.name!, WID_COLUMN)];
 }
 
 /** `ARRAY[q.col::text, ..., q._isocheck_wid::text]` */
