@@ -84,9 +84,15 @@ export class TraceList {
 }
 
 /** Types whose cast to text is not what they output (pg reads a column's output: the row form, a plain result
- *  column): char(n) drops its padding, inet shows its netmask. Their output function, called in SQL, gives their
- *  output as text wherever a trace casts to text (the json form, the arms of a set operation). */
-const OUTPUT_FUNCTIONS: Record<string, string> = { bpchar: 'bpcharout', inet: 'inet_out', cidr: 'cidr_out' };
+ *  column): char(n) drops its padding, inet shows its netmask, "char" gives a byte its output escapes (pg_cast).
+ *  Their output function, called in SQL, gives their output as text wherever a trace casts to text (the json form,
+ *  the arms of a set operation). */
+const OUTPUT_FUNCTIONS: Record<string, string> = {
+  bpchar: 'bpcharout',
+  inet: 'inet_out',
+  cidr: 'cidr_out',
+  char: 'charout',
+};
 
 /** `q.col, ..., q._isocheck_wid` (a column of a type in OUTPUT_FUNCTIONS as `textin(its_out(q.col))`) */
 export function rowColumns(item: FromItem): Node[] {
