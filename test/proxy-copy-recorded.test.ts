@@ -3,7 +3,8 @@
 // defaults, serial and identity columns, generated ones, data sent before the CopyInResponse, errors in the data,
 // the column list and the options, a read-only transaction, CopyFail, a block rolled back, a Query of several
 // statements) get the same bytes back, and the same rows end in both; the history has the COPYs' rows as writes and
-// checks consistent. psql's \copy both ways too.
+// checks consistent. psql's \copy both ways too. COPY ... TO STDOUT of a recorded table (src/recorder/rewrite-copy.ts)
+// likewise: formats, options, errors, in blocks at each level; its rows recorded as a read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -117,7 +118,17 @@ const rows = async (url: string, sql: string): Promise<unknown[]> => {
   }
 };
 
-describe('isocheck proxy records COPY FROM STDIN into a recorded table', () => {
+/** Each of these Queries is refused by the proxy (0A000), the session going on. */
+async function refusals(sqls: string[]): Promise<boolean> {
+  const w = await proxiedWire(proxied, proxy);
+  w.send(Buffer.concat(sqls.map((sql) => serialize.query(sql))));
+  const got = decode(await w.until(sqls.length, 15_000));
+  w.close();
+  expect(got).toBe(sqls.map(() => 'E(0A000) Z(I)').join(' '));
+  return true;
+}
+
+describe('isocheck proxy records COPY FROM STDIN into, and COPY TO STDOUT from, a recorded table', () => {
   it('answers every COPY as the server does', async () => {
     // text, every column; csv with a header, the default for bal; data sent before the CopyInResponse
     expect(await same(copyIn('COPY acct FROM STDIN', '10\tten\t5\n11\t\\N\t6\n'))).toMatch(/C\(COPY 2\) Z\(I\)$/);
@@ -300,16 +311,7 @@ describe('isocheck proxy records COPY FROM STDIN into a recorded table', () => {
   }, 30_000);
 
   it('refuses FREEZE and WHERE with 0A000', async () => {
-    const w = await proxiedWire(proxied, proxy);
-    w.send(
-      Buffer.concat([
-        serialize.query('COPY acct FROM STDIN WITH (FREEZE)'),
-        serialize.query('COPY acct FROM STDIN WHERE bal > 1'),
-      ]),
-    );
-    const got = decode(await w.until(2, 15_000));
-    w.close();
-    expect(got).toMatch(/^E\(0A000\) Z\(I\) E\(0A000\) Z\(I\)$/);
+    expect(await refusals(['COPY acct FROM STDIN WITH (FREEZE)', 'COPY acct FROM STDIN WHERE bal > 1'])).toBe(true);
   }, 30_000);
 
   it.skipIf(!psql)(
@@ -375,6 +377,64 @@ print(json.dumps({"n": n, "failed": failed, "rows": cur.fetchall()}))
     30_000,
   );
 
+  it('answers COPY TO STDOUT of a recorded table as the server does: formats, options, errors, blocks', async () => {
+    const q = (sql: string): Buffer => serialize.query(sql);
+    expect(await same([q('COPY acct TO STDOUT')])).toMatch(/^H (d )+c C\(COPY \d+\) Z\(I\)$/);
+    await same([q('COPY acct TO STDOUT (FORMAT csv, HEADER)')]);
+    await same([q("COPY acct (name, id) TO STDOUT WITH CSV HEADER FORCE QUOTE * DELIMITER ';' NULL 'nil'")]);
+    await same([q('COPY acct TO STDOUT (FORMAT binary)')]);
+    // a generated column: left out of COPY's own list, refused in the client's; identity and serial columns
+    await same([q('COPY gen TO STDOUT'), q('COPY item (qty, label) TO STDOUT')], 2);
+    // no row; a schema-qualified name with a comment in it, options the old way
+    expect(await same([q('COPY ruled TO STDOUT')])).toMatch(/^H c C\(COPY 0\) Z\(I\)$/);
+    await same([q("COPY public . /* c */ acct (id) TO STDOUT CSV QUOTE '\"'")]);
+    // the server's errors: a column that does not exist, a generated one, one named twice, options (with their
+    // position in the client's text), WHERE, FORCE_QUOTE of a column not copied; in a failed block
+    await same(
+      [
+        q('COPY acct (nope) TO STDOUT'),
+        q('COPY gen (twice) TO STDOUT'),
+        q('COPY acct (id, id) TO STDOUT'),
+        q('COPY acct TO STDOUT (FORMAT bogus)'),
+        q("COPY acct TO STDOUT (FORMAT csv, QUOTE 'xx')"),
+        q('COPY acct (id) TO STDOUT WHERE id > 1'),
+        q('COPY acct (id) TO STDOUT (FORMAT csv, FORCE_QUOTE (name))'),
+        q('COPY acct (id) TO STDOUT (FORMAT csv, FORCE_QUOTE (nope))'),
+      ],
+      8,
+    );
+    await same([q('BEGIN'), q('SELECT 1/0'), q('COPY acct TO STDOUT'), q('ROLLBACK')], 4);
+    // its own writes, in a block at each level, and with other statements in one Query
+    for (const level of ['READ COMMITTED', 'REPEATABLE READ', 'SERIALIZABLE'])
+      await same(
+        [
+          q(`BEGIN ISOLATION LEVEL ${level}`),
+          q('UPDATE acct SET bal = bal + 1 WHERE id = 2; COPY acct (id, bal) TO STDOUT; SELECT 1 AS one'),
+          q('COMMIT'),
+        ],
+        3,
+      );
+    // (the rows COPY gave are those the history records it read: the last test)
+    expect(await same([q('COPY gen TO STDOUT')])).toMatch(/C\(COPY \d+\)/);
+  }, 60_000);
+
+  it('refuses the COPY ... TO forms it does not record: of a query, the old COPY BINARY table', async () => {
+    expect(await refusals(['COPY (SELECT id FROM acct) TO STDOUT', 'COPY BINARY acct TO STDOUT'])).toBe(true);
+  }, 30_000);
+
+  it.skipIf(!psql)(
+    `records psql's \\copy to a file${psql ? '' : ' (skipped: no psql)'}`,
+    async () => {
+      const run = async (url: string, out: string): Promise<string> => {
+        const r = await program(psql!, ['-X', '-d', url, '-c', `\\copy acct to '${out}' csv header`]);
+        expect(r.stdout).toMatch(/COPY \d+/);
+        return readFileSync(out, 'utf8');
+      };
+      expect(await run(proxy.url, join(dir, 'proxied.csv'))).toBe(await run(direct, join(dir, 'direct.csv')));
+    },
+    30_000,
+  );
+
   it('records the rows as writes, with the values in the tables: the history checks', async () => {
     // (last: it closes the proxy)
     await proxy.close();
@@ -382,7 +442,13 @@ print(json.dumps({"n": n, "failed": failed, "rows": cur.fetchall()}))
     const txns = readFileSync(file, 'utf8')
       .split('\n')
       .filter((l) => l.startsWith('{"kind":"txn"'))
-      .map((l) => JSON.parse(l) as { status: string; events: { op: string; table: string; rows: { row: Row }[] }[] });
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            status: string;
+            events: { op: string; table: string; rows: { row: Row; wid?: string }[] }[];
+          },
+      );
     // (compared as text: the history keeps int8 as a string, pg gives int4 as a number and int8 as a string)
     const text = (r: Row): Row =>
       Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v === null ? v : String(v)]));
@@ -406,6 +472,13 @@ print(json.dumps({"n": n, "failed": failed, "rows": cur.fetchall()}))
     expect(inserted('item')).toEqual(await inTable('item', 'id, label, qty'));
     expect(inserted('gen')).toEqual(await inTable('gen', 'id, a, twice'));
     expect(inserted('acct')).toEqual((await inTable('acct', 'id, name, bal')).filter((r) => Number(r.id) > 5));
+    // a COPY ... TO read: its rows (the last COPY gen TO STDOUT: gen has not changed since), with their versions
+    const copied = txns
+      .flatMap((t) => t.events)
+      .filter((e) => e.op === 'select' && e.table === 'gen')
+      .at(-1)!;
+    expect(copied.rows.map((r) => text(r.row))).toEqual(await inTable('gen', 'id, a, twice'));
+    expect(new Set(copied.rows.map((r) => r.wid?.split('.').length))).toEqual(new Set([3]));
     expect((await check(file)).verdict).toBe('consistent');
   }, 30_000);
 });

@@ -17,8 +17,8 @@
 // Sync or a Query's end) and on no table; COPY FROM STDIN Queries into `accounts` (recorded: staged and inserted by
 // the proxy) and `dfr`, text or csv, their data sent ahead in one CopyData or several, ended by CopyDone or CopyFail,
 // also after a COPY that failed at once (a division by a parameter folded at Bind, generate_series fetched in
-// parts, a division by zero after some rows, a function raising a NOTICE per row). Every random choice comes from
-// seedrandom(`proxy-wire/<seed>`).
+// parts, a division by zero after some rows, a function raising a NOTICE per row); COPY accounts TO STDOUT, text or
+// csv (recorded: a COPY of the rewritten SELECT). Every random choice comes from seedrandom(`proxy-wire/<seed>`).
 //
 // Deterministic data: each batch ends with a ROLLBACK Query, and before each side runs it the tables are put back
 // to the same rows (TRUNCATE, on a connection of its own), so both sides see the same database; results of several
@@ -82,6 +82,10 @@ const DIVERGENCES = {
     "PostgreSQL's own WARNING 'skipping cleanup for portal' when a transaction ends in which a portal was bound " +
     'after the transaction failed (of a ROLLBACK TO, COMMIT or ROLLBACK: the only ones it binds then) and never ' +
     'run: the proxy holds such a portal itself, the server never has it, and no warning comes',
+  'describe-snapshot':
+    'transaction modes (SET TRANSACTION, SET LOCAL transaction_isolation, BEGIN with a level) refused (25001) on ' +
+    'one side only, because a Describe S before them took a snapshot on that side only: the server re-plans a ' +
+    'statement whose table changed since its Parse, or describes through the proxy one it had not described yet',
 } as const;
 type Divergence = keyof typeof DIVERGENCES;
 
@@ -93,6 +97,8 @@ const KNOWN_DIVERGENT: Record<Divergence, number[]> = {
   // (52 until COPYs came into the batches; no seed of 1 to 2,300 shows it since: proxy-wire.test.ts does)
   'write-suspended': [],
   'portal-cleanup': [178],
+  // (found in seeds beyond 300 before: 949 and 990)
+  'describe-snapshot': [267],
 };
 
 /** Seeds skipped for a race of the proxy, whose batches diverge now and then only. (None: a pipeline whose COMMIT
@@ -632,8 +638,8 @@ class Generator {
   }
 
   /**
-   * A COPY FROM STDIN, its data sent ahead of the CopyInResponse as a driver may (pgx): into the recorded table (the
-   * proxy stages the rows and records one INSERT; rows that break no constraint, since such an error comes without
+   * A COPY TO STDOUT of the recorded table, or a COPY FROM STDIN, its data sent ahead of the CopyInResponse as a
+   * driver may (pgx): into the recorded table (the proxy stages the rows and records one INSERT; rows that break no constraint, since such an error comes without
    * the COPY's context line through the proxy, a documented difference: fresh keys, an owner; maybe a value that is
    * not a number, refused in the staging with the context) or into dfr (relayed; its keys may collide, at COMMIT),
    * ended by CopyDone or CopyFail; sent too when the COPY fails at once (a failed transaction), the server and the
@@ -642,6 +648,11 @@ class Generator {
   private async copy(): Promise<void> {
     const recorded = this.chance(0.7);
     const csv = this.chance(0.3);
+    if (recorded && this.chance(0.3)) {
+      // (its columns listed: on the direct side the table has the recorder's hidden ones too)
+      await this.send(msg.query(`COPY accounts (id, owner, bal) TO STDOUT${csv ? ' WITH (FORMAT csv)' : ''}`));
+      return;
+    }
     const rows: string[] = [];
     for (let n = this.int(1, 3); n > 0; n--) {
       if (!recorded) rows.push(this.pick(['1', '2', '3', '4', 'x']));

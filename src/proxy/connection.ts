@@ -37,6 +37,7 @@ import { parseSync } from 'libpg-query';
 import type { Recorder } from '../recorder/recorder.js';
 import type { Plan, TxnControl } from '../recorder/plan.js';
 import { isAddedColumn } from '../recorder/rewrite-select.js';
+import { copyPosition } from '../recorder/rewrite-copy.js';
 import type { QueryOptions } from '../recorder/client.js';
 import type { FetchedResult } from '../recorder/portal-query.js';
 import type { NamedSession } from '../recorder/sessions.js';
@@ -2000,16 +2001,28 @@ export class ProxyConnection {
    */
   private async copy(text: string): Promise<Outcome> {
     let recorded: RecordedCopy | undefined;
+    let out: { at: [number, number]; length: number } | undefined;
     if (this.ctx.recorder.instrumented) {
       try {
         recorded = recordedCopyFrom(text, (schema, rel) => this.ctx.recorder.table(schema, rel));
-        if (!recorded) this.ctx.recorder.plan(text, 0);
+        const plan = recorded ? undefined : this.ctx.recorder.plan(text, 0);
+        if (plan?.kind === 'select') out = plan.copy;
       } catch (e) {
         if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
         this.passWarning(text, e);
       }
     }
-    return recorded ? this.copyRecorded(recorded) : this.relayCopy(text);
+    if (recorded) return this.copyRecorded(recorded);
+    if (!out) return this.relayCopy(text);
+    // COPY TO STDOUT of a recorded table (rewrite-copy.ts): the recorder runs it through relayCopy
+    const copyOut = (sql: string): Promise<string> => this.relayCopy(sql).then((o) => o.tag);
+    try {
+      const r = await this.recording().query({ text, copyOut } as pg.QueryConfig);
+      return { columns: [], rows: [], tag: `COPY ${r.rowCount}`, returnsRows: false };
+    } catch (e) {
+      copyPosition(e, out.at, out.length);
+      throw e;
+    }
   }
   /** A COPY FROM STDIN into a recorded table (copy-from.ts): staged, then inserted through the recorder, in one
    *  transaction as the COPY is (outside a block, the proxy's: simpleQuery ends it). */

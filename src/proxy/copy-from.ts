@@ -9,6 +9,7 @@ import { parseSync, scanSync } from 'libpg-query';
 import type { Node } from '@pgsql/types';
 import { quoteIdent, type TableInfo } from '../recorder/catalog.js';
 import { UnsupportedStatementError } from '../recorder/errors.js';
+import { copyPosition } from '../recorder/rewrite-copy.js';
 
 export interface RecordedCopy {
   table: TableInfo;
@@ -149,10 +150,5 @@ export function stagedMessage(e: unknown, c: RecordedCopy): void {
   const staging = stagingName(c.table);
   for (const k of ['message', 'detail', 'where', 'hint'])
     if (typeof err[k] === 'string') err[k] = (err[k] as string).split(staging).join(c.table.relname);
-  if (typeof err.position === 'string') {
-    const p = Number(err.position);
-    const shift = `pg_temp.${staging}`.length - (c.at[1] - c.at[0]);
-    if (p > c.at[1] + shift) err.position = String(p - shift);
-    else if (p > c.at[0]) err.position = String(c.at[0] + 1);
-  }
+  copyPosition(err, c.at, `pg_temp.${staging}`.length);
 }

@@ -54,6 +54,12 @@ export interface TableInfo {
   unsafeColumns: string[];
   /** The table has the `_isocheck_prev` column (pre-18 servers). */
   hasPrev: boolean;
+  /** Generated columns (stored or virtual), which COPY leaves out (read from the catalog; absent: none known). */
+  generated?: string[];
+  /** A partitioned table (relkind `p`), which `COPY ... TO` refuses (absent: a plain or foreign table). */
+  partitioned?: boolean;
+  /** A table with inheritance children (not partitions) when instrumented: `COPY ... TO` leaves their rows out. */
+  inherited?: boolean;
 }
 
 export interface InstrumentOptions {
@@ -122,13 +128,14 @@ async function describe(
 ): Promise<Omit<TableInfo, 'hasPrev'> & { hidden: Set<string>; relkind: string }> {
   const found = await rawQuery(
     client,
-    `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = ` +
+    `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text, c.relhassubclass::text FROM pg_class c JOIN ` +
+      `pg_namespace n ON n.oid = ` +
       `c.relnamespace WHERE c.oid = to_regclass($1)`,
     [name],
   );
   if (found.length === 0)
     throw new InputError(`table "${name}" does not exist (create it before recording, or check the search_path)`);
-  const [oidText, schema, relname, relkind] = found[0] as string[];
+  const [oidText, schema, relname, relkind, children] = found[0] as string[];
   const oid = Number(oidText);
   if (relkind !== 'r' && relkind !== 'p' && !(relkind === 'f' && declared))
     throw new UnsupportedTableError(
@@ -140,7 +147,8 @@ async function describe(
     client,
     `SELECT a.attname, a.attnum::text, a.attnotnull::text,
             CASE WHEN t.typtype = 'd' THEN bt.typname ELSE t.typname END AS typname,
-            coalesce(co.collname, ''), coalesce(co.collcollate, ''), coalesce(co.collprovider::text, '')
+            coalesce(co.collname, ''), coalesce(co.collcollate, ''), coalesce(co.collprovider::text, ''),
+            a.attgenerated::text
        FROM pg_attribute a
        JOIN pg_type t ON t.oid = a.atttypid
        LEFT JOIN pg_type bt ON bt.oid = t.typbasetype
@@ -154,7 +162,8 @@ async function describe(
   const byNum = new Map<number, { name: string; notnull: boolean }>();
   const hidden = new Set<string>();
   const unsafeColumns: string[] = [];
-  for (const [attname, attnum, notnull, typname, collname, collcollate, collprovider] of cols as string[][]) {
+  const generated: string[] = [];
+  for (const [attname, attnum, notnull, typname, collname, collcollate, collprovider, gen] of cols as string[][]) {
     byNum.set(Number(attnum), { name: attname, notnull: notnull === 'true' });
     if (HIDDEN_COLUMNS.has(attname)) {
       hidden.add(attname);
@@ -163,6 +172,7 @@ async function describe(
     const type = typname; // the format's names are PostgreSQL's typnames; other types are recorded by theirs
     columns[attname] = type;
     columnOrder.push(attname);
+    if (gen !== '') generated.push(attname);
     if (TEXT_TYPES.has(type)) {
       const collationC =
         collname === 'default' || collname === ''
@@ -225,6 +235,9 @@ async function describe(
     columns,
     columnOrder,
     unsafeColumns,
+    ...(generated.length > 0 ? { generated } : {}),
+    ...(relkind === 'p' ? { partitioned: true } : {}),
+    ...(relkind !== 'p' && children === 'true' ? { inherited: true } : {}),
     hidden,
     relkind,
   };

@@ -35,6 +35,7 @@ import { InputError } from '../history/input-errors.js';
 import { RecorderStoppedError, UnsupportedStatementError } from './errors.js';
 import { quoteIdent, RAW_TYPES, type TableInfo } from './catalog.js';
 import { type EventContext, eventsFor, RecordedQuery, recordParams, type Judgement, type TextRow } from './events.js';
+import { COPY_READ_QUERY } from './rewrite-copy.js';
 import { type FetchedResult, type PartRows, PortalQuery } from './portal-query.js';
 import { type CursorRead, SessionCursors } from './cursors.js';
 import type { CursorStep, PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
@@ -119,6 +120,9 @@ export interface QueryOptions {
   fetch?: { portal: string; rows: number };
   /** isocheck's (the proxy's): the types the client declared for its parameters in its Parse (0: none). */
   paramTypes?: number[];
+  /** isocheck's (the proxy's): runs a `COPY ... TO STDOUT` (a recorded one: rewrite-copy.ts), its rows going to the
+   *  client; resolves with its command tag (`COPY n`). Without it such a COPY is refused. */
+  copyOut?: (sql: string) => Promise<string>;
 }
 
 /** A connection a spanning session uses, and the name of its server (the transactions' `node`). */
@@ -634,6 +638,11 @@ export class Session {
         events = next;
       });
     }
+    if (plan.kind === 'select' && plan.copy) {
+      const { added, result } = await this.copyOut(plan.sql, options.copyOut!);
+      txn.events.push(...eventsFor(plan, added, ctx));
+      return result;
+    }
     // a WITH HOLD cursor in a transaction of its own (Django's iterator(), psycopg2's withhold cursors in autocommit):
     // its rows would all be fetched after that transaction's line is written; declared to scroll, it is read whole
     // now (PostgreSQL has materialized it at the commit, in the DECLARE's snapshot) and rewound for the application
@@ -654,6 +663,24 @@ export class Session {
     }
     txn.events.push(...eventsFor(plan, q.added, ctx));
     return q.app;
+  }
+
+  /** A recorded `COPY ... TO STDOUT` (rewrite-copy.ts): run by the caller, its rows going to its client, then the
+   *  added columns of its read taken from the setting the COPY left them in (none to take after no row). */
+  private async copyOut(
+    sql: string,
+    run: (sql: string) => Promise<string>,
+  ): Promise<{ added: TextRow[]; result: pg.QueryResult }> {
+    const stopped = this.recorder.stopReason;
+    if (stopped !== undefined) throw new RecorderStoppedError(stopped);
+    const tag = await run(sql);
+    const rowCount = Number(tag.slice(tag.lastIndexOf(' ') + 1));
+    let added: TextRow[] = [];
+    if (rowCount > 0) {
+      const r = await this.send({ text: COPY_READ_QUERY, rowMode: 'array' } as pg.QueryConfig);
+      added = JSON.parse(String((r.rows[0] as unknown[])[0])) as TextRow[];
+    }
+    return { added, result: { command: 'COPY', rowCount, oid: 0, rows: [], fields: [] } };
   }
 
   /** A statement run as a server portal, its first part now, each next part at the result's `more` (options.fetch:
@@ -713,6 +740,12 @@ export class Session {
     options: QueryOptions,
   ): Promise<pg.QueryResult> {
     if (options.binary) throw binaryRefused(text, 'its results are asked for in binary');
+    if (plan.kind === 'select' && plan.copy && !options.copyOut)
+      throw new UnsupportedStatementError(
+        text,
+        'COPY ... TO STDOUT is recorded only through isocheck proxy (pg has no COPY out in query())',
+        'SELECT the rows instead.',
+      );
     const params = recordParams(values);
     let txn = this.txn;
     // the server's own view when the driver reports it (a client-side error does not fail the transaction)
@@ -806,6 +839,8 @@ function normalize(
   if (fetch) options.fetch = fetch;
   const paramTypes = (c as QueryOptions).paramTypes;
   if (paramTypes) options.paramTypes = paramTypes;
+  const copyOut = (c as QueryOptions).copyOut;
+  if (copyOut) options.copyOut = copyOut;
   return { text: c.text, values: (values ?? c.values) as unknown[] | undefined, options, cb: cb ?? c.callback };
 }
 

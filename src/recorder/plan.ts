@@ -37,6 +37,11 @@ export interface RecordedBase {
 
 export interface SelectPlan extends RecordedBase {
   kind: 'select';
+  /** `COPY table TO STDOUT` (rewrite-copy.ts): `sql` is a COPY of the rewritten SELECT whose rows go to the client
+   *  (QueryOptions.copyOut) and whose added columns the server keeps in a setting, read after it. `at`: the client's
+   *  text from the table's name to the end of its column list, [start, end) in characters, which `length` characters
+   *  replace in `sql` (the server's error positions map back). */
+  copy?: { at: [number, number]; length: number };
   /** FOR UPDATE/SHARE: rows are locked (and at READ COMMITTED re-checked) as they are fetched, so a read fetched in
    *  several parts, or through a cursor, can leave out a row the transaction changed in between. */
   locks?: true;

@@ -33,6 +33,7 @@ import { deparse, paramNumbers, rangeVars, refuse, sameAst } from './ast.js';
 import type { PgIsolation, Plan, RecordedPlan, RewriteOptions, TableLookup } from './plan.js';
 import { selectPlan } from './rewrite-select.js';
 import { deletePlan, insertPlan, updatePlan } from './rewrite-write.js';
+import { copyPlan } from './rewrite-copy.js';
 
 export { isLocationKey } from './ast.js';
 
@@ -184,6 +185,8 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
       return finish(sql, stmt, deletePlan(sql, body, lookup), nValues);
     case 'DeclareCursorStmt':
       return declareCursor(sql, stmt, body, lookup, nValues, touches);
+    case 'CopyStmt':
+      return copyPlan(sql, body, lookup, touches);
     case 'FetchStmt': {
       // FETCH ALL is FETCH_ALL (LONG_MAX), which the parser's JSON gives as 2147483647 or more
       const n = Number(body.howMany ?? 0);
