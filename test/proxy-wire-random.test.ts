@@ -639,11 +639,11 @@ class Generator {
 
   /**
    * A COPY TO STDOUT of the recorded table, or a COPY FROM STDIN, its data sent ahead of the CopyInResponse as a
-   * driver may (pgx): into the recorded table (the proxy stages the rows and records one INSERT; rows that break no constraint, since such an error comes without
-   * the COPY's context line through the proxy, a documented difference: fresh keys, an owner; maybe a value that is
-   * not a number, refused in the staging with the context) or into dfr (relayed; its keys may collide, at COMMIT),
-   * ended by CopyDone or CopyFail; sent too when the COPY fails at once (a failed transaction), the server and the
-   * proxy then drop it.
+   * driver may (pgx): into the recorded table (the proxy stages the rows and records one INSERT; rows that break no
+   * constraint, since such an error comes without the COPY's context line through the proxy, a documented
+   * difference: fresh keys, an owner; maybe a value that is not a number, refused in the staging with the context)
+   * or into dfr (relayed; its keys may collide, at COMMIT), ended by CopyDone or CopyFail; sent too when the COPY
+   * fails at once (a failed transaction), the server and the proxy then drop it.
    */
   private async copy(): Promise<void> {
     const recorded = this.chance(0.7);
