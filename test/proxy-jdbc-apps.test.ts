@@ -74,6 +74,7 @@ describe.skipIf(skip !== undefined)(
             })
             .join(' ')}`,
           'copied 2',
+          'copiedOut 6 x,0|b0,0|b1,1|b2,2|c1,5|c2,6|',
           rows,
           'items 1:x:0 2:b0:0 3:b1:1 4:b2:2 5:c1:5 6:c2:6',
           '',
