@@ -337,7 +337,7 @@ describe('isocheck proxy records COPY FROM STDIN into, and COPY TO STDOUT from, 
   );
 
   it.skipIf(!python)(
-    `records psycopg2's copy_expert, and its CopyFail${python ? '' : ' (skipped: no psycopg2)'}`,
+    `records psycopg2's copy_expert both ways, and its CopyFail${python ? '' : ' (skipped: no psycopg2)'}`,
     async () => {
       const script = join(dir, 'copy.py');
       writeFileSync(
@@ -359,7 +359,10 @@ except Exception as e:
     failed = str(e)
 c.rollback()
 cur.execute("SELECT label, qty FROM item WHERE label LIKE 'py%' ORDER BY id")
-print(json.dumps({"n": n, "failed": failed, "rows": cur.fetchall()}))
+rows = cur.fetchall()
+out = io.StringIO()
+cur.copy_expert("COPY item (label, qty) TO STDOUT WITH (FORMAT csv)", out)
+print(json.dumps({"n": n, "failed": failed, "rows": rows, "out": [cur.rowcount, out.getvalue()]}))
 `,
       );
       const run = async (url: string) => (await program(python!, [script, url])).stdout;
@@ -372,6 +375,7 @@ print(json.dumps({"n": n, "failed": failed, "rows": cur.fetchall()}))
           ['py 1', 1],
           ['py 2', null],
         ],
+        out: [expect.any(Number), expect.stringMatching(/py 1,1\npy 2,\n$/)],
       });
     },
     30_000,
