@@ -418,21 +418,45 @@ print(json.dumps({"n": n, "failed": failed, "rows": rows, "out": [cur.rowcount, 
         ],
         3,
       );
+    // COPY (query) TO STDOUT: its columns as the server describes the query (the hidden ones of SELECT * left out),
+    // names in the header, a join, an aggregate, ORDER BY; its errors (positions in the client's text), in a block
+    await same(
+      [
+        q('COPY (SELECT * FROM acct WHERE id < 4 ORDER BY id) TO STDOUT (FORMAT csv, HEADER)'),
+        q('COPY (SELECT count(*), sum(a.bal) AS "Total", max(label) FROM acct a JOIN item i ON i.id = a.id) TO STDOUT'),
+        q("COPY ( SELECT id, name || '!' FROM acct UNION ALL SELECT id, label FROM item ORDER BY 1, 2 ) TO STDOUT CSV"),
+      ],
+      3,
+    );
+    await same([q('COPY (SELECT nope FROM acct) TO STDOUT'), q('COPY (SELECT id FROM acct) TO STDOUT (FORMAT x)')], 2);
+    await same([q('BEGIN'), q('COPY (SELECT 1/(id - 1) FROM acct ORDER BY id) TO STDOUT'), q('ROLLBACK')], 3);
+    await same([q('BEGIN'), q('COPY (SELECT nope FROM acct) TO STDOUT'), q('SELECT 1'), q('ROLLBACK')], 4);
     // (the rows COPY gave are those the history records it read: the last test)
     expect(await same([q('COPY gen TO STDOUT')])).toMatch(/C\(COPY \d+\)/);
   }, 60_000);
 
-  it('refuses the COPY ... TO forms it does not record: of a query, the old COPY BINARY table', async () => {
-    expect(await refusals(['COPY (SELECT id FROM acct) TO STDOUT', 'COPY BINARY acct TO STDOUT'])).toBe(true);
+  it('refuses the COPY ... TO forms it does not record: of a query FOR UPDATE, the old COPY BINARY table', async () => {
+    expect(await refusals(['COPY (SELECT id FROM acct FOR UPDATE) TO STDOUT', 'COPY BINARY acct TO STDOUT'])).toBe(
+      true,
+    );
   }, 30_000);
 
   it.skipIf(!psql)(
     `records psql's \\copy to a file${psql ? '' : ' (skipped: no psql)'}`,
     async () => {
       const run = async (url: string, out: string): Promise<string> => {
-        const r = await program(psql!, ['-X', '-d', url, '-c', `\\copy acct to '${out}' csv header`]);
-        expect(r.stdout).toMatch(/COPY \d+/);
-        return readFileSync(out, 'utf8');
+        const query = `${out}.query`;
+        const r = await program(psql!, [
+          '-X',
+          '-d',
+          url,
+          '-c',
+          `\\copy acct to '${out}' csv header`,
+          '-c',
+          `\\copy (SELECT name, bal FROM acct WHERE id > 2 ORDER BY id DESC) to '${query}'`,
+        ]);
+        expect(r.stdout).toMatch(/COPY \d+\nCOPY \d+/);
+        return readFileSync(out, 'utf8') + readFileSync(query, 'utf8');
       };
       expect(await run(proxy.url, join(dir, 'proxied.csv'))).toBe(await run(direct, join(dir, 'direct.csv')));
     },

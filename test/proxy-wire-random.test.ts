@@ -17,8 +17,8 @@
 // Sync or a Query's end) and on no table; COPY FROM STDIN Queries into `accounts` (recorded: staged and inserted by
 // the proxy) and `dfr`, text or csv, their data sent ahead in one CopyData or several, ended by CopyDone or CopyFail,
 // also after a COPY that failed at once (a division by a parameter folded at Bind, generate_series fetched in
-// parts, a division by zero after some rows, a function raising a NOTICE per row); COPY accounts TO STDOUT, text or
-// csv (recorded: a COPY of the rewritten SELECT). Every random choice comes from seedrandom(`proxy-wire/<seed>`).
+// parts, a division by zero after some rows, a function raising a NOTICE per row); COPY accounts TO STDOUT and COPY
+// (SELECT ... FROM accounts) TO STDOUT, text or csv (recorded: a COPY of the rewritten SELECT). Every random choice comes from seedrandom(`proxy-wire/<seed>`).
 //
 // Deterministic data: each batch ends with a ROLLBACK Query, and before each side runs it the tables are put back
 // to the same rows (TRUNCATE, on a connection of its own), so both sides see the same database; results of several
@@ -650,7 +650,10 @@ class Generator {
     const csv = this.chance(0.3);
     if (recorded && this.chance(0.3)) {
       // (its columns listed: on the direct side the table has the recorder's hidden ones too)
-      await this.send(msg.query(`COPY accounts (id, owner, bal) TO STDOUT${csv ? ' WITH (FORMAT csv)' : ''}`));
+      const from = this.chance(0.5)
+        ? 'accounts (id, owner, bal)'
+        : `(SELECT id, owner, bal FROM accounts WHERE id > ${this.int(0, 4)} ORDER BY id)`;
+      await this.send(msg.query(`COPY ${from} TO STDOUT${csv ? ' WITH (FORMAT csv)' : ''}`));
       return;
     }
     const rows: string[] = [];

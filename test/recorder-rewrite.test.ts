@@ -12,6 +12,8 @@ import {
   type Plan,
   type RecordedPlan,
 } from '../src/recorder/rewrite.js';
+import type { SelectPlan } from '../src/recorder/plan.js';
+import { copyOutText } from '../src/recorder/rewrite-copy.js';
 import type { TableInfo } from '../src/recorder/catalog.js';
 import { InputError } from '../src/history/input-errors.js';
 import {
@@ -528,7 +530,7 @@ describe('other statements', () => {
     expect(refused('TRUNCATE accounts')).toMatch(/Truncate statements on recorded tables/);
     expect(refused('COPY accounts FROM STDIN')).toMatch(/COPY statements on recorded tables are not recorded/);
     expect(refused("COPY accounts TO '/tmp/x'")).toMatch(/COPY statements on recorded tables/);
-    expect(refused('COPY (SELECT id FROM accounts) TO STDOUT')).toMatch(/COPY statements on recorded tables/);
+    expect(refused("COPY (SELECT id FROM accounts) TO '/tmp/x'")).toMatch(/COPY statements on recorded tables/);
     expect(refused('EXPLAIN ANALYZE UPDATE accounts SET bal = 0')).toMatch(/EXPLAIN ANALYZE/);
     expect(refused('SELECT 1; UPDATE accounts SET bal = 0')).toMatch(/several statements/);
     expect(plan('EXPLAIN SELECT * FROM accounts')).toEqual({ kind: 'passthrough' });
@@ -542,34 +544,52 @@ describe('other statements', () => {
   it('records COPY table TO STDOUT as a read of the rewritten SELECT, its traces left in a setting', () => {
     const gen: TableInfo = { ...accounts, name: 'gen', relname: 'gen', oid: 3, generated: ['bal'] };
     const lookup2 = tableLookup([accounts, gen]);
-    const p = analyze('COPY /* x */ accounts TO STDOUT (FORMAT csv)', 0, lookup2, PG18) as RecordedPlan;
+    const p = analyze('COPY /* x */ accounts TO STDOUT (FORMAT csv)', 0, lookup2, PG18) as SelectPlan;
     expect(p).toMatchObject({ kind: 'select', appRows: false, tables: [accounts], copy: { at: [13, 21] } });
+    expect(p.copy?.select).toMatch(/^SELECT id, name, bal, .* FROM accounts$/);
+    expect(p.sql).toBe(p.copy?.text);
     expect(p.sql).toMatch(
-      /^COPY \/\* x \*\/ \(WITH _isocheck_r AS MATERIALIZED \(SELECT id, name, bal, .* FROM accounts\)/,
+      /^COPY \/\* x \*\/ \(WITH _isocheck_r\(_isocheck_c0, _isocheck_c1, _isocheck_c2, _isocheck_a0, /,
     );
     expect(p.sql).toMatch(
-      /set_config\('isocheck\.copy_read', .*\) SELECT "id", "name", "bal" FROM _isocheck_r WHERE .*\) TO STDOUT/,
+      /set_config\('isocheck\.copy_read', .*\) SELECT _isocheck_c0 AS "id", _isocheck_c1 AS "name", _isocheck_c2 AS /,
     );
-    expect(p.sql.length - 'COPY /* x */  TO STDOUT (FORMAT csv)'.length).toBe(
-      (p as { copy: { length: number } }).copy.length,
+    expect(p.sql).toMatch(
+      / FROM _isocheck_r WHERE \(SELECT _isocheck_s\.x FROM _isocheck_s\) IS NOT NULL\) TO STDOUT \(FORMAT csv\)$/,
     );
     // a generated column is not in COPY's own list; a list the server refuses, WHERE, a partitioned table: its error
     expect((analyze('COPY gen TO STDOUT', 0, lookup2, PG18) as RecordedPlan).sql).toMatch(
-      /SELECT "id", "name" FROM _isocheck_r/,
+      /SELECT _isocheck_c0 AS "id", _isocheck_c1 AS "name" FROM _isocheck_r/,
     );
     for (const sql of [
       'COPY gen (bal) TO STDOUT',
       'COPY accounts (id, nope) TO STDOUT',
       'COPY accounts (id, id) TO STDOUT',
+      'COPY accounts (id) TO STDOUT WHERE id > 1',
+      'COPY accounts (id) TO STDOUT (FORMAT csv, FORCE_QUOTE (name))',
     ])
       expect(analyze(sql, 0, lookup2, PG18)).toEqual({ kind: 'passthrough' });
-    expect(analyze('COPY accounts (id) TO STDOUT WHERE id > 1', 0, lookup2, PG18)).toEqual({ kind: 'passthrough' });
     const parted = tableLookup([{ ...accounts, partitioned: true }]);
     expect(analyze('COPY accounts TO STDOUT', 0, parted, PG18)).toEqual({ kind: 'passthrough' });
     const inherited = tableLookup([{ ...accounts, inherited: true }]);
     expect(() => analyze('COPY accounts TO STDOUT', 0, inherited, PG18)).toThrow(/inheritance children/);
     expect(refused('COPY BINARY accounts TO STDOUT')).toMatch(/this form of COPY/);
     expect(plan('COPY orders_archive TO STDOUT')).toEqual({ kind: 'passthrough' });
+  });
+
+  it('records COPY (query) TO STDOUT as a read of the rewritten query, its text made once its columns known', () => {
+    const text = 'COPY (SELECT a.name, o.status FROM accounts a JOIN orders o ON o.account_id = a.id) TO STDOUT';
+    const p = analyze(text, 0, lookup, PG18) as SelectPlan;
+    const at = [text.indexOf('('), text.lastIndexOf(')') + 1];
+    expect(p).toMatchObject({ kind: 'select', appRows: false, copy: { at } });
+    expect(p.copy?.text).toBeUndefined();
+    expect(p.copy?.select).toMatch(/^SELECT a\.name, o\.status, .* AS __isocheck_0, /);
+    const made = copyOutText(text, p.copy!.at, p.copy!.select, p.added, ['name', 'status']);
+    expect(made.text).toMatch(/^COPY \(WITH _isocheck_r\(_isocheck_c0, _isocheck_c1, _isocheck_a0, .*\) TO STDOUT$/);
+    expect(made.text.length - made.length).toBe(text.length - (at[1] - at[0]));
+    expect(refused('COPY (SELECT id FROM accounts FOR UPDATE) TO STDOUT')).toMatch(/FOR UPDATE/);
+    expect(refused('COPY (DELETE FROM accounts RETURNING id) TO STDOUT')).toMatch(/a write with RETURNING/);
+    expect(plan('COPY (SELECT 1) TO STDOUT')).toEqual({ kind: 'passthrough' });
   });
 
   it('leaves a statement with missing parameters to the server', () => {

@@ -378,7 +378,7 @@ program
 Clients connect to the proxy as to PostgreSQL (the URL it prints); each statement is rewritten as the pg recorder
 rewrites it, and clients receive exactly the server's results. One history session per client connection.
 COPY ... FROM STDIN into a recorded table (psql's \\copy, loaders) is recorded as one write of its rows,
-COPY table TO STDOUT as a read of them.
+COPY table or (query) TO STDOUT as a read of them.
 Ctrl-C or SIGTERM stops it: open transactions are written (aborted, or unknown during COMMIT), then the end line.
 Clients are trusted unless ISOCHECK_PROXY_PASSWORD is set: then they must give that password (MD5).
 With --tls-cert and --tls-key (or ISOCHECK_PROXY_TLS_CERT/KEY) clients may connect with TLS. A client whose

@@ -37,7 +37,8 @@ import { parseSync } from 'libpg-query';
 import type { Recorder } from '../recorder/recorder.js';
 import type { Plan, TxnControl } from '../recorder/plan.js';
 import { isAddedColumn } from '../recorder/rewrite-select.js';
-import { copyPosition } from '../recorder/rewrite-copy.js';
+import { copyOutText, copyPosition } from '../recorder/rewrite-copy.js';
+import type { CopyOut } from '../recorder/plan.js';
 import type { QueryOptions } from '../recorder/client.js';
 import type { FetchedResult } from '../recorder/portal-query.js';
 import type { NamedSession } from '../recorder/sessions.js';
@@ -2001,12 +2002,12 @@ export class ProxyConnection {
    */
   private async copy(text: string): Promise<Outcome> {
     let recorded: RecordedCopy | undefined;
-    let out: { at: [number, number]; length: number } | undefined;
+    let out = false;
     if (this.ctx.recorder.instrumented) {
       try {
         recorded = recordedCopyFrom(text, (schema, rel) => this.ctx.recorder.table(schema, rel));
         const plan = recorded ? undefined : this.ctx.recorder.plan(text, 0);
-        if (plan?.kind === 'select') out = plan.copy;
+        out = plan?.kind === 'select' && plan.copy !== undefined;
       } catch (e) {
         if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
         this.passWarning(text, e);
@@ -2014,13 +2015,32 @@ export class ProxyConnection {
     }
     if (recorded) return this.copyRecorded(recorded);
     if (!out) return this.relayCopy(text);
-    // COPY TO STDOUT of a recorded table (rewrite-copy.ts): the recorder runs it through relayCopy
-    const copyOut = (sql: string): Promise<string> => this.relayCopy(sql).then((o) => o.tag);
+    // COPY ... TO STDOUT reading a recorded table (rewrite-copy.ts): the recorder runs it through copyOut
+    let sent: { at: readonly [number, number]; length: number } | undefined;
+    const copyOut = async (c: CopyOut, added: number): Promise<string> => {
+      let copy =
+        c.text === undefined ? undefined : { text: c.text, length: c.text.length - text.length + c.at[1] - c.at[0] };
+      if (!copy) {
+        // a query's columns: as the server describes its rewritten text, the added ones left out
+        const inner = text.slice(c.at[0] + 1, c.at[1] - 1);
+        const d = await this.describeStatement(c.select, []).catch((e: unknown) => {
+          const err = e as { position?: string };
+          const p = typeof err?.position === 'string' ? mapPosition(inner, c.select, Number(err.position)) : undefined;
+          if (p === undefined) delete err.position;
+          else err.position = String(p + c.at[0] + 1);
+          throw e;
+        });
+        const names = (d.columns ?? []).slice(0, (d.columns?.length ?? 0) - added).map((col) => col.name);
+        copy = copyOutText(text, c.at, c.select, added, names);
+      }
+      sent = { at: c.at, length: copy.length };
+      return (await this.relayCopy(copy.text)).tag;
+    };
     try {
       const r = await this.recording().query({ text, copyOut } as pg.QueryConfig);
       return { columns: [], rows: [], tag: `COPY ${r.rowCount}`, returnsRows: false };
     } catch (e) {
-      copyPosition(e, out.at, out.length);
+      if (sent) copyPosition(e, sent.at, sent.length);
       throw e;
     }
   }

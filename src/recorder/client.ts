@@ -38,6 +38,7 @@ import { type EventContext, eventsFor, RecordedQuery, recordParams, type Judgeme
 import { COPY_READ_QUERY } from './rewrite-copy.js';
 import { type FetchedResult, type PartRows, PortalQuery } from './portal-query.js';
 import { type CursorRead, SessionCursors } from './cursors.js';
+import type { CopyOut } from './plan.js';
 import type { CursorStep, PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
 import { isUtcZone } from './time-zone.js';
 import { sqlStateConnectionLoss, sqlStateOf } from './sqlstate.js';
@@ -120,9 +121,10 @@ export interface QueryOptions {
   fetch?: { portal: string; rows: number };
   /** isocheck's (the proxy's): the types the client declared for its parameters in its Parse (0: none). */
   paramTypes?: number[];
-  /** isocheck's (the proxy's): runs a `COPY ... TO STDOUT` (a recorded one: rewrite-copy.ts), its rows going to the
-   *  client; resolves with its command tag (`COPY n`). Without it such a COPY is refused. */
-  copyOut?: (sql: string) => Promise<string>;
+  /** isocheck's (the proxy's): runs a recorded `COPY ... TO STDOUT` (rewrite-copy.ts: its text, or for a query the
+   *  text made once the server has described it), its rows going to the client; resolves with its command tag
+   *  (`COPY n`). Without it such a COPY is refused. */
+  copyOut?: (copy: CopyOut, added: number) => Promise<string>;
 }
 
 /** A connection a spanning session uses, and the name of its server (the transactions' `node`). */
@@ -639,7 +641,7 @@ export class Session {
       });
     }
     if (plan.kind === 'select' && plan.copy) {
-      const { added, result } = await this.copyOut(plan.sql, options.copyOut!);
+      const { added, result } = await this.copyOut(() => options.copyOut!(plan.copy!, plan.added));
       txn.events.push(...eventsFor(plan, added, ctx));
       return result;
     }
@@ -667,13 +669,10 @@ export class Session {
 
   /** A recorded `COPY ... TO STDOUT` (rewrite-copy.ts): run by the caller, its rows going to its client, then the
    *  added columns of its read taken from the setting the COPY left them in (none to take after no row). */
-  private async copyOut(
-    sql: string,
-    run: (sql: string) => Promise<string>,
-  ): Promise<{ added: TextRow[]; result: pg.QueryResult }> {
+  private async copyOut(run: () => Promise<string>): Promise<{ added: TextRow[]; result: pg.QueryResult }> {
     const stopped = this.recorder.stopReason;
     if (stopped !== undefined) throw new RecorderStoppedError(stopped);
-    const tag = await run(sql);
+    const tag = await run();
     const rowCount = Number(tag.slice(tag.lastIndexOf(' ') + 1));
     let added: TextRow[] = [];
     if (rowCount > 0) {

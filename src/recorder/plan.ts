@@ -35,13 +35,20 @@ export interface RecordedBase {
   reads: ReadTrace[];
 }
 
+/** A recorded `COPY ... TO STDOUT`: `at`, the client's text from the table's name to the end of its column list, or
+ *  the parenthesized query, [start, end) in characters; `select`, the rewritten SELECT; `text`, the COPY to run
+ *  (copyOutText), once its columns are known: a table's at once, a query's when the server has described it. */
+export interface CopyOut {
+  at: [number, number];
+  select: string;
+  text?: string;
+}
+
 export interface SelectPlan extends RecordedBase {
   kind: 'select';
-  /** `COPY table TO STDOUT` (rewrite-copy.ts): `sql` is a COPY of the rewritten SELECT whose rows go to the client
-   *  (QueryOptions.copyOut) and whose added columns the server keeps in a setting, read after it. `at`: the client's
-   *  text from the table's name to the end of its column list, [start, end) in characters, which `length` characters
-   *  replace in `sql` (the server's error positions map back). */
-  copy?: { at: [number, number]; length: number };
+  /** `COPY table|(query) TO STDOUT` (rewrite-copy.ts): rows sent to the client by the server (QueryOptions.copyOut),
+   *  its added columns left in a setting, read after it. */
+  copy?: CopyOut;
   /** FOR UPDATE/SHARE: rows are locked (and at READ COMMITTED re-checked) as they are fetched, so a read fetched in
    *  several parts, or through a cursor, can leave out a row the transaction changed in between. */
   locks?: true;

@@ -1,11 +1,11 @@
 /**
- * `COPY table [(columns)] TO STDOUT` of a recorded table, recorded as a read (docs/recording.md, "COPY"). The server
- * writes the rows as the client asked (every format and option its own), from the rewritten SELECT of those columns,
- * in one statement:
+ * `COPY table [(columns)] TO STDOUT` and `COPY (query) TO STDOUT` reading a recorded table, recorded as a read
+ * (docs/recording.md, "COPY"). The server writes the rows as the client asked (every format and option its own),
+ * from the rewritten SELECT (of a table's columns, or the client's query), in one statement (copyOutText):
  *
- *   COPY (WITH _isocheck_r AS MATERIALIZED (the rewritten SELECT cols FROM table),
- *              _isocheck_s AS MATERIALIZED (SELECT set_config('isocheck.copy_read', json of r's added columns))
- *         SELECT cols FROM _isocheck_r WHERE (SELECT x FROM _isocheck_s) IS NOT NULL) TO STDOUT options
+ *   COPY (WITH _isocheck_r(c0, ..., a0, ...) AS MATERIALIZED (the rewritten SELECT),
+ *              _isocheck_s AS MATERIALIZED (SELECT set_config('isocheck.copy_read', json of r's added columns a0...))
+ *         SELECT c0 AS name0, ... FROM _isocheck_r WHERE (SELECT x FROM _isocheck_s) IS NOT NULL) TO STDOUT options
  *
  * The rows and their traces come from the one materialized result, in the COPY's snapshot (READ COMMITTED
  * included); the session reads the setting after the COPY (client.ts). The setting is set before the first row goes
@@ -30,15 +30,16 @@ export const COPY_READ_QUERY =
   `SELECT current_setting('${COPY_READ_SETTING}', true), ` + `set_config('${COPY_READ_SETTING}', '', false)`;
 
 export function copyPlan(sql: string, body: CopyStmt, lookup: TableLookup, touches: (n: unknown) => boolean): Plan {
+  const toStdout = !body.is_from && body.filename === undefined && !body.is_program;
+  if (toStdout && body.query && touches(body.query)) return copyQueryPlan(sql, body, lookup);
   const rel = body.relation;
   const table = rel?.relname !== undefined ? lookup.lookup(rel.schemaname, rel.relname) : undefined;
-  const toStdout = !body.is_from && body.filename === undefined && !body.is_program;
   if (!table || !toStdout || !rel) {
     if (touches(body)) {
       refuse(
         sql,
-        'COPY statements on recorded tables are not recorded but for COPY table FROM STDIN and COPY table TO STDOUT',
-        'Use COPY table [(columns)] TO STDOUT or FROM STDIN, or SELECT and INSERT.',
+        'COPY statements on recorded tables are not recorded but for COPY FROM STDIN and COPY TO STDOUT',
+        'Use COPY table [(columns)] FROM STDIN, COPY table [(columns)] or (query) TO STDOUT, or SELECT and INSERT.',
       );
     }
     return { kind: 'passthrough' };
@@ -63,20 +64,10 @@ export function copyPlan(sql: string, body: CopyStmt, lookup: TableLookup, touch
   };
   const read = selectPlan(sql, select, lookup);
   if (read.kind !== 'select') return read;
-  const added = Array.from({ length: read.added }, (_, i) => {
-    const c = `_isocheck_r.__isocheck_${i}`;
-    // (format's %s is the type's output, as pg reads a result column; NULL stays null)
-    return `CASE WHEN ${c} IS NULL THEN NULL ELSE format('%s', ${c}) END`;
-  });
-  const wrapper =
-    `(WITH _isocheck_r AS MATERIALIZED (${read.sql}), _isocheck_s AS MATERIALIZED (SELECT set_config(` +
-    `'${COPY_READ_SETTING}', coalesce((SELECT json_agg(json_build_array(${added.join(', ')})) FROM _isocheck_r), ` +
-    `'[]')::text, false) AS x) SELECT ${columns.map(quoteIdent).join(', ')} FROM _isocheck_r WHERE (SELECT ` +
-    `_isocheck_s.x FROM _isocheck_s) IS NOT NULL)`;
   const at = sourceAt(sql, rel.location ?? 0);
-  const copy = `${sql.slice(0, at[0])}${wrapper}${sql.slice(at[1])}`;
+  const copy = copyOutText(sql, at, read.sql, read.added, columns);
   try {
-    parseSync(copy);
+    parseSync(copy.text);
   } catch {
     // (the old syntax COPY BINARY table ..., USING DELIMITERS: a COPY of a query has neither)
     refuse(
@@ -85,7 +76,46 @@ export function copyPlan(sql: string, body: CopyStmt, lookup: TableLookup, touch
       'Write COPY table [(columns)] TO STDOUT [WITH (options)].',
     );
   }
-  return { ...read, sql: copy, appRows: false, copy: { at, length: wrapper.length } };
+  return { ...read, sql: copy.text, appRows: false, copy: { at, select: read.sql, text: copy.text } };
+}
+
+/** `COPY (query) TO STDOUT` reading a recorded table: the query is rewritten as any SELECT; its columns' names and
+ *  number are the server's to give (Describe, by whoever runs it), so the COPY's text is made then (copyOutText). */
+function copyQueryPlan(sql: string, body: CopyStmt, lookup: TableLookup): Plan {
+  const query = (body.query as { SelectStmt?: SelectStmt }).SelectStmt;
+  if (!query)
+    refuse(sql, 'COPY of a write with RETURNING is not recorded', 'Run the write, then COPY (SELECT ...) TO STDOUT.');
+  const read = selectPlan(sql, query, lookup);
+  if (read.kind !== 'select') return read;
+  if (read.locks) refuse(sql, 'COPY of a SELECT ... FOR UPDATE/SHARE is not recorded', 'Lock the rows first.');
+  const at = queryAt(sql);
+  return { ...read, appRows: false, copy: { at, select: read.sql } };
+}
+
+/**
+ * The COPY the server runs: the client's text with [at) (the table's name and column list, or the parenthesized
+ * query) replaced by a query over the rewritten SELECT `select`, whose first `columns.length` columns the COPY gives
+ * under those names (a table's columns, or what the server described a query's as) and whose last `added` columns
+ * it keeps in COPY_READ_SETTING. `length`: the replacement's (positions of the server's errors after it map back).
+ */
+export function copyOutText(
+  sql: string,
+  at: readonly [number, number],
+  select: string,
+  added: number,
+  columns: readonly string[],
+): { text: string; length: number } {
+  const own = columns.map((_, i) => `_isocheck_c${i}`);
+  const traces = Array.from({ length: added }, (_, i) => `_isocheck_a${i}`);
+  // (format's %s is the type's output, as pg reads a result column; NULL stays null)
+  const asText = traces.map((c) => `CASE WHEN ${c} IS NULL THEN NULL ELSE format('%s', ${c}) END`);
+  const named = own.map((c, i) => `${c} AS ${quoteIdent(columns[i])}`);
+  const wrapper =
+    `(WITH _isocheck_r(${[...own, ...traces].join(', ')}) AS MATERIALIZED (${select}), _isocheck_s AS MATERIALIZED ` +
+    `(SELECT set_config('${COPY_READ_SETTING}', coalesce((SELECT json_agg(json_build_array(${asText.join(', ')})) ` +
+    `FROM _isocheck_r), '[]')::text, false) AS x) SELECT ${named.join(', ')} ` +
+    `FROM _isocheck_r WHERE (SELECT _isocheck_s.x FROM _isocheck_s) IS NOT NULL)`;
+  return { text: `${sql.slice(0, at[0])}${wrapper}${sql.slice(at[1])}`, length: wrapper.length };
 }
 
 /** The columns of FORCE_QUOTE (columns), none for FORCE_QUOTE * (the server names a column that is not in the COPY's
@@ -115,9 +145,26 @@ function sourceAt(text: string, byte: number): [number, number] {
     else if (depth === 0 && t.text.toLowerCase() === 'to') break;
     if (!t.text.startsWith('/*') && !t.text.startsWith('--')) end = t.end;
   }
+  return charRange(text, byte, end);
+}
+
+/** Where the parenthesized query of `COPY (query) TO` is in `text`, its parentheses included: [start, end) in
+ *  characters. */
+function queryAt(text: string): [number, number] {
+  let start = -1;
+  let depth = 0;
+  for (const t of (scanSync(text) as { tokens: { start: number; end: number; text: string }[] }).tokens) {
+    if (t.text === '(') {
+      if (depth++ === 0 && start < 0) start = t.start;
+    } else if (t.text === ')' && --depth === 0 && start >= 0) return charRange(text, start, t.end);
+  }
+  return [0, 0];
+}
+
+function charRange(text: string, start: number, end: number): [number, number] {
   const bytes = Buffer.from(text, 'utf8');
   const chars = (b: number): number => bytes.subarray(0, b).toString('utf8').length;
-  return [chars(byte), chars(end)];
+  return [chars(start), chars(end)];
 }
 
 /** A server error or notice of the COPY as the client's COPY would have it: positions after the replaced text
