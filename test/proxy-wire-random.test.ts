@@ -18,7 +18,8 @@
 // the proxy) and `dfr`, text or csv, their data sent ahead in one CopyData or several, ended by CopyDone or CopyFail,
 // also after a COPY that failed at once (a division by a parameter folded at Bind, generate_series fetched in
 // parts, a division by zero after some rows, a function raising a NOTICE per row); COPY accounts TO STDOUT and COPY
-// (SELECT ... FROM accounts) TO STDOUT, text or csv (recorded: a COPY of the rewritten SELECT). Every random choice comes from seedrandom(`proxy-wire/<seed>`).
+// (SELECT ... FROM accounts) TO STDOUT, text or csv (recorded: a COPY of the rewritten SELECT). Every random choice
+// comes from seedrandom(`proxy-wire/<seed>`).
 //
 // Deterministic data: each batch ends with a ROLLBACK Query, and before each side runs it the tables are put back
 // to the same rows (TRUNCATE, on a connection of its own), so both sides see the same database; results of several
