@@ -430,6 +430,8 @@ print(json.dumps({"n": n, "failed": failed, "rows": rows, "out": [cur.rowcount, 
     );
     await same([q('COPY (SELECT nope FROM acct) TO STDOUT'), q('COPY (SELECT id FROM acct) TO STDOUT (FORMAT x)')], 2);
     await same([q('BEGIN'), q('COPY (SELECT 1/(id - 1) FROM acct ORDER BY id) TO STDOUT'), q('ROLLBACK')], 3);
+    // a query failing after some rows: those rows first, as they come
+    expect(await same([q('COPY (SELECT id, 1/(3 - id) FROM acct WHERE id < 9) TO STDOUT')])).toMatch(/^H d .*E\(22012/);
     await same([q('BEGIN'), q('COPY (SELECT nope FROM acct) TO STDOUT'), q('SELECT 1'), q('ROLLBACK')], 4);
     // (the rows COPY gave are those the history records it read: the last test)
     expect(await same([q('COPY gen TO STDOUT')])).toMatch(/C\(COPY \d+\)/);

@@ -668,7 +668,7 @@ export class Session {
   }
 
   /** A recorded `COPY ... TO STDOUT` (rewrite-copy.ts): run by the caller, its rows going to its client, then the
-   *  added columns of its read taken from the setting the COPY left them in (none to take after no row). */
+   *  added columns of its read taken from the setting the COPY left them in (none to read after no row). */
   private async copyOut(run: () => Promise<string>): Promise<{ added: TextRow[]; result: pg.QueryResult }> {
     const stopped = this.recorder.stopReason;
     if (stopped !== undefined) throw new RecorderStoppedError(stopped);

@@ -5,12 +5,14 @@
  *
  *   COPY (WITH _isocheck_r(c0, ..., a0, ...) AS MATERIALIZED (the rewritten SELECT),
  *              _isocheck_s AS MATERIALIZED (SELECT set_config('isocheck.copy_read', json of r's added columns a0...))
- *         SELECT c0 AS name0, ... FROM _isocheck_r WHERE (SELECT x FROM _isocheck_s) IS NOT NULL) TO STDOUT options
+ *         SELECT c0 AS name0, ... FROM _isocheck_r
+ *         UNION ALL SELECT c0, ... FROM _isocheck_r WHERE (SELECT x FROM _isocheck_s) IS NULL) TO STDOUT options
  *
  * The rows and their traces come from the one materialized result, in the COPY's snapshot (READ COMMITTED
- * included); the session reads the setting after the COPY (client.ts). The setting is set before the first row goes
- * out (the WHERE is a one-time filter), so after a COPY of at least one row it holds this COPY's rows; after none,
- * the read is empty whatever it holds.
+ * included); the session reads the setting after the COPY (client.ts). The rows go out as the query makes them (a
+ * query failing at its tenth row has sent nine, as a direct COPY has); the setting is set after the last one, by the
+ * second arm of the UNION ALL (run after the first; its one-time filter is false: no row), so a COPY that completed
+ * has left it holding its rows.
  * A column list the server refuses (a column that does not exist, a generated one, one named twice; a FORCE_QUOTE
  * column not in it), a partitioned table or a WHERE (COPY TO has none) pass through: the server's own error, nothing
  * read.
@@ -113,8 +115,8 @@ export function copyOutText(
   const wrapper =
     `(WITH _isocheck_r(${[...own, ...traces].join(', ')}) AS MATERIALIZED (${select}), _isocheck_s AS MATERIALIZED ` +
     `(SELECT set_config('${COPY_READ_SETTING}', coalesce((SELECT json_agg(json_build_array(${asText.join(', ')})) ` +
-    `FROM _isocheck_r), '[]')::text, false) AS x) SELECT ${named.join(', ')} ` +
-    `FROM _isocheck_r WHERE (SELECT _isocheck_s.x FROM _isocheck_s) IS NOT NULL)`;
+    `FROM _isocheck_r), '[]')::text, false) AS x) SELECT ${named.join(', ')} FROM _isocheck_r UNION ALL SELECT ` +
+    `${own.join(', ')} FROM _isocheck_r WHERE (SELECT _isocheck_s.x FROM _isocheck_s) IS NULL)`;
   return { text: `${sql.slice(0, at[0])}${wrapper}${sql.slice(at[1])}`, length: wrapper.length };
 }
 
