@@ -8,7 +8,7 @@ import { readHistory } from '../src/history/reader.js';
 import { HistoryFormatError, InputError } from '../src/history/input-errors.js';
 import { loadPredicateParser } from '../src/sql/predicate.js';
 import { buildModel } from '../src/checker/model/model.js';
-import { writeHistoryFile } from '../src/history/writer.js';
+import { HistoryWriter, writeHistoryFile } from '../src/history/writer.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -149,5 +149,17 @@ describe('history writer', () => {
       { kind: 'history', format: 'isocheck-history', version: 1, meta: {} },
     ]);
     expect(readFileSync(join(dir, 'a', 'b', 'run.ndjson'), 'utf8')).toMatch(/isocheck-history/);
+  });
+  it('says which transaction is too large for one line (a JSON text longer than the longest string)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'isocheck-writer-'));
+    const w = new HistoryWriter(join(dir, 'run.ndjson'));
+    // (V8's longest string: 2^29 - 24 characters; its JSON has two quotes more)
+    const wide = 'x'.repeat(2 ** 29 - 24);
+    const txn = { id: 's1.1', session: 1, seq: 1, iso: 'RC' as const, status: 'committed' as const, begin: 0, end: 1 };
+    const events = [{ op: 'select' as const, table: 't', rows: [{ wid: 'init', row: { v: wide } }] }];
+    expect(() => w.txn({ ...txn, events })).toThrow(/^transaction s1\.1 is too large for one line of the history/);
+    w.txn({ ...txn, id: 's1.2', events: [] });
+    w.end();
+    expect(readFileSync(join(dir, 'run.ndjson'), 'utf8')).toMatch(/"id":"s1\.2"/);
   });
 });

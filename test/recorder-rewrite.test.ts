@@ -545,7 +545,12 @@ describe('other statements', () => {
     const gen: TableInfo = { ...accounts, name: 'gen', relname: 'gen', oid: 3, generated: ['bal'] };
     const lookup2 = tableLookup([accounts, gen]);
     const p = analyze('COPY /* x */ accounts TO STDOUT (FORMAT csv)', 0, lookup2, PG18) as SelectPlan;
-    expect(p).toMatchObject({ kind: 'select', appRows: false, tables: [accounts], copy: { at: [13, 21] } });
+    expect(p).toMatchObject({
+      kind: 'select',
+      appRows: false,
+      tables: [accounts],
+      copy: { at: [13, 21], table: accounts },
+    });
     expect(p.copy?.select).toMatch(/^SELECT id, name, bal, .* FROM accounts$/);
     expect(p.sql).toBe(p.copy?.text);
     expect(p.sql).toMatch(
@@ -572,9 +577,8 @@ describe('other statements', () => {
       expect(analyze(sql, 0, lookup2, PG18)).toEqual({ kind: 'passthrough' });
     const parted = tableLookup([{ ...accounts, partitioned: true }]);
     expect(analyze('COPY accounts TO STDOUT', 0, parted, PG18)).toEqual({ kind: 'passthrough' });
-    const inherited = tableLookup([{ ...accounts, inherited: true }]);
-    expect(() => analyze('COPY accounts TO STDOUT', 0, inherited, PG18)).toThrow(/inheritance children/);
     expect(refused('COPY BINARY accounts TO STDOUT')).toMatch(/this form of COPY/);
+    expect(refused('COPY accounts (id, _isocheck_wid) TO STDOUT')).toMatch(/hidden column _isocheck_wid/);
     expect(plan('COPY orders_archive TO STDOUT')).toEqual({ kind: 'passthrough' });
   });
 

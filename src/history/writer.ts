@@ -24,7 +24,18 @@ export class HistoryWriter {
 
   private write(line: Line): void {
     if (this.fd === undefined) throw new Error(`history writer for ${this.file} is closed`);
-    const text = `${JSON.stringify(line)}\n`;
+    let text: string;
+    try {
+      text = `${JSON.stringify(line)}\n`;
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      // (V8's longest string is about 512 MB: a read or write of millions of wide rows in one transaction)
+      const what = line.kind === 'txn' ? `transaction ${line.id}` : `the ${line.kind} line`;
+      throw new Error(
+        `${what} is too large for one line of the history (more than the longest string JavaScript can make, ` +
+          'about 512 MB of JSON): it is not in the history',
+      );
+    }
     if (this.gzip) writeSync(this.fd, gzipSync(text));
     else writeSync(this.fd, text);
   }

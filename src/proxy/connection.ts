@@ -37,12 +37,13 @@ import { parseSync } from 'libpg-query';
 import type { Recorder } from '../recorder/recorder.js';
 import type { Plan, TxnControl } from '../recorder/plan.js';
 import { isAddedColumn } from '../recorder/rewrite-select.js';
-import { copyOutText, copyPosition } from '../recorder/rewrite-copy.js';
+import { codePoints, copyOutText, copyPosition } from '../recorder/rewrite-copy.js';
 import type { CopyOut } from '../recorder/plan.js';
 import type { QueryOptions } from '../recorder/client.js';
 import type { FetchedResult } from '../recorder/portal-query.js';
 import type { NamedSession } from '../recorder/sessions.js';
-import { RAW_TYPES } from '../recorder/catalog.js';
+import { RAW_TYPES, type TableInfo } from '../recorder/catalog.js';
+import { UnsupportedStatementError } from '../recorder/errors.js';
 import { sqlStateOf } from '../recorder/sqlstate.js';
 import { FrontendReader, type FrontendMessage, type StartupPacket } from './frontend.js';
 import * as B from './backend.js';
@@ -2002,21 +2003,23 @@ export class ProxyConnection {
    */
   private async copy(text: string): Promise<Outcome> {
     let recorded: RecordedCopy | undefined;
-    let out = false;
+    let out: CopyOut | undefined;
     if (this.ctx.recorder.instrumented) {
       try {
         recorded = recordedCopyFrom(text, (schema, rel) => this.ctx.recorder.table(schema, rel));
         const plan = recorded ? undefined : this.ctx.recorder.plan(text, 0);
-        out = plan?.kind === 'select' && plan.copy !== undefined;
+        if (plan?.kind === 'select') out = plan.copy;
+        if (out?.table) await this.copyOnlyOwnRows(text, out.table);
       } catch (e) {
         if (this.ctx.onUnsupported !== 'pass' || (e as Error)?.name !== 'UnsupportedStatementError') throw e;
         this.passWarning(text, e);
+        out = undefined;
       }
     }
     if (recorded) return this.copyRecorded(recorded);
     if (!out) return this.relayCopy(text);
     // COPY ... TO STDOUT reading a recorded table (rewrite-copy.ts): the recorder runs it through copyOut
-    let sent: { at: readonly [number, number]; length: number } | undefined;
+    let sent: { at: readonly [number, number]; replacement: string } | undefined;
     const copyOut = async (c: CopyOut, added: number): Promise<string> => {
       let copy =
         c.text === undefined ? undefined : { text: c.text, length: c.text.length - text.length + c.at[1] - c.at[0] };
@@ -2027,22 +2030,35 @@ export class ProxyConnection {
           const err = e as { position?: string };
           const p = typeof err?.position === 'string' ? mapPosition(inner, c.select, Number(err.position)) : undefined;
           if (p === undefined) delete err.position;
-          else err.position = String(p + c.at[0] + 1);
+          else err.position = String(p + codePoints(text.slice(0, c.at[0] + 1)));
           throw e;
         });
         const names = (d.columns ?? []).slice(0, (d.columns?.length ?? 0) - added).map((col) => col.name);
         copy = copyOutText(text, c.at, c.select, added, names);
       }
-      sent = { at: c.at, length: copy.length };
+      sent = { at: c.at, replacement: copy.text.slice(c.at[0], c.at[0] + copy.length) };
       return (await this.relayCopy(copy.text)).tag;
     };
     try {
       const r = await this.recording().query({ text, copyOut } as pg.QueryConfig);
       return { columns: [], rows: [], tag: `COPY ${r.rowCount}`, returnsRows: false };
     } catch (e) {
-      if (sent) copyPosition(e, sent.at, sent.length);
+      if (sent) copyPosition(e, text, sent.at, sent.replacement);
       throw e;
     }
+  }
+
+  /** A table's COPY TO gives its own rows, the recorder's SELECT its inheritance children's too: a table that has
+   *  children now is refused (one catalog read; the COPY would fail as this does in a failed transaction, 25P02). */
+  private async copyOnlyOwnRows(text: string, table: TableInfo): Promise<void> {
+    const q = `SELECT EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = ${table.oid}) AS children`;
+    const [row] = ((await this.serverQuery(q)) as { rows: { children: boolean }[] }).rows;
+    if (row.children)
+      throw new UnsupportedStatementError(
+        text,
+        `${table.name} has inheritance children, whose rows a COPY of it leaves out and the recorder reads with it`,
+        'COPY (SELECT ... FROM ONLY ...) is not recorded either: SELECT the rows while recording.',
+      );
   }
   /** A COPY FROM STDIN into a recorded table (copy-from.ts): staged, then inserted through the recorder, in one
    *  transaction as the COPY is (outside a block, the proxy's: simpleQuery ends it). */

@@ -23,6 +23,8 @@ export interface RecordedCopy {
   staged: string;
   /** Where the table's name is in the text (characters): [start, end). */
   at: [number, number];
+  /** The client's COPY. */
+  text: string;
 }
 
 interface CopyBody {
@@ -74,6 +76,7 @@ export function recordedCopyFrom(
     relation,
     ...(columns ? { columns } : {}),
     at,
+    text,
     staged: `${text.slice(0, at[0])}pg_temp.${stagingName(table)}${text.slice(at[1])}`,
   };
 }
@@ -150,5 +153,5 @@ export function stagedMessage(e: unknown, c: RecordedCopy): void {
   const staging = stagingName(c.table);
   for (const k of ['message', 'detail', 'where', 'hint'])
     if (typeof err[k] === 'string') err[k] = (err[k] as string).split(staging).join(c.table.relname);
-  copyPosition(err, c.at, `pg_temp.${staging}`.length);
+  copyPosition(err, c.text, c.at, `pg_temp.${staging}`);
 }

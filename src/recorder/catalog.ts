@@ -58,8 +58,6 @@ export interface TableInfo {
   generated?: string[];
   /** A partitioned table (relkind `p`), which `COPY ... TO` refuses (absent: a plain or foreign table). */
   partitioned?: boolean;
-  /** A table with inheritance children (not partitions) when instrumented: `COPY ... TO` leaves their rows out. */
-  inherited?: boolean;
 }
 
 export interface InstrumentOptions {
@@ -128,14 +126,13 @@ async function describe(
 ): Promise<Omit<TableInfo, 'hasPrev'> & { hidden: Set<string>; relkind: string }> {
   const found = await rawQuery(
     client,
-    `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text, c.relhassubclass::text FROM pg_class c JOIN ` +
-      `pg_namespace n ON n.oid = ` +
+    `SELECT c.oid::text, n.nspname, c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = ` +
       `c.relnamespace WHERE c.oid = to_regclass($1)`,
     [name],
   );
   if (found.length === 0)
     throw new InputError(`table "${name}" does not exist (create it before recording, or check the search_path)`);
-  const [oidText, schema, relname, relkind, children] = found[0] as string[];
+  const [oidText, schema, relname, relkind] = found[0] as string[];
   const oid = Number(oidText);
   if (relkind !== 'r' && relkind !== 'p' && !(relkind === 'f' && declared))
     throw new UnsupportedTableError(
@@ -237,7 +234,6 @@ async function describe(
     unsafeColumns,
     ...(generated.length > 0 ? { generated } : {}),
     ...(relkind === 'p' ? { partitioned: true } : {}),
-    ...(relkind !== 'p' && children === 'true' ? { inherited: true } : {}),
     hidden,
     relkind,
   };

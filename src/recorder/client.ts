@@ -35,7 +35,7 @@ import { InputError } from '../history/input-errors.js';
 import { RecorderStoppedError, UnsupportedStatementError } from './errors.js';
 import { quoteIdent, RAW_TYPES, type TableInfo } from './catalog.js';
 import { type EventContext, eventsFor, RecordedQuery, recordParams, type Judgement, type TextRow } from './events.js';
-import { COPY_READ_QUERY } from './rewrite-copy.js';
+import { COPY_CLEAR_QUERY, COPY_READ_QUERY } from './rewrite-copy.js';
 import { type FetchedResult, type PartRows, PortalQuery } from './portal-query.js';
 import { type CursorRead, SessionCursors } from './cursors.js';
 import type { CopyOut } from './plan.js';
@@ -677,7 +677,8 @@ export class Session {
     let added: TextRow[] = [];
     if (rowCount > 0) {
       const r = await this.send({ text: COPY_READ_QUERY, rowMode: 'array' } as pg.QueryConfig);
-      added = JSON.parse(String((r.rows[0] as unknown[])[0])) as TextRow[];
+      added = r.rows.map((row) => JSON.parse(String((row as unknown[])[0])) as (string | null)[]);
+      await this.send(COPY_CLEAR_QUERY);
     }
     return { added, result: { command: 'COPY', rowCount, oid: 0, rows: [], fields: [] } };
   }

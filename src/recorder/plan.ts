@@ -42,6 +42,9 @@ export interface CopyOut {
   at: [number, number];
   select: string;
   text?: string;
+  /** A table's COPY: the table (COPY leaves out the rows of its inheritance children, the SELECT would not: a table
+   *  that has some is refused, by whoever runs it, as the recorder reads a table with its children). */
+  table?: TableInfo;
 }
 
 export interface SelectPlan extends RecordedBase {

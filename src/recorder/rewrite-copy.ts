@@ -20,16 +20,20 @@
 import type { CopyStmt, Node, SelectStmt } from '@pgsql/types';
 import { parseSync, scanSync } from 'libpg-query';
 import { colRef, refuse, resTarget } from './ast.js';
-import { quoteIdent, type TableLookup } from './catalog.js';
+import { HIDDEN_COLUMNS, quoteIdent, type TableLookup } from './catalog.js';
 import type { Plan } from './plan.js';
 import { selectPlan } from './rewrite-select.js';
 
 /** The setting a recorded COPY TO leaves its read's added columns in: a JSON array of rows of text values. */
 export const COPY_READ_SETTING = 'isocheck.copy_read';
 
-/** Reads the setting and empties it (it may hold a whole table's traces). */
-export const COPY_READ_QUERY =
-  `SELECT current_setting('${COPY_READ_SETTING}', true), ` + `set_config('${COPY_READ_SETTING}', '', false)`;
+/** Reads the setting, a row of added columns a result row (a table's traces, read whole, could pass the longest
+ *  string JavaScript makes). */
+const ELEMENTS = `json_array_elements(current_setting('${COPY_READ_SETTING}')::json)`;
+export const COPY_READ_QUERY = `SELECT e::text FROM ${ELEMENTS} e`;
+
+/** Empties the setting (it may hold a whole table's traces). */
+export const COPY_CLEAR_QUERY = `SELECT set_config('${COPY_READ_SETTING}', '', false)`;
 
 export function copyPlan(sql: string, body: CopyStmt, lookup: TableLookup, touches: (n: unknown) => boolean): Plan {
   const toStdout = !body.is_from && body.filename === undefined && !body.is_program;
@@ -47,6 +51,9 @@ export function copyPlan(sql: string, body: CopyStmt, lookup: TableLookup, touch
     return { kind: 'passthrough' };
   }
   const listed = body.attlist?.map((n) => (n as { String: { sval: string } }).String.sval);
+  // (the server has them: it would give them, unrecorded, where a table without them has no such column)
+  const hidden = listed?.find((c) => HIDDEN_COLUMNS.has(c));
+  if (hidden !== undefined) refuse(sql, `it names the recorder's hidden column ${hidden}`, 'Leave it out.');
   const generated = table.generated ?? [];
   const columns = listed ?? table.columnOrder.filter((c) => !generated.includes(c));
   const refused =
@@ -55,9 +62,6 @@ export function copyPlan(sql: string, body: CopyStmt, lookup: TableLookup, touch
     columns.some((c, i) => !table.columnOrder.includes(c) || generated.includes(c) || columns.indexOf(c) !== i) ||
     forceQuoted(body).some((c) => !columns.includes(c));
   if (refused) return { kind: 'passthrough' }; // the server's error
-  // (the recorder reads a table with its children: SELECT ... FROM ONLY is not recorded)
-  if (table.inherited)
-    refuse(sql, `${table.name} has inheritance children, whose rows COPY leaves out`, 'SELECT the rows instead.');
   const select: SelectStmt = {
     targetList: columns.map((c) => resTarget(colRef(c))),
     fromClause: [{ RangeVar: { ...rel, inh: true } }],
@@ -78,7 +82,7 @@ export function copyPlan(sql: string, body: CopyStmt, lookup: TableLookup, touch
       'Write COPY table [(columns)] TO STDOUT [WITH (options)].',
     );
   }
-  return { ...read, sql: copy.text, appRows: false, copy: { at, select: read.sql, text: copy.text } };
+  return { ...read, sql: copy.text, appRows: false, copy: { at, select: read.sql, text: copy.text, table } };
 }
 
 /** `COPY (query) TO STDOUT` reading a recorded table: the query is rewritten as any SELECT; its columns' names and
@@ -169,13 +173,27 @@ function charRange(text: string, start: number, end: number): [number, number] {
   return [chars(start), chars(end)];
 }
 
-/** A server error or notice of the COPY as the client's COPY would have it: positions after the replaced text
- *  shifted back, positions inside it at the table's name. */
-export function copyPosition(e: unknown, at: readonly [number, number], length: number): void {
+/** The length of `s` in characters as PostgreSQL counts them (its error positions): code points, where JavaScript
+ *  counts two for a character beyond the Basic Multilingual Plane. */
+export function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xdc00 || c > 0xdfff) n++; // (a low surrogate ends a character its high one counted)
+  }
+  return n;
+}
+
+/** A server error or notice of a statement sent as `original` with its text at `at` ([start, end) in JavaScript's
+ *  units) replaced by `replacement`, as the client's statement would have it: positions after the replaced text
+ *  shifted back, positions inside it at its start. */
+export function copyPosition(e: unknown, original: string, at: readonly [number, number], replacement: string): void {
   const err = e as { position?: unknown } | null;
   if (!err || typeof err !== 'object' || typeof err.position !== 'string') return;
   const p = Number(err.position);
-  const shift = length - (at[1] - at[0]);
-  if (p > at[1] + shift) err.position = String(p - shift);
-  else if (p > at[0]) err.position = String(at[0] + 1);
+  const start = codePoints(original.slice(0, at[0]));
+  const end = start + codePoints(original.slice(at[0], at[1]));
+  const shift = codePoints(replacement) - (end - start);
+  if (p > end + shift) err.position = String(p - shift);
+  else if (p > start) err.position = String(start + 1);
 }
