@@ -27,14 +27,17 @@ import { selectPlan } from './rewrite-select.js';
 /** The setting a recorded COPY TO leaves its read's added columns in: a JSON array of rows of text values. */
 export const COPY_READ_SETTING = 'isocheck.copy_read';
 
+const ELEMENTS = `json_array_elements(current_setting('${COPY_READ_SETTING}')::json)`;
+
 /** Reads the setting, a row of added columns a result row (a table's traces, read whole, could pass the longest
  *  string JavaScript makes). */
-const ELEMENTS = `json_array_elements(current_setting('${COPY_READ_SETTING}')::json)`;
 export const COPY_READ_QUERY = `SELECT e::text FROM ${ELEMENTS} e`;
 
 /** Empties the setting (it may hold a whole table's traces). */
 export const COPY_CLEAR_QUERY = `SELECT set_config('${COPY_READ_SETTING}', '', false)`;
 
+/** The plan of a COPY statement: a recorded read for COPY TO STDOUT reading a recorded table (of it, or of a query),
+ *  refused for other COPYs of recorded tables (COPY FROM STDIN, recorded, is the proxy's: copy-from.ts). */
 export function copyPlan(sql: string, body: CopyStmt, lookup: TableLookup, touches: (n: unknown) => boolean): Plan {
   const toStdout = !body.is_from && body.filename === undefined && !body.is_program;
   if (toStdout && body.query && touches(body.query)) return copyQueryPlan(sql, body, lookup);
