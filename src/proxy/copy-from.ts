@@ -5,7 +5,8 @@
  * with their write id; the client is answered `COPY n`. This file finds such a COPY and writes the statements the
  * proxy runs for it; connection.ts runs them in the client's transaction.
  */
-import { parseSync, scanSync } from 'libpg-query';
+import { parseSync } from 'libpg-query';
+import { sqlTokens } from '../sql/tokens.js';
 import type { Node } from '@pgsql/types';
 import { quoteIdent, type TableInfo } from '../recorder/catalog.js';
 import { UnsupportedStatementError } from '../recorder/errors.js';
@@ -84,15 +85,15 @@ export function recordedCopyFrom(
 /** Where the qualified name starting at `byte` (the parser's location, in UTF-8 bytes) is in `text`, in characters:
  *  its tokens up to the column list's parenthesis or FROM, comments between them included. */
 function nameAt(text: string, byte: number): [number, number] {
-  let end = byte;
-  for (const t of (scanSync(text) as { tokens: { start: number; end: number; text: string }[] }).tokens) {
-    if (t.start < byte) continue;
+  const { tokens, charAt } = sqlTokens(text);
+  const start = charAt(byte);
+  let end = start;
+  for (const t of tokens) {
+    if (t.start < start) continue;
     if (t.text === '(' || t.text.toLowerCase() === 'from') break;
     if (!t.text.startsWith('/*') && !t.text.startsWith('--')) end = t.end;
   }
-  const bytes = Buffer.from(text, 'utf8');
-  const chars = (b: number): number => bytes.subarray(0, b).toString('utf8').length;
-  return [chars(byte), chars(end)];
+  return [start, end];
 }
 
 /** The statement reading what a recorded COPY needs to know first, in the client's transaction: whether it is read

@@ -10,7 +10,7 @@
  * A position whose token the alignment does not match (one the recorder added) gives undefined: the field is then
  * dropped rather than pointing somewhere wrong. Statements of more than MAX_CELLS token pairs are not aligned.
  */
-import { scanSync } from 'libpg-query';
+import { type SqlToken, sqlTokens } from '../sql/tokens.js';
 
 interface Token {
   /** Character offsets (the scanner's are UTF-8 bytes). */
@@ -22,27 +22,11 @@ interface Token {
 const MAX_CELLS = 4_000_000;
 
 function tokens(text: string): Token[] | undefined {
-  let scanned: { start: number; end: number; text: string; tokenName: string }[];
+  let scanned: SqlToken[];
   try {
-    scanned = (scanSync(text) as { tokens?: typeof scanned }).tokens ?? [];
+    scanned = sqlTokens(text).tokens;
   } catch {
     return undefined;
-  }
-  let charAt: ((byte: number) => number) | undefined;
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes === text.length) charAt = (b) => b;
-  else {
-    const table = new Int32Array(bytes + 1);
-    let b = 0;
-    let c = 0;
-    for (const ch of text) {
-      const n = Buffer.byteLength(ch, 'utf8');
-      for (let i = 0; i < n; i++) table[b + i] = c;
-      b += n;
-      c += ch.length;
-    }
-    table[bytes] = c;
-    charAt = (x) => table[Math.min(Math.max(x, 0), bytes)];
   }
   return scanned.map((t) => {
     const raw = t.text;
@@ -51,7 +35,7 @@ function tokens(text: string): Token[] | undefined {
       : /^[A-Za-z_]/.test(raw)
         ? raw.toLowerCase()
         : raw;
-    return { start: charAt(t.start), end: charAt(t.end), key };
+    return { start: t.start, end: t.end, key };
   });
 }
 

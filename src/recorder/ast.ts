@@ -304,9 +304,9 @@ export function call(name: string, ...args: Node[]): Node {
 
 /** `json_agg(arg)`, or `json_agg(arg) OVER (PARTITION BY ...)`. */
 export function jsonAgg(arg: Node, partitionBy?: Node[]): Node {
-  const fc: FuncCall = { funcname: [str('json_agg')], args: [arg], funcformat: 'COERCE_EXPLICIT_CALL' };
-  if (partitionBy) fc.over = { partitionClause: partitionBy, frameOptions: 1058 };
-  return { FuncCall: fc };
+  const node = call('json_agg', arg) as { FuncCall: FuncCall };
+  if (partitionBy) node.FuncCall.over = { partitionClause: partitionBy, frameOptions: 1058 };
+  return node;
 }
 
 /** A scalar subquery `(SELECT ...)`. */

@@ -18,7 +18,8 @@
  * read.
  */
 import type { CopyStmt, Node, SelectStmt } from '@pgsql/types';
-import { parseSync, scanSync } from 'libpg-query';
+import { parseSync } from 'libpg-query';
+import { sqlTokens } from '../sql/tokens.js';
 import { colRef, refuse, resTarget } from './ast.js';
 import { HIDDEN_COLUMNS, quoteIdent, type TableLookup } from './catalog.js';
 import type { Plan } from './plan.js';
@@ -145,16 +146,18 @@ function forceQuoted(body: CopyStmt): string[] {
 /** Where the table's name and column list are in `text`, from the name at `byte` (the parser's location, in UTF-8
  *  bytes) to the last token before TO, comments after them excluded: [start, end) in characters. */
 function sourceAt(text: string, byte: number): [number, number] {
-  let end = byte;
+  const { tokens, charAt } = sqlTokens(text);
+  const start = charAt(byte);
+  let end = start;
   let depth = 0;
-  for (const t of (scanSync(text) as { tokens: { start: number; end: number; text: string }[] }).tokens) {
-    if (t.start < byte) continue;
+  for (const t of tokens) {
+    if (t.start < start) continue;
     if (t.text === '(') depth++;
     else if (t.text === ')') depth--;
     else if (depth === 0 && t.text.toLowerCase() === 'to') break;
     if (!t.text.startsWith('/*') && !t.text.startsWith('--')) end = t.end;
   }
-  return charRange(text, byte, end);
+  return [start, end];
 }
 
 /** Where the parenthesized query of `COPY (query) TO` is in `text`, its parentheses included: [start, end) in
@@ -162,18 +165,12 @@ function sourceAt(text: string, byte: number): [number, number] {
 function queryAt(text: string): [number, number] {
   let start = -1;
   let depth = 0;
-  for (const t of (scanSync(text) as { tokens: { start: number; end: number; text: string }[] }).tokens) {
+  for (const t of sqlTokens(text).tokens) {
     if (t.text === '(') {
       if (depth++ === 0 && start < 0) start = t.start;
-    } else if (t.text === ')' && --depth === 0 && start >= 0) return charRange(text, start, t.end);
+    } else if (t.text === ')' && --depth === 0 && start >= 0) return [start, t.end];
   }
   return [0, 0];
-}
-
-function charRange(text: string, start: number, end: number): [number, number] {
-  const bytes = Buffer.from(text, 'utf8');
-  const chars = (b: number): number => bytes.subarray(0, b).toString('utf8').length;
-  return [chars(start), chars(end)];
 }
 
 /** The length of `s` in characters as PostgreSQL counts them (its error positions): code points, where JavaScript
