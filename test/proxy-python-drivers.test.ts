@@ -54,6 +54,10 @@ describe.skipIf(!asyncpg)(
       expect(proxied).toContain('"03:04:05+05:30"');
       expect(proxied).toContain('"192.168.0.1/24", "2001:db8::/32", "08:00:2b:01:02:03"');
       expect(JSON.parse(proxied).own[0]).toBe('happy');
+      // (refused in binary before: 0A000 "a binary parameter of type oid 602")
+      expect(JSON.stringify(JSON.parse(proxied).shapes.slice(0, 3))).toBe(
+        '[["closed",[[1,2],[3.5,-4]]],["polygon",[[0,0],[2,0],[0,2]]],["<Range [1, 3)>","<Range [10, 20)>"]]',
+      );
       expect(verdict.verdict, verdict.reason).toBe('consistent');
     }, 150_000);
   },

@@ -46,6 +46,8 @@ export const ARRAY_ELEMENT = new Map<number, number>([
   [1018, 601], // lseg
   [629, 628], // line
   [719, 718], // circle
+  [1019, 602], // path
+  [1027, 604], // polygon
   [1561, 1560], // bit
   [1563, 1562], // varbit
   [3905, 3904], // int4range
@@ -54,6 +56,12 @@ export const ARRAY_ELEMENT = new Map<number, number>([
   [3909, 3908], // tsrange
   [3911, 3910], // tstzrange
   [3913, 3912], // daterange
+  [6150, 4451], // int4multirange
+  [6157, 4536], // int8multirange
+  [6151, 4532], // nummultirange
+  [6152, 4533], // tsmultirange
+  [6153, 4534], // tstzmultirange
+  [6155, 4535], // datemultirange
 ]);
 
 /** An array's text (array_out) in binary, each element by `element` (undefined: a text it cannot read). */

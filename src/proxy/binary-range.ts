@@ -6,7 +6,11 @@
  *   then each bound present as int32 length and its bytes in the element type's binary format
  *
  * and their text (range_out): `empty`, `[1,5)`, `(,6)`, `["2020-01-01 00:00:00+00","2021-01-01 00:00:00+00")`, each
- * bound through the element type's own conversion.
+ * bound through the element type's own conversion. Multiranges (multirange_send, utils/adt/multirangetypes.c):
+ *
+ *   int32 count, then each range as int32 length and its bytes as above
+ *
+ * and their text (multirange_out): `{}`, `{[1,3),[5,7)}`.
  */
 import { quoteField, readField } from './quoted-field.js';
 
@@ -18,6 +22,16 @@ export const RANGE_ELEMENT = new Map<number, number>([
   [3908, 1114], // tsrange
   [3910, 1184], // tstzrange
   [3912, 1082], // daterange
+]);
+
+/** A multirange type's range type. */
+export const MULTIRANGE_RANGE = new Map<number, number>([
+  [4451, 3904], // int4multirange
+  [4536, 3926], // int8multirange
+  [4532, 3906], // nummultirange
+  [4533, 3908], // tsmultirange
+  [4534, 3910], // tstzmultirange
+  [4535, 3912], // datemultirange
 ]);
 
 const EMPTY = 0x01,
@@ -68,4 +82,51 @@ export function rangeFromBinary(b: Buffer, element: (b: Buffer) => string): stri
   const lower = flags & LB_INF ? '' : next();
   const upper = flags & UB_INF ? '' : next();
   return `${flags & LB_INC ? '[' : '('}${lower},${upper}${flags & UB_INC ? ']' : ')'}`;
+}
+
+/** Where the range starting at `at` in a multirange's text ends (after its closing bracket): bounds are quoted
+ *  when they hold a bracket or a comma (range_bound_escape); undefined when none closes it. */
+function rangeEnd(text: string, at: number, stop: number): number | undefined {
+  if (text.startsWith('empty', at)) return at + 5;
+  let inquote = false;
+  for (let i = at + 1; i < stop; i++) {
+    const c = text[i];
+    if (c === '\\') i++;
+    else if (c === '"') inquote = !inquote;
+    else if (!inquote && (c === ')' || c === ']')) return i + 1;
+  }
+  return undefined;
+}
+
+/** A multirange's text (multirange_out) in binary, each range by `range` (undefined: a text it cannot read). */
+export function multirangeToBinary(text: string, range: (text: string) => Buffer | undefined): Buffer | undefined {
+  if (text[0] !== '{' || text[text.length - 1] !== '}') return undefined;
+  const stop = text.length - 1;
+  const parts: Buffer[] = [Buffer.alloc(4)];
+  let count = 0;
+  for (let at = 1; at < stop; ) {
+    const end = rangeEnd(text, at, stop);
+    const b = end === undefined ? undefined : range(text.slice(at, end));
+    const next = end === undefined || end === stop ? stop : end + 1;
+    if (end === undefined || b === undefined || (end < stop && (text[end] !== ',' || next === stop))) return undefined;
+    const len = Buffer.alloc(4);
+    len.writeInt32BE(b.length);
+    parts.push(len, b);
+    count++;
+    at = next;
+  }
+  parts[0].writeInt32BE(count);
+  return Buffer.concat(parts);
+}
+
+/** A binary multirange as text the server reads, each range by `range`. */
+export function multirangeFromBinary(b: Buffer, range: (b: Buffer) => string): string {
+  const ranges: string[] = [];
+  let at = 4;
+  for (let i = b.readInt32BE(0); i > 0; i--) {
+    const len = b.readInt32BE(at);
+    ranges.push(range(b.subarray(at + 4, at + 4 + len)));
+    at += 4 + len;
+  }
+  return `{${ranges.join(',')}}`;
 }

@@ -4,8 +4,9 @@
  * server, asyncpg, Npgsql) gets them converted here, one codec per type (CODECS): integers, floats, bool, bytea, the
  * text types, json and jsonb, uuid, xid, tid, numeric (binary-numeric.ts), dates, times and intervals
  * (binary-datetime.ts, results in the ISO DateStyle and the postgres or iso_8601 IntervalStyle), inet, cidr and
- * MAC addresses (binary-network.ts), points, boxes, segments, lines and circles (binary-geometry.ts), bit strings
- * (binary-bits.ts), ranges of these (binary-range.ts) and arrays of all of them (binary-array.ts). Any other type in
+ * MAC addresses (binary-network.ts), points, boxes, segments, lines, circles, paths and polygons (binary-geometry.ts),
+ * bit strings (binary-bits.ts), ranges and multiranges of these (binary-range.ts) and arrays of all of them
+ * (binary-array.ts). Any other type in
  * binary is refused with a clear error (SQLSTATE 0A000). test/proxy-binary-formats.test.ts checks each conversion
  * against the server's own (its *_send functions) on seeded random values.
  */
@@ -23,9 +24,16 @@ import {
 } from './binary-datetime.js';
 import { numericFromBinary, numericToBinary } from './binary-numeric.js';
 import { inetFromBinary, inetToBinary, macFromBinary, macToBinary } from './binary-network.js';
-import { type Shape, shapeFromBinary, shapeToBinary } from './binary-geometry.js';
+import { pointsFromBinary, pointsToBinary, type Shape, shapeFromBinary, shapeToBinary } from './binary-geometry.js';
 import { bitsFromBinary, bitsToBinary } from './binary-bits.js';
-import { RANGE_ELEMENT, rangeFromBinary, rangeToBinary } from './binary-range.js';
+import {
+  MULTIRANGE_RANGE,
+  multirangeFromBinary,
+  multirangeToBinary,
+  RANGE_ELEMENT,
+  rangeFromBinary,
+  rangeToBinary,
+} from './binary-range.js';
 
 const BYTEA = 17;
 
@@ -180,19 +188,31 @@ const CODECS = new Map<number, Codec>([
   [603, shape('box')],
   [628, shape('line')],
   [718, shape('circle')],
+  ...(['path', 'polygon'] as const).map((kind, i): [number, Codec] => [
+    i === 0 ? 602 : 604,
+    { toBinary: (t) => pointsToBinary(t, kind), toText: (b) => pointsFromBinary(b, kind, floatText) },
+  ]),
   [1560, { toBinary: bitsToBinary, toText: bitsFromBinary }],
   [1562, { toBinary: bitsToBinary, toText: bitsFromBinary }],
   ...TEXTUAL.map((oid): [number, Codec] => [oid, textual]),
 ]);
-// ranges of these, through their element's codec
-for (const [range, element] of RANGE_ELEMENT) {
-  const e = CODECS.get(element)!;
-  CODECS.set(range, {
-    toBinary: (t) => rangeToBinary(t, e.toBinary),
-    toText: (b) => rangeFromBinary(b, e.toText),
-    style: e.style,
-  });
-}
+/** A range type's codec, from its element type's. */
+export const rangeCodec = (e: Codec): Codec => ({
+  toBinary: (t) => rangeToBinary(t, e.toBinary),
+  toText: (b) => rangeFromBinary(b, e.toText),
+  style: e.style,
+});
+
+/** A multirange type's codec, from its range type's. */
+export const multirangeCodec = (r: Codec): Codec => ({
+  toBinary: (t) => multirangeToBinary(t, r.toBinary),
+  toText: (b) => multirangeFromBinary(b, r.toText),
+  style: r.style,
+});
+
+// ranges of these, through their element's codec, and multiranges of those
+for (const [range, element] of RANGE_ELEMENT) CODECS.set(range, rangeCodec(CODECS.get(element)!));
+for (const [multirange, range] of MULTIRANGE_RANGE) CODECS.set(multirange, multirangeCodec(CODECS.get(range)!));
 /**
  * The codecs of types: the built-in ones, and the database's own (enums, domains, composite types, arrays of them),
  * found in its catalog when a client first uses one in binary (user-types.ts). One per proxy: a proxy serves one
@@ -253,7 +273,7 @@ export class BinaryFormatError extends Error {}
 
 const CONVERTED =
   'integers, floats, numeric, bool, bytea, text types, json, jsonb, uuid, dates, times, timestamps, intervals, ' +
-  'network addresses, geometric types, bit strings, ranges and arrays of these';
+  'network addresses, geometric types, bit strings, ranges, multiranges and arrays of these';
 
 /** A binary parameter as the text (or, for bytea, the Buffer pg sends in binary) the recorder runs. */
 export function decodeBinaryParam(b: Buffer, oid: number, types: TypeCodecs = BUILT_IN): string | Buffer {
