@@ -43,6 +43,19 @@ describe.skipIf(!ready)(
           batch: [2, 3, 3],
           copy: [3, expect.stringMatching(/violates unique constraint "acct_pkey" \(SQLSTATE 23505\)/), 27],
         });
+        // (refused in binary before: 0A000, a binary parameter of type oid 602)
+        expect(out.shapes).toEqual([
+          [
+            { X: 1, Y: 2 },
+            { X: 3.5, Y: -4 },
+          ],
+          false,
+          [
+            { X: 0, Y: 0 },
+            { X: 2, Y: 0 },
+            { X: 0, Y: 2 },
+          ],
+        ]);
         // each binary value came back as sent (or as the server computed it)
         expect(out.types).toEqual([
           '24691357802e-6',
