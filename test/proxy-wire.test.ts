@@ -544,6 +544,30 @@ describe('isocheck proxy on the wire', () => {
     expect(decode(got.proxied)).toBe(expected);
   });
 
+  it('reports a setting a statement changed after its CommandComplete, just before ReadyForQuery', async () => {
+    // (PostgreSQL 14 on; the proxy sent the ParameterStatus before the CommandComplete, and one per statement of a
+    // Query of several)
+    const batch = Buffer.concat([
+      serialize.query(`SET TimeZone = 'Asia/Kolkata'`),
+      serialize.query(`SET application_name = 'a'; SELECT 1 AS one; SET IntervalStyle = iso_8601`),
+      serialize.parse({ text: `SET TimeZone = 'UTC'` }),
+      serialize.bind({}),
+      serialize.execute(),
+      serialize.parse({ text: 'SELECT id FROM accounts WHERE id = $1' }),
+      serialize.bind({ values: ['1'] }),
+      serialize.execute(),
+      serialize.sync(),
+      serialize.query(`RESET IntervalStyle; RESET application_name`),
+      serialize.query(`SET TimeZone = 'Europe/Paris'; SELECT 2 AS two; SET TimeZone = 'UTC'`),
+    ]);
+    const got = await answers(batch, 5);
+    const expected = decode(got.direct);
+    expect(expected).toMatch(/^C\(SET\) S Z\(I\)/);
+    expect(decode(got.proxied)).toBe(expected);
+    // (each setting once, the last changed first; none that is back to the value last reported)
+    expect(got.proxied.equals(got.direct)).toBe(true);
+  });
+
   it('drops a statement prepared in the protocol at an SQL DEALLOCATE, as the server does (DBD::Pg)', async () => {
     const parse = (name: string): Buffer => serialize.parse({ name, text: 'SELECT id FROM accounts WHERE id = $1' });
     const run = (name: string): Buffer[] => [serialize.bind({ statement: name, values: ['1'] }), serialize.execute()];

@@ -39,7 +39,8 @@ import type { Plan, TxnControl } from '../recorder/plan.js';
 import { isAddedColumn } from '../recorder/rewrite-select.js';
 import { codePoints, copyOutText, copyPosition } from '../recorder/rewrite-copy.js';
 import type { CopyOut } from '../recorder/plan.js';
-import type { QueryOptions } from '../recorder/client.js';
+import { type QueryOptions, RecordingClient, type Session } from '../recorder/client.js';
+import { recordingOf } from '../recorder/driver.js';
 import type { FetchedResult } from '../recorder/portal-query.js';
 import type { NamedSession } from '../recorder/sessions.js';
 import { RAW_TYPES, type TableInfo } from '../recorder/catalog.js';
@@ -349,6 +350,11 @@ export class ProxyConnection {
   private exchanging = false;
   /** Notifications waiting for that ReadyForQuery. */
   private notifications: Buffer[] = [];
+  /** Settings the server reported after a CommandComplete, in the order they first changed: reported to the client
+   *  before the next ReadyForQuery. */
+  private statusHeld = new Map<string, string>();
+  /** The value of each setting last reported to the client. */
+  private readonly reported = new Map<string, string>();
   private raw: pg.Client | undefined;
   /** The same connection: its query() records (the Recorder's driver client). */
   private client: pg.Client | undefined;
@@ -688,6 +694,10 @@ export class ProxyConnection {
     for (const n of this.notifications) this.send(n);
     this.notifications = [];
     this.exchanging = false;
+    // (as PostgreSQL reports at the end of a Query of several statements, which the proxy runs one by one: the
+    // settings last changed first, each once, and only those whose value is not the one last reported)
+    for (const [name, value] of [...this.statusHeld].reverse()) this.report(name, value, true);
+    this.statusHeld.clear();
     this.send(B.readyForQuery(status));
     this.flush();
   }
@@ -705,6 +715,13 @@ export class ProxyConnection {
   private async snapshotForModes(control: TxnControl | undefined): Promise<void> {
     const setsModes = (control?.kind === 'begin' && control.modes !== '') || control?.kind === 'set-transaction';
     if (setsModes && this.snapshot && !this.implicit && this.status() === 'T') await this.takeSnapshot();
+  }
+
+  /** A ParameterStatus to the client (`changed`: only when its value is not the one last reported). */
+  private report(name: string, value: string, changed = false): void {
+    if (changed && this.reported.get(name) === value) return;
+    this.reported.set(name, value);
+    this.send(B.parameterStatus(name, value));
   }
 
   private fatal(code: string, message: string): void {
@@ -847,7 +864,11 @@ export class ProxyConnection {
         return;
       }
       this.noteStyle(msg.parameterName, msg.parameterValue);
-      this.send(B.parameterStatus(msg.parameterName, msg.parameterValue));
+      // PostgreSQL (14 on) reports the settings a statement changed after its CommandComplete, just before the
+      // ReadyForQuery: the proxy, which sends the CommandComplete once the statement has run, holds the report
+      // until then too (an older server reports at the SET, before its CommandComplete: sent at once)
+      if (this.tags.length > 0) this.statusHeld.set(msg.parameterName, msg.parameterValue);
+      else this.report(msg.parameterName, msg.parameterValue);
     });
     raw.on('notice', (msg) => {
       if (this.copying) stagedMessage(msg, this.copying);
@@ -873,7 +894,7 @@ export class ProxyConnection {
     this.send(B.authenticationOk());
     for (const [k, v] of parameters) {
       this.noteStyle(k, v);
-      this.send(B.parameterStatus(k, v));
+      this.report(k, v);
     }
     this.send(B.backendKeyData(this.pid, this.secret));
     this.ready();
@@ -1881,6 +1902,7 @@ export class ProxyConnection {
     const d = await this.describeStatement(text, paramTypes);
     // a recorded statement returns the columns of its rewritten text, the added ones removed (SELECT * of the
     // original text would also show the hidden wid column)
+    await this.knowShadows(text, d.params.length);
     const plan = this.planOf(text, d.params.length);
     // a FETCH from a cursor the recorder declared over a recorded SELECT: its added columns come last, under the
     // recorder's own names (a FETCH from another cursor has none of them)
@@ -1899,10 +1921,26 @@ export class ProxyConnection {
     return { params: d.params, columns };
   }
 
+  /** The session recording this connection's statements (the connection's own or a named one), once it records. */
+  private session(): Session | undefined {
+    const c = this.client as unknown as object | undefined;
+    if (c === undefined) return undefined;
+    return (c instanceof RecordingClient ? c : recordingOf(c))?.session;
+  }
+
+  /** Before the proxy describes a recorded statement it has not run, the session's search path is read when not
+   *  known: a name it gives to another relation is not the recorded table (docs/recording.md). */
+  private async knowShadows(text: string, nValues: number): Promise<void> {
+    const s = this.session();
+    if (s === undefined || s.shadowed !== undefined || this.status() === 'E') return;
+    const plan = this.planOf(text, nValues);
+    if (plan !== undefined && 'tables' in plan && plan.tables.length > 0) await s.shadows();
+  }
+
   /** The recorder's plan for a text, or undefined when it has none (not instrumented yet, refused). */
   private planOf(text: string, nValues: number): ReturnType<Recorder['plan']> | undefined {
     try {
-      return this.ctx.recorder.plan(text, nValues);
+      return this.ctx.recorder.plan(text, nValues, this.session()?.shadowed);
     } catch {
       return undefined;
     }

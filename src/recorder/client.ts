@@ -39,7 +39,7 @@ import { COPY_CLEAR_QUERY, COPY_READ_QUERY } from './rewrite-copy.js';
 import { type FetchedResult, type PartRows, PortalQuery } from './portal-query.js';
 import { type CursorRead, SessionCursors } from './cursors.js';
 import type { CopyOut } from './plan.js';
-import type { CursorStep, PgIsolation, Plan, RecordedPlan, TxnControl } from './rewrite.js';
+import type { CursorStep, PgIsolation, Plan, RecordedPlan, Shadowed, TxnControl } from './rewrite.js';
 import { isUtcZone } from './time-zone.js';
 import { sqlStateConnectionLoss, sqlStateOf } from './sqlstate.js';
 import { whereShape } from './statement-shape.js';
@@ -66,7 +66,13 @@ interface Settings {
   extraFloatDigits: number;
   /** unsafeColumns() per table under these settings. */
   unsafe: Map<TableInfo, Map<string, string>>;
+  /** The recorded tables whose names, without a schema, mean another relation under this search_path. */
+  shadowed: Shadowed;
 }
+
+/** A passthrough statement that may make or drop a relation (a temporary table of a recorded table's name): the
+ *  session's search path is looked at again. */
+const RELATION_DDL = /\b(create|drop|alter)\b/i;
 
 interface Savepoint {
   name: string;
@@ -139,7 +145,9 @@ export interface SessionOwner {
   now(): number;
   readonly stopReason: string | undefined;
   warn(message: string, shape?: string): void;
-  plan(text: string, nValues: number): Plan;
+  plan(text: string, nValues: number, shadowed?: Shadowed): Plan;
+  /** The recorded tables. */
+  readonly tables: readonly TableInfo[];
   /** The name of the prepared statement a rewritten text runs as on every connection (undefined: unnamed). */
   statementName(sql: string): string | undefined;
   /** The columns a WHERE reads as the checker compiles it with these parameters, or why it cannot (cached). */
@@ -228,6 +236,16 @@ export class Session {
     };
     this.tail = p.then(settled, settled);
     return p;
+  }
+
+  /** The recorded tables this session's search_path hides (Settings.shadowed), if known. */
+  get shadowed(): Shadowed | undefined {
+    return this.settings?.shadowed;
+  }
+
+  /** The same, read now when not known (isocheck proxy, before it describes a statement it has not run). */
+  shadows(): Promise<Shadowed> {
+    return this.serialize(async () => (this.settings ?? (await this.readSettings())).shadowed);
   }
 
   query(text: string, values: unknown[] | undefined, options: QueryOptions, via?: () => Via): Promise<pg.QueryResult> {
@@ -348,15 +366,35 @@ export class Session {
   // ---- session settings -------------------------------------------------------------------------------------
 
   private async readSettings(): Promise<Settings> {
+    const tables = this.recorder.tables;
     const r = await this.send({
+      // (the recorded tables an unqualified name does not mean here: another relation comes first in the search
+      // path, as PostgreSQL looks names up, a temporary table included)
       text:
         `SELECT current_setting('default_transaction_isolation'), current_setting('DateStyle'), ` +
-        `current_setting('TimeZone'), current_setting('extra_float_digits')`,
+        `current_setting('TimeZone'), current_setting('extra_float_digits'), ` +
+        // (by schema, not oid: a shard's tables are other relations of the same names)
+        `ARRAY(SELECT t.i FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(rel, nsp, i) ` +
+        `JOIN pg_class c ON c.oid = to_regclass(quote_ident(t.rel)) JOIN pg_namespace n ON n.oid = c.relnamespace ` +
+        `WHERE n.nspname <> t.nsp ORDER BY t.i)::text`,
+      values: [tables.map((t) => t.relname), tables.map((t) => t.schema)],
       rowMode: 'array',
       types: RAW_TYPES,
     } as pg.QueryArrayConfig);
-    const [iso, dateStyle, timeZone, efd] = r.rows[0] as string[];
-    this.settings = { defaultIso: iso, dateStyle, timeZone, extraFloatDigits: Number(efd), unsafe: new Map() };
+    const [iso, dateStyle, timeZone, efd, shadowed] = r.rows[0] as string[];
+    const at = shadowed
+      .slice(1, -1)
+      .split(',')
+      .filter((i) => i !== '');
+    const names = at.map((i) => tables[Number(i) - 1].relname);
+    this.settings = {
+      defaultIso: iso,
+      dateStyle,
+      timeZone,
+      extraFloatDigits: Number(efd),
+      unsafe: new Map(),
+      shadowed: { key: shadowed, names: new Set(names) },
+    };
     return this.settings;
   }
 
@@ -429,7 +467,15 @@ export class Session {
 
   /** One statement of the application (not async itself: the promise of the path taken is the application's). */
   private execute(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
-    const plan = this.recorder.plan(text, values?.length ?? 0);
+    return this.dispatch(this.recorder.plan(text, values?.length ?? 0, this.settings?.shadowed), text, values, options);
+  }
+
+  private dispatch(
+    plan: Plan,
+    text: string,
+    values: unknown[] | undefined,
+    options: QueryOptions,
+  ): Promise<pg.QueryResult> {
     switch (plan.kind) {
       case 'control':
         return this.control(plan.control, text, values, options);
@@ -465,7 +511,8 @@ export class Session {
       if (txn && !txn.closed) this.fail(txn, e);
       throw e;
     } finally {
-      if (plan.kind === 'settings') {
+      // (DDL: a relation made or dropped may hide a recorded table's name, or no longer: Settings.shadowed)
+      if (plan.kind === 'settings' || RELATION_DDL.test(text)) {
         this.settings = undefined;
         if (txn) txn.settingsChanged = true;
       }
@@ -762,6 +809,11 @@ export class Session {
       return this.forward(text, values, options);
     }
     const settings = this.settings ?? (await this.readSettings());
+    // planned before this session's search path was known: a name it hides is not the recorded table
+    if (plan.tables.some((t) => settings.shadowed.names.has(t.relname))) {
+      const again = this.recorder.plan(text, values?.length ?? 0, settings.shadowed);
+      if (again !== plan) return this.dispatch(again, text, values, options);
+    }
     for (const t of plan.tables) this.checkDateStyle(settings, t);
     if (txn) {
       try {

@@ -205,6 +205,15 @@ export function isRecordingDriver(m: unknown): boolean {
   return !!m && typeof m === 'object' && (m as Record<symbol, unknown>)[WRAPPED] === true;
 }
 
+/** The recording client behind each client of a recording driver, once it has one (recordingOf). */
+const recordings = new WeakMap<object, RecordingClient>();
+
+/** The recording client (and so the session) behind a client of a recording driver, once it records; undefined
+ *  before, or for another client. */
+export function recordingOf(client: object): RecordingClient | undefined {
+  return recordings.get(client);
+}
+
 /** A view of a client for the Session: pg's own query() (not the override) and the same events and state. */
 function rawView(client: AnyClient, baseQuery: (...args: unknown[]) => unknown): pg.ClientBase {
   const view = Object.create(client) as Record<string, unknown>;
@@ -278,7 +287,8 @@ export function recordingDriver(recorder: DriverRecorder, options: DriverOptions
     }
 
     get #recorded(): RecordingClient {
-      return (this.#recording ??= recorder.client(this.#view));
+      if (!this.#recording) recordings.set(this, (this.#recording = recorder.client(this.#view)));
+      return this.#recording;
     }
 
     #idle(): boolean {

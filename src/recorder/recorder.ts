@@ -21,7 +21,15 @@ import type { TxnLine, TxnStatus } from '../history/format.js';
 import { loadPredicateParser } from '../sql/predicate.js';
 import { instrument, snapshotInit, type InstrumentResult, type TableInfo } from './catalog.js';
 import { serverVersion } from './server-version.js';
-import { analyze, loadRewriter, tableLookup, type Plan, type TableLookup } from './rewrite.js';
+import {
+  analyze,
+  loadRewriter,
+  type Plan,
+  type Shadowed,
+  shadowLookup,
+  tableLookup,
+  type TableLookup,
+} from './rewrite.js';
 import { RecordingClient, RecordingPool, Session } from './client.js';
 import { NamedSession } from './sessions.js';
 import { waitForReplay } from './cluster.js';
@@ -195,20 +203,23 @@ export class Recorder {
     return result;
   }
 
-  /** The plan for one statement text (cached: rewriting depends only on the text and the number of values).
-   *  @internal */
-  plan(text: string, nValues: number): Plan {
+  /** The plan for one statement text (cached: rewriting depends only on the text, the number of values and the
+   *  recorded tables a session's search_path hides: `shadowed`, their names, none by default). @internal */
+  plan(text: string, nValues: number, shadowed?: Shadowed): Plan {
     if (!this.lookup) throw new InputError('call Recorder.instrument() before running statements through the recorder');
-    let byCount = this.plans.get(text);
+    const hidden = shadowed !== undefined && shadowed.names.size > 0;
+    const key = hidden ? `\u0000${shadowed.key}\u0000${text}` : text;
+    let byCount = this.plans.get(key);
     let plan = byCount?.[nValues];
     if (!plan) {
-      plan = analyze(text, nValues, this.lookup, { oldReturning: this.oldReturning });
+      const lookup = hidden ? shadowLookup(this.lookup, shadowed.names) : this.lookup;
+      plan = analyze(text, nValues, lookup, { oldReturning: this.oldReturning });
       if (this.planCount >= PLAN_CACHE_SIZE) {
         this.plans.clear();
         this.planCount = 0;
         byCount = undefined;
       }
-      if (!byCount) this.plans.set(text, (byCount = []));
+      if (!byCount) this.plans.set(key, (byCount = []));
       byCount[nValues] = plan;
       this.planCount++;
     }

@@ -64,6 +64,26 @@ export function tableLookup(tables: TableInfo[], setReturning?: ReadonlySet<stri
   };
 }
 
+/**
+ * The recorded tables that a session's `search_path` hides (docs/recording.md, "Table names are matched"): their
+ * names, written without a schema, mean another relation there (one in a schema before theirs, a temporary table),
+ * which is not recorded. `key` names the set, for the plan cache.
+ */
+export interface Shadowed {
+  key: string;
+  names: ReadonlySet<string>;
+}
+
+/** A lookup in which a name without a schema that a session's search_path gives to another relation is not a
+ *  recorded table (the statement reads or writes that relation, passed through as written). */
+export function shadowLookup(base: TableLookup, names: ReadonlySet<string>): TableLookup {
+  return {
+    lookup: (schemaname, relname) =>
+      schemaname === undefined && names.has(relname) ? undefined : base.lookup(schemaname, relname),
+    ...(base.setReturning ? { setReturning: base.setReturning.bind(base) } : {}),
+  };
+}
+
 let loaded: Promise<void> | undefined;
 /** Loads the parser (WASM); must be awaited once before analyze(). */
 export function loadRewriter(): Promise<void> {
