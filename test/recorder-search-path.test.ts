@@ -169,6 +169,36 @@ describe('a name a search_path gives to another relation, through isocheck proxy
     }
   });
 
+  it('copies into and out of the relation the search path names (COPY FROM STDIN and TO STDOUT)', async () => {
+    // (before: the rows of a COPY FROM went to the recorded table, and were recorded there)
+    const batch = Buffer.concat([
+      serialize.query('SET search_path = tenant, public'),
+      serialize.query('COPY acct (id, bal) FROM STDIN'),
+      serialize.copyData(Buffer.from('50\t1\n')),
+      serialize.copyDone(),
+      serialize.query('COPY acct TO STDOUT'),
+      serialize.query('DELETE FROM tenant.acct WHERE id >= 50'),
+    ]);
+    const { direct, proxied } = await bothSides(server.url, proxy);
+    try {
+      direct.send(batch);
+      const d = decode(await direct.until(4));
+      // the direct side's row is deleted: the proxied side copies the same
+      proxied.send(batch);
+      const p = decode(await proxied.until(4));
+      expect(d).toMatch(/C\(COPY 1\)/);
+      expect(p).toBe(d);
+    } finally {
+      direct.close();
+      proxied.close();
+    }
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    const n = await admin.query('SELECT count(*)::int AS n FROM public.acct WHERE id >= 50');
+    await admin.end();
+    expect(n.rows[0].n).toBe(0);
+  });
+
   it('gives what a direct connection gives, and records the recorded table only', async () => {
     const c = new pg.Client({ connectionString: proxy.url });
     await c.connect();

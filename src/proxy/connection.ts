@@ -2044,8 +2044,13 @@ export class ProxyConnection {
     let out: CopyOut | undefined;
     if (this.ctx.recorder.instrumented) {
       try {
-        recorded = recordedCopyFrom(text, (schema, rel) => this.ctx.recorder.table(schema, rel));
-        const plan = recorded ? undefined : this.ctx.recorder.plan(text, 0);
+        // (a name the session's search path gives to another relation is not the recorded table: Settings.shadowed)
+        const s = this.status() === 'E' ? undefined : this.session();
+        const shadowed = s === undefined ? undefined : (s.shadowed ?? (await s.shadows()));
+        const table = (schema: string | undefined, rel: string): TableInfo | undefined =>
+          schema === undefined && shadowed?.names.has(rel) ? undefined : this.ctx.recorder.table(schema, rel);
+        recorded = recordedCopyFrom(text, table);
+        const plan = recorded ? undefined : this.ctx.recorder.plan(text, 0, shadowed);
         if (plan?.kind === 'select') out = plan.copy;
         if (out?.table) await this.copyOnlyOwnRows(text, out.table);
       } catch (e) {

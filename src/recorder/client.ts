@@ -941,7 +941,7 @@ export class RecordingClient {
     const sub = textOrConfig as { submit?: unknown; text?: unknown };
     if (sub && typeof sub === 'object' && typeof sub.submit === 'function') {
       // cursors and streams (pg-cursor, pg-query-stream): only for statements that touch no recorded table
-      const plan = this.session.recorder.plan(String(sub.text ?? ''), 0);
+      const plan = this.session.recorder.plan(String(sub.text ?? ''), 0, this.session.shadowed);
       if (plan.kind !== 'passthrough' && plan.kind !== 'settings') {
         throw new UnsupportedStatementError(
           String(sub.text ?? ''),
