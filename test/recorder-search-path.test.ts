@@ -31,13 +31,16 @@ const SETUP = [
 ];
 
 interface Client {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  query(
+    text: string | { name: string; text: string; values: unknown[] },
+    values?: unknown[],
+  ): Promise<{ rows: unknown[] }>;
 }
 
 /** The statements, and what each gave (rows, or the error's SQLSTATE). */
 async function workload(c: Client): Promise<unknown[]> {
   const out: unknown[] = [];
-  const q = async (text: string, values?: unknown[]): Promise<void> => {
+  const q = async (text: string | { name: string; text: string; values: unknown[] }, values?: unknown[]) => {
     try {
       out.push((await c.query(text, values)).rows);
     } catch (e) {
@@ -61,6 +64,15 @@ async function workload(c: Client): Promise<unknown[]> {
   await q('DROP TABLE acct');
   await q('SELECT id, bal FROM acct ORDER BY id');
   await q('SELECT id, bal FROM tenant.acct ORDER BY id');
+  // set_config sets the path too
+  await q(`SELECT set_config('search_path', 'tenant, public', false) AS p`);
+  // a statement the recorder refuses on a recorded table, right after the path changed: the tenant's, passed
+  await q('WITH x AS (UPDATE acct SET bal = bal + 1 WHERE id = $1 RETURNING bal) SELECT bal FROM x', [2]);
+  // a statement prepared under the application's name, run before and after the path changes
+  const q1 = { name: 'q1', text: 'SELECT bal FROM acct WHERE id = $1', values: [1] };
+  await q(q1);
+  await q('SET search_path = public');
+  await q(q1);
   return out;
 }
 
@@ -87,6 +99,11 @@ const EXPECTED = [
     { id: 2, bal: 8 },
     { id: 3, bal: 9 },
   ],
+  [{ p: 'tenant, public' }],
+  [{ bal: 9 }],
+  [{ bal: 8 }],
+  [],
+  [{ bal: 200 }],
 ];
 
 /** The recorded writes: table, key and the value written, in order. */
@@ -162,6 +179,36 @@ describe('a name a search_path gives to another relation, through isocheck proxy
       proxied.send(batch);
       const p = decode(await proxied.until(2));
       expect(d).toMatch(/T\[id,bal\]/);
+      expect(p).toBe(d);
+    } finally {
+      direct.close();
+      proxied.close();
+    }
+  });
+
+  it('runs a statement with declared parameter types again after the search path changed (pgx, Npgsql)', async () => {
+    // (the proxy prepares such a statement under a name of its own, for its text: it named the rewritten text, and
+    // the session then ran the original under that name: XX000, "Prepared statements must be unique")
+    const run = Buffer.concat([
+      serialize.bind({ statement: 's1', values: ['1'] }),
+      serialize.execute({}),
+      serialize.sync(),
+    ]);
+    const batch = Buffer.concat([
+      serialize.parse({ name: 's1', text: 'SELECT id, bal FROM acct WHERE id = $1', types: [23] }),
+      run,
+      serialize.query('SET search_path = tenant, public'),
+      run,
+      serialize.query('SET search_path = public'),
+      run,
+    ]);
+    const { direct, proxied } = await bothSides(server.url, proxy);
+    try {
+      direct.send(batch);
+      const d = decode(await direct.until(5));
+      proxied.send(batch);
+      const p = decode(await proxied.until(5));
+      expect(d).toMatch(/D\[1,7\]/);
       expect(p).toBe(d);
     } finally {
       direct.close();

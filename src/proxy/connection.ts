@@ -350,8 +350,10 @@ export class ProxyConnection {
   private exchanging = false;
   /** Notifications waiting for that ReadyForQuery. */
   private notifications: Buffer[] = [];
-  /** Settings the server reported after a CommandComplete, in the order they first changed: reported to the client
-   *  before the next ReadyForQuery. */
+  /** The server reports changed settings just before ReadyForQuery (PostgreSQL 14 on). */
+  private reportsAtReady = false;
+  /** Settings the server reported in this exchange, in the order they first changed: reported to the client before
+   *  the next ReadyForQuery. */
   private statusHeld = new Map<string, string>();
   /** The value of each setting last reported to the client. */
   private readonly reported = new Map<string, string>();
@@ -864,10 +866,11 @@ export class ProxyConnection {
         return;
       }
       this.noteStyle(msg.parameterName, msg.parameterValue);
-      // PostgreSQL (14 on) reports the settings a statement changed after its CommandComplete, just before the
-      // ReadyForQuery: the proxy, which sends the CommandComplete once the statement has run, holds the report
-      // until then too (an older server reports at the SET, before its CommandComplete: sent at once)
-      if (this.tags.length > 0) this.statusHeld.set(msg.parameterName, msg.parameterValue);
+      // PostgreSQL (14 on) reports the settings an exchange changed at its end, just before the ReadyForQuery, and
+      // only those whose value is not the one it last reported: the proxy, which runs a Query of several
+      // statements one by one (each reported), holds the reports until its own ReadyForQuery (an older server
+      // reports at each SET, before its CommandComplete: sent at once)
+      if (this.reportsAtReady) this.statusHeld.set(msg.parameterName, msg.parameterValue);
       else this.report(msg.parameterName, msg.parameterValue);
     });
     raw.on('notice', (msg) => {
@@ -891,6 +894,7 @@ export class ProxyConnection {
     raw.on('end', () => {
       if (!this.ended) this.fatal('57P01', 'isocheck proxy: the server closed the connection');
     });
+    this.reportsAtReady = Number.parseInt(parameters.get('server_version') ?? '', 10) >= 14;
     this.send(B.authenticationOk());
     for (const [k, v] of parameters) {
       this.noteStyle(k, v);
@@ -1197,6 +1201,10 @@ export class ProxyConnection {
     extended: boolean,
     fetch?: QueryOptions['fetch'],
   ): Promise<Outcome[]> {
+    // (the session's search path known first, when a SET or DDL made it unknown: the plan here is then the one the
+    // session runs, a name it gives to another relation not the recorded table's)
+    const known = this.knowShadows(text, values.length);
+    if (known) await known;
     // the recorder's plan (cached), looked at only off the common path: declared types, an error, DISCARD
     const plan = (): ReturnType<Recorder['plan']> | undefined => this.planOf(text, values.length);
     if (DEALLOCATE_WORD.test(text)) {
@@ -1930,11 +1938,11 @@ export class ProxyConnection {
 
   /** Before the proxy describes a recorded statement it has not run, the session's search path is read when not
    *  known: a name it gives to another relation is not the recorded table (docs/recording.md). */
-  private async knowShadows(text: string, nValues: number): Promise<void> {
+  private knowShadows(text: string, nValues: number): Promise<unknown> | undefined {
     const s = this.session();
-    if (s === undefined || s.shadowed !== undefined || this.status() === 'E') return;
+    if (s === undefined || s.shadowed !== undefined || this.status() === 'E') return undefined;
     const plan = this.planOf(text, nValues);
-    if (plan !== undefined && 'tables' in plan && plan.tables.length > 0) await s.shadows();
+    return plan !== undefined && 'tables' in plan && plan.tables.length > 0 ? s.shadows() : undefined;
   }
 
   /** The recorder's plan for a text, or undefined when it has none (not instrumented yet, refused). */

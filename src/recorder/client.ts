@@ -70,10 +70,6 @@ interface Settings {
   shadowed: Shadowed;
 }
 
-/** A passthrough statement that may make or drop a relation (a temporary table of a recorded table's name): the
- *  session's search path is looked at again. */
-const RELATION_DDL = /\b(create|drop|alter)\b/i;
-
 interface Savepoint {
   name: string;
   events: number;
@@ -382,7 +378,9 @@ export class Session {
       types: RAW_TYPES,
     } as pg.QueryArrayConfig);
     const [iso, dateStyle, timeZone, efd, shadowed] = r.rows[0] as string[];
-    const at = shadowed
+    // (a session spanning connections has a search path per connection: names are matched by name there, as the
+    // proxy, describing a statement, cannot tell which connection's settings the session holds)
+    const at = (this.spanning ? '{}' : shadowed)
       .slice(1, -1)
       .split(',')
       .filter((i) => i !== '');
@@ -393,7 +391,7 @@ export class Session {
       timeZone,
       extraFloatDigits: Number(efd),
       unsafe: new Map(),
-      shadowed: { key: shadowed, names: new Set(names) },
+      shadowed: { key: this.spanning ? '{}' : shadowed, names: new Set(names) },
     };
     return this.settings;
   }
@@ -467,15 +465,44 @@ export class Session {
 
   /** One statement of the application (not async itself: the promise of the path taken is the application's). */
   private execute(text: string, values: unknown[] | undefined, options: QueryOptions): Promise<pg.QueryResult> {
-    return this.dispatch(this.recorder.plan(text, values?.length ?? 0, this.settings?.shadowed), text, values, options);
+    const n = values?.length ?? 0;
+    let plan: Plan;
+    try {
+      plan = this.recorder.plan(text, n, this.settings?.shadowed);
+    } catch (e) {
+      // refused before this session's search path was known (after a SET or DDL): a name it gives to another
+      // relation is not the recorded table's, and the statement may pass
+      if (this.settings !== undefined || this.spanning || !(e instanceof UnsupportedStatementError)) throw e;
+      if (this.txStatus() === 'E') throw e;
+      const again = (s: Settings): Promise<pg.QueryResult> =>
+        this.dispatch(this.recorder.plan(text, n, s.shadowed), text, values, options);
+      return this.readSettings().then(again);
+    }
+    return this.dispatch(plan, text, values, options);
+  }
+
+  /** The application's statement name for this plan: none when pg holds this statement's other form under it (its
+   *  text rewritten or not, as the session's search path changed: Settings.shadowed), which pg would refuse. */
+  private nameFor(plan: Plan, text: string, values: unknown[] | undefined, options: QueryOptions): QueryOptions {
+    const name = options.name;
+    if (name === undefined) return options;
+    const con = (this.raw as unknown as { connection?: Record<string, Record<string, string> | undefined> })
+      .connection;
+    const bound = con?.parsedStatements?.[name] ?? con?.submittedNamedStatements?.[name];
+    const sent = 'sql' in plan ? plan.sql : text;
+    if (bound === undefined || bound === sent) return options;
+    const plain = this.recorder.plan(text, values?.length ?? 0);
+    const forms = [text, 'sql' in plain ? plain.sql : text];
+    return forms.includes(bound) ? { ...options, name: undefined } : options;
   }
 
   private dispatch(
     plan: Plan,
     text: string,
     values: unknown[] | undefined,
-    options: QueryOptions,
+    given: QueryOptions,
   ): Promise<pg.QueryResult> {
+    const options = this.nameFor(plan, text, values, given);
     switch (plan.kind) {
       case 'control':
         return this.control(plan.control, text, values, options);
@@ -511,8 +538,9 @@ export class Session {
       if (txn && !txn.closed) this.fail(txn, e);
       throw e;
     } finally {
-      // (DDL: a relation made or dropped may hide a recorded table's name, or no longer: Settings.shadowed)
-      if (plan.kind === 'settings' || RELATION_DDL.test(text)) {
+      // (a relation made, dropped or moved, or set_config, may hide a recorded table's name, or no longer:
+      // Settings.shadowed)
+      if (plan.kind === 'settings' || plan.relations) {
         this.settings = undefined;
         if (txn) txn.settingsChanged = true;
       }

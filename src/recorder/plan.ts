@@ -110,7 +110,15 @@ export type Plan =
       /** SET client_encoding / SET NAMES: the encoding asked for (the proxy serves UTF-8 only). */
       clientEncoding?: string;
     }
-  | { kind: 'passthrough'; warning?: string; dropsPrepared?: true; cursor?: CursorStep }
+  | {
+      kind: 'passthrough';
+      warning?: string;
+      dropsPrepared?: true;
+      cursor?: CursorStep;
+      /** It may make, drop, rename or move relations, or set the search path (set_config): a name without its
+       *  schema may mean another relation after it (the session's Settings.shadowed is read again). */
+      relations?: true;
+    }
   | RecordedPlan;
 
 export interface RewriteOptions {

@@ -127,8 +127,32 @@ function isoOfSetArgs(args: Node[] | undefined): PgIsolation | undefined {
 // ---------------------------------------------------------------------------------------------------------------
 // analyze
 
+/** Statements that may make, drop, rename or move relations (the names a search path resolves). */
+const RELATION_STATEMENTS = new Set([
+  'CreateStmt',
+  'CreateTableAsStmt',
+  'ViewStmt',
+  'DropStmt',
+  'RenameStmt',
+  'AlterTableStmt',
+  'AlterObjectSchemaStmt',
+  'CreateSchemaStmt',
+  'IndexStmt',
+  'CreateSeqStmt',
+  'CreateForeignTableStmt',
+  'CompositeTypeStmt',
+]);
+
 /** Classifies one application statement and, for a recorded table, rewrites it. */
 export function analyze(sql: string, nValues: number, lookup: TableLookup, options: RewriteOptions): Plan {
+  const plan = classify(sql, nValues, lookup, options);
+  if (plan.kind !== 'passthrough' || plan.relations) return plan;
+  // (set_config('search_path', ...) in a query: a text test, cheap and rarely true)
+  if (/set_config/i.test(sql)) return { ...plan, relations: true };
+  return plan;
+}
+
+function classify(sql: string, nValues: number, lookup: TableLookup, options: RewriteOptions): Plan {
   let parsed: ParseResult;
   try {
     parsed = parseSync(sql);
@@ -152,11 +176,29 @@ export function analyze(sql: string, nValues: number, lookup: TableLookup, optio
     const drops = stmts.some((s) => 'DiscardStmt' in s || 'DeallocateStmt' in s)
       ? { dropsPrepared: true as const }
       : {};
+    const relations = stmts.some((s) => RELATION_STATEMENTS.has(nodeKind(s)[0])) ? { relations: true as const } : {};
     return stmts.some((s) => 'VariableSetStmt' in s || 'DiscardStmt' in s)
       ? { kind: 'settings', ...drops }
-      : { kind: 'passthrough', ...drops };
+      : { kind: 'passthrough', ...drops, ...relations };
   }
   const stmt = stmts[0];
+  const [kind, body] = nodeKind(stmt);
+  if (RELATION_STATEMENTS.has(kind)) {
+    const plan = one(sql, nValues, lookup, options, stmt, touches);
+    return plan.kind === 'passthrough' ? { ...plan, relations: true } : plan;
+  }
+  return one(sql, nValues, lookup, options, stmt, touches);
+}
+
+/** One statement (of a text of one). */
+function one(
+  sql: string,
+  nValues: number,
+  lookup: TableLookup,
+  options: RewriteOptions,
+  stmt: Node,
+  touches: (node: unknown) => boolean,
+): Plan {
   const [kind, body] = nodeKind(stmt);
   switch (kind) {
     case 'TransactionStmt':
