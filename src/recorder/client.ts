@@ -486,8 +486,7 @@ export class Session {
   private nameFor(plan: Plan, text: string, values: unknown[] | undefined, options: QueryOptions): QueryOptions {
     const name = options.name;
     if (name === undefined) return options;
-    const con = (this.raw as unknown as { connection?: Record<string, Record<string, string> | undefined> })
-      .connection;
+    const con = (this.raw as unknown as { connection?: Record<string, Record<string, string> | undefined> }).connection;
     const bound = con?.parsedStatements?.[name] ?? con?.submittedNamedStatements?.[name];
     const sent = 'sql' in plan ? plan.sql : text;
     if (bound === undefined || bound === sent) return options;

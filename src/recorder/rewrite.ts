@@ -182,7 +182,7 @@ function classify(sql: string, nValues: number, lookup: TableLookup, options: Re
       : { kind: 'passthrough', ...drops, ...relations };
   }
   const stmt = stmts[0];
-  const [kind, body] = nodeKind(stmt);
+  const [kind] = nodeKind(stmt);
   if (RELATION_STATEMENTS.has(kind)) {
     const plan = one(sql, nValues, lookup, options, stmt, touches);
     return plan.kind === 'passthrough' ? { ...plan, relations: true } : plan;
