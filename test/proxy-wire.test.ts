@@ -571,6 +571,45 @@ describe('isocheck proxy on the wire', () => {
     expect(got.proxied.equals(got.direct)).toBe(true);
   });
 
+  it('refuses a binary parameter too short or too long for its type, as the server does', async () => {
+    // (08P01 "insufficient data left in message", 22P03 "incorrect binary data format in bind parameter n", with the
+    // parameter as context; before: a too long value was read in part, a too short one gave XX000)
+    const bad = (text: string, types: number[], value: Buffer): Buffer[] => [
+      serialize.parse({ text, types }),
+      serialize.bind({ values: [value] }),
+      serialize.execute(),
+      serialize.sync(),
+    ];
+    const cases: Buffer[][] = [
+      bad('SELECT id FROM accounts WHERE id = $1', [23], Buffer.from([0, 1])),
+      bad('SELECT id FROM accounts WHERE id = $1', [23], Buffer.from([0, 0, 0, 1, 0, 0, 0, 0])),
+      bad('SELECT $1::float8 AS f', [701], Buffer.alloc(4)),
+      bad('SELECT $1::uuid AS u', [2950], Buffer.alloc(17)),
+      // an int4[] whose one element is missing
+      bad('SELECT $1::int4[] AS a', [1007], Buffer.from([0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23, 0, 0, 0, 1, 0, 0, 0, 1])),
+      [
+        serialize.query('BEGIN'),
+        ...bad('SELECT id FROM accounts WHERE id = $1', [23], Buffer.from([1])),
+        serialize.query('SELECT 1 AS one'),
+        serialize.query('ROLLBACK'),
+      ],
+    ];
+    const { direct, proxied } = await bothSides();
+    try {
+      for (const messages of cases) {
+        const batch = Buffer.concat(messages);
+        const readies = messages.filter((m) => m[0] === 0x53 || m[0] === 0x51).length;
+        direct.send(batch);
+        const expected = withoutSource(await direct.until(readies));
+        proxied.send(batch);
+        expect(withoutSource(await proxied.until(readies))).toBe(expected);
+      }
+    } finally {
+      direct.close();
+      proxied.close();
+    }
+  });
+
   it('drops a statement prepared in the protocol at an SQL DEALLOCATE, as the server does (DBD::Pg)', async () => {
     const parse = (name: string): Buffer => serialize.parse({ name, text: 'SELECT id FROM accounts WHERE id = $1' });
     const run = (name: string): Buffer[] => [serialize.bind({ statement: name, values: ['1'] }), serialize.execute()];

@@ -52,6 +52,7 @@ import {
   binaryRefusal,
   binaryResultSupported,
   BinaryFormatError,
+  BinaryParamError,
   decodeBinaryParam,
   encodeBinaryResult,
   textualType,
@@ -1524,7 +1525,16 @@ export class ProxyConnection {
         const portal = m.portal === '' ? 'unnamed portal' : `portal "${m.portal}"`;
         throw new ProxyError('22021', invalid, `${portal} parameter $${i + 1}`);
       }
-      return format === 1 ? decodeBinaryParam(b, paramType(st, i), this.ctx.types) : b.toString('utf8');
+      if (format !== 1) return b.toString('utf8');
+      try {
+        return decodeBinaryParam(b, paramType(st, i), this.ctx.types);
+      } catch (e) {
+        if (!(e instanceof BinaryParamError)) throw e;
+        // (as the server's receive function and exec_bind_message say it, with bind_param_error_callback's context)
+        const portal = m.portal === '' ? 'unnamed portal' : `portal "${m.portal}"`;
+        const message = e.short ? e.message : `incorrect binary data format in bind parameter ${i + 1}`;
+        throw new ProxyError(e.short ? '08P01' : '22P03', message, `${portal} parameter $${i + 1}`);
+      }
     });
     st.binds = (st.binds ?? 0) + 1;
     return {

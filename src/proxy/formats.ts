@@ -275,12 +275,60 @@ const CONVERTED =
   'integers, floats, numeric, bool, bytea, text types, json, jsonb, uuid, dates, times, timestamps, intervals, ' +
   'network addresses, geometric types, bit strings, ranges, multiranges and arrays of these';
 
+/** The size in binary of the types whose values all have one (their *_recv reads that many bytes). */
+const FIXED_SIZE = new Map<number, number>([
+  [16, 1], // bool
+  [18, 1], // "char"
+  [21, 2], // int2
+  [23, 4], // int4
+  [26, 4], // oid
+  [28, 4], // xid
+  [29, 4], // cid
+  [700, 4], // float4
+  [1082, 4], // date
+  [27, 6], // tid
+  [829, 6], // macaddr
+  [20, 8], // int8
+  [5069, 8], // xid8
+  [701, 8], // float8
+  [1083, 8], // time
+  [1114, 8], // timestamp
+  [1184, 8], // timestamptz
+  [774, 8], // macaddr8
+  [1266, 12], // timetz
+  [2950, 16], // uuid
+  [1186, 16], // interval
+  [600, 16], // point
+  [628, 24], // line
+  [718, 24], // circle
+  [601, 32], // lseg
+  [603, 32], // box
+]);
+
+/** A binary parameter shorter than its type's value (PostgreSQL: 08P01, "insufficient data left in message") or
+ *  longer (22P03, "incorrect binary data format in bind parameter n"). */
+export class BinaryParamError extends Error {
+  constructor(readonly short: boolean) {
+    super(short ? 'insufficient data left in message' : 'incorrect binary data format');
+  }
+}
+
 /** A binary parameter as the text (or, for bytea, the Buffer pg sends in binary) the recorder runs. */
 export function decodeBinaryParam(b: Buffer, oid: number, types: TypeCodecs = BUILT_IN): string | Buffer {
   // (bytea: a copy, for pg to send in binary; b is a view of the socket's chunk, and the value outlives the message)
   if (oid === BYTEA) return Buffer.from(b);
+  const size = FIXED_SIZE.get(oid);
+  if (size !== undefined && b.length !== size) throw new BinaryParamError(b.length < size);
   const codec = types.codecFor(oid);
-  if (codec) return codec.toText(b);
+  if (codec) {
+    try {
+      return codec.toText(b);
+    } catch (e) {
+      // (a length or count that runs past the value's bytes)
+      if (e instanceof RangeError) throw new BinaryParamError(true);
+      throw e;
+    }
+  }
   throw new BinaryFormatError(
     `a binary parameter of type oid ${oid || 'unspecified'} (the proxy converts ${CONVERTED}; send it in text format)`,
   );
