@@ -116,7 +116,9 @@ describe.skipIf(!sysbench)(
           await proxy.close();
         }
         const done = Number(/transactions:\s+(\d+)/.exec(out)?.[1]);
-        expect(done).toBeGreaterThan(10);
+        // (how many in its 3 seconds depends on the machine's load: 37-106 at repeatable read on a quiet machine,
+        // 9 once under CI's parallel files; this checks that they ran and were recorded, not how fast)
+        expect(done).toBeGreaterThan(0);
         const h = await readHistory(file);
         const committed = h.txns.filter((t) => t.status === 'committed');
         expect(committed.length).toBeGreaterThanOrEqual(done);
