@@ -380,7 +380,8 @@ export class Session {
     const [iso, dateStyle, timeZone, efd, shadowed] = r.rows[0] as string[];
     // (a session spanning connections has a search path per connection: names are matched by name there, as the
     // proxy, describing a statement, cannot tell which connection's settings the session holds)
-    const at = (this.spanning ? '{}' : shadowed)
+    const key = this.spanning ? '{}' : shadowed;
+    const at = key
       .slice(1, -1)
       .split(',')
       .filter((i) => i !== '');
@@ -391,7 +392,7 @@ export class Session {
       timeZone,
       extraFloatDigits: Number(efd),
       unsafe: new Map(),
-      shadowed: { key: this.spanning ? '{}' : shadowed, names: new Set(names) },
+      shadowed: { key, names: new Set(names) },
     };
     return this.settings;
   }
@@ -472,8 +473,8 @@ export class Session {
     } catch (e) {
       // refused before this session's search path was known (after a SET or DDL): a name it gives to another
       // relation is not the recorded table's, and the statement may pass
-      if (this.settings !== undefined || this.spanning || !(e instanceof UnsupportedStatementError)) throw e;
-      if (this.txStatus() === 'E') throw e;
+      const pathKnown = this.settings !== undefined || this.spanning;
+      if (pathKnown || this.txStatus() === 'E' || !(e instanceof UnsupportedStatementError)) throw e;
       const again = (s: Settings): Promise<pg.QueryResult> =>
         this.dispatch(this.recorder.plan(text, n, s.shadowed), text, values, options);
       return this.readSettings().then(again);

@@ -145,14 +145,6 @@ const RELATION_STATEMENTS = new Set([
 
 /** Classifies one application statement and, for a recorded table, rewrites it. */
 export function analyze(sql: string, nValues: number, lookup: TableLookup, options: RewriteOptions): Plan {
-  const plan = classify(sql, nValues, lookup, options);
-  if (plan.kind !== 'passthrough' || plan.relations) return plan;
-  // (set_config('search_path', ...) in a query: a text test, cheap and rarely true)
-  if (/set_config/i.test(sql)) return { ...plan, relations: true };
-  return plan;
-}
-
-function classify(sql: string, nValues: number, lookup: TableLookup, options: RewriteOptions): Plan {
   let parsed: ParseResult;
   try {
     parsed = parseSync(sql);
@@ -164,6 +156,9 @@ function classify(sql: string, nValues: number, lookup: TableLookup, options: Re
   if (stmts.length === 0) return { kind: 'passthrough' };
   const touches = (node: unknown): boolean =>
     rangeVars(node).some((rv) => lookup.lookup(rv.schemaname, rv.relname) !== undefined);
+  // a passthrough that may change what a name without its schema means (set_config('search_path', ...) told by a
+  // text test, cheap and rarely true)
+  const relations = /set_config/i.test(sql) || stmts.some((s) => RELATION_STATEMENTS.has(nodeKind(s)[0]));
   if (stmts.length > 1) {
     const aboutCursor = (s: Node): boolean => 'FetchStmt' in s || 'ClosePortalStmt' in s || 'DeclareCursorStmt' in s;
     if (stmts.some((s) => touches(s) || 'TransactionStmt' in s || aboutCursor(s))) {
@@ -176,18 +171,12 @@ function classify(sql: string, nValues: number, lookup: TableLookup, options: Re
     const drops = stmts.some((s) => 'DiscardStmt' in s || 'DeallocateStmt' in s)
       ? { dropsPrepared: true as const }
       : {};
-    const relations = stmts.some((s) => RELATION_STATEMENTS.has(nodeKind(s)[0])) ? { relations: true as const } : {};
     return stmts.some((s) => 'VariableSetStmt' in s || 'DiscardStmt' in s)
       ? { kind: 'settings', ...drops }
-      : { kind: 'passthrough', ...drops, ...relations };
+      : { kind: 'passthrough', ...drops, ...(relations ? { relations } : {}) };
   }
-  const stmt = stmts[0];
-  const [kind] = nodeKind(stmt);
-  if (RELATION_STATEMENTS.has(kind)) {
-    const plan = one(sql, nValues, lookup, options, stmt, touches);
-    return plan.kind === 'passthrough' ? { ...plan, relations: true } : plan;
-  }
-  return one(sql, nValues, lookup, options, stmt, touches);
+  const plan = one(sql, nValues, lookup, options, stmts[0], touches);
+  return relations && plan.kind === 'passthrough' ? { ...plan, relations } : plan;
 }
 
 /** One statement (of a text of one). */
